@@ -1,0 +1,141 @@
+/*
+ * topogang/gang.h - a gang request.
+ *
+ * A gang is all-or-nothing: every member is placed or none is.  Members
+ * come in pod sets (a leader set and a worker set, say); all members of a
+ * pod set have one shape and one set of node constraints.  Ranks follow
+ * pod-set order, then member order inside a pod set: rank 0 is the first
+ * member of the first pod set.
+ *
+ * Topology requests name layers by name or label key; they are resolved
+ * against the topology when the gang is placed, and an unknown layer makes
+ * the placement fail with a message naming it.
+ *
+ * Gather semantics (per layer, as Koordinator's gatherStrategy):
+ *   TG_GATHER_MUST    all members inside one domain of this layer; the
+ *                     highest MUST layer is a hard boundary.
+ *   TG_GATHER_PREFER  try to fit inside one domain of this layer; when no
+ *                     domain can hold the gang, escalate one layer up.
+ * Kueue's "required: L" is MUST at L, "preferred: L" is PREFER at L.
+ * Placement always starts from the tightest level (one node) and escalates
+ * upward; preferences only matter for messages.  Without any request the
+ * gang is still gathered as tightly as possible, up to the whole cluster.
+ */
+#ifndef TOPOGANG_GANG_H
+#define TOPOGANG_GANG_H
+
+#include "topogang/topology.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tg_gang tg_gang;
+
+typedef enum tg_gather {
+	TG_GATHER_NONE = 0,
+	TG_GATHER_PREFER,
+	TG_GATHER_MUST
+} tg_gather;
+
+typedef enum tg_sel_op {
+	TG_SEL_IN = 0,
+	TG_SEL_NOT_IN,
+	TG_SEL_EXISTS,
+	TG_SEL_DOES_NOT_EXIST,
+	TG_SEL_GT,
+	TG_SEL_LT
+} tg_sel_op;
+
+/* One label-selector expression; values are copied by the setters. */
+typedef struct tg_label_expr {
+	const char *key;
+	tg_sel_op op;
+	const char *const *values;
+	unsigned nvalues;
+} tg_label_expr;
+
+#define TG_MAX_PODSETS	16
+#define TG_MAX_TERMS	16	/* affinity terms or expressions per list */
+
+/*
+ * Creates an empty gang.  \p name is how decisions and messages name it
+ * ("default/llm-train").  NULL when out of memory.
+ * \note The caller destroys it with tg_gang_destroy().
+ */
+tg_gang *tg_gang_create(const char *name);
+void tg_gang_destroy(tg_gang *g);
+const char *tg_gang_name(const tg_gang *g);
+
+void tg_gang_set_priority(tg_gang *g, int64_t priority);
+int64_t tg_gang_priority(const tg_gang *g);
+/* Whether the gang may preempt lower-priority work (default true). */
+void tg_gang_set_can_preempt(tg_gang *g, bool can);
+
+/* Per-layer gather strategy; a later call for the same layer replaces. */
+tg_err tg_gang_set_gather(tg_gang *g, const char *layer, tg_gather how);
+
+/*
+ * Slices: every \p size consecutive members (by rank) share one domain of
+ * \p layer (Kueue podset-slice, Koordinator podCountMultiple, KAI
+ * segments).  Nested slices must divide each other.
+ */
+tg_err tg_gang_add_slice(tg_gang *g, const char *layer, unsigned size);
+
+/*
+ * Spread: members spread over the domains of \p layer so that member
+ * counts differ by at most \p max_skew between domains used.  \p hard:
+ * DoNotSchedule, else ScheduleAnyway (best effort).  A spread replaces
+ * gathering below the layer's parent.
+ */
+tg_err tg_gang_add_spread(tg_gang *g, const char *layer, unsigned max_skew,
+			  bool hard);
+
+/*
+ * Adds a pod set of \p count members of \p shape.  Returns its index in
+ * *ps.  Member names default to "<gang>-<podset>-<i>"; set them with
+ * tg_gang_podset_set_member().
+ */
+tg_err tg_gang_add_podset(tg_gang *g, const char *name, const tg_shape *shape,
+			  unsigned count, unsigned *ps);
+tg_err tg_gang_podset_set_member(tg_gang *g, unsigned ps, unsigned i,
+				 const char *pod);
+/* Cap on members of this pod set on one node (podAntiAffinity on the
+ * hostname against its own pods gives 1); 0 = no cap. */
+tg_err tg_gang_podset_set_max_per_node(tg_gang *g, unsigned ps,
+				       unsigned max);
+
+/* Required node labels (nodeSelector): all must match. */
+tg_err tg_gang_podset_add_node_selector(tg_gang *g, unsigned ps,
+					const char *key, const char *value);
+/*
+ * Required node affinity: the node must match at least one term; a term
+ * matches when all its expressions do.  Call with a new term index
+ * (0, 1, ...) to open a term.
+ */
+tg_err tg_gang_podset_add_affinity_expr(tg_gang *g, unsigned ps,
+					unsigned term,
+					const tg_label_expr *expr);
+/* A toleration: \p key NULL with \p exists tolerates every taint;
+ * \p effect < 0 matches every effect. */
+tg_err tg_gang_podset_add_toleration(tg_gang *g, unsigned ps,
+				     const char *key, bool exists,
+				     const char *value, int effect);
+/*
+ * Inter-pod (anti-)affinity against existing allocations whose pod name
+ * is listed in \p pods (the host evaluates the label selector): with
+ * \p anti false the member must land in a domain of the node label
+ * \p topology_key that holds one of them; with \p anti true it must not.
+ */
+tg_err tg_gang_podset_add_pod_affinity(tg_gang *g, unsigned ps,
+				       const char *topology_key, bool anti,
+				       const char *const *pods,
+				       unsigned npods);
+
+unsigned tg_gang_npodsets(const tg_gang *g);
+unsigned tg_gang_nmembers(const tg_gang *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TOPOGANG_GANG_H */

@@ -1,0 +1,77 @@
+/*
+ * topogang/k8s.h - Kubernetes cluster snapshots as the core's model.
+ *
+ * Takes the objects `kubectl get nodes,pods,podgroups,... -o json|yaml`
+ * prints (a v1 List, a single object, or a stream of objects) and turns
+ * them into a topology (nodes, free resources, running allocations) and
+ * the pending gangs in decision order: higher priority first, then older
+ * (metadata.creationTimestamp), then by name.
+ *
+ * Topology levels come from, first match wins: tg_k8s_set_levels(); the
+ * Koordinator ClusterNetworkTopology named "default"; a KAI Topology
+ * (kai.scheduler/v1alpha1) or Kueue Topology (kueue.x-k8s.io v1beta1,
+ * v1beta2), the one a pending gang names, else the first by name; else a
+ * preset whose keys the nodes carry (topograph fabric.topograph.run/tier-N
+ * + accelerator.topograph.run/domain, network.topology.nvidia.com/{spine,block,...},
+ * topology.kubernetes.io/{region,zone}).
+ *
+ * Gang dialects: Koordinator, scheduler-plugins, KAI/Run:ai, Kueue,
+ * LeaderWorkerSet; a pending pod in no group is a gang of one.
+ *
+ * Everything the loader cannot use is reported: tg_k8s_warning().
+ * Malformed input is one error naming the object ("Pod default/x:
+ * spec.containers[0].resources.requests.cpu: bad quantity '8x'").
+ */
+#ifndef TOPOGANG_K8S_H
+#define TOPOGANG_K8S_H
+
+#include "topogang/place.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tg_k8s tg_k8s;
+
+/* \note Destroy with tg_k8s_destroy(). NULL when out of memory. */
+tg_k8s *tg_k8s_create(void);
+void tg_k8s_destroy(tg_k8s *k);
+
+/* Ordered level label keys, farthest first (the --levels flag). */
+tg_err tg_k8s_set_levels(tg_k8s *k, const char *const *keys, unsigned n);
+/* Only pending pods with this spec.schedulerName are requests. */
+tg_err tg_k8s_set_scheduler_name(tg_k8s *k, const char *name);
+
+/*
+ * Adds objects from JSON or YAML text (detected); \p source names the
+ * input in messages ("cluster.json").
+ */
+tg_err tg_k8s_add(tg_k8s *k, const char *buf, size_t len, const char *source,
+		  tg_errinfo *ei);
+tg_err tg_k8s_add_file(tg_k8s *k, const char *path, tg_errinfo *ei);
+
+/*
+ * Builds the topology and the gangs from everything added.  May be called
+ * once.  \note *topo belongs to the caller (tg_topology_destroy()); the
+ * gangs belong to \p k.
+ */
+tg_err tg_k8s_build(tg_k8s *k, tg_topology **topo, tg_errinfo *ei);
+
+unsigned tg_k8s_ngangs(const tg_k8s *k);
+/* Pending gangs in decision order; valid until tg_k8s_destroy(). */
+tg_gang *tg_k8s_gang(const tg_k8s *k, unsigned i);
+
+unsigned tg_k8s_nwarnings(const tg_k8s *k);
+const char *tg_k8s_warning(const tg_k8s *k, unsigned i);
+
+/*
+ * Parses a Kubernetes quantity ("8", "500m", "32Gi", "1e3") into an
+ * integer: with \p milli, thousandths (cpu millicores), else whole units
+ * rounded up.  TG_EINVAL for anything else.
+ */
+tg_err tg_k8s_quantity(const char *s, bool milli, int64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TOPOGANG_K8S_H */

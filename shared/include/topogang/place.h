@@ -1,0 +1,108 @@
+/*
+ * topogang/place.h - gang placement and its decision.
+ *
+ * tg_place() decides where one gang goes on the topology's current free
+ * resources.  It never changes the topology's state: tg_decision_apply()
+ * does, so that a host can decide gangs one after another.
+ *
+ * The algorithm (deterministic; the same topology and gang always give
+ * the same decision, bit for bit):
+ *  1. Offer slots: for every node, how many members of the gang's main
+ *     shape it can take (min over requested resources of free / request,
+ *     capped per node, 0 for ineligible nodes); rolled up the tree, each
+ *     domain at a slice layer rounded down to a multiple of the slice.
+ *  2. Level: starting from single nodes and going up one layer at a time
+ *     to the hard (highest MUST) layer, or the root, the first level with
+ *     a domain holding the whole gang gives the candidates.
+ *  3. Bin-pack: among candidates the fewest offer slots (least waste),
+ *     then the fewer slots of each ancestor in turn, then the total order
+ *     on full paths (tg_name_cmp() on the path).
+ *  4. Fill: inside the chosen domain, a child that alone holds the rest
+ *     gets it (the tightest such child); otherwise the child with the most
+ *     slots is filled and the step repeats.  This spans the fewest child
+ *     domains at every layer.
+ *  5. Ranks follow the fill order, so consecutive ranks are topological
+ *     neighbours (NCCL rings); GPUs inside a node come from one NVLink
+ *     island when one can hold the member.
+ */
+#ifndef TOPOGANG_PLACE_H
+#define TOPOGANG_PLACE_H
+
+#include "topogang/gang.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tg_status {
+	TG_STATUS_PLACED = 0,
+	TG_STATUS_PREEMPTING,
+	TG_STATUS_UNSCHEDULABLE
+} tg_status;
+
+typedef struct tg_placement {
+	const char *pod;	/* member name */
+	unsigned podset;
+	unsigned rank;
+	tg_node_id node;
+	uint64_t gpus;		/* GPU indices chosen (bit i = GPU i) */
+} tg_placement;
+
+typedef struct tg_victim {
+	const char *pod;
+	const char *gang;
+	tg_node_id node;
+	int64_t priority;
+} tg_victim;
+
+typedef struct tg_decision tg_decision;
+
+/*
+ * Places \p g on \p t.  On TG_OK *out holds a decision whatever its
+ * status (an unschedulable gang is a decision, with a message).  Errors
+ * are for bad arguments (TG_EINVAL with \p ei) and memory.
+ * \note The caller frees *out with tg_decision_free(); it refers to names
+ * in \p t and must not outlive it.
+ */
+tg_err tg_place(tg_topology *t, const tg_gang *g, tg_decision **out,
+		tg_errinfo *ei);
+
+/*
+ * Applies a placed decision: records one allocation per member (pod name
+ * = member name, gang = gang name) and takes its resources.  For a
+ * preempting decision, removes the victims and records the members as
+ * nominated allocations.  All or nothing.
+ */
+tg_err tg_decision_apply(tg_topology *t, const tg_gang *g,
+			 const tg_decision *d);
+
+void tg_decision_free(tg_decision *d);
+
+tg_status tg_decision_status(const tg_decision *d);
+const char *tg_status_name(tg_status s);
+/* The gang's name. */
+const char *tg_decision_gang(const tg_decision *d);
+/* The domain the gang was placed in, "LAYER/path", "node/NAME" or
+ * "cluster"; "" when unschedulable. */
+const char *tg_decision_domain(const tg_decision *d);
+/* Placements in rank order. */
+unsigned tg_decision_nplacements(const tg_decision *d);
+const tg_placement *tg_decision_placement(const tg_decision *d, unsigned i);
+unsigned tg_decision_nvictims(const tg_decision *d);
+const tg_victim *tg_decision_victim(const tg_decision *d, unsigned i);
+/* Estimated bottleneck all-reduce bandwidth, Gbit/s; 0 if unschedulable. */
+double tg_decision_bandwidth_gbps(const tg_decision *d);
+/* A message a person can act on; never NULL. */
+const char *tg_decision_message(const tg_decision *d);
+
+/*
+ * Draws the tree (domains with free/total slots) with the decision's
+ * nodes marked, as plain text.  \p d may be NULL.
+ * \note The caller frees the string with tg_free(); NULL on ENOMEM.
+ */
+char *tg_draw(const tg_topology *t, const tg_decision *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TOPOGANG_PLACE_H */

@@ -1,0 +1,66 @@
+/*
+ * topogang/topoconf.h - Slurm topology.conf loader and hostlists.
+ *
+ * Reads the two forms Slurm 22.05 and later sites use:
+ *   tree:  SwitchName=s0 Nodes=node[0-2]   /  SwitchName=top Switches=s[0-1]
+ *   block: BlockName=b1 Nodes=node[1-4]    /  BlockSizes=4,8,16
+ * into an empty topology (no layers, no nodes yet): it adds the layers and
+ * one node per node name, with no resources.  The caller sets resources,
+ * then calls tg_topology_build().
+ *
+ * Tree form: layers are the switch levels, named "switch-l<K>" with K the
+ * Slurm switch level (0 = leaf switch), farthest first.  A leaf reached
+ * through fewer levels than the deepest one repeats its switch on the
+ * missing levels, so every node has a full path.  Several top switches
+ * without a common parent are several domains under the root.
+ *
+ * Block form: the base blocks are layer "block"; each BlockSizes entry
+ * above the first is a layer "block<N>" (N nodes) grouping consecutive base
+ * blocks in file order, as Slurm aggregates them.  Without BlockSizes only
+ * "block" exists.
+ *
+ * Errors name the file and line: "topology.conf:7: bad hostlist
+ * 'node[3-1]': range end before start".
+ */
+#ifndef TOPOGANG_TOPOCONF_H
+#define TOPOGANG_TOPOCONF_H
+
+#include "topogang/topology.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TG_MAX_HOSTLIST	(1u << 20)	/* names one hostlist expands to */
+#define TG_MAX_SWITCHES	65536
+
+/*
+ * Loads topology.conf text \p buf of \p len bytes; \p source names it in
+ * messages.  On error nothing is added to \p t.
+ */
+tg_err tg_topoconf_load(tg_topology *t, const char *buf, size_t len,
+			const char *source, tg_errinfo *ei);
+/* Same, reading a file. */
+tg_err tg_topoconf_load_file(tg_topology *t, const char *path,
+			     tg_errinfo *ei);
+
+/*
+ * Expands a Slurm hostlist ("node[0-3,7],gpu-[01-02]x") into names.
+ * \note The caller frees the array and each name with tg_free(), or with
+ * tg_hostlist_free().
+ */
+tg_err tg_hostlist_expand(const char *expr, char ***names, unsigned *n,
+			  tg_errinfo *ei);
+void tg_hostlist_free(char **names, unsigned n);
+
+/*
+ * Compresses names back into a hostlist expression ("node[0-3,7]"), in
+ * the order given, merging runs of equal prefix and width.
+ * \note The caller frees the string with tg_free().
+ */
+char *tg_hostlist_compress(const char *const *names, unsigned n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TOPOGANG_TOPOCONF_H */

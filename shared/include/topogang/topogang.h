@@ -1,0 +1,16 @@
+/*
+ * topogang/topogang.h - the umbrella header of libtopogang.
+ */
+#ifndef TOPOGANG_H
+#define TOPOGANG_H
+
+#define TOPOGANG_VERSION "0.1.0"
+
+#include "topogang/common.h"
+#include "topogang/topology.h"
+#include "topogang/gang.h"
+#include "topogang/place.h"
+#include "topogang/topoconf.h"
+#include "topogang/k8s.h"
+
+#endif /* TOPOGANG_H */

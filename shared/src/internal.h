@@ -1,0 +1,86 @@
+/*
+ * shared/src/internal.h - private helpers of libtopogang.
+ *
+ * Internal functions shared between files are named tgi_*; they are not
+ * exported from the shared library (only ^tg_ symbols are).
+ */
+#ifndef TG_INTERNAL_H
+#define TG_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "topogang/topogang.h"
+
+#define TG_UNUSED(x) ((void)(x))
+#define TG_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define TG_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Allocation through the hook set by tg_set_allocator(). */
+void *tgi_malloc(size_t n);
+void *tgi_calloc(size_t n, size_t size);
+void *tgi_realloc(void *p, size_t n);
+/* Grows *p to hold at least \p need elements of \p size; *cap updated. */
+tg_err tgi_grow(void *pp, size_t *cap, size_t need, size_t size);
+void tgi_free(void *p);
+char *tgi_strdup(const char *s);
+char *tgi_strndup(const char *s, size_t n);
+
+/* Fills ei->msg (if ei) and returns err. */
+tg_err tgi_errf(tg_errinfo *ei, tg_err err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * A growable string with a hard limit (curl's dynbuf): appending past
+ * \p max bytes fails with TG_ELIMIT and leaves the buffer as it was.
+ */
+typedef struct tgi_buf {
+	char *s;
+	size_t len, cap, max;
+	tg_err err;	/* first error; later appends are no-ops */
+} tgi_buf;
+
+void tgi_buf_init(tgi_buf *b, size_t max);
+tg_err tgi_buf_add(tgi_buf *b, const char *s, size_t n);
+tg_err tgi_buf_adds(tgi_buf *b, const char *s);
+tg_err tgi_buf_addf(tgi_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Returns the string (owned by the caller) or NULL on error; resets b. */
+char *tgi_buf_take(tgi_buf *b);
+void tgi_buf_free(tgi_buf *b);
+
+/*
+ * String interning: equal strings get equal ids; id 0 is "" / missing.
+ */
+typedef struct tgi_strtab {
+	char **strs;
+	size_t n, cap;
+	uint32_t *slots;	/* open addressing, id+1; 0 = empty */
+	size_t nslots;
+} tgi_strtab;
+
+void tgi_strtab_init(tgi_strtab *st);
+void tgi_strtab_free(tgi_strtab *st);
+/* Interns s; *id gets its id (>= 1). */
+tg_err tgi_strtab_intern(tgi_strtab *st, const char *s, uint32_t *id);
+/* Looks s up; 0 when absent. */
+uint32_t tgi_strtab_find(const tgi_strtab *st, const char *s);
+static inline const char *tgi_strtab_get(const tgi_strtab *st, uint32_t id)
+{
+	return id && id < st->n ? st->strs[id] : "";
+}
+
+/* 64-bit FNV-1a. */
+uint64_t tgi_hash(const char *s, size_t n);
+
+/* Checked decimal parse of the whole string; false when not a number. */
+bool tgi_parse_i64(const char *s, int64_t *out);
+bool tgi_parse_u32(const char *s, unsigned *out);
+
+/* Reads a whole file (at most TG_MAX_FILE bytes), NUL-terminated. */
+tg_err tgi_read_file(const char *path, char **buf, size_t *len,
+		     tg_errinfo *ei);
+
+#endif /* TG_INTERNAL_H */

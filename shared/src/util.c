@@ -1,0 +1,434 @@
+/*
+ * shared/src/util.c - allocation hook, error text, buffers, interning,
+ * natural name order.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static void *(*tg_malloc_fn)(size_t) = malloc;
+static void *(*tg_realloc_fn)(void *, size_t) = realloc;
+static void (*tg_free_fn)(void *) = free;
+
+void tg_set_allocator(void *(*m)(size_t), void *(*r)(void *, size_t),
+		      void (*f)(void *))
+{
+	tg_malloc_fn = m ? m : malloc;
+	tg_realloc_fn = r ? r : realloc;
+	tg_free_fn = f ? f : free;
+}
+
+void *tgi_malloc(size_t n)
+{
+	return tg_malloc_fn(n ? n : 1);
+}
+
+void *tgi_calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	p = tgi_malloc(n * size);
+	if (p)
+		memset(p, 0, (n * size) ? (n * size) : 1);
+	return p;
+}
+
+void *tgi_realloc(void *p, size_t n)
+{
+	return tg_realloc_fn(p, n ? n : 1);
+}
+
+void tgi_free(void *p)
+{
+	if (p)
+		tg_free_fn(p);
+}
+
+void tg_free(void *p)
+{
+	tgi_free(p);
+}
+
+tg_err tgi_grow(void *pp, size_t *cap, size_t need, size_t size)
+{
+	void **p = pp;
+	size_t ncap;
+	void *np;
+
+	if (need <= *cap)
+		return TG_OK;
+	ncap = *cap ? *cap : 8;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return TG_ENOMEM;
+		ncap *= 2;
+	}
+	if (ncap > SIZE_MAX / size)
+		return TG_ENOMEM;
+	np = tgi_realloc(*p, ncap * size);
+	if (!np)
+		return TG_ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return TG_OK;
+}
+
+char *tgi_strndup(const char *s, size_t n)
+{
+	char *d = tgi_malloc(n + 1);
+
+	if (!d)
+		return NULL;
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+char *tgi_strdup(const char *s)
+{
+	return tgi_strndup(s, strlen(s));
+}
+
+const char *tg_strerror(tg_err err)
+{
+	switch (err) {
+	case TG_OK:
+		return "success";
+	case TG_ENOMEM:
+		return "out of memory";
+	case TG_EINVAL:
+		return "invalid argument or value";
+	case TG_EPARSE:
+		return "malformed input";
+	case TG_ELIMIT:
+		return "limit exceeded";
+	case TG_ENOENT:
+		return "no such object";
+	case TG_EEXIST:
+		return "already exists";
+	case TG_ESTATE:
+		return "not allowed in this state";
+	case TG_EIO:
+		return "input/output error";
+	}
+	return "unknown error";
+}
+
+tg_err tgi_errf(tg_errinfo *ei, tg_err err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ei) {
+		va_start(ap, fmt);
+		vsnprintf(ei->msg, sizeof(ei->msg), fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+void tgi_buf_init(tgi_buf *b, size_t max)
+{
+	memset(b, 0, sizeof(*b));
+	b->max = max;
+}
+
+tg_err tgi_buf_add(tgi_buf *b, const char *s, size_t n)
+{
+	if (b->err)
+		return b->err;
+	if (n > b->max || b->len > b->max - n)
+		return b->err = TG_ELIMIT;
+	if (tgi_grow(&b->s, &b->cap, b->len + n + 1, 1))
+		return b->err = TG_ENOMEM;
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+	return TG_OK;
+}
+
+tg_err tgi_buf_adds(tgi_buf *b, const char *s)
+{
+	return tgi_buf_add(b, s, strlen(s));
+}
+
+tg_err tgi_buf_addf(tgi_buf *b, const char *fmt, ...)
+{
+	char small[256];
+	va_list ap;
+	int n;
+	char *big;
+	tg_err err;
+
+	va_start(ap, fmt);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return b->err = TG_EINVAL;
+	if ((size_t)n < sizeof(small))
+		return tgi_buf_add(b, small, (size_t)n);
+	big = tgi_malloc((size_t)n + 1);
+	if (!big)
+		return b->err = TG_ENOMEM;
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	err = tgi_buf_add(b, big, (size_t)n);
+	tgi_free(big);
+	return err;
+}
+
+char *tgi_buf_take(tgi_buf *b)
+{
+	char *s;
+
+	if (b->err) {
+		tgi_buf_free(b);
+		return NULL;
+	}
+	if (!b->s && tgi_buf_add(b, "", 0) != TG_OK) {
+		tgi_buf_free(b);
+		return NULL;
+	}
+	if (!b->s) {
+		b->s = tgi_strdup("");
+		if (!b->s)
+			return NULL;
+	}
+	s = b->s;
+	b->s = NULL;
+	b->len = b->cap = 0;
+	return s;
+}
+
+void tgi_buf_free(tgi_buf *b)
+{
+	tgi_free(b->s);
+	b->s = NULL;
+	b->len = b->cap = 0;
+	b->err = TG_OK;
+}
+
+uint64_t tgi_hash(const char *s, size_t n)
+{
+	uint64_t h = 14695981039346656037ull;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+void tgi_strtab_init(tgi_strtab *st)
+{
+	memset(st, 0, sizeof(*st));
+}
+
+void tgi_strtab_free(tgi_strtab *st)
+{
+	size_t i;
+
+	for (i = 1; i < st->n; i++)
+		tgi_free(st->strs[i]);
+	tgi_free(st->strs);
+	tgi_free(st->slots);
+	memset(st, 0, sizeof(*st));
+}
+
+static tg_err strtab_rehash(tgi_strtab *st, size_t nslots)
+{
+	uint32_t *slots = tgi_calloc(nslots, sizeof(*slots));
+	size_t i, j;
+
+	if (!slots)
+		return TG_ENOMEM;
+	for (i = 1; i < st->n; i++) {
+		j = tgi_hash(st->strs[i], strlen(st->strs[i])) & (nslots - 1);
+		while (slots[j])
+			j = (j + 1) & (nslots - 1);
+		slots[j] = (uint32_t)i;
+	}
+	tgi_free(st->slots);
+	st->slots = slots;
+	st->nslots = nslots;
+	return TG_OK;
+}
+
+uint32_t tgi_strtab_find(const tgi_strtab *st, const char *s)
+{
+	size_t j;
+
+	if (!s || !*s || !st->nslots)
+		return 0;
+	j = tgi_hash(s, strlen(s)) & (st->nslots - 1);
+	while (st->slots[j]) {
+		if (strcmp(st->strs[st->slots[j]], s) == 0)
+			return st->slots[j];
+		j = (j + 1) & (st->nslots - 1);
+	}
+	return 0;
+}
+
+tg_err tgi_strtab_intern(tgi_strtab *st, const char *s, uint32_t *id)
+{
+	uint32_t found;
+	char *d;
+
+	if (!s || !*s) {
+		*id = 0;
+		return TG_OK;
+	}
+	found = tgi_strtab_find(st, s);
+	if (found) {
+		*id = found;
+		return TG_OK;
+	}
+	if (st->n == 0) {
+		if (tgi_grow(&st->strs, &st->cap, 1, sizeof(char *)))
+			return TG_ENOMEM;
+		st->strs[0] = NULL;
+		st->n = 1;
+	}
+	if (st->n >= UINT32_MAX - 1)
+		return TG_ELIMIT;
+	if ((st->n + 1) * 2 > st->nslots &&
+	    strtab_rehash(st, st->nslots ? st->nslots * 2 : 64))
+		return TG_ENOMEM;
+	if (tgi_grow(&st->strs, &st->cap, st->n + 1, sizeof(char *)))
+		return TG_ENOMEM;
+	d = tgi_strdup(s);
+	if (!d)
+		return TG_ENOMEM;
+	st->strs[st->n] = d;
+	{
+		size_t j = tgi_hash(d, strlen(d)) & (st->nslots - 1);
+
+		while (st->slots[j])
+			j = (j + 1) & (st->nslots - 1);
+		st->slots[j] = (uint32_t)st->n;
+	}
+	*id = (uint32_t)st->n++;
+	return TG_OK;
+}
+
+/*
+ * Natural order: runs of digits compare by value (leading zeros ignored,
+ * then fewer leading zeros first), everything else bytewise.  A total
+ * order: equal only when the strings are equal.
+ */
+int tg_name_cmp(const char *a, const char *b)
+{
+	const unsigned char *p = (const unsigned char *)a;
+	const unsigned char *q = (const unsigned char *)b;
+	int zdiff = 0;
+
+	while (*p && *q) {
+		if (isdigit(*p) && isdigit(*q)) {
+			const unsigned char *ps, *qs;
+			size_t lp, lq, zp = 0, zq = 0;
+
+			while (p[zp] == '0' && isdigit(p[zp + 1]))
+				zp++;
+			while (q[zq] == '0' && isdigit(q[zq + 1]))
+				zq++;
+			ps = p + zp;
+			qs = q + zq;
+			for (lp = 0; isdigit(ps[lp]); lp++)
+				;
+			for (lq = 0; isdigit(qs[lq]); lq++)
+				;
+			if (lp != lq)
+				return lp < lq ? -1 : 1;
+			{
+				int c = memcmp(ps, qs, lp);
+
+				if (c)
+					return c < 0 ? -1 : 1;
+			}
+			if (!zdiff && zp != zq)
+				zdiff = zp < zq ? -1 : 1;
+			p = ps + lp;
+			q = qs + lq;
+			continue;
+		}
+		if (*p != *q)
+			return *p < *q ? -1 : 1;
+		p++;
+		q++;
+	}
+	if (*p || *q)
+		return *p ? 1 : -1;
+	return zdiff;
+}
+
+bool tgi_parse_i64(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s || isspace((unsigned char)*s))
+		return false;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool tgi_parse_u32(const char *s, unsigned *out)
+{
+	int64_t v;
+
+	if (!tgi_parse_i64(s, &v) || v < 0 || v > UINT_MAX)
+		return false;
+	*out = (unsigned)v;
+	return true;
+}
+
+tg_err tgi_read_file(const char *path, char **buf, size_t *len,
+		     tg_errinfo *ei)
+{
+	FILE *f = fopen(path, "rb");
+	tgi_buf b;
+	char chunk[65536];
+	size_t n;
+
+	if (!f)
+		return tgi_errf(ei, TG_EIO, "%s: %s", path, strerror(errno));
+	tgi_buf_init(&b, TG_MAX_FILE);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		if (tgi_buf_add(&b, chunk, n)) {
+			tg_err err = b.err;
+
+			fclose(f);
+			tgi_buf_free(&b);
+			if (err == TG_ELIMIT)
+				return tgi_errf(ei, err,
+						"%s: larger than %u bytes",
+						path, TG_MAX_FILE);
+			return tgi_errf(ei, err, "%s: out of memory", path);
+		}
+	}
+	if (ferror(f)) {
+		fclose(f);
+		tgi_buf_free(&b);
+		return tgi_errf(ei, TG_EIO, "%s: read error", path);
+	}
+	fclose(f);
+	*len = b.len;
+	*buf = tgi_buf_take(&b);
+	if (!*buf)
+		return tgi_errf(ei, TG_ENOMEM, "%s: out of memory", path);
+	return TG_OK;
+}
