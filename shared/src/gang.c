@@ -1,3 +1,378 @@
-/* placeholder: being written */
+/*
+ * shared/src/gang.c - building a gang request.
+ */
 #include "config.h"
-#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gang.h"
+
+static bool str_ok(const char *s)
+{
+	return s && *s && strlen(s) <= TG_MAX_NAME;
+}
+
+tg_gang *tg_gang_create(const char *name)
+{
+	tg_gang *g;
+
+	if (!str_ok(name))
+		return NULL;
+	g = tgi_calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->name = tgi_strdup(name);
+	if (!g->name) {
+		tgi_free(g);
+		return NULL;
+	}
+	g->can_preempt = true;
+	return g;
+}
+
+static void free_strv(char **v, unsigned n)
+{
+	unsigned i;
+
+	if (!v)
+		return;
+	for (i = 0; i < n; i++)
+		tgi_free(v[i]);
+	tgi_free(v);
+}
+
+static void podset_free(tgi_podset *p)
+{
+	unsigned i, j;
+
+	if (!p)
+		return;
+	tgi_free(p->name);
+	free_strv(p->members, p->count);
+	free_strv(p->sel_key, p->nsel);
+	free_strv(p->sel_val, p->nsel);
+	for (i = 0; i < p->nterms; i++) {
+		for (j = 0; j < p->terms[i].n; j++) {
+			tgi_free(p->terms[i].exprs[j].key);
+			free_strv(p->terms[i].exprs[j].values,
+				  p->terms[i].exprs[j].nvalues);
+		}
+		tgi_free(p->terms[i].exprs);
+	}
+	for (i = 0; i < p->ntol; i++) {
+		tgi_free(p->tol[i].key);
+		tgi_free(p->tol[i].value);
+	}
+	for (i = 0; i < p->naff; i++) {
+		tgi_free(p->aff[i].key);
+		free_strv(p->aff[i].pods, p->aff[i].npods);
+	}
+	tgi_free(p);
+}
+
+void tg_gang_destroy(tg_gang *g)
+{
+	unsigned i;
+
+	if (!g)
+		return;
+	tgi_free(g->name);
+	for (i = 0; i < g->ngather; i++)
+		tgi_free(g->gather[i].layer);
+	for (i = 0; i < g->nslice; i++)
+		tgi_free(g->slice[i].layer);
+	for (i = 0; i < g->nspread; i++)
+		tgi_free(g->spread[i].layer);
+	for (i = 0; i < g->nps; i++)
+		podset_free(g->ps[i]);
+	tgi_free(g);
+}
+
+const char *tg_gang_name(const tg_gang *g)
+{
+	return g ? g->name : NULL;
+}
+
+void tg_gang_set_priority(tg_gang *g, int64_t priority)
+{
+	if (g)
+		g->priority = priority;
+}
+
+int64_t tg_gang_priority(const tg_gang *g)
+{
+	return g ? g->priority : 0;
+}
+
+void tg_gang_set_can_preempt(tg_gang *g, bool can)
+{
+	if (g)
+		g->can_preempt = can;
+}
+
+static tg_err layer_req(tgi_layer_req *arr, unsigned *n, unsigned max,
+			const char *layer, unsigned a, bool hard)
+{
+	unsigned i;
+	char *s;
+
+	if (!str_ok(layer))
+		return TG_EINVAL;
+	for (i = 0; i < *n; i++)
+		if (!strcmp(arr[i].layer, layer)) {
+			arr[i].a = a;
+			arr[i].hard = hard;
+			return TG_OK;
+		}
+	if (*n >= max)
+		return TG_ELIMIT;
+	s = tgi_strdup(layer);
+	if (!s)
+		return TG_ENOMEM;
+	arr[*n].layer = s;
+	arr[*n].a = a;
+	arr[*n].hard = hard;
+	(*n)++;
+	return TG_OK;
+}
+
+tg_err tg_gang_set_gather(tg_gang *g, const char *layer, tg_gather how)
+{
+	if (!g || how < TG_GATHER_NONE || how > TG_GATHER_MUST)
+		return TG_EINVAL;
+	return layer_req(g->gather, &g->ngather, TG_MAX_LAYERS + 2, layer,
+			 how, false);
+}
+
+tg_err tg_gang_add_slice(tg_gang *g, const char *layer, unsigned size)
+{
+	if (!g || size == 0)
+		return TG_EINVAL;
+	return layer_req(g->slice, &g->nslice, TG_MAX_LAYERS + 1, layer,
+			 size, false);
+}
+
+tg_err tg_gang_add_spread(tg_gang *g, const char *layer, unsigned max_skew,
+			  bool hard)
+{
+	if (!g || max_skew == 0)
+		return TG_EINVAL;
+	return layer_req(g->spread, &g->nspread, TG_MAX_LAYERS + 1, layer,
+			 max_skew, hard);
+}
+
+tg_err tg_gang_add_podset(tg_gang *g, const char *name, const tg_shape *shape,
+			  unsigned count, unsigned *ps)
+{
+	tgi_podset *p;
+	unsigned r;
+
+	if (!g || !str_ok(name) || !shape || count == 0)
+		return TG_EINVAL;
+	for (r = 0; r < TG_MAX_RESOURCES; r++)
+		if (shape->v[r] < 0)
+			return TG_EINVAL;
+	if (g->nps >= TG_MAX_PODSETS || count > TG_MAX_MEMBERS ||
+	    g->nmembers + count > TG_MAX_MEMBERS)
+		return TG_ELIMIT;
+	p = tgi_calloc(1, sizeof(*p));
+	if (!p)
+		return TG_ENOMEM;
+	p->name = tgi_strdup(name);
+	p->members = tgi_calloc(count, sizeof(char *));
+	if (!p->name || !p->members) {
+		tgi_free(p->name);
+		tgi_free(p->members);
+		tgi_free(p);
+		return TG_ENOMEM;
+	}
+	p->shape = *shape;
+	p->count = count;
+	g->ps[g->nps] = p;
+	if (ps)
+		*ps = g->nps;
+	g->nps++;
+	g->nmembers += count;
+	return TG_OK;
+}
+
+static tgi_podset *podset(tg_gang *g, unsigned ps)
+{
+	return g && ps < g->nps ? g->ps[ps] : NULL;
+}
+
+tg_err tg_gang_podset_set_member(tg_gang *g, unsigned ps, unsigned i,
+				 const char *pod)
+{
+	tgi_podset *p = podset(g, ps);
+	char *s;
+
+	if (!p || i >= p->count || !str_ok(pod))
+		return TG_EINVAL;
+	s = tgi_strdup(pod);
+	if (!s)
+		return TG_ENOMEM;
+	tgi_free(p->members[i]);
+	p->members[i] = s;
+	return TG_OK;
+}
+
+tg_err tg_gang_podset_set_max_per_node(tg_gang *g, unsigned ps,
+				       unsigned max)
+{
+	tgi_podset *p = podset(g, ps);
+
+	if (!p)
+		return TG_EINVAL;
+	p->max_per_node = max;
+	return TG_OK;
+}
+
+static tg_err push_str(char ***v, unsigned n, const char *s)
+{
+	char **nv;
+
+	nv = tgi_realloc(*v, (n + 1) * sizeof(char *));
+	if (!nv)
+		return TG_ENOMEM;
+	*v = nv;
+	nv[n] = tgi_strdup(s);
+	return nv[n] ? TG_OK : TG_ENOMEM;
+}
+
+tg_err tg_gang_podset_add_node_selector(tg_gang *g, unsigned ps,
+					const char *key, const char *value)
+{
+	tgi_podset *p = podset(g, ps);
+	tg_err err;
+
+	if (!p || !str_ok(key) || !value || strlen(value) > TG_MAX_NAME)
+		return TG_EINVAL;
+	if (p->nsel >= TG_MAX_TERMS * 4)
+		return TG_ELIMIT;
+	if ((err = push_str(&p->sel_key, p->nsel, key)))
+		return err;
+	if ((err = push_str(&p->sel_val, p->nsel, value))) {
+		tgi_free(p->sel_key[p->nsel]);
+		return err;
+	}
+	p->nsel++;
+	return TG_OK;
+}
+
+tg_err tg_gang_podset_add_affinity_expr(tg_gang *g, unsigned ps,
+					unsigned term,
+					const tg_label_expr *e)
+{
+	tgi_podset *p = podset(g, ps);
+	tgi_term *tm;
+	tgi_expr *ne, *x;
+	unsigned i;
+
+	if (!p || !e || !str_ok(e->key) || e->op < TG_SEL_IN ||
+	    e->op > TG_SEL_LT || (e->nvalues && !e->values))
+		return TG_EINVAL;
+	if (term > p->nterms || term >= TG_MAX_TERMS)
+		return term >= TG_MAX_TERMS ? TG_ELIMIT : TG_EINVAL;
+	if ((e->op == TG_SEL_GT || e->op == TG_SEL_LT) && e->nvalues != 1)
+		return TG_EINVAL;
+	if ((e->op == TG_SEL_IN || e->op == TG_SEL_NOT_IN) && !e->nvalues)
+		return TG_EINVAL;
+	if (e->nvalues > 256)
+		return TG_ELIMIT;
+	tm = &p->terms[term];
+	if (tm->n >= TG_MAX_TERMS)
+		return TG_ELIMIT;
+	ne = tgi_realloc(tm->exprs, (tm->n + 1) * sizeof(*ne));
+	if (!ne)
+		return TG_ENOMEM;
+	tm->exprs = ne;
+	x = &ne[tm->n];
+	memset(x, 0, sizeof(*x));
+	x->key = tgi_strdup(e->key);
+	x->op = e->op;
+	if (!x->key)
+		return TG_ENOMEM;
+	for (i = 0; i < e->nvalues; i++) {
+		if (!e->values[i] || push_str(&x->values, x->nvalues,
+					      e->values[i])) {
+			free_strv(x->values, x->nvalues);
+			tgi_free(x->key);
+			return e->values[i] ? TG_ENOMEM : TG_EINVAL;
+		}
+		x->nvalues++;
+	}
+	tm->n++;
+	if (term == p->nterms)
+		p->nterms++;
+	return TG_OK;
+}
+
+tg_err tg_gang_podset_add_toleration(tg_gang *g, unsigned ps,
+				     const char *key, bool exists,
+				     const char *value, int effect)
+{
+	tgi_podset *p = podset(g, ps);
+	tgi_toleration *t;
+
+	if (!p || (key && !str_ok(key)) || (!key && !exists) ||
+	    effect > TG_TAINT_NO_EXECUTE)
+		return TG_EINVAL;
+	if (p->ntol >= TG_MAX_TERMS * 4)
+		return TG_ELIMIT;
+	t = &p->tol[p->ntol];
+	memset(t, 0, sizeof(*t));
+	if ((key && !(t->key = tgi_strdup(key))) ||
+	    (value && !(t->value = tgi_strdup(value)))) {
+		tgi_free(t->key);
+		tgi_free(t->value);
+		return TG_ENOMEM;
+	}
+	t->exists = exists;
+	t->effect = effect < 0 ? -1 : effect;
+	p->ntol++;
+	return TG_OK;
+}
+
+tg_err tg_gang_podset_add_pod_affinity(tg_gang *g, unsigned ps,
+				       const char *topology_key, bool anti,
+				       const char *const *pods,
+				       unsigned npods)
+{
+	tgi_podset *p = podset(g, ps);
+	tgi_podaff *a;
+	unsigned i;
+
+	if (!p || !str_ok(topology_key) || (npods && !pods))
+		return TG_EINVAL;
+	if (p->naff >= TG_MAX_TERMS)
+		return TG_ELIMIT;
+	a = &p->aff[p->naff];
+	memset(a, 0, sizeof(*a));
+	a->key = tgi_strdup(topology_key);
+	a->anti = anti;
+	if (!a->key)
+		return TG_ENOMEM;
+	for (i = 0; i < npods; i++) {
+		if (!str_ok(pods[i]) || push_str(&a->pods, a->npods,
+						 pods[i])) {
+			free_strv(a->pods, a->npods);
+			tgi_free(a->key);
+			return str_ok(pods[i]) ? TG_ENOMEM : TG_EINVAL;
+		}
+		a->npods++;
+	}
+	p->naff++;
+	return TG_OK;
+}
+
+unsigned tg_gang_npodsets(const tg_gang *g)
+{
+	return g ? g->nps : 0;
+}
+
+unsigned tg_gang_nmembers(const tg_gang *g)
+{
+	return g ? g->nmembers : 0;
+}

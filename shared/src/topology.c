@@ -1,3 +1,1265 @@
-/* placeholder: being written */
+/*
+ * shared/src/topology.c - the topology model: layers, nodes, the domain
+ * tree, allocations, the invariant checker and the bandwidth model.
+ */
 #include "config.h"
-#include "internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+static const char *const builtin_res[] = {
+	"cpu", "memory", "nvidia.com/gpu", "pods"
+};
+
+tg_topology *tg_topology_create(void)
+{
+	tg_topology *t = tgi_calloc(1, sizeof(*t));
+	unsigned i;
+
+	if (!t)
+		return NULL;
+	tgi_strtab_init(&t->strs);
+	for (i = 0; i < 4; i++) {
+		t->res_name[i] = tgi_strdup(builtin_res[i]);
+		if (!t->res_name[i])
+			goto fail;
+	}
+	t->nres = 4;
+	t->stride = 4;
+	return t;
+fail:
+	tg_topology_destroy(t);
+	return NULL;
+}
+
+void tg_topology_destroy(tg_topology *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	if (t->scratch && t->scratch_free)
+		t->scratch_free(t->scratch);
+	for (i = 0; i < t->nlayers; i++) {
+		tgi_free(t->layer_name[i]);
+		tgi_free(t->layer_key[i]);
+	}
+	for (i = 0; i < t->nres; i++)
+		tgi_free(t->res_name[i]);
+	tgi_strtab_free(&t->strs);
+	tgi_free(t->name);
+	tgi_free(t->path);
+	tgi_free(t->alloc);
+	tgi_free(t->freev);
+	tgi_free(t->gpu_free);
+	tgi_free(t->ngpus);
+	tgi_free(t->layout);
+	tgi_free(t->flags);
+	tgi_free(t->lab_head);
+	tgi_free(t->taint_head);
+	tgi_free(t->node_of_name);
+	tgi_free(t->labels);
+	tgi_free(t->taints);
+	tgi_free(t->layouts);
+	tgi_free(t->order);
+	tgi_free(t->pos);
+	tgi_free(t->leaf);
+	for (i = 0; i < t->ndom; i++)
+		tgi_free(t->dom[i].path);
+	tgi_free(t->dom);
+	for (i = 0; i < t->nwarn; i++)
+		tgi_free(t->warn[i]);
+	tgi_free(t->warn);
+	tgi_free(t->allocs);
+	tgi_free(t->alloc_shape);
+	tgi_free(t->alloc_of_pod);
+	tgi_free(t);
+}
+
+static bool name_ok(const char *s)
+{
+	size_t n;
+
+	if (!s)
+		return false;
+	n = strlen(s);
+	return n > 0 && n <= TG_MAX_NAME;
+}
+
+tg_err tg_topology_add_layer(tg_topology *t, const char *name,
+			     const char *key)
+{
+	char *n, *k = NULL;
+
+	if (!t || !name_ok(name) || (key && !name_ok(key)))
+		return TG_EINVAL;
+	if (t->nnodes || t->built)
+		return TG_ESTATE;
+	if (t->nlayers >= TG_MAX_LAYERS)
+		return TG_ELIMIT;
+	if (tg_topology_layer_find(t, name) != TG_NONE ||
+	    (key && tg_topology_layer_find(t, key) != TG_NONE))
+		return TG_EEXIST;
+	n = tgi_strdup(name);
+	if (key)
+		k = tgi_strdup(key);
+	if (!n || (key && !k)) {
+		tgi_free(n);
+		tgi_free(k);
+		return TG_ENOMEM;
+	}
+	t->layer_name[t->nlayers] = n;
+	t->layer_key[t->nlayers] = k;
+	t->nlayers++;
+	return TG_OK;
+}
+
+unsigned tg_topology_nlayers(const tg_topology *t)
+{
+	return t ? t->nlayers : 0;
+}
+
+const char *tg_topology_layer_name(const tg_topology *t, unsigned layer)
+{
+	return t && layer < t->nlayers ? t->layer_name[layer] : NULL;
+}
+
+const char *tg_topology_layer_key(const tg_topology *t, unsigned layer)
+{
+	return t && layer < t->nlayers ? t->layer_key[layer] : NULL;
+}
+
+unsigned tg_topology_layer_find(const tg_topology *t, const char *name)
+{
+	unsigned i;
+
+	if (!t || !name)
+		return TG_NONE;
+	for (i = 0; i < t->nlayers; i++)
+		if (strcmp(t->layer_name[i], name) == 0 ||
+		    (t->layer_key[i] && strcmp(t->layer_key[i], name) == 0))
+			return i;
+	return TG_NONE;
+}
+
+unsigned tgi_layer_resolve(const tg_topology *t, const char *name)
+{
+	unsigned l = tg_topology_layer_find(t, name);
+
+	if (l != TG_NONE)
+		return l;
+	if (!strcmp(name, "kubernetes.io/hostname") ||
+	    !strcmp(name, "NodeTopologyLayer") || !strcmp(name, "node") ||
+	    !strcmp(name, "hostname"))
+		return t->nlayers;
+	return TG_NONE;
+}
+
+/* Grows the per-node resource columns to hold \p need resources. */
+static tg_err restride(tg_topology *t, unsigned need)
+{
+	int64_t *na = NULL, *nf = NULL, *ns = NULL;
+	size_t i, ncap = t->ncap ? t->ncap : 1;
+	unsigned r;
+
+	if (need <= t->stride)
+		return TG_OK;
+	na = tgi_calloc(ncap * need, sizeof(*na));
+	nf = tgi_calloc(ncap * need, sizeof(*nf));
+	if (t->alloccap)
+		ns = tgi_calloc(t->alloccap * need, sizeof(*ns));
+	if (!na || !nf || (t->alloccap && !ns))
+		goto fail;
+	for (i = 0; i < t->nnodes; i++)
+		for (r = 0; r < t->stride; r++) {
+			na[i * need + r] = t->alloc[i * t->stride + r];
+			nf[i * need + r] = t->freev[i * t->stride + r];
+		}
+	for (i = 0; i < t->nallocs; i++)
+		for (r = 0; r < t->stride; r++)
+			ns[i * need + r] = t->alloc_shape[i * t->stride + r];
+	tgi_free(t->alloc);
+	tgi_free(t->freev);
+	tgi_free(t->alloc_shape);
+	t->alloc = na;
+	t->freev = nf;
+	t->alloc_shape = ns;
+	t->stride = need;
+	return TG_OK;
+fail:
+	tgi_free(na);
+	tgi_free(nf);
+	tgi_free(ns);
+	return TG_ENOMEM;
+}
+
+tg_err tg_topology_resource(tg_topology *t, const char *name, unsigned *id)
+{
+	unsigned i;
+
+	if (!t || !name_ok(name) || !id)
+		return TG_EINVAL;
+	for (i = 0; i < t->nres; i++)
+		if (strcmp(t->res_name[i], name) == 0) {
+			*id = i;
+			return TG_OK;
+		}
+	if (!strcmp(name, "gpu") || !strcmp(name, "gpus")) {
+		*id = TG_RES_GPU;
+		return TG_OK;
+	}
+	if (t->nres >= TG_MAX_RESOURCES)
+		return TG_ELIMIT;
+	t->res_name[t->nres] = tgi_strdup(name);
+	if (!t->res_name[t->nres])
+		return TG_ENOMEM;
+	*id = t->nres++;
+	return TG_OK;
+}
+
+unsigned tg_topology_nresources(const tg_topology *t)
+{
+	return t ? t->nres : 0;
+}
+
+const char *tg_topology_resource_name(const tg_topology *t, unsigned id)
+{
+	return t && id < t->nres ? t->res_name[id] : NULL;
+}
+
+static uint32_t *name_slot(const tg_topology *t, const char *name)
+{
+	size_t j, mask = t->nname_slots - 1;
+
+	j = tgi_hash(name, strlen(name)) & mask;
+	while (t->node_of_name[j]) {
+		uint32_t n = t->node_of_name[j] - 1;
+
+		if (!strcmp(tgi_strtab_get(&t->strs, t->name[n]), name))
+			break;
+		j = (j + 1) & mask;
+	}
+	return &t->node_of_name[j];
+}
+
+static tg_err name_rehash(tg_topology *t, size_t nslots)
+{
+	uint32_t *old = t->node_of_name;
+	size_t i;
+
+	t->node_of_name = tgi_calloc(nslots, sizeof(uint32_t));
+	if (!t->node_of_name) {
+		t->node_of_name = old;
+		return TG_ENOMEM;
+	}
+	t->nname_slots = nslots;
+	for (i = 0; i < t->nnodes; i++)
+		*name_slot(t, tgi_strtab_get(&t->strs, t->name[i])) =
+			(uint32_t)i + 1;
+	tgi_free(old);
+	return TG_OK;
+}
+
+static tg_err grow_nodes(tg_topology *t)
+{
+	size_t ncap = t->ncap ? t->ncap * 2 : 64;
+	size_t L = t->nlayers ? t->nlayers : 1;
+	void *p;
+
+#define GROW(field, per)						\
+	do {								\
+		p = tgi_realloc(t->field, ncap * (per) * sizeof(*t->field)); \
+		if (!p)							\
+			return TG_ENOMEM;				\
+		t->field = p;						\
+	} while (0)
+	GROW(name, 1);
+	GROW(path, L);
+	GROW(alloc, t->stride);
+	GROW(freev, t->stride);
+	GROW(gpu_free, 1);
+	GROW(ngpus, 1);
+	GROW(layout, 1);
+	GROW(flags, 1);
+	GROW(lab_head, 1);
+	GROW(taint_head, 1);
+#undef GROW
+	t->ncap = ncap;
+	return TG_OK;
+}
+
+tg_err tg_topology_add_node(tg_topology *t, const char *name,
+			    const char *const *path, tg_node_id *id)
+{
+	uint32_t nid, *slot, vals[TG_MAX_LAYERS];
+	size_t n;
+	unsigned l, r;
+	tg_err err;
+
+	if (!t || !name_ok(name))
+		return TG_EINVAL;
+	if (t->built)
+		return TG_ESTATE;
+	if (t->nnodes >= TG_MAX_NODES)
+		return TG_ELIMIT;
+	for (l = 0; path && l < t->nlayers; l++)
+		if (path[l] && strlen(path[l]) > TG_MAX_NAME)
+			return TG_EINVAL;
+	if ((t->nnodes + 1) * 2 > t->nname_slots &&
+	    (err = name_rehash(t, t->nname_slots ? t->nname_slots * 2 : 128)))
+		return err;
+	slot = name_slot(t, name);
+	if (*slot)
+		return TG_EEXIST;
+	if (t->nnodes == t->ncap && (err = grow_nodes(t)))
+		return err;
+	if ((err = tgi_strtab_intern(&t->strs, name, &nid)))
+		return err;
+	for (l = 0; l < t->nlayers; l++) {
+		vals[l] = 0;
+		if (path && path[l] && *path[l] &&
+		    (err = tgi_strtab_intern(&t->strs, path[l], &vals[l])))
+			return err;
+	}
+	n = t->nnodes;
+	t->name[n] = nid;
+	for (l = 0; l < t->nlayers; l++)
+		t->path[n * t->nlayers + l] = vals[l];
+	for (r = 0; r < t->stride; r++) {
+		t->alloc[n * t->stride + r] = 0;
+		t->freev[n * t->stride + r] = 0;
+	}
+	t->gpu_free[n] = 0;
+	t->ngpus[n] = 0;
+	t->layout[n] = 0;
+	t->flags[n] = 0;
+	t->lab_head[n] = 0;
+	t->taint_head[n] = 0;
+	*slot = (uint32_t)n + 1;
+	t->nnodes++;
+	if (id)
+		*id = (tg_node_id)n;
+	return TG_OK;
+}
+
+static bool node_ok(const tg_topology *t, tg_node_id n)
+{
+	return t && n < t->nnodes;
+}
+
+tg_err tg_topology_node_set_resource(tg_topology *t, tg_node_id n,
+				     unsigned res, int64_t allocatable)
+{
+	size_t i;
+	int64_t used;
+	tg_err err;
+
+	if (!node_ok(t, n) || res >= t->nres || allocatable < 0)
+		return TG_EINVAL;
+	if (res == TG_RES_GPU && allocatable <= TG_MAX_GPUS &&
+	    t->ngpus[n] != allocatable)
+		return tg_topology_node_set_gpus(t, n, (unsigned)allocatable,
+						 NULL);
+	if ((err = restride(t, res + 1)))
+		return err;
+	i = (size_t)n * t->stride + res;
+	used = t->alloc[i] - t->freev[i];
+	t->alloc[i] = allocatable;
+	t->freev[i] = allocatable - used;
+	return TG_OK;
+}
+
+static tg_err layout_intern(tg_topology *t, const uint8_t *isl,
+			    unsigned ngpus, uint16_t *id)
+{
+	uint8_t lay[TG_MAX_GPUS];
+	size_t i;
+
+	memset(lay, 0, sizeof(lay));
+	if (isl)
+		memcpy(lay, isl, ngpus);
+	for (i = 0; i < t->nlayouts; i++)
+		if (!memcmp(t->layouts[i], lay, sizeof(lay))) {
+			*id = (uint16_t)i;
+			return TG_OK;
+		}
+	if (t->nlayouts >= UINT16_MAX)
+		return TG_ELIMIT;
+	if (tgi_grow(&t->layouts, &t->laycap, t->nlayouts + 1,
+		     sizeof(*t->layouts)))
+		return TG_ENOMEM;
+	memcpy(t->layouts[t->nlayouts], lay, sizeof(lay));
+	*id = (uint16_t)t->nlayouts++;
+	return TG_OK;
+}
+
+tg_err tg_topology_node_set_gpus(tg_topology *t, tg_node_id n,
+				 unsigned ngpus, const uint8_t *island)
+{
+	uint16_t lay;
+	size_t i;
+	int64_t used;
+	uint64_t all;
+	tg_err err;
+
+	if (!node_ok(t, n) || ngpus > TG_MAX_GPUS)
+		return TG_EINVAL;
+	if (t->ngpus[n] != 0 && t->gpu_free[n] !=
+	    (t->ngpus[n] == 64 ? ~0ull : (1ull << t->ngpus[n]) - 1))
+		return TG_ESTATE;	/* GPUs already handed out */
+	if ((err = layout_intern(t, island, ngpus, &lay)))
+		return err;
+	all = ngpus == 64 ? ~0ull : (1ull << ngpus) - 1;
+	t->ngpus[n] = (uint8_t)ngpus;
+	t->layout[n] = lay;
+	t->gpu_free[n] = all;
+	i = (size_t)n * t->stride + TG_RES_GPU;
+	used = t->alloc[i] - t->freev[i];
+	t->alloc[i] = ngpus;
+	t->freev[i] = (int64_t)ngpus - used;
+	return TG_OK;
+}
+
+tg_err tg_topology_node_add_label(tg_topology *t, tg_node_id n,
+				  const char *key, const char *value)
+{
+	uint32_t k, v;
+	tg_err err;
+
+	if (!node_ok(t, n) || !name_ok(key) || !value ||
+	    strlen(value) > TG_MAX_NAME)
+		return TG_EINVAL;
+	if ((err = tgi_strtab_intern(&t->strs, key, &k)) ||
+	    (err = tgi_strtab_intern(&t->strs, value, &v)))
+		return err;
+	if (tgi_grow(&t->labels, &t->labcap, t->nlabels + 1,
+		     sizeof(*t->labels)))
+		return TG_ENOMEM;
+	t->labels[t->nlabels].key = k;
+	t->labels[t->nlabels].value = v;
+	t->labels[t->nlabels].next = t->lab_head[n];
+	t->lab_head[n] = (uint32_t)++t->nlabels;
+	return TG_OK;
+}
+
+tg_err tg_topology_node_add_taint(tg_topology *t, tg_node_id n,
+				  const char *key, const char *value,
+				  tg_taint_effect effect)
+{
+	uint32_t k, v = 0;
+	tg_err err;
+
+	if (!node_ok(t, n) || !name_ok(key) ||
+	    (value && strlen(value) > TG_MAX_NAME) ||
+	    effect < TG_TAINT_NO_SCHEDULE || effect > TG_TAINT_NO_EXECUTE)
+		return TG_EINVAL;
+	if ((err = tgi_strtab_intern(&t->strs, key, &k)) ||
+	    (value && (err = tgi_strtab_intern(&t->strs, value, &v))))
+		return err;
+	if (tgi_grow(&t->taints, &t->taintcap, t->ntaints + 1,
+		     sizeof(*t->taints)))
+		return TG_ENOMEM;
+	t->taints[t->ntaints].key = k;
+	t->taints[t->ntaints].value = v;
+	t->taints[t->ntaints].effect = effect;
+	t->taints[t->ntaints].next = t->taint_head[n];
+	t->taint_head[n] = (uint32_t)++t->ntaints;
+	return TG_OK;
+}
+
+tg_err tg_topology_node_set_unschedulable(tg_topology *t, tg_node_id n,
+					  bool unschedulable)
+{
+	if (!node_ok(t, n))
+		return TG_EINVAL;
+	if (unschedulable)
+		t->flags[n] |= TGI_NODE_UNSCHED;
+	else
+		t->flags[n] &= (uint8_t)~TGI_NODE_UNSCHED;
+	return TG_OK;
+}
+
+tg_err tgi_warn(tg_topology *t, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (tgi_grow(&t->warn, &t->warncap, t->nwarn + 1, sizeof(char *)))
+		return TG_ENOMEM;
+	s = tgi_strdup(line);
+	if (!s)
+		return TG_ENOMEM;
+	t->warn[t->nwarn++] = s;
+	return TG_OK;
+}
+
+/* Sorting nodes into tree order. */
+static const tg_topology *sort_t;
+
+static int node_cmp(const void *pa, const void *pb)
+{
+	const tg_topology *t = sort_t;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	bool ia = t->flags[a] & TGI_NODE_IN_TREE;
+	bool ib = t->flags[b] & TGI_NODE_IN_TREE;
+	unsigned l;
+	int c;
+
+	if (ia != ib)
+		return ia ? -1 : 1;
+	if (ia)
+		for (l = 0; l < t->nlayers; l++) {
+			uint32_t va = t->path[(size_t)a * t->nlayers + l];
+			uint32_t vb = t->path[(size_t)b * t->nlayers + l];
+
+			if (va == vb)
+				continue;
+			c = tg_name_cmp(tgi_strtab_get(&t->strs, va),
+					tgi_strtab_get(&t->strs, vb));
+			if (c)
+				return c;
+		}
+	return tg_name_cmp(tgi_strtab_get(&t->strs, t->name[a]),
+			   tgi_strtab_get(&t->strs, t->name[b]));
+}
+
+static bool accel_layer(const tg_topology *t, unsigned l)
+{
+	static const char *const words[] = {
+		"nvlink", "accelerator", "clique", "nvl", "imex"
+	};
+	char buf[2 * TG_MAX_NAME + 2];
+	size_t i;
+
+	snprintf(buf, sizeof(buf), "%s %s", t->layer_name[l],
+		 t->layer_key[l] ? t->layer_key[l] : "");
+	for (i = 0; buf[i]; i++)
+		buf[i] = (char)tolower((unsigned char)buf[i]);
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strstr(buf, words[i]))
+			return true;
+	return false;
+}
+
+static void default_bandwidth(tg_topology *t)
+{
+	double tier[] = { 400, 200, 100, 50 };
+	unsigned k = 0;
+	int l;
+
+	if (!t->layer_bw_set[t->nlayers])
+		t->layer_bw[t->nlayers] = 7200;
+	for (l = (int)t->nlayers - 1; l >= 0; l--) {
+		double bw;
+
+		if (accel_layer(t, (unsigned)l))
+			bw = 7200;
+		else
+			bw = tier[k < 3 ? k++ : 3];
+		if (!t->layer_bw_set[l])
+			t->layer_bw[l] = bw;
+	}
+	t->root_bw = t->nlayers ? t->layer_bw[0] / 2 : t->layer_bw[0];
+	if (t->nlayers == 0)
+		t->root_bw = 400;
+	if (t->root_bw < 25)
+		t->root_bw = 25;
+}
+
+static char *make_path(const tg_topology *t, uint32_t node, unsigned upto)
+{
+	tgi_buf b;
+	unsigned l;
+
+	tgi_buf_init(&b, (TG_MAX_NAME + 1) * (TG_MAX_LAYERS + 1));
+	for (l = 0; l <= upto; l++) {
+		if (l)
+			tgi_buf_add(&b, "/", 1);
+		tgi_buf_adds(&b, tgi_strtab_get(&t->strs,
+				t->path[(size_t)node * t->nlayers + l]));
+	}
+	return tgi_buf_take(&b);
+}
+
+tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
+{
+	size_t i, count[TG_MAX_LAYERS + 1], idx[TG_MAX_LAYERS];
+	uint32_t cur[TG_MAX_LAYERS];
+	unsigned l;
+	size_t ndom;
+	tg_err err = TG_ENOMEM;
+
+	if (!t)
+		return TG_EINVAL;
+	if (t->built)
+		return tgi_errf(ei, TG_ESTATE, "topology already built");
+
+	/* 1. which nodes have a full path; the virtual accelerator domain */
+	t->ntree = 0;
+	for (i = 0; i < t->nnodes; i++) {
+		uint32_t *p = &t->path[i * t->nlayers];
+		unsigned missing = 0, first = TG_NONE;
+		const char *nm = tgi_strtab_get(&t->strs, t->name[i]);
+
+		for (l = 0; l < t->nlayers; l++)
+			if (!p[l]) {
+				missing++;
+				if (first == TG_NONE)
+					first = l;
+			}
+		if (missing == 1 && first == t->nlayers - 1 &&
+		    t->nlayers > 1 && accel_layer(t, first)) {
+			/* Koordinator: a node without its accelerator
+			 * label is its own accelerator domain. */
+			if (tgi_strtab_intern(&t->strs, nm, &p[first]) ||
+			    tgi_warn(t, "node %s: no %s label (layer %s); "
+				     "treated as its own %s domain", nm,
+				     t->layer_key[first] ? t->layer_key[first]
+				     : t->layer_name[first],
+				     t->layer_name[first],
+				     t->layer_name[first]))
+				return tgi_errf(ei, TG_ENOMEM, "out of memory");
+			missing = 0;
+		}
+		if (missing) {
+			if (tgi_warn(t, "node %s: no %s label (layer %s); "
+				     "left out of topology-aware placement",
+				     nm, t->layer_key[first] ?
+				     t->layer_key[first] :
+				     t->layer_name[first],
+				     t->layer_name[first]))
+				return tgi_errf(ei, TG_ENOMEM, "out of memory");
+			continue;
+		}
+		t->flags[i] |= TGI_NODE_IN_TREE;
+		t->ntree++;
+	}
+
+	/* 2. tree order */
+	t->order = tgi_malloc((t->nnodes ? t->nnodes : 1) * sizeof(uint32_t));
+	t->pos = tgi_malloc((t->nnodes ? t->nnodes : 1) * sizeof(uint32_t));
+	t->leaf = tgi_malloc((t->nnodes ? t->nnodes : 1) * sizeof(uint32_t));
+	if (!t->order || !t->pos || !t->leaf)
+		goto fail;
+	for (i = 0; i < t->nnodes; i++)
+		t->order[i] = (uint32_t)i;
+	sort_t = t;
+	qsort(t->order, t->nnodes, sizeof(uint32_t), node_cmp);
+	sort_t = NULL;
+	for (i = 0; i < t->nnodes; i++) {
+		t->pos[t->order[i]] = (uint32_t)i;
+		t->leaf[i] = TG_NONE;
+	}
+
+	/* 3. count domains per layer */
+	memset(count, 0, sizeof(count));
+	for (i = 0; i < t->ntree; i++) {
+		uint32_t n = t->order[i];
+		bool diff = i == 0;
+
+		for (l = 0; l < t->nlayers; l++) {
+			if (!diff) {
+				uint32_t pn = t->order[i - 1];
+
+				diff = t->path[(size_t)n * t->nlayers + l] !=
+				       t->path[(size_t)pn * t->nlayers + l];
+			}
+			if (diff)
+				count[l]++;
+		}
+	}
+	ndom = 1;
+	t->layer_lo[0] = 1;
+	for (l = 0; l < t->nlayers; l++) {
+		t->layer_lo[l] = (uint32_t)ndom;
+		ndom += count[l];
+		t->layer_hi[l] = (uint32_t)ndom;
+	}
+	t->dom = tgi_calloc(ndom, sizeof(*t->dom));
+	if (!t->dom)
+		goto fail;
+	t->ndom = ndom;
+	t->dom[0].parent = TG_NONE;
+	t->dom[0].layer = TG_NONE;
+	t->dom[0].lo = 0;
+	t->dom[0].hi = (uint32_t)t->nnodes;
+	t->dom[0].child0 = t->nlayers ? t->layer_lo[0] : 0;
+	t->dom[0].nchild = t->nlayers ? (uint32_t)count[0] : 0;
+	t->dom[0].path = tgi_strdup("");
+	if (!t->dom[0].path)
+		goto fail;
+
+	/* 4. fill domains */
+	for (l = 0; l < t->nlayers; l++)
+		idx[l] = t->layer_lo[l];
+	for (i = 0; i < t->ntree; i++) {
+		uint32_t n = t->order[i];
+		bool diff = i == 0;
+
+		for (l = 0; l < t->nlayers; l++) {
+			tgi_domain *d;
+
+			if (!diff) {
+				uint32_t pn = t->order[i - 1];
+
+				diff = t->path[(size_t)n * t->nlayers + l] !=
+				       t->path[(size_t)pn * t->nlayers + l];
+			}
+			if (!diff) {
+				t->dom[cur[l]].hi = (uint32_t)i + 1;
+				continue;
+			}
+			cur[l] = (uint32_t)idx[l]++;
+			d = &t->dom[cur[l]];
+			d->parent = l ? cur[l - 1] : 0;
+			d->layer = l;
+			d->value = t->path[(size_t)n * t->nlayers + l];
+			d->lo = (uint32_t)i;
+			d->hi = (uint32_t)i + 1;
+			d->child0 = TG_NONE;
+			d->nchild = 0;
+			d->path = make_path(t, n, l);
+			if (!d->path)
+				goto fail;
+			if (l) {
+				tgi_domain *pd = &t->dom[cur[l - 1]];
+
+				if (pd->child0 == TG_NONE)
+					pd->child0 = cur[l];
+				pd->nchild++;
+			}
+		}
+		if (t->nlayers)
+			t->leaf[n] = cur[t->nlayers - 1];
+		else
+			t->leaf[n] = 0;
+	}
+	for (i = 1; i < t->ndom; i++)
+		if (t->dom[i].child0 == TG_NONE)
+			t->dom[i].child0 = 0;
+
+	/* 5. hygiene: a bare value under two parents */
+	for (l = 1; l < t->nlayers; l++) {
+		uint32_t a, b;
+
+		for (a = t->layer_lo[l]; a < t->layer_hi[l]; a++)
+			for (b = a + 1; b < t->layer_hi[l]; b++)
+				if (t->dom[a].value == t->dom[b].value) {
+					if (tgi_warn(t, "layer %s: value %s "
+						     "appears under %s and %s "
+						     "(two different domains)",
+						     t->layer_name[l],
+						     tgi_strtab_get(&t->strs,
+							t->dom[a].value),
+						     t->dom[t->dom[a].parent].path,
+						     t->dom[t->dom[b].parent].path))
+						goto fail;
+					break;
+				}
+		if (t->layer_hi[l] - t->layer_lo[l] > 4096)
+			break;	/* quadratic check: small fabrics only */
+	}
+
+	default_bandwidth(t);
+	t->built = true;
+	return TG_OK;
+fail:
+	return tgi_errf(ei, err, "out of memory building the topology");
+}
+
+unsigned tg_topology_nnodes(const tg_topology *t)
+{
+	return t ? (unsigned)t->nnodes : 0;
+}
+
+const char *tg_topology_node_name(const tg_topology *t, tg_node_id n)
+{
+	return node_ok(t, n) ? tgi_strtab_get(&t->strs, t->name[n]) : NULL;
+}
+
+tg_err tg_topology_node_find(const tg_topology *t, const char *name,
+			     tg_node_id *id)
+{
+	uint32_t *slot;
+
+	if (!t || !name || !t->nname_slots)
+		return TG_ENOENT;
+	slot = name_slot(t, name);
+	if (!*slot)
+		return TG_ENOENT;
+	if (id)
+		*id = *slot - 1;
+	return TG_OK;
+}
+
+int64_t tg_topology_node_allocatable(const tg_topology *t, tg_node_id n,
+				     unsigned res)
+{
+	if (!node_ok(t, n) || res >= t->stride)
+		return 0;
+	return t->alloc[(size_t)n * t->stride + res];
+}
+
+int64_t tg_topology_node_free(const tg_topology *t, tg_node_id n,
+			      unsigned res)
+{
+	if (!node_ok(t, n))
+		return 0;
+	return tgi_free_of(t, n, res);
+}
+
+uint64_t tg_topology_node_free_gpus(const tg_topology *t, tg_node_id n)
+{
+	return node_ok(t, n) ? t->gpu_free[n] : 0;
+}
+
+unsigned tg_topology_node_ngpus(const tg_topology *t, tg_node_id n)
+{
+	return node_ok(t, n) ? t->ngpus[n] : 0;
+}
+
+const char *tg_topology_node_label(const tg_topology *t, tg_node_id n,
+				   const char *key)
+{
+	uint32_t k, i;
+
+	if (!node_ok(t, n) || !key)
+		return NULL;
+	k = tgi_strtab_find(&t->strs, key);
+	if (!k)
+		return NULL;
+	for (i = t->lab_head[n]; i; i = t->labels[i - 1].next)
+		if (t->labels[i - 1].key == k)
+			return tgi_strtab_get(&t->strs, t->labels[i - 1].value);
+	return NULL;
+}
+
+tg_domain_id tg_topology_node_domain(const tg_topology *t, tg_node_id n)
+{
+	return node_ok(t, n) && t->built ? t->leaf[n] : TG_NONE;
+}
+
+unsigned tg_topology_ndomains(const tg_topology *t)
+{
+	return t ? (unsigned)t->ndom : 0;
+}
+
+unsigned tg_topology_domain_layer(const tg_topology *t, tg_domain_id d)
+{
+	return t && d < t->ndom ? t->dom[d].layer : TG_NONE;
+}
+
+tg_domain_id tg_topology_domain_parent(const tg_topology *t, tg_domain_id d)
+{
+	return t && d < t->ndom ? t->dom[d].parent : TG_NONE;
+}
+
+const char *tg_topology_domain_value(const tg_topology *t, tg_domain_id d)
+{
+	return t && d < t->ndom ? tgi_strtab_get(&t->strs, t->dom[d].value)
+				: NULL;
+}
+
+const char *tg_topology_domain_path(const tg_topology *t, tg_domain_id d)
+{
+	return t && d < t->ndom ? t->dom[d].path : NULL;
+}
+
+tg_err tg_topology_domain_find(const tg_topology *t, const char *path,
+			       tg_domain_id *id)
+{
+	size_t i;
+
+	if (!t || !path)
+		return TG_EINVAL;
+	for (i = 0; i < t->ndom; i++)
+		if (!strcmp(t->dom[i].path, path)) {
+			if (id)
+				*id = (tg_domain_id)i;
+			return TG_OK;
+		}
+	return TG_ENOENT;
+}
+
+unsigned tg_topology_nwarnings(const tg_topology *t)
+{
+	return t ? (unsigned)t->nwarn : 0;
+}
+
+const char *tg_topology_warning(const tg_topology *t, unsigned i)
+{
+	return t && i < t->nwarn ? t->warn[i] : NULL;
+}
+
+/* ---- GPUs ---- */
+
+uint64_t tgi_pick_gpus(const uint8_t *lay, unsigned ngpus, uint64_t free,
+		       unsigned want)
+{
+	unsigned cnt[TG_MAX_GPUS], i, best = TG_NONE, isl;
+	uint64_t pick = 0;
+
+	if (!want)
+		return 0;
+	if ((unsigned)__builtin_popcountll(free) < want)
+		return 0;
+	memset(cnt, 0, sizeof(cnt));
+	for (i = 0; i < ngpus; i++)
+		if (free >> i & 1)
+			cnt[lay[i] % TG_MAX_GPUS]++;
+	/* tightest island that holds all */
+	for (isl = 0; isl < TG_MAX_GPUS; isl++)
+		if (cnt[isl] >= want && (best == TG_NONE || cnt[isl] < cnt[best]))
+			best = isl;
+	if (best != TG_NONE) {
+		for (i = 0; i < ngpus && want; i++)
+			if ((free >> i & 1) && lay[i] % TG_MAX_GPUS == best) {
+				pick |= 1ull << i;
+				want--;
+			}
+		return pick;
+	}
+	/* otherwise the fullest islands first */
+	while (want) {
+		best = TG_NONE;
+		for (isl = 0; isl < TG_MAX_GPUS; isl++)
+			if (cnt[isl] && (best == TG_NONE || cnt[isl] > cnt[best]))
+				best = isl;
+		if (best == TG_NONE)
+			return 0;
+		for (i = 0; i < ngpus && want; i++)
+			if ((free >> i & 1) && lay[i] % TG_MAX_GPUS == best &&
+			    !(pick >> i & 1)) {
+				pick |= 1ull << i;
+				want--;
+			}
+		cnt[best] = 0;
+	}
+	return pick;
+}
+
+void tgi_node_take(tg_topology *t, uint32_t n, const int64_t *shape,
+		   uint64_t gpus)
+{
+	unsigned r;
+
+	for (r = 0; r < t->stride; r++)
+		t->freev[(size_t)n * t->stride + r] -= shape[r];
+	t->gpu_free[n] &= ~gpus;
+}
+
+/* ---- allocations ---- */
+
+static uint32_t *alloc_slot(const tg_topology *t, uint32_t podid)
+{
+	size_t j, mask = t->nalloc_slots - 1;
+
+	j = (size_t)(podid * 2654435761u) & mask;
+	while (t->alloc_of_pod[j]) {
+		if (t->allocs[t->alloc_of_pod[j] - 1].pod == podid)
+			break;
+		j = (j + 1) & mask;
+	}
+	return &t->alloc_of_pod[j];
+}
+
+uint32_t tgi_alloc_find(const tg_topology *t, const char *pod)
+{
+	uint32_t id, *slot;
+
+	if (!t->nalloc_slots)
+		return TG_NONE;
+	id = tgi_strtab_find(&t->strs, pod);
+	if (!id)
+		return TG_NONE;
+	slot = alloc_slot(t, id);
+	if (!*slot || !t->allocs[*slot - 1].live)
+		return TG_NONE;
+	return *slot - 1;
+}
+
+static tg_err alloc_rehash(tg_topology *t, size_t nslots)
+{
+	uint32_t *old = t->alloc_of_pod;
+	size_t i;
+
+	t->alloc_of_pod = tgi_calloc(nslots, sizeof(uint32_t));
+	if (!t->alloc_of_pod) {
+		t->alloc_of_pod = old;
+		return TG_ENOMEM;
+	}
+	t->nalloc_slots = nslots;
+	for (i = 0; i < t->nallocs; i++)
+		if (t->allocs[i].live)
+			*alloc_slot(t, t->allocs[i].pod) = (uint32_t)i + 1;
+	tgi_free(old);
+	return TG_OK;
+}
+
+tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
+{
+	int64_t shape[TG_MAX_RESOURCES];
+	uint32_t pod, gang, *slot;
+	size_t i, oldcap;
+	unsigned r, want, have;
+	uint64_t gpus;
+	tg_err err;
+
+	if (!t || !s || !name_ok(s->pod) || (s->gang && !name_ok(s->gang)) ||
+	    s->node >= t->nnodes)
+		return TG_EINVAL;
+	if (!t->built)
+		return TG_ESTATE;
+	memset(shape, 0, sizeof(shape));
+	if (s->shape)
+		for (r = 0; r < TG_MAX_RESOURCES; r++) {
+			if (s->shape->v[r] < 0)
+				return TG_EINVAL;
+			if (s->shape->v[r] && r >= t->nres)
+				return TG_EINVAL;
+			shape[r] = s->shape->v[r];
+		}
+	if (!shape[TG_RES_PODS])
+		shape[TG_RES_PODS] = 1;
+	if (tgi_alloc_find(t, s->pod) != TG_NONE)
+		return TG_EEXIST;
+	for (r = t->stride; r < t->nres; r++)
+		if (shape[r] && (err = restride(t, r + 1)))
+			return err;
+	if ((t->nallocs + 1) * 2 > t->nalloc_slots &&
+	    (err = alloc_rehash(t, t->nalloc_slots ? t->nalloc_slots * 2 : 64)))
+		return err;
+	if ((err = tgi_strtab_intern(&t->strs, s->pod, &pod)) ||
+	    (err = tgi_strtab_intern(&t->strs, s->gang ? s->gang : s->pod,
+				     &gang)))
+		return err;
+	oldcap = t->alloccap;
+	if (tgi_grow(&t->allocs, &t->alloccap, t->nallocs + 1,
+		     sizeof(*t->allocs)))
+		return TG_ENOMEM;
+	if (t->alloccap != oldcap) {
+		int64_t *ns = tgi_realloc(t->alloc_shape, t->alloccap *
+					  t->stride * sizeof(int64_t));
+
+		if (!ns) {
+			t->alloccap = oldcap;
+			return TG_ENOMEM;
+		}
+		t->alloc_shape = ns;
+	}
+	/* GPUs: the given ones, plus free ones picked for the rest */
+	gpus = s->gpus;
+	if (t->ngpus[s->node] < 64)
+		gpus &= (1ull << t->ngpus[s->node]) - 1;
+	want = shape[TG_RES_GPU] > TG_MAX_GPUS ? TG_MAX_GPUS :
+	       (unsigned)shape[TG_RES_GPU];
+	have = (unsigned)__builtin_popcountll(gpus);
+	if (want > have)
+		gpus |= tgi_pick_gpus(t->layouts[t->layout[s->node]],
+				      t->ngpus[s->node],
+				      t->gpu_free[s->node] & ~gpus,
+				      want - have);
+	i = t->nallocs++;
+	t->allocs[i].pod = pod;
+	t->allocs[i].gang = gang;
+	t->allocs[i].node = s->node;
+	t->allocs[i].gpus = gpus;
+	t->allocs[i].priority = s->priority;
+	t->allocs[i].preemptible = s->preemptible;
+	t->allocs[i].nominated = s->nominated;
+	t->allocs[i].live = true;
+	for (r = 0; r < t->stride; r++)
+		t->alloc_shape[i * t->stride + r] = shape[r];
+	slot = alloc_slot(t, pod);
+	*slot = (uint32_t)i + 1;
+	t->nlive++;
+	tgi_node_take(t, s->node, &t->alloc_shape[i * t->stride], gpus);
+	return TG_OK;
+}
+
+tg_err tg_topology_remove_alloc(tg_topology *t, const char *pod)
+{
+	uint32_t i, *slot;
+	unsigned r;
+	tgi_alloc *a;
+
+	if (!t || !pod)
+		return TG_EINVAL;
+	i = tgi_alloc_find(t, pod);
+	if (i == TG_NONE)
+		return TG_ENOENT;
+	a = &t->allocs[i];
+	for (r = 0; r < t->stride; r++)
+		t->freev[(size_t)a->node * t->stride + r] +=
+			t->alloc_shape[(size_t)i * t->stride + r];
+	t->gpu_free[a->node] |= a->gpus;
+	a->live = false;
+	t->nlive--;
+	slot = alloc_slot(t, a->pod);
+	*slot = 0;
+	/* re-insert the entries after the hole (linear probing) */
+	return alloc_rehash(t, t->nalloc_slots);
+}
+
+unsigned tg_topology_nallocs(const tg_topology *t)
+{
+	return t ? (unsigned)t->nlive : 0;
+}
+
+/* ---- bandwidth ---- */
+
+tg_err tg_topology_set_layer_bandwidth(tg_topology *t, unsigned layer,
+				       double gbps)
+{
+	if (!t || layer >= t->nlayers || !(gbps > 0))
+		return TG_EINVAL;
+	t->layer_bw[layer] = gbps;
+	t->layer_bw_set[layer] = true;
+	if (t->built)
+		default_bandwidth(t);
+	return TG_OK;
+}
+
+tg_err tg_topology_set_node_bandwidth(tg_topology *t, double gbps)
+{
+	if (!t || !(gbps > 0))
+		return TG_EINVAL;
+	t->layer_bw[t->nlayers] = gbps;
+	t->layer_bw_set[t->nlayers] = true;
+	return TG_OK;
+}
+
+double tg_topology_layer_bandwidth(const tg_topology *t, unsigned layer)
+{
+	if (!t)
+		return 0;
+	if (layer == TG_NONE)
+		return t->root_bw;
+	if (layer > t->nlayers)
+		return 0;
+	return t->layer_bw[layer];
+}
+
+/* ---- invariants ---- */
+
+tg_err tg_topology_check(const tg_topology *t, tg_errinfo *ei)
+{
+	size_t i, d;
+	unsigned r;
+	int64_t *used = NULL;
+	uint64_t *held = NULL;
+	tg_err err = TG_OK;
+
+	if (!t)
+		return TG_EINVAL;
+	if (!t->built)
+		return tgi_errf(ei, TG_ESTATE, "topology not built");
+	for (i = 1; i < t->ntree; i++) {
+		uint32_t a = t->order[i - 1], b = t->order[i];
+
+		sort_t = t;
+		if (node_cmp(&a, &b) >= 0) {
+			sort_t = NULL;
+			return tgi_errf(ei, TG_ESTATE, "nodes %s and %s out "
+					"of tree order",
+					tg_topology_node_name(t, a),
+					tg_topology_node_name(t, b));
+		}
+		sort_t = NULL;
+	}
+	for (d = 1; d < t->ndom; d++) {
+		const tgi_domain *x = &t->dom[d], *p = &t->dom[x->parent];
+
+		if (x->lo >= x->hi || x->lo < p->lo || x->hi > p->hi ||
+		    x->hi > t->ntree)
+			return tgi_errf(ei, TG_ESTATE, "domain %s: node range "
+					"[%u,%u) outside its parent's [%u,%u)",
+					x->path, x->lo, x->hi, p->lo, p->hi);
+		if ((x->layer == 0 && x->parent != 0) ||
+		    (x->layer > 0 && p->layer != x->layer - 1))
+			return tgi_errf(ei, TG_ESTATE, "domain %s: parent on "
+					"the wrong layer", x->path);
+		if (d > t->layer_lo[x->layer] &&
+		    t->dom[d - 1].layer == x->layer &&
+		    tg_name_cmp(t->dom[d - 1].path, x->path) >= 0 &&
+		    t->dom[d - 1].parent == x->parent)
+			return tgi_errf(ei, TG_ESTATE, "domains %s and %s out "
+					"of order", t->dom[d - 1].path,
+					x->path);
+	}
+	for (i = 0; i < t->ntree; i++) {
+		uint32_t n = t->order[i];
+		const tgi_domain *x;
+
+		if (t->leaf[n] == TG_NONE)
+			return tgi_errf(ei, TG_ESTATE, "node %s in the tree "
+					"without a domain",
+					tg_topology_node_name(t, n));
+		x = &t->dom[t->leaf[n]];
+		if (i < x->lo || i >= x->hi)
+			return tgi_errf(ei, TG_ESTATE, "node %s outside its "
+					"domain %s", tg_topology_node_name(t, n),
+					x->path);
+	}
+	used = tgi_calloc(t->nnodes * t->stride + 1, sizeof(*used));
+	held = tgi_calloc(t->nnodes + 1, sizeof(*held));
+	if (!used || !held) {
+		err = tgi_errf(ei, TG_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < t->nallocs; i++) {
+		const tgi_alloc *a = &t->allocs[i];
+
+		if (!a->live)
+			continue;
+		for (r = 0; r < t->stride; r++)
+			used[(size_t)a->node * t->stride + r] +=
+				t->alloc_shape[i * t->stride + r];
+		if (held[a->node] & a->gpus) {
+			err = tgi_errf(ei, TG_ESTATE, "node %s: a GPU held "
+				       "by two allocations (%s)",
+				       tg_topology_node_name(t, a->node),
+				       tgi_strtab_get(&t->strs, a->pod));
+			goto out;
+		}
+		held[a->node] |= a->gpus;
+	}
+	for (i = 0; i < t->nnodes; i++) {
+		uint64_t all = t->ngpus[i] == 64 ? ~0ull :
+			       (1ull << t->ngpus[i]) - 1;
+
+		for (r = 0; r < t->stride; r++) {
+			size_t k = i * t->stride + r;
+
+			if (t->freev[k] != t->alloc[k] - used[k]) {
+				err = tgi_errf(ei, TG_ESTATE, "node %s: free "
+					"%s %lld != allocatable %lld - used "
+					"%lld", tg_topology_node_name(t, i),
+					t->res_name[r],
+					(long long)t->freev[k],
+					(long long)t->alloc[k],
+					(long long)used[k]);
+				goto out;
+			}
+		}
+		if ((t->gpu_free[i] & held[i]) ||
+		    (t->gpu_free[i] | held[i]) != all) {
+			err = tgi_errf(ei, TG_ESTATE, "node %s: free GPU "
+				       "mask inconsistent with allocations",
+				       tg_topology_node_name(t, i));
+			goto out;
+		}
+	}
+out:
+	tgi_free(used);
+	tgi_free(held);
+	return err;
+}

@@ -36,9 +36,13 @@ void *tgi_calloc(size_t n, size_t size)
 
 	if (size && n > SIZE_MAX / size)
 		return NULL;
-	p = tgi_malloc(n * size);
-	if (p)
-		memset(p, 0, (n * size) ? (n * size) : 1);
+	{
+		size_t bytes = n * size;
+
+		p = tgi_malloc(bytes);
+		if (p)
+			memset(p, 0, bytes ? bytes : 1);
+	}
 	return p;
 }
 
@@ -191,10 +195,6 @@ char *tgi_buf_take(tgi_buf *b)
 	char *s;
 
 	if (b->err) {
-		tgi_buf_free(b);
-		return NULL;
-	}
-	if (!b->s && tgi_buf_add(b, "", 0) != TG_OK) {
 		tgi_buf_free(b);
 		return NULL;
 	}

@@ -1,0 +1,142 @@
+/*
+ * shared/src/model.h - the topology's private layout, shared by the core's
+ * files (topology.c, place.c, draw.c).  Hosts never see it.
+ *
+ * Nodes are stored column-wise (one array per field) so that the offer-slot
+ * pass of a placement walks flat arrays.  After tg_topology_build() the
+ * nodes inside the tree are listed in tree order in order[0..ntree); every
+ * domain covers one contiguous range [lo, hi) of that list, so a domain's
+ * nodes are found without walking the tree.  Nodes outside the tree follow
+ * in order[ntree..nnodes).
+ *
+ * Domains are numbered layer by layer (the root is 0, then every layer-0
+ * domain in path order, then layer 1 ...), so the children of a domain are
+ * consecutive ids and every layer is one id range.
+ */
+#ifndef TG_MODEL_H
+#define TG_MODEL_H
+
+#include "internal.h"
+
+#define TGI_NODE_UNSCHED	0x01	/* cordoned / drained */
+#define TGI_NODE_IN_TREE	0x02	/* has a full path */
+
+typedef struct tgi_domain {
+	uint32_t parent;	/* TG_NONE for the root */
+	uint32_t child0;	/* first child domain id (children consecutive) */
+	uint32_t nchild;
+	uint32_t layer;		/* TG_NONE for the root */
+	uint32_t value;		/* strtab id of the bare value */
+	uint32_t lo, hi;	/* node range in order[] */
+	char *path;		/* "v0/v1/.../vL"; "" for the root */
+} tgi_domain;
+
+typedef struct tgi_label {
+	uint32_t key, value, next;	/* next: index+1 in labels[], 0 = end */
+} tgi_label;
+
+typedef struct tgi_taint {
+	uint32_t key, value, next;
+	int effect;
+} tgi_taint;
+
+typedef struct tgi_alloc {
+	uint32_t pod, gang;	/* strtab ids */
+	uint32_t node;
+	uint64_t gpus;
+	int64_t priority;
+	bool preemptible, nominated, live;
+} tgi_alloc;
+
+struct tg_topology {
+	bool built;
+	unsigned nlayers;
+	char *layer_name[TG_MAX_LAYERS];
+	char *layer_key[TG_MAX_LAYERS];
+	double layer_bw[TG_MAX_LAYERS + 1];	/* [nlayers] = inside a node */
+	bool layer_bw_set[TG_MAX_LAYERS + 1];
+	double root_bw;
+
+	unsigned nres;
+	char *res_name[TG_MAX_RESOURCES];
+
+	tgi_strtab strs;
+
+	/* nodes, column-wise */
+	size_t nnodes, ncap;
+	unsigned stride;	/* resources stored per node (<= nres) */
+	uint32_t *name;		/* strtab id */
+	uint32_t *path;		/* nnodes * nlayers strtab ids (0 = missing) */
+	int64_t *alloc;		/* nnodes * stride */
+	int64_t *freev;		/* nnodes * stride */
+	uint64_t *gpu_free;	/* free GPU indices */
+	uint8_t *ngpus;
+	uint16_t *layout;	/* island layout id */
+	uint8_t *flags;
+	uint32_t *lab_head;	/* index+1 into labels[], 0 = none */
+	uint32_t *taint_head;
+	uint32_t *node_of_name;	/* hash slots: node id + 1 */
+	size_t nname_slots;
+
+	tgi_label *labels;
+	size_t nlabels, labcap;
+	tgi_taint *taints;
+	size_t ntaints, taintcap;
+
+	/* island layouts: layouts[id][gpu] = island */
+	uint8_t (*layouts)[TG_MAX_GPUS];
+	size_t nlayouts, laycap;
+
+	/* after build */
+	uint32_t *order;	/* positions -> node ids */
+	uint32_t *pos;		/* node id -> position */
+	uint32_t *leaf;		/* node id -> deepest domain or TG_NONE */
+	size_t ntree;
+	tgi_domain *dom;
+	size_t ndom;
+	uint32_t layer_lo[TG_MAX_LAYERS + 1];	/* domain id ranges per layer */
+	uint32_t layer_hi[TG_MAX_LAYERS + 1];
+
+	char **warn;
+	size_t nwarn, warncap;
+
+	/* allocations */
+	tgi_alloc *allocs;
+	size_t nallocs, alloccap, nlive;
+	int64_t *alloc_shape;	/* nallocs * stride */
+	uint32_t *alloc_of_pod;	/* hash slots: alloc index + 1 */
+	size_t nalloc_slots;
+
+	void *scratch;		/* place.c's reusable buffers */
+	void (*scratch_free)(void *);
+};
+
+static inline int64_t tgi_free_of(const tg_topology *t, uint32_t n,
+				  unsigned r)
+{
+	return r < t->stride ? t->freev[(size_t)n * t->stride + r] : 0;
+}
+
+/* Records a warning (formatted); TG_ENOMEM only. */
+tg_err tgi_warn(tg_topology *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Picks \p want GPUs among \p free on a node with island layout \p lay:
+ * the tightest island that holds them, else the fullest islands first;
+ * lowest indices first inside an island.  0 if not enough. */
+uint64_t tgi_pick_gpus(const uint8_t *lay, unsigned ngpus, uint64_t free,
+		       unsigned want);
+
+/* Takes \p shape and \p gpus from node \p n (no checks). */
+void tgi_node_take(tg_topology *t, uint32_t n, const int64_t *shape,
+		   uint64_t gpus);
+
+/* The allocation index of a pod name, TG_NONE when none. */
+uint32_t tgi_alloc_find(const tg_topology *t, const char *pod);
+
+/* Layer index of a request's layer name: a layer, nlayers for the node
+ * level (kubernetes.io/hostname, NodeTopologyLayer, node, hostname), or
+ * TG_NONE when unknown. */
+unsigned tgi_layer_resolve(const tg_topology *t, const char *name);
+
+#endif /* TG_MODEL_H */
