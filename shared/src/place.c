@@ -1,3 +1,1492 @@
-/* placeholder: being written */
+/*
+ * shared/src/place.c - gang placement.
+ *
+ * See place.h for the algorithm.  Vocabulary:
+ *   level   a layer index, or nlayers for single nodes; TG_NONE = root
+ *   slots   how many members of one pod set's shape fit (offer slots)
+ *   pos     a node's position in tree order (t->order)
+ *
+ * Nothing here changes the topology's state; scratch arrays live in
+ * t->scratch and are reused from one decision to the next.
+ */
 #include "config.h"
-#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gang.h"
+#include "model.h"
+
+enum {
+	WHY_UNSCHED = 0,
+	WHY_TAINT,
+	WHY_SELECTOR,
+	WHY_AFFINITY,
+	WHY_POD_AFFINITY,
+	WHY_NOT_IN_TREE,
+	WHY_RES0		/* WHY_RES0 + r: insufficient resource r */
+};
+#define NWHY (WHY_RES0 + TG_MAX_RESOURCES)
+
+typedef struct scratch {
+	size_t npos, ndom;
+	int64_t *nslots;	/* per pos: slots of the pod set being filled */
+	int64_t *dslots;	/* per domain */
+	int64_t *main_dslots;	/* per domain, main pod set (for messages) */
+	uint32_t *take;		/* per pos: members taken in this decision */
+	int64_t *used;		/* per pos * stride: resources taken */
+	uint64_t *gpu_used;	/* per pos */
+	uint32_t *touched;	/* positions with take > 0 */
+	size_t ntouched;
+	uint32_t *fill;		/* (pos, count) pairs of the current fill */
+	size_t nfill, fillcap;
+} scratch;
+
+struct tg_decision {
+	char *gang;
+	tg_status status;
+	char *domain;
+	char *message;
+	double bw;
+	tg_placement *pl;
+	unsigned npl;
+	char **names;
+	tg_victim *vic;
+	unsigned nvic;
+};
+
+/* Everything resolved about one request against one topology. */
+typedef struct req {
+	const tg_gang *g;
+	unsigned hard;			/* highest MUST level; TG_NONE = root */
+	unsigned prefer;		/* deepest PREFER level or TG_NONE */
+	unsigned slice[TG_MAX_LAYERS + 1];	/* per level, 0 = none */
+	unsigned spread_level;		/* TG_NONE = none */
+	unsigned spread_skew;
+	bool spread_hard;
+	bool topo;			/* any topology request at all */
+	unsigned main;			/* pod set with most members */
+	unsigned nres;
+	unsigned res[TG_MAX_RESOURCES];	/* requested resource ids */
+	uint32_t pod_aff_vals[TG_MAX_PODSETS][TG_MAX_TERMS][64];
+	unsigned pod_aff_n[TG_MAX_PODSETS][TG_MAX_TERMS];
+	uint32_t pod_aff_key[TG_MAX_PODSETS][TG_MAX_TERMS];
+	uint32_t why[NWHY];		/* nodes excluded per reason (main) */
+	char note[512];			/* non-fatal request notes */
+} req;
+
+static void scratch_free(void *p)
+{
+	scratch *s = p;
+
+	if (!s)
+		return;
+	tgi_free(s->nslots);
+	tgi_free(s->dslots);
+	tgi_free(s->main_dslots);
+	tgi_free(s->take);
+	tgi_free(s->used);
+	tgi_free(s->gpu_used);
+	tgi_free(s->touched);
+	tgi_free(s->fill);
+	tgi_free(s);
+}
+
+static scratch *scratch_get(tg_topology *t)
+{
+	scratch *s = t->scratch;
+	size_t n = t->nnodes ? t->nnodes : 1, d = t->ndom ? t->ndom : 1;
+
+	if (s && s->npos >= n && s->ndom >= d)
+		return s;
+	if (s)
+		scratch_free(s);
+	t->scratch = NULL;
+	s = tgi_calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	t->scratch_free = scratch_free;
+	s->npos = n;
+	s->ndom = d;
+	s->nslots = tgi_calloc(n, sizeof(int64_t));
+	s->dslots = tgi_calloc(d, sizeof(int64_t));
+	s->main_dslots = tgi_calloc(d, sizeof(int64_t));
+	s->take = tgi_calloc(n, sizeof(uint32_t));
+	s->used = tgi_calloc(n * TG_MAX_RESOURCES, sizeof(int64_t));
+	s->gpu_used = tgi_calloc(n, sizeof(uint64_t));
+	s->touched = tgi_calloc(n, sizeof(uint32_t));
+	if (!s->nslots || !s->dslots || !s->main_dslots || !s->take ||
+	    !s->used || !s->gpu_used || !s->touched) {
+		scratch_free(s);
+		return NULL;
+	}
+	t->scratch = s;
+	return s;
+}
+
+/* ---- decisions ---- */
+
+static void decision_free_fields(tg_decision *d)
+{
+	unsigned i;
+
+	tgi_free(d->gang);
+	tgi_free(d->domain);
+	tgi_free(d->message);
+	if (d->names)
+		for (i = 0; i < d->npl; i++)
+			tgi_free(d->names[i]);
+	tgi_free(d->names);
+	tgi_free(d->pl);
+	tgi_free(d->vic);
+}
+
+void tg_decision_free(tg_decision *d)
+{
+	if (!d)
+		return;
+	decision_free_fields(d);
+	tgi_free(d);
+}
+
+tg_status tg_decision_status(const tg_decision *d)
+{
+	return d ? d->status : TG_STATUS_UNSCHEDULABLE;
+}
+
+const char *tg_status_name(tg_status s)
+{
+	switch (s) {
+	case TG_STATUS_PLACED:
+		return "placed";
+	case TG_STATUS_PREEMPTING:
+		return "preempting";
+	case TG_STATUS_UNSCHEDULABLE:
+		return "unschedulable";
+	}
+	return "unknown";
+}
+
+const char *tg_decision_gang(const tg_decision *d)
+{
+	return d ? d->gang : NULL;
+}
+
+const char *tg_decision_domain(const tg_decision *d)
+{
+	return d && d->domain ? d->domain : "";
+}
+
+unsigned tg_decision_nplacements(const tg_decision *d)
+{
+	return d ? d->npl : 0;
+}
+
+const tg_placement *tg_decision_placement(const tg_decision *d, unsigned i)
+{
+	return d && i < d->npl ? &d->pl[i] : NULL;
+}
+
+unsigned tg_decision_nvictims(const tg_decision *d)
+{
+	return d ? d->nvic : 0;
+}
+
+const tg_victim *tg_decision_victim(const tg_decision *d, unsigned i)
+{
+	return d && i < d->nvic ? &d->vic[i] : NULL;
+}
+
+double tg_decision_bandwidth_gbps(const tg_decision *d)
+{
+	return d ? d->bw : 0;
+}
+
+const char *tg_decision_message(const tg_decision *d)
+{
+	return d && d->message ? d->message : "";
+}
+
+/* ---- levels and names ---- */
+
+static const char *level_name(const tg_topology *t, unsigned level)
+{
+	if (level == TG_NONE)
+		return "cluster";
+	if (level >= t->nlayers)
+		return "node";
+	return t->layer_name[level];
+}
+
+/* Number of domains at a level (nodes in the tree for the node level). */
+static uint32_t level_lo(const tg_topology *t, unsigned level)
+{
+	if (level == TG_NONE)
+		return 0;
+	return level >= t->nlayers ? 0 : t->layer_lo[level];
+}
+
+static uint32_t level_hi(const tg_topology *t, unsigned level)
+{
+	if (level == TG_NONE)
+		return 1;
+	return level >= t->nlayers ? (uint32_t)t->ntree : t->layer_hi[level];
+}
+
+/* Domain of node position \p p at \p level (a layer). */
+static uint32_t ancestor(const tg_topology *t, uint32_t node, unsigned level)
+{
+	uint32_t d = t->leaf[node];
+
+	if (level == TG_NONE)
+		return 0;
+	while (d != TG_NONE && d && t->dom[d].layer > level)
+		d = t->dom[d].parent;
+	return d;
+}
+
+/* "SpineLayer/spine-0/..." for a unit at a level. */
+static tg_err unit_name(const tg_topology *t, unsigned level, uint32_t u,
+			tgi_buf *b, bool with_layer)
+{
+	if (level == TG_NONE)
+		return tgi_buf_adds(b, "cluster");
+	if (level >= t->nlayers) {
+		if (with_layer)
+			tgi_buf_adds(b, "node/");
+		return tgi_buf_adds(b, tgi_strtab_get(&t->strs,
+					t->name[t->order[u]]));
+	}
+	if (with_layer)
+		tgi_buf_addf(b, "%s/", t->layer_name[level]);
+	return tgi_buf_adds(b, t->dom[u].path);
+}
+
+/* ---- request resolution ---- */
+
+static tg_err resolve(tg_topology *t, const tg_gang *g, req *q,
+		      tgi_buf *err)
+{
+	unsigned i, j, l, r, best = 0;
+	bool seen[TG_MAX_RESOURCES] = { false };
+	const char *bad = NULL;
+
+	memset(q, 0, sizeof(*q));
+	q->g = g;
+	q->hard = TG_NONE;
+	q->prefer = TG_NONE;
+	q->spread_level = TG_NONE;
+	q->topo = g->ngather || g->nslice || g->nspread;
+
+	for (i = 0; i < g->ngather; i++) {
+		l = tgi_layer_resolve(t, g->gather[i].layer);
+		bad = g->gather[i].layer;
+		if (l == TG_NONE)
+			goto unknown;
+		if (g->gather[i].a == TG_GATHER_MUST &&
+		    (q->hard == TG_NONE || l < q->hard))
+			q->hard = l;
+		if (g->gather[i].a == TG_GATHER_PREFER &&
+		    (q->prefer == TG_NONE || l > q->prefer))
+			q->prefer = l;
+	}
+	for (i = 0; i < g->nps; i++)
+		if (g->ps[i]->count > g->ps[best]->count)
+			best = i;
+	q->main = best;
+	for (i = 0; i < g->nslice; i++) {
+		unsigned sz = g->slice[i].a, cnt = g->ps[best]->count;
+
+		l = tgi_layer_resolve(t, g->slice[i].layer);
+		bad = g->slice[i].layer;
+		if (l == TG_NONE)
+			goto unknown;
+		if (cnt % sz) {
+			tgi_buf_addf(err, "gang %s: %u members do not divide "
+				     "into slices of %u on layer %s", g->name,
+				     cnt, sz, g->slice[i].layer);
+			return TG_EINVAL;
+		}
+		q->slice[l] = sz;
+	}
+	/* nested slices: a slice above must be a multiple of one below */
+	for (i = 0; i <= t->nlayers; i++)
+		for (j = i + 1; j <= t->nlayers; j++)
+			if (q->slice[i] && q->slice[j] &&
+			    q->slice[i] % q->slice[j]) {
+				tgi_buf_addf(err, "gang %s: slice of %u on %s "
+					     "is not a multiple of the slice "
+					     "of %u on %s", g->name,
+					     q->slice[i], level_name(t, i),
+					     q->slice[j], level_name(t, j));
+				return TG_EINVAL;
+			}
+	for (i = 0; i < g->nspread; i++) {
+		l = tgi_layer_resolve(t, g->spread[i].layer);
+		if (l == TG_NONE) {
+			if (!g->spread[i].hard) {
+				snprintf(q->note, sizeof(q->note),
+					 "; soft spread on unknown layer '%s' "
+					 "ignored", g->spread[i].layer);
+				continue;
+			}
+			goto unknown_spread;
+		}
+		if (q->spread_level == TG_NONE || l < q->spread_level) {
+			q->spread_level = l;
+			q->spread_skew = g->spread[i].a;
+			q->spread_hard = g->spread[i].hard;
+		}
+	}
+	if (q->spread_level != TG_NONE && q->hard != TG_NONE &&
+	    q->hard >= q->spread_level) {
+		tgi_buf_addf(err, "gang %s: must gather on %s but spread "
+			     "over %s, which is not below it", g->name,
+			     level_name(t, q->hard),
+			     level_name(t, q->spread_level));
+		return TG_EINVAL;
+	}
+	for (i = 0; i < g->nps; i++)
+		for (r = 0; r < TG_MAX_RESOURCES; r++) {
+			if (!g->ps[i]->shape.v[r] || seen[r] || r == TG_RES_PODS)
+				continue;
+			if (r >= t->nres) {
+				tgi_buf_addf(err, "gang %s: pod set %s asks "
+					     "for an unregistered resource "
+					     "id %u", g->name,
+					     g->ps[i]->name, r);
+				return TG_EINVAL;
+			}
+			seen[r] = true;
+			q->res[q->nres++] = r;
+		}
+	q->res[q->nres++] = TG_RES_PODS;
+	return TG_OK;
+unknown:
+	tgi_buf_addf(err, "gang %s: unknown topology layer '%s'", g->name,
+		     bad);
+	goto layers;
+unknown_spread:
+	tgi_buf_addf(err, "gang %s: unknown topology layer '%s' in a hard "
+		     "spread", g->name, g->spread[i].layer);
+layers:
+	tgi_buf_adds(err, " (layers:");
+	for (l = 0; l < t->nlayers; l++)
+		tgi_buf_addf(err, "%s %s%s%s%s", l ? "," : "",
+			     t->layer_name[l], t->layer_key[l] ? " [" : "",
+			     t->layer_key[l] ? t->layer_key[l] : "",
+			     t->layer_key[l] ? "]" : "");
+	tgi_buf_adds(err, t->nlayers ? ", node)" : " node)");
+	return TG_EINVAL;
+}
+
+/* ---- eligibility ---- */
+
+static bool expr_match(const tg_topology *t, uint32_t n, const tgi_expr *e)
+{
+	const char *v = tg_topology_node_label(t, n, e->key);
+	unsigned i;
+	int64_t a, b;
+
+	switch (e->op) {
+	case TG_SEL_EXISTS:
+		return v != NULL;
+	case TG_SEL_DOES_NOT_EXIST:
+		return v == NULL;
+	case TG_SEL_IN:
+	case TG_SEL_NOT_IN:
+		if (!v)
+			return e->op == TG_SEL_NOT_IN;
+		for (i = 0; i < e->nvalues; i++)
+			if (!strcmp(v, e->values[i]))
+				return e->op == TG_SEL_IN;
+		return e->op == TG_SEL_NOT_IN;
+	case TG_SEL_GT:
+	case TG_SEL_LT:
+		if (!v || !tgi_parse_i64(v, &a) ||
+		    !tgi_parse_i64(e->values[0], &b))
+			return false;
+		return e->op == TG_SEL_GT ? a > b : a < b;
+	}
+	return false;
+}
+
+static bool tolerated(const tgi_podset *p, const tgi_taint *tn,
+		      const tgi_strtab *st)
+{
+	unsigned i;
+
+	for (i = 0; i < p->ntol; i++) {
+		const tgi_toleration *o = &p->tol[i];
+
+		if (o->effect >= 0 && o->effect != tn->effect)
+			continue;
+		if (!o->key)
+			return true;
+		if (strcmp(o->key, tgi_strtab_get(st, tn->key)))
+			continue;
+		if (o->exists)
+			return true;
+		if (!strcmp(o->value ? o->value : "",
+			    tgi_strtab_get(st, tn->value)))
+			return true;
+	}
+	return false;
+}
+
+/* Why node \p n cannot take a member of pod set \p ps; -1 if it can. */
+static int ineligible(const tg_topology *t, const req *q, unsigned ps,
+		      uint32_t n)
+{
+	const tgi_podset *p = q->g->ps[ps];
+	uint32_t i;
+	unsigned k, j;
+
+	if (t->flags[n] & TGI_NODE_UNSCHED)
+		return WHY_UNSCHED;
+	if (q->topo && !(t->flags[n] & TGI_NODE_IN_TREE))
+		return WHY_NOT_IN_TREE;
+	for (i = t->taint_head[n]; i; i = t->taints[i - 1].next)
+		if (t->taints[i - 1].effect != TG_TAINT_PREFER_NO_SCHEDULE &&
+		    !tolerated(p, &t->taints[i - 1], &t->strs))
+			return WHY_TAINT;
+	for (k = 0; k < p->nsel; k++) {
+		const char *v = tg_topology_node_label(t, n, p->sel_key[k]);
+
+		if (!v || strcmp(v, p->sel_val[k]))
+			return WHY_SELECTOR;
+	}
+	if (p->nterms) {
+		bool any = false;
+
+		for (k = 0; k < p->nterms && !any; k++) {
+			bool all = true;
+
+			for (j = 0; j < p->terms[k].n && all; j++)
+				all = expr_match(t, n, &p->terms[k].exprs[j]);
+			any = all;
+		}
+		if (!any)
+			return WHY_AFFINITY;
+	}
+	for (k = 0; k < p->naff; k++) {
+		const char *v = tg_topology_node_label(t, n, p->aff[k].key);
+		uint32_t vid = v ? tgi_strtab_find(&t->strs, v) : 0;
+		bool in = false;
+
+		for (j = 0; vid && j < q->pod_aff_n[ps][k]; j++)
+			if (q->pod_aff_vals[ps][k][j] == vid)
+				in = true;
+		if (p->aff[k].anti ? in : !in)
+			return WHY_POD_AFFINITY;
+	}
+	return -1;
+}
+
+/* Resolves pod (anti-)affinity terms to the label values they name. */
+static void resolve_pod_affinity(const tg_topology *t, req *q)
+{
+	unsigned ps, k, j;
+
+	for (ps = 0; ps < q->g->nps; ps++) {
+		const tgi_podset *p = q->g->ps[ps];
+
+		for (k = 0; k < p->naff; k++) {
+			q->pod_aff_n[ps][k] = 0;
+			for (j = 0; j < p->aff[k].npods; j++) {
+				uint32_t a = tgi_alloc_find(t,
+							    p->aff[k].pods[j]);
+				const char *v;
+				uint32_t vid;
+				unsigned m;
+
+				if (a == TG_NONE)
+					continue;
+				v = tg_topology_node_label(t,
+						t->allocs[a].node,
+						p->aff[k].key);
+				vid = v ? tgi_strtab_find(&t->strs, v) : 0;
+				if (!vid)
+					continue;
+				for (m = 0; m < q->pod_aff_n[ps][k]; m++)
+					if (q->pod_aff_vals[ps][k][m] == vid)
+						break;
+				if (m == q->pod_aff_n[ps][k] && m < 64)
+					q->pod_aff_vals[ps][k][q->pod_aff_n
+						[ps][k]++] = vid;
+			}
+		}
+	}
+}
+
+static bool simple_podset(const tgi_podset *p)
+{
+	return !p->nsel && !p->nterms && !p->naff;
+}
+
+/*
+ * Offer slots of pod set \p ps on every position in [lo, hi), given the
+ * resources already taken by this decision (s->used).  With \p why,
+ * counts the reason each node takes none.
+ */
+static void node_slots(const tg_topology *t, const req *q, scratch *s,
+		       unsigned ps, uint32_t lo, uint32_t hi, uint32_t *why)
+{
+	const tgi_podset *p = q->g->ps[ps];
+	const unsigned stride = t->stride;
+	const bool simple = simple_podset(p) && !p->ntol;
+	unsigned cap = p->max_per_node;
+	int64_t req_v[TG_MAX_RESOURCES];
+	uint32_t i;
+	unsigned k;
+
+	for (k = 0; k < q->nres; k++) {
+		unsigned r = q->res[k];
+
+		req_v[k] = r == TG_RES_PODS ? (p->shape.v[r] ? p->shape.v[r]
+					       : 1) : p->shape.v[r];
+	}
+	for (i = lo; i < hi; i++) {
+		uint32_t n = t->order[i];
+		int64_t best = INT64_MAX;
+		int reason;
+
+		if (simple && !t->taint_head[n]) {
+			reason = (t->flags[n] & TGI_NODE_UNSCHED) ? WHY_UNSCHED
+				 : (q->topo && !(t->flags[n] &
+						 TGI_NODE_IN_TREE))
+				 ? WHY_NOT_IN_TREE : -1;
+		} else {
+			reason = ineligible(t, q, ps, n);
+		}
+		if (reason >= 0) {
+			s->nslots[i] = 0;
+			if (why)
+				why[reason]++;
+			continue;
+		}
+		for (k = 0; k < q->nres && best; k++) {
+			unsigned r = q->res[k];
+			int64_t want = req_v[k], have, fit;
+
+			if (!want)
+				continue;
+			if (r >= stride) {
+				fit = 0;
+			} else {
+				size_t ix = (size_t)n * stride + r;
+
+				if (r == TG_RES_PODS && t->alloc[ix] == 0)
+					continue;	/* not tracked */
+				have = t->freev[ix] -
+				       s->used[(size_t)i * TG_MAX_RESOURCES + r];
+				fit = have < want ? 0 : have < 2 * want ? 1 :
+				      have / want;
+			}
+			if (fit < best) {
+				best = fit;
+				if (!fit && why)
+					why[WHY_RES0 + r]++;
+			}
+		}
+		if (best == INT64_MAX)
+			best = TG_MAX_MEMBERS;
+		if (cap && best > cap)
+			best = cap;
+		if (q->slice[t->nlayers] > 1)
+			best -= best % q->slice[t->nlayers];
+		s->nslots[i] = best;
+	}
+}
+
+/* Rolls node slots up into domains below \p top (inclusive). */
+static void rollup(const tg_topology *t, const req *q, scratch *s,
+		   uint32_t top)
+{
+	int l;
+	uint32_t d, i;
+	unsigned top_layer = t->dom[top].layer;
+	int first = top_layer == TG_NONE ? 0 : (int)top_layer;
+
+	for (l = (int)t->nlayers - 1; l >= first; l--) {
+		unsigned sl = q->slice[l];
+		uint32_t lo = t->layer_lo[l], hi = t->layer_hi[l];
+
+		if (top_layer != TG_NONE) {
+			/* only domains inside top: a contiguous id range */
+			uint32_t a = top, b = top;
+
+			while (t->dom[a].layer < (unsigned)l) {
+				a = t->dom[a].child0;
+				b = t->dom[b].child0 + t->dom[b].nchild - 1;
+			}
+			lo = a;
+			hi = b + 1;
+		}
+		for (d = lo; d < hi; d++) {
+			int64_t sum = 0;
+
+			if ((unsigned)l == t->nlayers - 1) {
+				for (i = t->dom[d].lo; i < t->dom[d].hi; i++)
+					sum += s->nslots[i];
+			} else {
+				uint32_t c;
+
+				for (c = t->dom[d].child0;
+				     c < t->dom[d].child0 + t->dom[d].nchild;
+				     c++)
+					sum += s->dslots[c];
+			}
+			if (sl > 1)
+				sum -= sum % sl;
+			s->dslots[d] = sum;
+		}
+	}
+	if (top == 0) {
+		int64_t sum = 0;
+
+		if (t->nlayers)
+			for (d = t->layer_lo[0]; d < t->layer_hi[0]; d++)
+				sum += s->dslots[d];
+		else
+			for (i = 0; i < t->ntree; i++)
+				sum += s->nslots[i];
+		for (i = (uint32_t)t->ntree; i < t->nnodes; i++)
+			sum += s->nslots[i];
+		s->dslots[0] = sum;
+	}
+}
+
+static inline int64_t unit_slots(const tg_topology *t, const scratch *s,
+				 unsigned level, uint32_t u)
+{
+	return level >= t->nlayers && level != TG_NONE ? s->nslots[u]
+						       : s->dslots[u];
+}
+
+/*
+ * Bin-pack order of two units at one level: fewer slots first, then the
+ * fewer slots of each ancestor in turn, then path order (= unit order).
+ */
+static int pack_cmp(const tg_topology *t, const scratch *s, unsigned level,
+		    uint32_t a, uint32_t b)
+{
+	int64_t sa = unit_slots(t, s, level, a), sb = unit_slots(t, s, level, b);
+	uint32_t da, db;
+
+	if (sa != sb)
+		return sa < sb ? -1 : 1;
+	if (level == TG_NONE)
+		return 0;
+	if (level >= t->nlayers) {
+		da = t->leaf[t->order[a]];
+		db = t->leaf[t->order[b]];
+		if (da == TG_NONE || db == TG_NONE)
+			return a < b ? -1 : a > b;
+	} else {
+		da = t->dom[a].parent;
+		db = t->dom[b].parent;
+	}
+	while (da != db && da && db) {
+		if (s->dslots[da] != s->dslots[db])
+			return s->dslots[da] < s->dslots[db] ? -1 : 1;
+		da = t->dom[da].parent;
+		db = t->dom[db].parent;
+	}
+	return a < b ? -1 : a > b;
+}
+
+/* ---- the fill ---- */
+
+static tg_err fill_push(scratch *s, uint32_t pos, uint32_t cnt)
+{
+	if (tgi_grow(&s->fill, &s->fillcap, 2 * (s->nfill + 1),
+		     sizeof(uint32_t)))
+		return TG_ENOMEM;
+	s->fill[2 * s->nfill] = pos;
+	s->fill[2 * s->nfill + 1] = cnt;
+	s->nfill++;
+	return TG_OK;
+}
+
+/* children of a unit at level: [*lo, *hi) units at level+1 */
+static void children(const tg_topology *t, unsigned level, uint32_t u,
+		     uint32_t *lo, uint32_t *hi)
+{
+	if (level == TG_NONE && t->nlayers == 0) {
+		*lo = 0;
+		*hi = (uint32_t)t->nnodes;
+		return;
+	}
+	if (level == t->nlayers - 1 || (level == TG_NONE && !t->nlayers)) {
+		*lo = t->dom[u].lo;
+		*hi = t->dom[u].hi;
+		return;
+	}
+	*lo = t->dom[u].child0;
+	*hi = t->dom[u].child0 + t->dom[u].nchild;
+}
+
+static unsigned next_level(const tg_topology *t, unsigned level)
+{
+	return level == TG_NONE ? (t->nlayers ? 0 : t->nlayers) : level + 1;
+}
+
+typedef struct sort_ctx {
+	const tg_topology *t;
+	const scratch *s;
+	unsigned level;
+} sort_ctx;
+
+static sort_ctx sctx;
+
+static int desc_cmp(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	int64_t sa = unit_slots(sctx.t, sctx.s, sctx.level, a);
+	int64_t sb = unit_slots(sctx.t, sctx.s, sctx.level, b);
+
+	if (sa != sb)
+		return sa > sb ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Places \p k members inside unit \p u at \p level: the tightest child
+ * that holds the rest takes it, else the largest child is filled and the
+ * step repeats.  With spread at the children's level, members go round
+ * robin to the children with the fewest so far.
+ */
+static tg_err fill(const tg_topology *t, const req *q, scratch *s,
+		   unsigned level, uint32_t u, int64_t k)
+{
+	unsigned cl;
+	uint32_t lo, hi, c, *idx, n;
+	int64_t rem = k;
+	tg_err err = TG_OK;
+
+	if (k <= 0)
+		return TG_OK;
+	if (level != TG_NONE && level >= t->nlayers)
+		return fill_push(s, u, (uint32_t)k);
+	cl = next_level(t, level);
+	children(t, level, u, &lo, &hi);
+	if (level == TG_NONE) {
+		/* root: layer-0 domains, then the nodes outside the tree */
+		if (!t->nlayers)
+			cl = t->nlayers;
+	}
+	n = hi - lo;
+	if (level == TG_NONE && t->nlayers && t->ntree < t->nnodes &&
+	    !q->topo)
+		n += (uint32_t)(t->nnodes - t->ntree);
+	idx = tgi_malloc((n ? n : 1) * sizeof(uint32_t));
+	if (!idx)
+		return TG_ENOMEM;
+	for (c = 0; c < hi - lo; c++)
+		idx[c] = lo + c;
+
+	if (q->spread_level != TG_NONE && cl == q->spread_level) {
+		/* spread: water-fill the children */
+		int64_t *cnt = tgi_calloc(n, sizeof(int64_t));
+		int64_t mn, mx;
+
+		if (!cnt) {
+			tgi_free(idx);
+			return TG_ENOMEM;
+		}
+		while (rem > 0) {
+			uint32_t best = TG_NONE;
+
+			for (c = 0; c < hi - lo; c++) {
+				int64_t room = unit_slots(t, s, cl, idx[c]) -
+					       cnt[c];
+
+				if (room <= 0)
+					continue;
+				if (best == TG_NONE || cnt[c] < cnt[best] ||
+				    (cnt[c] == cnt[best] &&
+				     room > unit_slots(t, s, cl, idx[best]) -
+					    cnt[best]))
+					best = c;
+			}
+			if (best == TG_NONE)
+				break;
+			cnt[best]++;
+			rem--;
+		}
+		mn = INT64_MAX;
+		mx = 0;
+		for (c = 0; c < hi - lo; c++) {
+			if (unit_slots(t, s, cl, idx[c]) <= 0)
+				continue;
+			if (cnt[c] < mn)
+				mn = cnt[c];
+			if (cnt[c] > mx)
+				mx = cnt[c];
+		}
+		if (rem > 0 || (q->spread_hard && mn != INT64_MAX &&
+				mx - mn > (int64_t)q->spread_skew))
+			err = TG_ESTATE;
+		for (c = 0; c < hi - lo && !err; c++)
+			if (cnt[c])
+				err = fill(t, q, s, cl, idx[c], cnt[c]);
+		tgi_free(cnt);
+		tgi_free(idx);
+		return err;
+	}
+
+	sctx.t = t;
+	sctx.s = s;
+	sctx.level = cl;
+	qsort(idx, hi - lo, sizeof(uint32_t), desc_cmp);
+	c = 0;
+	while (rem > 0 && c < hi - lo) {
+		int64_t top = unit_slots(t, s, cl, idx[c]);
+		uint32_t j, fit = TG_NONE;
+
+		if (top <= 0)
+			break;
+		if (top >= rem) {
+			/* tightest child holding the rest (ties: order) */
+			for (j = c; j < hi - lo; j++) {
+				int64_t sj = unit_slots(t, s, cl, idx[j]);
+
+				if (sj < rem)
+					break;
+				if (fit == TG_NONE ||
+				    pack_cmp(t, s, cl, idx[j], fit) < 0)
+					fit = idx[j];
+			}
+			err = fill(t, q, s, cl, fit, rem);
+			rem = 0;
+			break;
+		}
+		err = fill(t, q, s, cl, idx[c], top);
+		if (err)
+			break;
+		rem -= top;
+		c++;
+	}
+	tgi_free(idx);
+	if (!err && rem > 0 && level == TG_NONE && !q->topo &&
+	    t->ntree < t->nnodes) {
+		/* unconstrained gangs may use nodes outside the tree */
+		uint32_t i;
+
+		for (i = (uint32_t)t->ntree; i < t->nnodes && rem > 0; i++) {
+			int64_t take = TG_MIN(rem, s->nslots[i]);
+
+			if (take > 0) {
+				err = fill_push(s, i, (uint32_t)take);
+				rem -= take;
+			}
+		}
+	}
+	if (!err && rem > 0)
+		err = TG_ESTATE;
+	return err;
+}
+
+/* ---- bookkeeping of one attempt ---- */
+
+static void take_fill(const tg_topology *t, const req *q, scratch *s,
+		      unsigned ps)
+{
+	const tgi_podset *p = q->g->ps[ps];
+	size_t f;
+	unsigned r;
+
+	for (f = 0; f < s->nfill; f++) {
+		uint32_t pos = s->fill[2 * f], cnt = s->fill[2 * f + 1];
+
+		if (!s->take[pos])
+			s->touched[s->ntouched++] = pos;
+		s->take[pos] += cnt;
+		for (r = 0; r < t->nres && r < TG_MAX_RESOURCES; r++)
+			s->used[(size_t)pos * TG_MAX_RESOURCES + r] +=
+				(r == TG_RES_PODS && !p->shape.v[r] ? 1 :
+				 p->shape.v[r]) * (int64_t)cnt;
+	}
+}
+
+static void reset_taken(scratch *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->ntouched; i++) {
+		uint32_t pos = s->touched[i];
+
+		s->take[pos] = 0;
+		s->gpu_used[pos] = 0;
+		memset(&s->used[(size_t)pos * TG_MAX_RESOURCES], 0,
+		       TG_MAX_RESOURCES * sizeof(int64_t));
+	}
+	s->ntouched = 0;
+}
+
+/* Fill record of every pod set of one successful attempt. */
+typedef struct attempt {
+	uint32_t *pairs[TG_MAX_PODSETS];
+	size_t npairs[TG_MAX_PODSETS];
+} attempt;
+
+static void attempt_free(attempt *a)
+{
+	unsigned i;
+
+	for (i = 0; i < TG_MAX_PODSETS; i++) {
+		tgi_free(a->pairs[i]);
+		a->pairs[i] = NULL;
+		a->npairs[i] = 0;
+	}
+}
+
+static tg_err save_fill(scratch *s, attempt *a, unsigned ps)
+{
+	a->pairs[ps] = tgi_malloc((s->nfill ? s->nfill : 1) * 2 *
+				  sizeof(uint32_t));
+	if (!a->pairs[ps])
+		return TG_ENOMEM;
+	memcpy(a->pairs[ps], s->fill, s->nfill * 2 * sizeof(uint32_t));
+	a->npairs[ps] = s->nfill;
+	return TG_OK;
+}
+
+/*
+ * Tries to place the whole gang inside unit \p u at \p level: the main
+ * pod set first, then the others on what is left.  TG_ESTATE when it
+ * does not fit.  On TG_OK, \p a holds the fills.
+ */
+static tg_err attempt_unit(tg_topology *t, const req *q, scratch *s,
+			   unsigned level, uint32_t u, attempt *a)
+{
+	const tg_gang *g = q->g;
+	unsigned i, ps;
+	uint32_t lo, hi, top;
+	tg_err err;
+
+	reset_taken(s);
+	for (i = 0; i < g->nps; i++) {
+		ps = i == 0 ? q->main : (i <= q->main ? i - 1 : i);
+		if (i > 0) {
+			/* recompute slots for this pod set inside u */
+			if (level == TG_NONE) {
+				lo = 0;
+				hi = (uint32_t)t->nnodes;
+				top = 0;
+			} else if (level >= t->nlayers) {
+				lo = u;
+				hi = u + 1;
+				top = TG_NONE;
+			} else {
+				lo = t->dom[u].lo;
+				hi = t->dom[u].hi;
+				top = u;
+			}
+			node_slots(t, q, s, ps, lo, hi, NULL);
+			if (top != TG_NONE)
+				rollup(t, q, s, top);
+		}
+		s->nfill = 0;
+		if (unit_slots(t, s, level, u) < g->ps[ps]->count)
+			return TG_ESTATE;
+		err = fill(t, q, s, level, u, g->ps[ps]->count);
+		if (err)
+			return err;
+		take_fill(t, q, s, ps);
+		if ((err = save_fill(s, a, ps)))
+			return err;
+	}
+	return TG_OK;
+}
+
+/* ---- messages ---- */
+
+static void why_text(const tg_topology *t, const uint32_t *why,
+		     tgi_buf *b)
+{
+	static const char *const words[] = {
+		"unschedulable", "untolerated taint",
+		"not matching the node selector",
+		"not matching node affinity",
+		"failing pod (anti-)affinity",
+		"missing topology labels"
+	};
+	unsigned i;
+	bool first = true;
+
+	for (i = 0; i < NWHY; i++) {
+		if (!why[i])
+			continue;
+		tgi_buf_addf(b, "%s%u ", first ? "" : ", ", why[i]);
+		if (i < WHY_RES0)
+			tgi_buf_adds(b, words[i]);
+		else
+			tgi_buf_addf(b, "insufficient %s",
+				     t->res_name[i - WHY_RES0]);
+		first = false;
+	}
+}
+
+/* "SpineLayer/spine-0: 3, SpineLayer/spine-1: 3" for the units of a level. */
+static void level_list(const tg_topology *t, const scratch *s,
+		       unsigned level, uint32_t lo, uint32_t hi,
+		       const int64_t *slots, tgi_buf *b)
+{
+	uint32_t u, shown = 0, total = hi - lo;
+	const unsigned max_shown = 12;
+	uint32_t *idx;
+
+	(void)s;
+	idx = tgi_malloc((total ? total : 1) * sizeof(uint32_t));
+	if (!idx) {
+		b->err = TG_ENOMEM;
+		return;
+	}
+	for (u = 0; u < total; u++)
+		idx[u] = lo + u;
+	/* most slots first when the list is long, path order otherwise */
+	if (total > max_shown) {
+		uint32_t i, j;
+
+		for (i = 0; i < max_shown; i++)
+			for (j = i + 1; j < total; j++)
+				if (slots[idx[j]] > slots[idx[i]] ||
+				    (slots[idx[j]] == slots[idx[i]] &&
+				     idx[j] < idx[i])) {
+					uint32_t x = idx[i];
+
+					idx[i] = idx[j];
+					idx[j] = x;
+				}
+	}
+	for (u = 0; u < total && shown < max_shown; u++, shown++) {
+		tgi_buf_adds(b, shown ? ", " : "");
+		unit_name(t, level, idx[u], b, true);
+		tgi_buf_addf(b, ": %lld", (long long)slots[idx[u]]);
+	}
+	if (total > shown)
+		tgi_buf_addf(b, " and %u more", total - shown);
+	tgi_free(idx);
+}
+
+/* ---- the decision ---- */
+
+static tg_err decision_new(const tg_gang *g, tg_decision **out)
+{
+	tg_decision *d = tgi_calloc(1, sizeof(*d));
+
+	if (!d)
+		return TG_ENOMEM;
+	d->gang = tgi_strdup(g->name);
+	if (!d->gang) {
+		tgi_free(d);
+		return TG_ENOMEM;
+	}
+	d->status = TG_STATUS_UNSCHEDULABLE;
+	*out = d;
+	return TG_OK;
+}
+
+static tg_err set_message(tg_decision *d, tgi_buf *b)
+{
+	char *m = tgi_buf_take(b);
+
+	if (!m)
+		return TG_ENOMEM;
+	tgi_free(d->message);
+	d->message = m;
+	return TG_OK;
+}
+
+static char *member_name(const tg_gang *g, unsigned ps, unsigned i)
+{
+	const tgi_podset *p = g->ps[ps];
+	tgi_buf b;
+
+	if (p->members[i])
+		return tgi_strdup(p->members[i]);
+	tgi_buf_init(&b, 4 * TG_MAX_NAME);
+	tgi_buf_addf(&b, "%s-%s-%u", g->name, p->name, i);
+	return tgi_buf_take(&b);
+}
+
+/* Turns the fills of an attempt into placements with ranks and GPUs. */
+static tg_err build_placements(tg_topology *t, const req *q, scratch *s,
+			       const attempt *a, tg_decision *d)
+{
+	const tg_gang *g = q->g;
+	unsigned ps, rank = 0, i;
+	size_t f;
+
+	d->pl = tgi_calloc(g->nmembers, sizeof(*d->pl));
+	d->names = tgi_calloc(g->nmembers, sizeof(char *));
+	if (!d->pl || !d->names)
+		return TG_ENOMEM;
+	reset_taken(s);
+	for (ps = 0; ps < g->nps; ps++) {
+		const tgi_podset *p = g->ps[ps];
+		unsigned want = p->shape.v[TG_RES_GPU] > TG_MAX_GPUS ?
+				TG_MAX_GPUS : (unsigned)p->shape.v[TG_RES_GPU];
+
+		i = 0;
+		for (f = 0; f < a->npairs[ps]; f++) {
+			uint32_t pos = a->pairs[ps][2 * f];
+			uint32_t cnt = a->pairs[ps][2 * f + 1], m;
+			uint32_t n = t->order[pos];
+
+			if (!s->take[pos])
+				s->touched[s->ntouched++] = pos;
+			s->take[pos] = 1;
+			for (m = 0; m < cnt; m++, i++, rank++) {
+				tg_placement *pl = &d->pl[rank];
+				uint64_t gp = 0;
+
+				if (want && t->ngpus[n])
+					gp = tgi_pick_gpus(
+						t->layouts[t->layout[n]],
+						t->ngpus[n], t->gpu_free[n] &
+						~s->gpu_used[pos], want);
+				s->gpu_used[pos] |= gp;
+				d->names[rank] = member_name(g, ps, i);
+				if (!d->names[rank])
+					return TG_ENOMEM;
+				d->npl = rank + 1;
+				pl->pod = d->names[rank];
+				pl->podset = ps;
+				pl->rank = rank;
+				pl->node = n;
+				pl->gpus = gp;
+			}
+		}
+	}
+	reset_taken(s);
+	return TG_OK;
+}
+
+/* The lowest domain holding every placement, as a level and unit. */
+static void placement_lca(const tg_topology *t, const tg_decision *d,
+			  unsigned *level, uint32_t *unit)
+{
+	unsigned i;
+	int l;
+	uint32_t n0 = d->pl[0].node;
+	bool one_node = true;
+
+	for (i = 1; i < d->npl; i++)
+		if (d->pl[i].node != n0)
+			one_node = false;
+	if (one_node) {
+		*level = t->nlayers;
+		*unit = t->pos[n0];
+		return;
+	}
+	for (i = 0; i < d->npl; i++)
+		if (t->leaf[d->pl[i].node] == TG_NONE) {
+			*level = TG_NONE;
+			*unit = 0;
+			return;
+		}
+	for (l = (int)t->nlayers - 1; l >= 0; l--) {
+		uint32_t a = ancestor(t, n0, (unsigned)l);
+		bool same = true;
+
+		for (i = 1; i < d->npl && same; i++)
+			same = ancestor(t, d->pl[i].node, (unsigned)l) == a;
+		if (same) {
+			*level = (unsigned)l;
+			*unit = a;
+			return;
+		}
+	}
+	*level = TG_NONE;
+	*unit = 0;
+}
+
+static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
+			       unsigned found_level, const scratch *s)
+{
+	unsigned level, i, nnodes = 0;
+	uint32_t unit;
+	tgi_buf b;
+	tg_err err;
+
+	placement_lca(t, d, &level, &unit);
+	tgi_buf_init(&b, 4096);
+	unit_name(t, level, unit, &b, true);
+	if (!(d->domain = tgi_buf_take(&b)))
+		return TG_ENOMEM;
+	d->bw = level == TG_NONE ? t->root_bw : t->layer_bw[level];
+	for (i = 0; i < d->npl; i++)
+		if (i == 0 || d->pl[i].node != d->pl[i - 1].node)
+			nnodes++;
+	tgi_buf_init(&b, 8192);
+	tgi_buf_addf(&b, "placed %u member%s on %u node%s in %s", d->npl,
+		     d->npl == 1 ? "" : "s", nnodes, nnodes == 1 ? "" : "s",
+		     d->domain);
+	if (q->prefer != TG_NONE && found_level != TG_NONE &&
+	    found_level < q->prefer) {
+		tgi_buf_addf(&b, "; no %s domain could hold them, so the "
+			     "gang escalated to %s", level_name(t, q->prefer),
+			     level_name(t, found_level));
+	} else if (q->prefer != TG_NONE && found_level == TG_NONE) {
+		tgi_buf_addf(&b, "; no %s domain could hold them, so the "
+			     "gang spans the cluster",
+			     level_name(t, q->prefer));
+	}
+	tgi_buf_addf(&b, "; estimated all-reduce bandwidth %g Gbit/s%s",
+		     d->bw, q->note);
+	(void)s;
+	err = set_message(d, &b);
+	return err;
+}
+
+static tg_err describe_failure(tg_topology *t, const req *q, tg_decision *d,
+			       scratch *s)
+{
+	const tg_gang *g = q->g;
+	unsigned lvl = q->hard;
+	int64_t k = g->ps[q->main]->count;
+	tgi_buf b;
+
+	tgi_buf_init(&b, 8192);
+	/* main slots are in s->nslots / s->dslots from the search */
+	if (lvl == TG_NONE) {
+		tgi_buf_addf(&b, "the cluster can hold %lld of %lld "
+			     "members", (long long)s->dslots[0],
+			     (long long)k);
+		if (g->nps > 1 && s->dslots[0] >= k)
+			tgi_buf_adds(&b, " of the largest pod set, but not "
+				     "every pod set together");
+	} else {
+		tgi_buf_addf(&b, "no %s domain can hold %lld member%s: ",
+			     level_name(t, lvl), (long long)k,
+			     k == 1 ? "" : "s");
+		if (level_hi(t, lvl) == level_lo(t, lvl))
+			tgi_buf_adds(&b, "there are none");
+		else
+			level_list(t, s, lvl, level_lo(t, lvl),
+				   level_hi(t, lvl), lvl >= t->nlayers ?
+				   s->nslots : s->dslots, &b);
+	}
+	if (q->spread_level != TG_NONE)
+		tgi_buf_addf(&b, "; spread over %s with max skew %u",
+			     level_name(t, q->spread_level), q->spread_skew);
+	{
+		uint32_t nwhy = 0, i;
+
+		for (i = 0; i < NWHY; i++)
+			nwhy += q->why[i];
+		if (nwhy) {
+			tgi_buf_addf(&b, "; %u/%zu nodes can take none: ",
+				     nwhy, t->nnodes);
+			why_text(t, q->why, &b);
+		}
+	}
+	if (q->topo && t->ntree < t->nnodes)
+		tgi_buf_addf(&b, "; %zu node%s left out for missing topology "
+			     "labels (see warnings)", t->nnodes - t->ntree,
+			     t->nnodes - t->ntree == 1 ? "" : "s");
+	tgi_buf_adds(&b, q->note);
+	return set_message(d, &b);
+}
+
+static int unit_cmp_qsort(const void *pa, const void *pb)
+{
+	return pack_cmp(sctx.t, sctx.s, sctx.level, *(const uint32_t *)pa,
+			*(const uint32_t *)pb);
+}
+
+tg_err tg_place(tg_topology *t, const tg_gang *g, tg_decision **out,
+		tg_errinfo *ei)
+{
+	req *q = NULL;
+	scratch *s;
+	tg_decision *d = NULL;
+	tgi_buf eb;
+	attempt a;
+	unsigned level, stop, start;
+	int64_t k;
+	tg_err err;
+	bool placed = false;
+
+	memset(&a, 0, sizeof(a));
+	if (!t || !g || !out)
+		return tgi_errf(ei, TG_EINVAL, "tg_place: NULL argument");
+	*out = NULL;
+	if (!t->built)
+		return tgi_errf(ei, TG_ESTATE, "tg_place: topology not built");
+	if (!g->nps)
+		return tgi_errf(ei, TG_EINVAL, "gang %s: no members", g->name);
+	if ((err = decision_new(g, &d)))
+		return tgi_errf(ei, err, "out of memory");
+	q = tgi_calloc(1, sizeof(*q));
+	s = scratch_get(t);
+	if (!q || !s) {
+		err = TG_ENOMEM;
+		goto fail;
+	}
+	tgi_buf_init(&eb, 2048);
+	err = resolve(t, g, q, &eb);
+	if (err == TG_EINVAL) {
+		/* a bad request is a decision: unschedulable, with why */
+		if ((err = set_message(d, &eb)))
+			goto fail;
+		goto done;
+	}
+	tgi_buf_free(&eb);
+	if (err)
+		goto fail;
+	resolve_pod_affinity(t, q);
+
+	/* offer slots of the main pod set everywhere */
+	reset_taken(s);
+	node_slots(t, q, s, q->main, 0, (uint32_t)t->nnodes, q->why);
+	rollup(t, q, s, 0);
+	k = g->ps[q->main]->count;
+
+	/* levels: single nodes up to the hard layer or the root */
+	start = t->nlayers;
+	if (q->spread_level != TG_NONE)
+		start = q->spread_level == 0 ? TG_NONE : q->spread_level - 1;
+	stop = q->hard;
+	for (level = start;; level = level == 0 ? TG_NONE : level - 1) {
+		uint32_t lo = level_lo(t, level), hi = level_hi(t, level);
+		uint32_t u, best = TG_NONE, ncand = 0, *cand = NULL, c;
+
+		if (level != TG_NONE && stop != TG_NONE && level < stop)
+			break;
+		for (u = lo; u < hi; u++) {
+			if (unit_slots(t, s, level, u) < k)
+				continue;
+			ncand++;
+			if (best == TG_NONE ||
+			    pack_cmp(t, s, level, u, best) < 0)
+				best = u;
+		}
+		if (ncand == 1 || (ncand && g->nps == 1 &&
+				   q->spread_level == TG_NONE)) {
+			err = attempt_unit(t, q, s, level, best, &a);
+			if (err == TG_OK) {
+				placed = true;
+				break;
+			}
+			attempt_free(&a);
+			if (err != TG_ESTATE)
+				goto fail;
+			if (ncand == 1)
+				goto next;
+		}
+		if (ncand > 1) {
+			/* several pod sets or a spread: try in pack order */
+			cand = tgi_malloc(ncand * sizeof(uint32_t));
+			if (!cand) {
+				err = TG_ENOMEM;
+				goto fail;
+			}
+			for (u = lo, c = 0; u < hi; u++)
+				if (unit_slots(t, s, level, u) >= k)
+					cand[c++] = u;
+			sctx.t = t;
+			sctx.s = s;
+			sctx.level = level;
+			qsort(cand, ncand, sizeof(uint32_t), unit_cmp_qsort);
+			for (c = 0; c < ncand && c < 64; c++) {
+				if (g->nps > 1) {
+					/* main slots were overwritten */
+					reset_taken(s);
+					node_slots(t, q, s, q->main, 0,
+						   (uint32_t)t->nnodes, NULL);
+					rollup(t, q, s, 0);
+				}
+				err = attempt_unit(t, q, s, level, cand[c], &a);
+				if (err == TG_OK)
+					break;
+				attempt_free(&a);
+				if (err != TG_ESTATE) {
+					tgi_free(cand);
+					goto fail;
+				}
+			}
+			tgi_free(cand);
+			if (err == TG_OK) {
+				placed = true;
+				break;
+			}
+		}
+next:
+		if (level == TG_NONE || level == stop)
+			break;
+		if (g->nps > 1 || q->spread_level != TG_NONE) {
+			reset_taken(s);
+			node_slots(t, q, s, q->main, 0, (uint32_t)t->nnodes,
+				   NULL);
+			rollup(t, q, s, 0);
+		}
+	}
+
+	if (placed) {
+		if ((err = build_placements(t, q, s, &a, d)))
+			goto fail;
+		d->status = TG_STATUS_PLACED;
+		if ((err = describe_success(t, q, d, level, s)))
+			goto fail;
+	} else {
+		reset_taken(s);
+		node_slots(t, q, s, q->main, 0, (uint32_t)t->nnodes, NULL);
+		rollup(t, q, s, 0);
+		if ((err = describe_failure(t, q, d, s)))
+			goto fail;
+	}
+done:
+	attempt_free(&a);
+	tgi_free(q);
+	*out = d;
+	return TG_OK;
+fail:
+	attempt_free(&a);
+	tgi_free(q);
+	tg_decision_free(d);
+	return tgi_errf(ei, err, "placing gang %s: %s", g->name,
+			tg_strerror(err));
+}
+
+tg_err tg_decision_apply(tg_topology *t, const tg_gang *g,
+			 const tg_decision *d)
+{
+	unsigned i, j;
+	tg_err err;
+
+	if (!t || !g || !d)
+		return TG_EINVAL;
+	if (d->status == TG_STATUS_UNSCHEDULABLE)
+		return TG_ESTATE;
+	for (i = 0; i < d->nvic; i++)
+		if (tgi_alloc_find(t, d->vic[i].pod) == TG_NONE)
+			return TG_ENOENT;
+	for (i = 0; i < d->npl; i++) {
+		const tg_placement *p = &d->pl[i];
+		tg_alloc_spec sp;
+
+		memset(&sp, 0, sizeof(sp));
+		sp.pod = p->pod;
+		sp.gang = g->name;
+		sp.node = p->node;
+		sp.shape = &g->ps[p->podset]->shape;
+		sp.gpus = p->gpus;
+		sp.priority = g->priority;
+		sp.preemptible = true;
+		sp.nominated = d->status == TG_STATUS_PREEMPTING;
+		err = tg_topology_add_alloc(t, &sp);
+		if (err) {
+			for (j = 0; j < i; j++)
+				tg_topology_remove_alloc(t, d->pl[j].pod);
+			return err;
+		}
+	}
+	for (i = 0; i < d->nvic; i++)
+		tg_topology_remove_alloc(t, d->vic[i].pod);
+	return TG_OK;
+}

@@ -1,6 +1,482 @@
+/*
+ * tests/unit/test_place.c - placement on the seed example and the anchors'
+ * cases (../shared/research/anchors.md §9), through the C API.
+ */
+#include <stdlib.h>
+#include <string.h>
+
 #include "tap.h"
+#include "topogang/topogang.h"
+
+/* nodes: "name spine block" triples; cpu in cores for every node */
+static tg_topology *mk(const char *l0, const char *l1, const char *spec[][3],
+		       unsigned n, int64_t cpu)
+{
+	tg_topology *t = tg_topology_create();
+	unsigned i;
+
+	if (l0)
+		tg_topology_add_layer(t, l0, NULL);
+	if (l1)
+		tg_topology_add_layer(t, l1, NULL);
+	for (i = 0; i < n; i++) {
+		const char *path[2] = { spec[i][1], spec[i][2] };
+		tg_node_id id;
+
+		if (tg_topology_add_node(t, spec[i][0], path, &id))
+			return NULL;
+		tg_topology_node_set_resource(t, id, TG_RES_CPU, cpu * 1000);
+		tg_topology_node_set_resource(t, id, TG_RES_MEMORY,
+					      32ll << 30);
+		tg_topology_node_set_resource(t, id, TG_RES_PODS, 110);
+	}
+	return tg_topology_build(t, NULL) == TG_OK ? t : NULL;
+}
+
+static tg_gang *gang(const char *name, unsigned n, int64_t cpu)
+{
+	tg_gang *g = tg_gang_create(name);
+	tg_shape sh;
+	unsigned i, ps;
+	char pod[64];
+
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_CPU] = cpu;
+	tg_gang_add_podset(g, "w", &sh, n, &ps);
+	for (i = 0; i < n; i++) {
+		snprintf(pod, sizeof(pod), "pod-%u", i + 1);
+		tg_gang_podset_set_member(g, ps, i, pod);
+	}
+	return g;
+}
+
+static char *nodes_of(const tg_topology *t, const tg_decision *d)
+{
+	static char buf[1024];
+	unsigned i;
+
+	buf[0] = 0;
+	for (i = 0; i < tg_decision_nplacements(d); i++) {
+		const tg_placement *p = tg_decision_placement(d, i);
+
+		if (i)
+			strcat(buf, " ");
+		strcat(buf, tg_topology_node_name(t, p->node));
+	}
+	return buf;
+}
+
+static const char *seed12[][3] = {
+	{ "node-0", "spine-0", "block-0" }, { "node-1", "spine-0", "block-0" },
+	{ "node-2", "spine-0", "block-0" }, { "node-3", "spine-0", "block-1" },
+	{ "node-4", "spine-0", "block-1" }, { "node-5", "spine-1", "block-2" },
+	{ "node-6", "spine-1", "block-2" }, { "node-7", "spine-1", "block-3" },
+	{ "node-8", "spine-1", "block-3" }, { "node-9", "spine-2", "block-4" },
+	{ "node-10", "spine-2", "block-4" },
+	{ "node-11", "spine-2", "block-4" },
+};
+
+static void test_seed(void)
+{
+	tg_topology *t = mk("SpineLayer", "BlockLayer", seed12, 12, 8);
+	tg_gang *g = gang("default/topology-demo-job", 4, 8000);
+	tg_decision *d = NULL;
+	char *pic;
+
+	tg_gang_set_gather(g, "BlockLayer", TG_GATHER_PREFER);
+	tg_gang_set_gather(g, "SpineLayer", TG_GATHER_PREFER);
+	is_int(tg_place(t, g, &d, NULL), TG_OK, "seed: place");
+	is_int(tg_decision_status(d), TG_STATUS_PLACED, "seed: placed");
+	is_str(nodes_of(t, d), "node-5 node-6 node-7 node-8",
+	       "seed: PreferGather gang lands on node-5..node-8");
+	is_str(tg_decision_domain(d), "SpineLayer/spine-1", "seed: domain");
+	like(tg_decision_message(d), "escalated to SpineLayer",
+	     "seed: message says the gang escalated");
+	ok(tg_decision_bandwidth_gbps(d) == 200, "seed: spine bandwidth %g",
+	   tg_decision_bandwidth_gbps(d));
+	is_int(tg_decision_apply(t, g, d), TG_OK, "seed: apply");
+	is_int(tg_topology_check(t, NULL), TG_OK, "seed: invariants hold");
+	is_int(tg_topology_node_free(t, 5, TG_RES_CPU), 0,
+	       "seed: node-5 used");
+	pic = tg_draw(t, d);
+	like(pic, "[node-5 r0]", "draw marks rank 0");
+	like(pic, "SpineLayer spine-1", "draw names the spine");
+	tg_free(pic);
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+
+	/* must gather at block for 4: nothing fits, message lists blocks */
+	g = gang("default/must-block", 4, 8000);
+	tg_gang_set_gather(g, "BlockLayer", TG_GATHER_MUST);
+	is_int(tg_place(t, g, &d, NULL), TG_OK, "must-block: place");
+	is_int(tg_decision_status(d), TG_STATUS_UNSCHEDULABLE,
+	       "must-block: unschedulable");
+	like(tg_decision_message(d), "no BlockLayer domain can hold 4 "
+	     "members: BlockLayer/spine-0/block-0: 3",
+	     "must-block: message lists what each block holds");
+	like(tg_decision_message(d), "4 insufficient cpu",
+	     "must-block: message counts busy nodes");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+
+	g = gang("default/bad-layer", 1, 1000);
+	tg_gang_set_gather(g, "RackLayer", TG_GATHER_MUST);
+	is_int(tg_place(t, g, &d, NULL), TG_OK, "unknown layer: a decision");
+	is_int(tg_decision_status(d), TG_STATUS_UNSCHEDULABLE,
+	       "unknown layer: unschedulable");
+	like(tg_decision_message(d), "unknown topology layer 'RackLayer'",
+	     "unknown layer: named");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
+/* A1: prefer gather fills one spine block by block; ties by name */
+static void test_a1(void)
+{
+	static const char *n8[][3] = {
+		{ "node-8", "s1", "b1" }, { "node-1", "s1", "b1" },
+		{ "node-7", "s1", "b2" }, { "node-2", "s1", "b2" },
+		{ "node-6", "s2", "b3" }, { "node-3", "s2", "b3" },
+		{ "node-5", "s2", "b4" }, { "node-4", "s2", "b4" },
+	};
+	tg_topology *t = mk("SpineLayer", "BlockLayer", n8, 8, 16);
+	tg_gang *g = gang("default/gang", 4, 16000);
+	tg_decision *d;
+
+	tg_gang_set_gather(g, "BlockLayer", TG_GATHER_PREFER);
+	tg_gang_set_gather(g, "SpineLayer", TG_GATHER_PREFER);
+	tg_place(t, g, &d, NULL);
+	is_str(nodes_of(t, d), "node-1 node-8 node-2 node-7",
+	       "A1: pod-1..4 -> node-1, node-8, node-2, node-7");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	g = gang("default/small", 2, 8000);
+	tg_place(t, g, &d, NULL);
+	is_str(nodes_of(t, d), "node-1 node-1",
+	       "A1 companion: both pods on node-1");
+	is_str(tg_decision_domain(d), "node/node-1", "A1 companion: domain");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
+/* A3: minimise racks before nodes */
+static void test_a3(void)
+{
+	static const char *n[][3] = {
+		{ "x3", "b1", "r1" }, { "x5", "b1", "r2" },
+		{ "x1", "b1", "r3" }, { "x6", "b1", "r3" },
+		{ "x2", "b1", "r3" }, { "x4", "b1", "r3" },
+	};
+	tg_topology *t = mk("block", "rack", n, 6, 1);
+	tg_gang *g = gang("default/a3", 4, 1000);
+	tg_decision *d;
+
+	tg_topology_node_set_resource(t, 0, TG_RES_CPU, 2000);
+	tg_topology_node_set_resource(t, 1, TG_RES_CPU, 2000);
+	tg_gang_set_gather(g, "block", TG_GATHER_MUST);
+	tg_place(t, g, &d, NULL);
+	is_str(nodes_of(t, d), "x1 x2 x4 x6", "A3: one rack, four nodes");
+	is_str(tg_decision_domain(d), "rack/b1/r3", "A3: rack r3");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
+/* A4: preferred level split, largest first, last domain best-fit */
+static void test_a4(void)
+{
+	static const char *n[][3] = {
+		{ "n1", "b1", NULL }, { "n2", "b2", NULL }, { "n3", "b3", NULL },
+	};
+	tg_topology *t = tg_topology_create();
+	tg_gang *g = gang("default/a4", 5, 1000);
+	tg_decision *d;
+	unsigned i;
+	int64_t cpu[] = { 2000, 1000, 4000 };
+
+	tg_topology_add_layer(t, "block", NULL);
+	for (i = 0; i < 3; i++) {
+		const char *path[1] = { n[i][1] };
+
+		tg_topology_add_node(t, n[i][0], path, NULL);
+		tg_topology_node_set_resource(t, i, TG_RES_CPU, cpu[i]);
+	}
+	tg_topology_build(t, NULL);
+	tg_gang_set_gather(g, "block", TG_GATHER_PREFER);
+	tg_place(t, g, &d, NULL);
+	is_str(nodes_of(t, d), "n3 n3 n3 n3 n2",
+	       "A4: b3 takes 4, b2 (tightest) takes 1");
+	is_str(tg_decision_domain(d), "cluster", "A4: spans the cluster");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
+/* A5: GB200 NVL36, dc required, aizone slices of 48, rack slices of 16 */
+static void test_a5(void)
+{
+	tg_topology *t = tg_topology_create();
+	tg_gang *g = tg_gang_create("default/a5");
+	tg_decision *d;
+	tg_shape sh;
+	unsigned r, i, ps, cnt[8] = { 0 };
+	char name[32], rack[8], blk[8], az[8];
+
+	tg_topology_add_layer(t, "datacenter", NULL);
+	tg_topology_add_layer(t, "aizone", NULL);
+	tg_topology_add_layer(t, "block", NULL);
+	tg_topology_add_layer(t, "rack", NULL);
+	for (r = 0; r < 8; r++)
+		for (i = 0; i < 18; i++) {
+			const char *path[4] = { "dc0", az, blk, rack };
+			tg_node_id id;
+
+			snprintf(az, sizeof(az), "aizone%u", r / 4);
+			snprintf(blk, sizeof(blk), "block%u", r / 2);
+			snprintf(rack, sizeof(rack), "r%u", r);
+			snprintf(name, sizeof(name), "r%u-n%02u", r, i);
+			tg_topology_add_node(t, name, path, &id);
+			tg_topology_node_set_gpus(t, id, 2, NULL);
+		}
+	tg_topology_build(t, NULL);
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_GPU] = 2;
+	tg_gang_add_podset(g, "w", &sh, 96, &ps);
+	tg_gang_set_gather(g, "datacenter", TG_GATHER_MUST);
+	tg_gang_add_slice(g, "aizone", 48);
+	tg_gang_add_slice(g, "rack", 16);
+	is_int(tg_place(t, g, &d, NULL), TG_OK, "A5: place");
+	is_int(tg_decision_status(d), TG_STATUS_PLACED, "A5: placed");
+	for (i = 0; i < tg_decision_nplacements(d); i++) {
+		const char *nm = tg_topology_node_name(t,
+				tg_decision_placement(d, i)->node);
+
+		cnt[nm[1] - '0']++;
+	}
+	ok(cnt[0] == 16 && cnt[1] == 16 && cnt[2] == 16 && cnt[3] == 0 &&
+	   cnt[4] == 16 && cnt[5] == 16 && cnt[6] == 16 && cnt[7] == 0,
+	   "A5: 16 pods on each of r0 r1 r2 r4 r5 r6 (%u %u %u %u %u %u %u "
+	   "%u)", cnt[0], cnt[1], cnt[2], cnt[3], cnt[4], cnt[5], cnt[6],
+	   cnt[7]);
+	/* ranks: each slice of 16 consecutive ranks in one rack */
+	{
+		bool slices_ok = true;
+
+		for (i = 0; i < 96; i++) {
+			const char *a = tg_topology_node_name(t,
+				tg_decision_placement(d, i)->node);
+			const char *b = tg_topology_node_name(t,
+				tg_decision_placement(d, i - i % 16)->node);
+
+			if (a[1] != b[1])
+				slices_ok = false;
+		}
+		ok(slices_ok, "A5: every 16 consecutive ranks share a rack");
+	}
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
+/* A6: KAI packs into the rack that already has allocations; KAI doc zones */
+static void test_a6(void)
+{
+	static const char *n[][3] = {
+		{ "node0", "rack1", NULL }, { "node1", "rack2", NULL },
+	};
+	tg_topology *t = tg_topology_create();
+	tg_gang *g = tg_gang_create("default/pending_job0");
+	tg_decision *d;
+	tg_shape sh;
+	tg_alloc_spec a;
+	unsigned i, ps;
+
+	tg_topology_add_layer(t, "topology.kubernetes.io/rack", NULL);
+	for (i = 0; i < 2; i++) {
+		const char *path[1] = { n[i][1] };
+
+		tg_topology_add_node(t, n[i][0], path, NULL);
+		tg_topology_node_set_gpus(t, i, 3, NULL);
+	}
+	tg_topology_build(t, NULL);
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_GPU] = 1;
+	memset(&a, 0, sizeof(a));
+	a.pod = "running_job0";
+	a.node = 0;
+	a.shape = &sh;
+	is_int(tg_topology_add_alloc(t, &a), TG_OK, "A6: running job");
+	tg_gang_add_podset(g, "t", &sh, 2, &ps);
+	tg_gang_set_gather(g, "topology.kubernetes.io/rack", TG_GATHER_MUST);
+	tg_place(t, g, &d, NULL);
+	is_str(nodes_of(t, d), "node0 node0", "A6: both tasks on node0");
+	ok(tg_decision_placement(d, 0)->gpus == 2 &&
+	   tg_decision_placement(d, 1)->gpus == 4,
+	   "A6: GPUs 1 and 2 (GPU 0 is taken)");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
+static void test_kai_zones(void)
+{
+	static const char *n[][3] = {
+		{ "a1-0", "zoneA", "A1" }, { "a1-1", "zoneA", "A1" },
+		{ "a2-0", "zoneA", "A2" }, { "a3-0", "zoneA", "A3" },
+		{ "a4-0", "zoneA", "A4" },
+		{ "b1-0", "zoneB", "B1" }, { "b1-1", "zoneB", "B1" },
+		{ "b2-0", "zoneB", "B2" }, { "b2-1", "zoneB", "B2" },
+		{ "b3-0", "zoneB", "B3" }, { "b3-1", "zoneB", "B3" },
+	};
+	tg_topology *t = mk("zone", "rack", n, 11, 4);
+	tg_gang *g = gang("default/kai-doc", 3, 4000);
+	tg_decision *d;
+
+	tg_gang_set_gather(g, "zone", TG_GATHER_MUST);
+	tg_gang_set_gather(g, "rack", TG_GATHER_PREFER);
+	tg_place(t, g, &d, NULL);
+	is_str(nodes_of(t, d), "a1-0 a1-1 a2-0",
+	       "KAI doc: zone A, 2 pods on rack A1, 1 on A2");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
+/* A7: Volcano hard tier: tier-1 holds 2, gang of 3 */
+static void test_a7(void)
+{
+	static const char *n[][3] = {
+		{ "s0-n1", "s2", "s0" }, { "s0-n2", "s2", "s0" },
+		{ "s1-n3", "s2", "s1" }, { "s1-n4", "s2", "s1" },
+	};
+	tg_topology *t = mk("tier2", "tier1", n, 4, 2);
+	tg_gang *g = gang("default/pg1", 3, 2000);
+	tg_decision *d;
+
+	tg_gang_set_gather(g, "tier1", TG_GATHER_MUST);
+	tg_place(t, g, &d, NULL);
+	is_int(tg_decision_status(d), TG_STATUS_UNSCHEDULABLE,
+	       "A7: highestTierAllowed=1 -> nothing");
+	like(tg_decision_message(d), "tier1/s2/s0: 2",
+	     "A7: message lists tier-1 domains");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	g = gang("default/pg1", 3, 2000);
+	tg_gang_set_gather(g, "tier2", TG_GATHER_MUST);
+	tg_place(t, g, &d, NULL);
+	is_int(tg_decision_status(d), TG_STATUS_PLACED,
+	       "A7: highestTierAllowed=2 -> placed");
+	is_int(tg_decision_nplacements(d), 3, "A7: 3 binds");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
+/* NVLink islands: a 4-GPU member gets one island */
+static void test_islands(void)
+{
+	static const uint8_t isl[8] = { 0, 0, 0, 0, 1, 1, 1, 1 };
+	tg_topology *t = tg_topology_create();
+	tg_gang *g = tg_gang_create("default/tp4");
+	tg_decision *d;
+	tg_shape sh;
+	tg_alloc_spec a;
+	unsigned ps;
+
+	tg_topology_add_node(t, "dgx", NULL, NULL);
+	tg_topology_node_set_gpus(t, 0, 8, isl);
+	tg_topology_build(t, NULL);
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_GPU] = 1;
+	memset(&a, 0, sizeof(a));
+	a.pod = "other";
+	a.shape = &sh;
+	a.gpus = 1u << 5;	/* GPU 5 busy: island 1 has 3 free */
+	tg_topology_add_alloc(t, &a);
+	sh.v[TG_RES_GPU] = 3;
+	tg_gang_add_podset(g, "w", &sh, 1, &ps);
+	tg_place(t, g, &d, NULL);
+	ok(tg_decision_placement(d, 0)->gpus == 0xd0,
+	   "3 GPUs from the tightest island (4,6,7): got 0x%llx",
+	   (unsigned long long)tg_decision_placement(d, 0)->gpus);
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	g = tg_gang_create("default/tp4b");
+	sh.v[TG_RES_GPU] = 4;
+	tg_gang_add_podset(g, "w", &sh, 1, &ps);
+	tg_place(t, g, &d, NULL);
+	ok(tg_decision_placement(d, 0)->gpus == 0x0f,
+	   "4 GPUs from island 0: got 0x%llx",
+	   (unsigned long long)tg_decision_placement(d, 0)->gpus);
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
+/* Missing labels: the node is named, never silently used */
+static void test_missing_labels(void)
+{
+	static const char *n[][3] = {
+		{ "n1", "s1", "b1" }, { "n2", "s1", NULL }, { "n3", "s1", "b1" },
+	};
+	tg_topology *t = mk("spine", "block", n, 3, 8);
+	tg_gang *g = gang("default/g", 3, 8000);
+	tg_decision *d;
+
+	is_int(tg_topology_nwarnings(t), 1, "missing label: one warning");
+	like(tg_topology_warning(t, 0), "node n2: no block label",
+	     "missing label: names node and layer");
+	tg_gang_set_gather(g, "block", TG_GATHER_PREFER);
+	tg_place(t, g, &d, NULL);
+	is_int(tg_decision_status(d), TG_STATUS_UNSCHEDULABLE,
+	       "missing label: topology gang cannot use n2");
+	like(tg_decision_message(d), "1 node left out for missing topology",
+	     "missing label: message says so");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	g = gang("default/plain", 3, 8000);
+	tg_place(t, g, &d, NULL);
+	is_int(tg_decision_status(d), TG_STATUS_PLACED,
+	       "missing label: a gang without topology request may use n2");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
+/* Spread: hard maxSkew 1 over 3 racks with 4 members */
+static void test_spread(void)
+{
+	static const char *n[][3] = {
+		{ "a1", "z", "r1" }, { "a2", "z", "r1" }, { "b1", "z", "r2" },
+		{ "b2", "z", "r2" }, { "c1", "z", "r3" }, { "c2", "z", "r3" },
+	};
+	tg_topology *t = mk("zone", "rack", n, 6, 8);
+	tg_gang *g = gang("default/spread", 4, 4000);
+	tg_decision *d;
+
+	tg_gang_add_spread(g, "rack", 1, true);
+	tg_place(t, g, &d, NULL);
+	is_int(tg_decision_status(d), TG_STATUS_PLACED, "spread: placed");
+	is_str(nodes_of(t, d), "a1 a1 b1 c1", "spread: 2,1,1 over racks");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
 int main(void)
 {
-	ok(1, "placeholder");
+	test_seed();
+	test_a1();
+	test_a3();
+	test_a4();
+	test_a5();
+	test_a6();
+	test_kai_zones();
+	test_a7();
+	test_islands();
+	test_missing_labels();
+	test_spread();
 	return done_testing();
 }
