@@ -1,0 +1,27 @@
+/*
+ * cli/cli.h - the topogang command's subcommands.
+ */
+#ifndef TG_CLI_H
+#define TG_CLI_H
+
+#include <stdio.h>
+
+#include "topogang/topogang.h"
+
+/* Each subcommand: argv[0] is the subcommand's name; returns the exit
+ * status (0 ok, 1 a decision/check failed, 2 bad usage or input). */
+int cli_place(int argc, char **argv);
+int cli_check(int argc, char **argv);
+int cli_draw(int argc, char **argv);
+int cli_bench(int argc, char **argv);
+
+/* Appends one decision as a JSON object (the documented schema) to the
+ * cJSON array \p gangs (a cJSON *, void to keep cJSON out of this
+ * header). */
+int cli_json_decision(void *gangs, const tg_topology *t,
+		      const tg_decision *d);
+
+/* Prints an error line "topogang: ..." to stderr. */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* TG_CLI_H */

@@ -1,1 +1,717 @@
-int main(void){return 0;}
+/*
+ * cli/topogang.c - "where would this gang go, and why".
+ *
+ *   topogang place --cluster FILE [--levels K1,K2,...]
+ *                  [--scheduler-name NAME] [--output json|text]
+ *   topogang place --topology-conf FILE --node RES --gang SPEC
+ *                  [--gather LAYER:must|prefer,...] [--slice LAYER:N]
+ *                  [--busy HOSTLIST] [--output json|text]
+ *   topogang check --cluster FILE | --topology-conf FILE
+ *   topogang draw  --cluster FILE | --topology-conf FILE
+ *   topogang bench [--output json] ...
+ *
+ * Exit status: 0 when every gang was placed (place) or no problem was
+ * found (check); 1 when some gang is unschedulable or check found an
+ * error; 2 for bad usage or bad input.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+
+#define MAX_GATHER 16
+
+void cli_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("topogang: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: topogang place --cluster FILE [--levels K1,K2,...] "
+	      "[--scheduler-name NAME]\n"
+	      "                      [--output json|text]\n"
+	      "       topogang place --topology-conf FILE --node RES "
+	      "--gang SPEC\n"
+	      "                      [--gather LAYER:must|prefer,...] "
+	      "[--slice LAYER:N]\n"
+	      "                      [--busy HOSTLIST] [--output json|text]\n"
+	      "       topogang check --cluster FILE | --topology-conf FILE\n"
+	      "       topogang draw  --cluster FILE | --topology-conf FILE\n"
+	      "       topogang bench [--output text|json] [--quick] ...\n"
+	      "\n"
+	      "FILE is `kubectl get nodes,pods,podgroups,... -o json|yaml`"
+	      " output.\n"
+	      "RES is e.g. cpu=64,memory=512Gi,nvidia.com/gpu=8 (every "
+	      "node of the topology.conf).\n"
+	      "SPEC is e.g. name=train,members=4,nvidia.com/gpu=8,cpu=8,"
+	      "priority=10.\n", f);
+}
+
+/* ---- options ---- */
+
+typedef struct opts {
+	const char *cluster;
+	const char *topoconf;
+	const char *levels;
+	const char *scheduler;
+	const char *output;
+	const char *node_res;
+	const char *gang;
+	const char *gather;
+	const char *slice;
+	const char *busy;
+} opts;
+
+static int parse_opts(int argc, char **argv, opts *o)
+{
+	int i;
+
+	memset(o, 0, sizeof(*o));
+	o->output = "text";
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], **dst = NULL;
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			exit(0);
+		}
+		if (!strcmp(a, "--cluster"))
+			dst = &o->cluster;
+		else if (!strcmp(a, "--topology-conf"))
+			dst = &o->topoconf;
+		else if (!strcmp(a, "--levels"))
+			dst = &o->levels;
+		else if (!strcmp(a, "--scheduler-name"))
+			dst = &o->scheduler;
+		else if (!strcmp(a, "--output") || !strcmp(a, "-o"))
+			dst = &o->output;
+		else if (!strcmp(a, "--node"))
+			dst = &o->node_res;
+		else if (!strcmp(a, "--gang"))
+			dst = &o->gang;
+		else if (!strcmp(a, "--gather"))
+			dst = &o->gather;
+		else if (!strcmp(a, "--slice"))
+			dst = &o->slice;
+		else if (!strcmp(a, "--busy"))
+			dst = &o->busy;
+		if (!dst) {
+			cli_err("%s: unknown option '%s'", argv[0], a);
+			return -1;
+		}
+		if (i + 1 >= argc) {
+			cli_err("%s: option %s needs a value", argv[0], a);
+			return -1;
+		}
+		*dst = argv[++i];
+	}
+	if (strcmp(o->output, "text") && strcmp(o->output, "json")) {
+		cli_err("--output must be text or json, not '%s'", o->output);
+		return -1;
+	}
+	if (!o->cluster == !o->topoconf) {
+		cli_err("%s: give exactly one of --cluster and "
+			"--topology-conf", argv[0]);
+		return -1;
+	}
+	return 0;
+}
+
+/* Splits "a,b,c" into at most \p max pieces in \p out (modifies s). */
+static unsigned split(char *s, char sep, char **out, unsigned max)
+{
+	unsigned n = 0;
+
+	while (s && *s && n < max) {
+		char *c = strchr(s, sep);
+
+		if (c)
+			*c = '\0';
+		if (*s)
+			out[n++] = s;
+		s = c ? c + 1 : NULL;
+	}
+	return s && *s ? max + 1 : n;
+}
+
+/* "cpu=8,memory=32Gi,nvidia.com/gpu=8" into a shape; other keys (name,
+ * members, priority) are returned through the pointers when given. */
+static int parse_res(tg_topology *t, const char *what, const char *spec,
+		     tg_shape *sh, const char **name, unsigned *members,
+		     int64_t *prio)
+{
+	char *dup = strdup(spec), *kv[TG_MAX_RESOURCES + 8];
+	unsigned n, i;
+	int rc = -1;
+
+	memset(sh, 0, sizeof(*sh));
+	if (!dup)
+		return -1;
+	n = split(dup, ',', kv, TG_MAX_RESOURCES + 8);
+	if (n > TG_MAX_RESOURCES + 8) {
+		cli_err("%s '%s': too many entries", what, spec);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		char *eq = strchr(kv[i], '=');
+		unsigned id;
+		int64_t v;
+		bool milli;
+
+		if (!eq || eq == kv[i] || !eq[1]) {
+			cli_err("%s '%s': expected key=value, got '%s'", what,
+				spec, kv[i]);
+			goto out;
+		}
+		*eq++ = '\0';
+		if (name && !strcmp(kv[i], "name")) {
+			*name = spec + (eq - dup);
+			continue;
+		}
+		if (members && !strcmp(kv[i], "members")) {
+			char *end;
+			long m = strtol(eq, &end, 10);
+
+			if (*end || m < 1 || m > (long)TG_MAX_MEMBERS) {
+				cli_err("%s '%s': bad member count '%s'",
+					what, spec, eq);
+				goto out;
+			}
+			*members = (unsigned)m;
+			continue;
+		}
+		if (prio && !strcmp(kv[i], "priority")) {
+			char *end;
+			long long p = strtoll(eq, &end, 10);
+
+			if (*end || !*eq) {
+				cli_err("%s '%s': bad priority '%s'", what,
+					spec, eq);
+				goto out;
+			}
+			*prio = p;
+			continue;
+		}
+		if (tg_topology_resource(t, kv[i], &id)) {
+			cli_err("%s '%s': bad resource '%s'", what, spec,
+				kv[i]);
+			goto out;
+		}
+		milli = id == TG_RES_CPU;
+		if (tg_k8s_quantity(eq, milli, &v)) {
+			cli_err("%s '%s': bad quantity '%s' for %s", what,
+				spec, eq, kv[i]);
+			goto out;
+		}
+		sh->v[id] = v;
+	}
+	rc = 0;
+out:
+	free(dup);
+	return rc;
+}
+
+/* ---- loading ---- */
+
+typedef struct input {
+	tg_k8s *k8s;
+	tg_topology *t;
+	tg_gang *own;		/* the --gang of topology.conf mode */
+	char **warn;
+	unsigned nwarn;
+} input;
+
+static void input_free(input *in)
+{
+	unsigned i;
+
+	tg_topology_destroy(in->t);
+	tg_k8s_destroy(in->k8s);
+	tg_gang_destroy(in->own);
+	for (i = 0; i < in->nwarn; i++)
+		free(in->warn[i]);
+	free(in->warn);
+}
+
+static unsigned input_ngangs(const input *in)
+{
+	if (in->k8s)
+		return tg_k8s_ngangs(in->k8s);
+	return in->own ? 1 : 0;
+}
+
+static tg_gang *input_gang(const input *in, unsigned i)
+{
+	return in->k8s ? tg_k8s_gang(in->k8s, i) : in->own;
+}
+
+static int load_k8s(const opts *o, input *in)
+{
+	tg_errinfo ei = { "" };
+	unsigned i;
+
+	in->k8s = tg_k8s_create();
+	if (!in->k8s) {
+		cli_err("out of memory");
+		return 2;
+	}
+	if (o->levels) {
+		char *dup = strdup(o->levels), *keys[TG_MAX_LAYERS + 1];
+		unsigned n;
+
+		if (!dup)
+			return 2;
+		n = split(dup, ',', keys, TG_MAX_LAYERS);
+		if (n == 0 || n > TG_MAX_LAYERS ||
+		    tg_k8s_set_levels(in->k8s, (const char *const *)keys,
+				      n)) {
+			cli_err("--levels '%s': expected 1 to %u label keys",
+				o->levels, TG_MAX_LAYERS);
+			free(dup);
+			return 2;
+		}
+		free(dup);
+	}
+	if (o->scheduler && tg_k8s_set_scheduler_name(in->k8s, o->scheduler)) {
+		cli_err("--scheduler-name '%s': invalid", o->scheduler);
+		return 2;
+	}
+	if (tg_k8s_add_file(in->k8s, o->cluster, &ei) ||
+	    tg_k8s_build(in->k8s, &in->t, &ei)) {
+		cli_err("%s", ei.msg[0] ? ei.msg : "cannot load the cluster");
+		return 2;
+	}
+	in->nwarn = tg_k8s_nwarnings(in->k8s);
+	in->warn = calloc(in->nwarn + 1, sizeof(char *));
+	if (!in->warn)
+		return 2;
+	for (i = 0; i < in->nwarn; i++)
+		in->warn[i] = strdup(tg_k8s_warning(in->k8s, i));
+	return 0;
+}
+
+static int load_topoconf(const opts *o, input *in)
+{
+	tg_errinfo ei = { "" };
+	tg_shape node, gs;
+	unsigned n, i, members = 1, ps;
+	const char *gname = NULL;
+	int64_t prio = 0;
+	char *dup = NULL, *items[MAX_GATHER + 1];
+	int rc = 2;
+
+	in->t = tg_topology_create();
+	if (!in->t)
+		return 2;
+	if (tg_topoconf_load_file(in->t, o->topoconf, &ei)) {
+		cli_err("%s", ei.msg);
+		return 2;
+	}
+	if (!o->node_res) {
+		cli_err("--topology-conf needs --node RES (the resources of "
+			"every node), e.g. --node cpu=64,nvidia.com/gpu=8");
+		return 2;
+	}
+	if (parse_res(in->t, "--node", o->node_res, &node, NULL, NULL, NULL))
+		return 2;
+	n = tg_topology_nnodes(in->t);
+	for (i = 0; i < n; i++) {
+		unsigned r;
+
+		for (r = 0; r < tg_topology_nresources(in->t); r++)
+			if (node.v[r] &&
+			    tg_topology_node_set_resource(in->t, i, r,
+							  node.v[r])) {
+				cli_err("--node: bad amount for %s",
+					tg_topology_resource_name(in->t, r));
+				return 2;
+			}
+	}
+	if (tg_topology_build(in->t, &ei)) {
+		cli_err("%s: %s", o->topoconf, ei.msg);
+		return 2;
+	}
+	for (i = 0; i < tg_topology_nwarnings(in->t); i++) {
+		char **w = realloc(in->warn, (in->nwarn + 1) * sizeof(char *));
+
+		if (!w)
+			return 2;
+		in->warn = w;
+		in->warn[in->nwarn++] = strdup(tg_topology_warning(in->t, i));
+	}
+	if (o->busy) {
+		char **names;
+		unsigned nn;
+
+		if (tg_hostlist_expand(o->busy, &names, &nn, &ei)) {
+			cli_err("--busy: %s", ei.msg);
+			return 2;
+		}
+		for (i = 0; i < nn; i++) {
+			tg_node_id id;
+			tg_alloc_spec a;
+			char pod[300];
+
+			if (tg_topology_node_find(in->t, names[i], &id)) {
+				cli_err("--busy: no node '%s' in %s", names[i],
+					o->topoconf);
+				tg_hostlist_free(names, nn);
+				return 2;
+			}
+			memset(&a, 0, sizeof(a));
+			snprintf(pod, sizeof(pod), "busy/%s", names[i]);
+			a.pod = pod;
+			a.node = id;
+			a.shape = &node;
+			a.preemptible = true;
+			if (tg_topology_add_alloc(in->t, &a)) {
+				tg_hostlist_free(names, nn);
+				return 2;
+			}
+		}
+		tg_hostlist_free(names, nn);
+	}
+	if (!o->gang)
+		return 0;
+	if (parse_res(in->t, "--gang", o->gang, &gs, &gname, &members, &prio))
+		return 2;
+	{
+		char nm[TG_MAX_NAME + 1];
+		size_t len = 0;
+
+		if (gname) {
+			while (gname[len] && gname[len] != ',' &&
+			       len < TG_MAX_NAME)
+				len++;
+			memcpy(nm, gname, len);
+		}
+		nm[len] = '\0';
+		in->own = tg_gang_create(len ? nm : "gang");
+	}
+	if (!in->own ||
+	    tg_gang_add_podset(in->own, "task", &gs, members, &ps))
+		return 2;
+	tg_gang_set_priority(in->own, prio);
+	if (o->gather) {
+		dup = strdup(o->gather);
+		if (!dup)
+			return 2;
+		n = split(dup, ',', items, MAX_GATHER);
+		if (n > MAX_GATHER) {
+			cli_err("--gather: too many layers");
+			goto out;
+		}
+		for (i = 0; i < n; i++) {
+			char *c = strrchr(items[i], ':');
+			tg_gather how;
+
+			if (!c || (strcmp(c + 1, "must") &&
+				   strcmp(c + 1, "prefer"))) {
+				cli_err("--gather '%s': expected LAYER:must "
+					"or LAYER:prefer", items[i]);
+				goto out;
+			}
+			how = !strcmp(c + 1, "must") ? TG_GATHER_MUST :
+			      TG_GATHER_PREFER;
+			*c = '\0';
+			if (tg_gang_set_gather(in->own, items[i], how)) {
+				cli_err("--gather: bad layer '%s'", items[i]);
+				goto out;
+			}
+		}
+		free(dup);
+		dup = NULL;
+	}
+	if (o->slice) {
+		char *c, *end;
+		long sz;
+
+		dup = strdup(o->slice);
+		if (!dup)
+			return 2;
+		c = strrchr(dup, ':');
+		sz = c ? strtol(c + 1, &end, 10) : 0;
+		if (!c || *end || sz < 1 || sz > (long)TG_MAX_MEMBERS) {
+			cli_err("--slice '%s': expected LAYER:SIZE", o->slice);
+			goto out;
+		}
+		*c = '\0';
+		if (tg_gang_add_slice(in->own, dup, (unsigned)sz)) {
+			cli_err("--slice: bad layer '%s'", dup);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(dup);
+	return rc;
+}
+
+static int load_input(const opts *o, input *in)
+{
+	memset(in, 0, sizeof(*in));
+	return o->cluster ? load_k8s(o, in) : load_topoconf(o, in);
+}
+
+/* ---- output ---- */
+
+static void gpu_list(uint64_t m, char *buf, size_t len)
+{
+	size_t off = 0;
+	unsigned b = 0;
+
+	buf[0] = '\0';
+	while (b < 64 && off + 8 < len) {
+		unsigned e;
+
+		if (!(m >> b & 1)) {
+			b++;
+			continue;
+		}
+		for (e = b; e + 1 < 64 && (m >> (e + 1) & 1); e++)
+			;
+		off += (size_t)snprintf(buf + off, len - off, "%s%u",
+					off ? "," : "", b);
+		if (e > b)
+			off += (size_t)snprintf(buf + off, len - off, "-%u", e);
+		b = e + 1;
+	}
+}
+
+static void text_decision(const tg_topology *t, const tg_decision *d,
+			  bool picture)
+{
+	unsigned i;
+	tg_status st = tg_decision_status(d);
+
+	printf("gang %s: %s", tg_decision_gang(d), tg_status_name(st));
+	if (st != TG_STATUS_UNSCHEDULABLE)
+		printf(" in %s, est. all-reduce bandwidth %g Gbit/s",
+		       tg_decision_domain(d), tg_decision_bandwidth_gbps(d));
+	printf("\n");
+	for (i = 0; i < tg_decision_nplacements(d); i++) {
+		const tg_placement *p = tg_decision_placement(d, i);
+		char g[200];
+
+		gpu_list(p->gpus, g, sizeof(g));
+		printf("  rank %-4u %-32s -> %s%s%s\n", p->rank, p->pod,
+		       tg_topology_node_name(t, p->node), g[0] ? "  gpus " : "",
+		       g);
+	}
+	for (i = 0; i < tg_decision_nvictims(d); i++) {
+		const tg_victim *v = tg_decision_victim(d, i);
+
+		printf("  victim %s on %s\n", v->pod,
+		       tg_topology_node_name(t, v->node));
+	}
+	printf("  why: %s\n", tg_decision_message(d));
+	if (picture && st != TG_STATUS_UNSCHEDULABLE) {
+		char *pic = tg_draw(t, d);
+
+		if (pic) {
+			printf("\n%s\n", pic);
+			tg_free(pic);
+		}
+	}
+}
+
+int cli_place(int argc, char **argv)
+{
+	opts o;
+	input in;
+	cJSON *root = NULL, *gangs = NULL, *warns;
+	unsigned i, n, failed = 0;
+	int rc;
+	bool json;
+
+	if (parse_opts(argc, argv, &o))
+		return 2;
+	json = !strcmp(o.output, "json");
+	if ((rc = load_input(&o, &in)))
+		goto out;
+	if (o.topoconf && !in.own) {
+		cli_err("place --topology-conf needs --gang SPEC");
+		rc = 2;
+		goto out;
+	}
+	if (json) {
+		root = cJSON_CreateObject();
+		gangs = cJSON_AddArrayToObject(root, "gangs");
+		if (!gangs) {
+			rc = 2;
+			goto out;
+		}
+	}
+	n = input_ngangs(&in);
+	for (i = 0; i < n; i++) {
+		tg_gang *g = input_gang(&in, i);
+		tg_decision *d = NULL;
+		tg_errinfo ei = { "" };
+
+		if (tg_place(in.t, g, &d, &ei)) {
+			cli_err("%s", ei.msg);
+			rc = 2;
+			goto out;
+		}
+		if (tg_decision_status(d) != TG_STATUS_UNSCHEDULABLE &&
+		    tg_decision_apply(in.t, g, d)) {
+			cli_err("gang %s: cannot apply the decision",
+				tg_gang_name(g));
+			tg_decision_free(d);
+			rc = 2;
+			goto out;
+		}
+		if (tg_decision_status(d) == TG_STATUS_UNSCHEDULABLE)
+			failed++;
+		if (json) {
+			if (cli_json_decision(gangs, in.t, d)) {
+				tg_decision_free(d);
+				rc = 2;
+				goto out;
+			}
+		} else {
+			text_decision(in.t, d, n <= 4);
+			if (i + 1 < n)
+				printf("\n");
+		}
+		tg_decision_free(d);
+	}
+	if (json) {
+		char *s;
+
+		warns = cJSON_AddArrayToObject(root, "warnings");
+		for (i = 0; warns && i < in.nwarn; i++)
+			cJSON_AddItemToArray(warns,
+					     cJSON_CreateString(in.warn[i]));
+		s = cJSON_Print(root);
+		if (!s) {
+			rc = 2;
+			goto out;
+		}
+		printf("%s\n", s);
+		cJSON_free(s);
+	} else {
+		if (!n)
+			printf("no pending gangs\n");
+		for (i = 0; i < in.nwarn; i++)
+			printf("warning: %s\n", in.warn[i]);
+	}
+	rc = failed ? 1 : 0;
+out:
+	cJSON_Delete(root);
+	input_free(&in);
+	return rc;
+}
+
+int cli_check(int argc, char **argv)
+{
+	opts o;
+	input in;
+	unsigned i, errors = 0, nw;
+	int rc;
+
+	if (parse_opts(argc, argv, &o))
+		return 2;
+	if ((rc = load_input(&o, &in))) {
+		input_free(&in);
+		return rc;
+	}
+	nw = tg_topology_nwarnings(in.t);
+	/* label problems are errors: they silently misplace gangs */
+	for (i = 0; i < nw; i++) {
+		printf("error: %s\n", tg_topology_warning(in.t, i));
+		errors++;
+	}
+	for (i = 0; i < input_ngangs(&in); i++) {
+		tg_errinfo ei = { "" };
+
+		if (tg_gang_check(in.t, input_gang(&in, i), &ei)) {
+			printf("error: %s\n", ei.msg);
+			errors++;
+		}
+	}
+	for (i = 0; i < in.nwarn; i++) {
+		unsigned j;
+		bool dup = false;
+
+		for (j = 0; j < nw && !dup; j++)
+			dup = !strcmp(in.warn[i], tg_topology_warning(in.t, j));
+		if (!dup)
+			printf("warning: %s\n", in.warn[i]);
+	}
+	printf("%u node%s, %u layer%s", tg_topology_nnodes(in.t),
+	       tg_topology_nnodes(in.t) == 1 ? "" : "s",
+	       tg_topology_nlayers(in.t),
+	       tg_topology_nlayers(in.t) == 1 ? "" : "s");
+	for (i = 0; i < tg_topology_nlayers(in.t); i++)
+		printf("%s%s", i ? " > " : " (",
+		       tg_topology_layer_name(in.t, i));
+	printf("%s, %u pending gang%s: %u error%s\n",
+	       tg_topology_nlayers(in.t) ? ")" : "", input_ngangs(&in),
+	       input_ngangs(&in) == 1 ? "" : "s", errors,
+	       errors == 1 ? "" : "s");
+	input_free(&in);
+	return errors ? 1 : 0;
+}
+
+int cli_draw(int argc, char **argv)
+{
+	opts o;
+	input in;
+	char *pic;
+	int rc;
+
+	if (parse_opts(argc, argv, &o))
+		return 2;
+	if ((rc = load_input(&o, &in))) {
+		input_free(&in);
+		return rc;
+	}
+	pic = tg_draw(in.t, NULL);
+	if (pic)
+		fputs(pic, stdout);
+	tg_free(pic);
+	input_free(&in);
+	return pic ? 0 : 2;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "place"))
+		return cli_place(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "check"))
+		return cli_check(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "draw"))
+		return cli_draw(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "bench"))
+		return cli_bench(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("topogang %s\n", TOPOGANG_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	cli_err("unknown command '%s'", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -265,7 +265,7 @@ static tg_err unit_name(const tg_topology *t, unsigned level, uint32_t u,
 
 /* ---- request resolution ---- */
 
-static tg_err resolve(tg_topology *t, const tg_gang *g, req *q,
+static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 		      tgi_buf *err)
 {
 	unsigned i, j, l, r, best = 0;
@@ -1291,6 +1291,30 @@ static tg_err describe_failure(tg_topology *t, const req *q, tg_decision *d,
 			     t->nnodes - t->ntree == 1 ? "" : "s");
 	tgi_buf_adds(&b, q->note);
 	return set_message(d, &b);
+}
+
+tg_err tg_gang_check(const tg_topology *t, const tg_gang *g, tg_errinfo *ei)
+{
+	req *q;
+	tgi_buf eb;
+	tg_err err;
+
+	if (!t || !g)
+		return tgi_errf(ei, TG_EINVAL, "tg_gang_check: NULL argument");
+	if (!g->nps)
+		return tgi_errf(ei, TG_EINVAL, "gang %s: no members", g->name);
+	q = tgi_calloc(1, sizeof(*q));
+	if (!q)
+		return tgi_errf(ei, TG_ENOMEM, "out of memory");
+	tgi_buf_init(&eb, 2048);
+	err = resolve((tg_topology *)t, g, q, &eb);
+	if (err == TG_EINVAL)
+		tgi_errf(ei, err, "%s", eb.s ? eb.s : "bad request");
+	else if (err)
+		tgi_errf(ei, err, "out of memory");
+	tgi_buf_free(&eb);
+	tgi_free(q);
+	return err;
 }
 
 static int unit_cmp_qsort(const void *pa, const void *pb)

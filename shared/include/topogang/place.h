@@ -78,6 +78,13 @@ tg_err tg_decision_apply(tg_topology *t, const tg_gang *g,
 
 void tg_decision_free(tg_decision *d);
 
+/*
+ * Checks a gang's request against a topology without placing it: every
+ * layer it names exists, slices divide the gang and each other, a spread
+ * sits below the hard layer.  TG_OK, or TG_EINVAL with \p ei saying what.
+ */
+tg_err tg_gang_check(const tg_topology *t, const tg_gang *g, tg_errinfo *ei);
+
 tg_status tg_decision_status(const tg_decision *d);
 const char *tg_status_name(tg_status s);
 /* The gang's name. */
