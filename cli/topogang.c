@@ -14,6 +14,7 @@
  * found (check); 1 when some gang is unschedulable or check found an
  * error; 2 for bad usage or bad input.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "config.h"
 
 #include <stdarg.h>

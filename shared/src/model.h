@@ -43,10 +43,18 @@ typedef struct tgi_taint {
 typedef struct tgi_alloc {
 	uint32_t pod, gang;	/* strtab ids */
 	uint32_t node;
+	uint32_t budget;	/* strtab id, 0 = none */
 	uint64_t gpus;
 	int64_t priority;
+	int64_t expires;
 	bool preemptible, nominated, live;
+	bool suspended;		/* resources handed back for a what-if */
 } tgi_alloc;
+
+typedef struct tgi_budget {
+	uint32_t name;
+	int64_t allowed;
+} tgi_budget;
 
 struct tg_topology {
 	bool built;
@@ -107,6 +115,9 @@ struct tg_topology {
 	uint32_t *alloc_of_pod;	/* hash slots: alloc index + 1 */
 	size_t nalloc_slots;
 
+	tgi_budget *budgets;
+	size_t nbudgets, budgetcap;
+
 	void *scratch;		/* place.c's reusable buffers */
 	void (*scratch_free)(void *);
 };
@@ -133,6 +144,14 @@ void tgi_node_take(tg_topology *t, uint32_t n, const int64_t *shape,
 
 /* The allocation index of a pod name, TG_NONE when none. */
 uint32_t tgi_alloc_find(const tg_topology *t, const char *pod);
+
+/* What-if: gives an allocation's resources back (suspend) or takes them
+ * again (resume); the allocation stays recorded.  Idempotent. */
+void tgi_alloc_suspend(tg_topology *t, uint32_t a);
+void tgi_alloc_resume(tg_topology *t, uint32_t a);
+
+/* The budget allowance of a budget name id; -1 = no such budget. */
+int64_t tgi_budget_allowed(const tg_topology *t, uint32_t name);
 
 /* Layer index of a request's layer name: a layer, nlayers for the node
  * level (kubernetes.io/hostname, NodeTopologyLayer, node, hostname), or

@@ -17,6 +17,7 @@
 
 #include "gang.h"
 #include "model.h"
+#include "place_int.h"
 
 enum {
 	WHY_UNSCHED = 0,
@@ -43,18 +44,6 @@ typedef struct scratch {
 	size_t nfill, fillcap;
 } scratch;
 
-struct tg_decision {
-	char *gang;
-	tg_status status;
-	char *domain;
-	char *message;
-	double bw;
-	tg_placement *pl;
-	unsigned npl;
-	char **names;
-	tg_victim *vic;
-	unsigned nvic;
-};
 
 /* Everything resolved about one request against one topology. */
 typedef struct req {
@@ -72,6 +61,8 @@ typedef struct req {
 	uint32_t pod_aff_vals[TG_MAX_PODSETS][TG_MAX_TERMS][64];
 	unsigned pod_aff_n[TG_MAX_PODSETS][TG_MAX_TERMS];
 	uint32_t pod_aff_key[TG_MAX_PODSETS][TG_MAX_TERMS];
+	unsigned scope_level;		/* TG_NONE: the whole cluster */
+	uint32_t scope_unit;		/* domain id, or position (node) */
 	uint32_t why[NWHY];		/* nodes excluded per reason (main) */
 	char note[512];			/* non-fatal request notes */
 } req;
@@ -1323,8 +1314,60 @@ static int unit_cmp_qsort(const void *pa, const void *pb)
 			*(const uint32_t *)pb);
 }
 
-tg_err tg_place(tg_topology *t, const tg_gang *g, tg_decision **out,
-		tg_errinfo *ei)
+/* Units of \p level inside the request's scope: [*lo, *hi). */
+static void unit_range(const tg_topology *t, const req *q, unsigned level,
+		       uint32_t *lo, uint32_t *hi)
+{
+	uint32_t a, b;
+
+	*lo = *hi = 0;
+	if (q->scope_level == TG_NONE) {
+		*lo = level_lo(t, level);
+		*hi = level_hi(t, level);
+		return;
+	}
+	if (level == TG_NONE || level < q->scope_level)
+		return;
+	if (level == q->scope_level) {
+		*lo = q->scope_unit;
+		*hi = q->scope_unit + 1;
+		return;
+	}
+	a = b = q->scope_unit;
+	if (level >= t->nlayers) {
+		*lo = t->dom[a].lo;
+		*hi = t->dom[a].hi;
+		return;
+	}
+	while (t->dom[a].layer < level) {
+		a = t->dom[a].child0;
+		b = t->dom[b].child0 + t->dom[b].nchild - 1;
+	}
+	*lo = a;
+	*hi = b + 1;
+}
+
+/* Offer slots of the main pod set inside the scope, rolled up. */
+static void main_slots(tg_topology *t, const req *q, scratch *s,
+		       uint32_t *why)
+{
+	reset_taken(s);
+	if (q->scope_level == TG_NONE) {
+		node_slots(t, q, s, q->main, 0, (uint32_t)t->nnodes, why);
+		rollup(t, q, s, 0);
+	} else if (q->scope_level >= t->nlayers) {
+		node_slots(t, q, s, q->main, q->scope_unit,
+			   q->scope_unit + 1, why);
+	} else {
+		node_slots(t, q, s, q->main, t->dom[q->scope_unit].lo,
+			   t->dom[q->scope_unit].hi, why);
+		rollup(t, q, s, q->scope_unit);
+	}
+}
+
+tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
+			unsigned scope_level, uint32_t scope_unit,
+			tg_decision **out, tg_errinfo *ei)
 {
 	req *q = NULL;
 	scratch *s;
@@ -1337,13 +1380,7 @@ tg_err tg_place(tg_topology *t, const tg_gang *g, tg_decision **out,
 	bool placed = false;
 
 	memset(&a, 0, sizeof(a));
-	if (!t || !g || !out)
-		return tgi_errf(ei, TG_EINVAL, "tg_place: NULL argument");
 	*out = NULL;
-	if (!t->built)
-		return tgi_errf(ei, TG_ESTATE, "tg_place: topology not built");
-	if (!g->nps)
-		return tgi_errf(ei, TG_EINVAL, "gang %s: no members", g->name);
 	if ((err = decision_new(g, &d)))
 		return tgi_errf(ei, err, "out of memory");
 	q = tgi_calloc(1, sizeof(*q));
@@ -1358,30 +1395,35 @@ tg_err tg_place(tg_topology *t, const tg_gang *g, tg_decision **out,
 		/* a bad request is a decision: unschedulable, with why */
 		if ((err = set_message(d, &eb)))
 			goto fail;
+		d->bad_request = true;
 		goto done;
 	}
 	tgi_buf_free(&eb);
 	if (err)
 		goto fail;
+	q->scope_level = scope_level;
+	q->scope_unit = scope_unit;
 	resolve_pod_affinity(t, q);
 
-	/* offer slots of the main pod set everywhere */
-	reset_taken(s);
-	node_slots(t, q, s, q->main, 0, (uint32_t)t->nnodes, q->why);
-	rollup(t, q, s, 0);
+	/* offer slots of the main pod set everywhere in scope */
+	main_slots(t, q, s, q->why);
 	k = g->ps[q->main]->count;
+	d->scope_slots = scope_level == TG_NONE ? s->dslots[0] :
+			 unit_slots(t, s, scope_level, scope_unit);
 
-	/* levels: single nodes up to the hard layer or the root */
+	/* levels: single nodes up to the hard layer, the scope or the root */
 	start = t->nlayers;
 	if (q->spread_level != TG_NONE)
 		start = q->spread_level == 0 ? TG_NONE : q->spread_level - 1;
 	stop = q->hard;
+	if (scope_level != TG_NONE && (stop == TG_NONE || scope_level > stop))
+		stop = scope_level;
 	for (level = start;; level = level == 0 ? TG_NONE : level - 1) {
-		uint32_t lo = level_lo(t, level), hi = level_hi(t, level);
-		uint32_t u, best = TG_NONE, ncand = 0, *cand = NULL, c;
+		uint32_t lo, hi, u, best = TG_NONE, ncand = 0, *cand, c;
 
 		if (level != TG_NONE && stop != TG_NONE && level < stop)
 			break;
+		unit_range(t, q, level, &lo, &hi);
 		for (u = lo; u < hi; u++) {
 			if (unit_slots(t, s, level, u) < k)
 				continue;
@@ -1418,13 +1460,8 @@ tg_err tg_place(tg_topology *t, const tg_gang *g, tg_decision **out,
 			sctx.level = level;
 			qsort(cand, ncand, sizeof(uint32_t), unit_cmp_qsort);
 			for (c = 0; c < ncand && c < 64; c++) {
-				if (g->nps > 1) {
-					/* main slots were overwritten */
-					reset_taken(s);
-					node_slots(t, q, s, q->main, 0,
-						   (uint32_t)t->nnodes, NULL);
-					rollup(t, q, s, 0);
-				}
+				if (g->nps > 1)
+					main_slots(t, q, s, NULL);
 				err = attempt_unit(t, q, s, level, cand[c], &a);
 				if (err == TG_OK)
 					break;
@@ -1443,12 +1480,8 @@ tg_err tg_place(tg_topology *t, const tg_gang *g, tg_decision **out,
 next:
 		if (level == TG_NONE || level == stop)
 			break;
-		if (g->nps > 1 || q->spread_level != TG_NONE) {
-			reset_taken(s);
-			node_slots(t, q, s, q->main, 0, (uint32_t)t->nnodes,
-				   NULL);
-			rollup(t, q, s, 0);
-		}
+		if (g->nps > 1 || q->spread_level != TG_NONE)
+			main_slots(t, q, s, NULL);
 	}
 
 	if (placed) {
@@ -1458,9 +1491,7 @@ next:
 		if ((err = describe_success(t, q, d, level, s)))
 			goto fail;
 	} else {
-		reset_taken(s);
-		node_slots(t, q, s, q->main, 0, (uint32_t)t->nnodes, NULL);
-		rollup(t, q, s, 0);
+		main_slots(t, q, s, NULL);
 		if ((err = describe_failure(t, q, d, s)))
 			goto fail;
 	}
@@ -1477,6 +1508,87 @@ fail:
 			tg_strerror(err));
 }
 
+tg_err tgi_decision_add_victim(tg_decision *d, const tg_topology *t,
+			       uint32_t a, bool reservation)
+{
+	tg_victim *nv;
+	const tgi_alloc *x = &t->allocs[a];
+
+	nv = tgi_realloc(d->vic, (d->nvic + 1) * sizeof(*nv));
+	if (!nv)
+		return TG_ENOMEM;
+	d->vic = nv;
+	nv[d->nvic].pod = tgi_strtab_get(&t->strs, x->pod);
+	nv[d->nvic].gang = tgi_strtab_get(&t->strs, x->gang);
+	nv[d->nvic].node = x->node;
+	nv[d->nvic].priority = x->priority;
+	nv[d->nvic].reservation = reservation;
+	d->nvic++;
+	return TG_OK;
+}
+
+tg_err tg_place(tg_topology *t, const tg_gang *g, tg_decision **out,
+		tg_errinfo *ei)
+{
+	uint32_t *held = NULL, gid;
+	size_t nheld = 0, i;
+	tg_decision *d = NULL;
+	tg_err err;
+
+	if (!t || !g || !out)
+		return tgi_errf(ei, TG_EINVAL, "tg_place: NULL argument");
+	*out = NULL;
+	if (!t->built)
+		return tgi_errf(ei, TG_ESTATE, "tg_place: topology not built");
+	if (!g->nps)
+		return tgi_errf(ei, TG_EINVAL, "gang %s: no members", g->name);
+
+	/*
+	 * Reservations of strictly lower priority, and the gang's own, are
+	 * free to this gang: hand their resources back for this decision.
+	 */
+	gid = tgi_strtab_find(&t->strs, g->name);
+	for (i = 0; i < t->nallocs; i++) {
+		const tgi_alloc *x = &t->allocs[i];
+
+		if (!x->live || !x->nominated || x->suspended ||
+		    (x->priority >= g->priority && x->gang != gid))
+			continue;
+		if (!held && !(held = tgi_malloc(t->nallocs *
+						 sizeof(uint32_t))))
+			return tgi_errf(ei, TG_ENOMEM, "out of memory");
+		held[nheld++] = (uint32_t)i;
+		tgi_alloc_suspend(t, (uint32_t)i);
+	}
+	err = tgi_place_scoped(t, g, TG_NONE, 0, &d, ei);
+	if (!err && d->status == TG_STATUS_UNSCHEDULABLE && !d->bad_request &&
+	    g->can_preempt)
+		err = tgi_preempt(t, g, &d, ei);
+	/* a lower-priority reservation on a node this gang uses is gone */
+	for (i = 0; !err && i < nheld; i++) {
+		const tgi_alloc *x = &t->allocs[held[i]];
+		unsigned p;
+
+		if (x->gang == gid || d->status == TG_STATUS_UNSCHEDULABLE)
+			continue;
+		for (p = 0; p < d->npl; p++)
+			if (d->pl[p].node == x->node) {
+				err = tgi_decision_add_victim(d, t, held[i],
+							      true);
+				break;
+			}
+	}
+	for (i = 0; i < nheld; i++)
+		tgi_alloc_resume(t, held[i]);
+	tgi_free(held);
+	if (err) {
+		tg_decision_free(d);
+		return err;
+	}
+	*out = d;
+	return TG_OK;
+}
+
 tg_err tg_decision_apply(tg_topology *t, const tg_gang *g,
 			 const tg_decision *d)
 {
@@ -1490,6 +1602,13 @@ tg_err tg_decision_apply(tg_topology *t, const tg_gang *g,
 	for (i = 0; i < d->nvic; i++)
 		if (tgi_alloc_find(t, d->vic[i].pod) == TG_NONE)
 			return TG_ENOENT;
+	/* the gang's own reservations give way to this decision */
+	for (i = 0; i < d->npl; i++) {
+		uint32_t x = tgi_alloc_find(t, d->pl[i].pod);
+
+		if (x != TG_NONE && t->allocs[x].nominated)
+			tg_topology_remove_alloc(t, d->pl[i].pod);
+	}
 	for (i = 0; i < d->npl; i++) {
 		const tg_placement *p = &d->pl[i];
 		tg_alloc_spec sp;

@@ -75,6 +75,7 @@ void tg_topology_destroy(tg_topology *t)
 		tgi_free(t->warn[i]);
 	tgi_free(t->warn);
 	tgi_free(t->allocs);
+	tgi_free(t->budgets);
 	tgi_free(t->alloc_shape);
 	tgi_free(t->alloc_of_pod);
 	tgi_free(t);
@@ -114,6 +115,12 @@ tg_err tg_topology_add_layer(tg_topology *t, const char *name,
 	}
 	t->layer_name[t->nlayers] = n;
 	t->layer_key[t->nlayers] = k;
+	/* slot nlayers is the node level: a node bandwidth set before
+	 * this layer moves down with it */
+	t->layer_bw[t->nlayers + 1] = t->layer_bw[t->nlayers];
+	t->layer_bw_set[t->nlayers + 1] = t->layer_bw_set[t->nlayers];
+	t->layer_bw[t->nlayers] = 0;
+	t->layer_bw_set[t->nlayers] = false;
 	t->nlayers++;
 	return TG_OK;
 }
@@ -1007,14 +1014,14 @@ static tg_err alloc_rehash(tg_topology *t, size_t nslots)
 tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 {
 	int64_t shape[TG_MAX_RESOURCES];
-	uint32_t pod, gang, *slot;
+	uint32_t pod, gang, budget = 0, *slot;
 	size_t i, oldcap;
 	unsigned r, want, have;
 	uint64_t gpus;
 	tg_err err;
 
 	if (!t || !s || !name_ok(s->pod) || (s->gang && !name_ok(s->gang)) ||
-	    s->node >= t->nnodes)
+	    (s->budget && !name_ok(s->budget)) || s->node >= t->nnodes)
 		return TG_EINVAL;
 	if (!t->built)
 		return TG_ESTATE;
@@ -1039,7 +1046,9 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 		return err;
 	if ((err = tgi_strtab_intern(&t->strs, s->pod, &pod)) ||
 	    (err = tgi_strtab_intern(&t->strs, s->gang ? s->gang : s->pod,
-				     &gang)))
+				     &gang)) ||
+	    (s->budget && (err = tgi_strtab_intern(&t->strs, s->budget,
+						   &budget))))
 		return err;
 	oldcap = t->alloccap;
 	if (tgi_grow(&t->allocs, &t->alloccap, t->nallocs + 1,
@@ -1075,6 +1084,9 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 	t->allocs[i].priority = s->priority;
 	t->allocs[i].preemptible = s->preemptible;
 	t->allocs[i].nominated = s->nominated;
+	t->allocs[i].expires = s->nominated ? s->expires : 0;
+	t->allocs[i].budget = budget;
+	t->allocs[i].suspended = false;
 	t->allocs[i].live = true;
 	for (r = 0; r < t->stride; r++)
 		t->alloc_shape[i * t->stride + r] = shape[r];
@@ -1087,8 +1099,7 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 
 tg_err tg_topology_remove_alloc(tg_topology *t, const char *pod)
 {
-	uint32_t i, *slot;
-	unsigned r;
+	uint32_t i, *slot = NULL;
 	tgi_alloc *a;
 
 	if (!t || !pod)
@@ -1097,16 +1108,108 @@ tg_err tg_topology_remove_alloc(tg_topology *t, const char *pod)
 	if (i == TG_NONE)
 		return TG_ENOENT;
 	a = &t->allocs[i];
+	tgi_alloc_suspend(t, i);
+	a->live = false;
+	a->suspended = false;
+	t->nlive--;
+	/* the hash slot keeps pointing at the dead entry (a tombstone that
+	 * a later allocation of the same pod name reuses) */
+	(void)slot;
+	return TG_OK;
+}
+
+void tgi_alloc_suspend(tg_topology *t, uint32_t i)
+{
+	tgi_alloc *a = &t->allocs[i];
+	unsigned r;
+
+	if (!a->live || a->suspended)
+		return;
 	for (r = 0; r < t->stride; r++)
 		t->freev[(size_t)a->node * t->stride + r] +=
 			t->alloc_shape[(size_t)i * t->stride + r];
 	t->gpu_free[a->node] |= a->gpus;
-	a->live = false;
-	t->nlive--;
-	slot = alloc_slot(t, a->pod);
-	*slot = 0;
-	/* re-insert the entries after the hole (linear probing) */
-	return alloc_rehash(t, t->nalloc_slots);
+	a->suspended = true;
+}
+
+void tgi_alloc_resume(tg_topology *t, uint32_t i)
+{
+	tgi_alloc *a = &t->allocs[i];
+
+	if (!a->live || !a->suspended)
+		return;
+	tgi_node_take(t, a->node, &t->alloc_shape[(size_t)i * t->stride],
+		      a->gpus);
+	a->suspended = false;
+}
+
+unsigned tg_topology_remove_gang(tg_topology *t, const char *gang)
+{
+	uint32_t id;
+	size_t i;
+	unsigned n = 0;
+
+	if (!t || !gang || !(id = tgi_strtab_find(&t->strs, gang)))
+		return 0;
+	for (i = 0; i < t->nallocs; i++)
+		if (t->allocs[i].live && t->allocs[i].gang == id) {
+			tg_topology_remove_alloc(t, tgi_strtab_get(&t->strs,
+						 t->allocs[i].pod));
+			n++;
+		}
+	return n;
+}
+
+unsigned tg_topology_expire(tg_topology *t, int64_t now)
+{
+	size_t i;
+	unsigned n = 0;
+
+	if (!t)
+		return 0;
+	for (i = 0; i < t->nallocs; i++)
+		if (t->allocs[i].live && t->allocs[i].nominated &&
+		    t->allocs[i].expires && t->allocs[i].expires <= now) {
+			tg_topology_remove_alloc(t, tgi_strtab_get(&t->strs,
+						 t->allocs[i].pod));
+			n++;
+		}
+	return n;
+}
+
+tg_err tg_topology_set_budget(tg_topology *t, const char *name,
+			      int64_t allowed)
+{
+	uint32_t id;
+	size_t i;
+	tg_err err;
+
+	if (!t || !name_ok(name) || allowed < 0)
+		return TG_EINVAL;
+	if ((err = tgi_strtab_intern(&t->strs, name, &id)))
+		return err;
+	for (i = 0; i < t->nbudgets; i++)
+		if (t->budgets[i].name == id) {
+			t->budgets[i].allowed = allowed;
+			return TG_OK;
+		}
+	if (tgi_grow(&t->budgets, &t->budgetcap, t->nbudgets + 1,
+		     sizeof(*t->budgets)))
+		return TG_ENOMEM;
+	t->budgets[t->nbudgets].name = id;
+	t->budgets[t->nbudgets].allowed = allowed;
+	t->nbudgets++;
+	return TG_OK;
+}
+
+int64_t tgi_budget_allowed(const tg_topology *t, uint32_t name)
+{
+	size_t i;
+
+	for (i = 0; name && i < t->nbudgets; i++)
+		if (t->budgets[i].name == name)
+			return t->budgets[i].allowed;
+	return -1;
 }
 
 unsigned tg_topology_nallocs(const tg_topology *t)
@@ -1218,7 +1321,7 @@ tg_err tg_topology_check(const tg_topology *t, tg_errinfo *ei)
 	for (i = 0; i < t->nallocs; i++) {
 		const tgi_alloc *a = &t->allocs[i];
 
-		if (!a->live)
+		if (!a->live || a->suspended)
 			continue;
 		for (r = 0; r < t->stride; r++)
 			used[(size_t)a->node * t->stride + r] +=

@@ -53,6 +53,9 @@ typedef struct tg_victim {
 	const char *gang;
 	tg_node_id node;
 	int64_t priority;
+	bool reservation;	/* a lower-priority nomination given way,
+				 * not a running pod: its gang must be
+				 * decided again */
 } tg_victim;
 
 typedef struct tg_decision tg_decision;

@@ -186,6 +186,8 @@ typedef struct tg_alloc_spec {
 	int64_t priority;
 	bool preemptible;	/* false: never a victim */
 	bool nominated;		/* a reservation, not yet running */
+	int64_t expires;	/* nominated: lapses at this time, 0 = never */
+	const char *budget;	/* disruption budget name, NULL = none */
 } tg_alloc_spec;
 
 /*
@@ -200,6 +202,24 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *spec);
 tg_err tg_topology_remove_alloc(tg_topology *t, const char *pod);
 
 unsigned tg_topology_nallocs(const tg_topology *t);
+
+/* Removes every allocation of a gang; returns how many (0 if none). */
+unsigned tg_topology_remove_gang(tg_topology *t, const char *gang);
+
+/*
+ * Reservations (nominated allocations) whose \p expires is set and not
+ * after \p now are removed; returns how many.  Time is the host's
+ * (seconds since the epoch, say), only compared.
+ */
+unsigned tg_topology_expire(tg_topology *t, int64_t now);
+
+/*
+ * A disruption budget (a Kubernetes PodDisruptionBudget, say): at most
+ * \p allowed of the allocations naming it may be evicted at once.
+ * Preemption prefers victim sets that violate fewer budgets.
+ */
+tg_err tg_topology_set_budget(tg_topology *t, const char *name,
+			      int64_t allowed);
 
 /*
  * Bandwidth model: the bottleneck all-reduce bandwidth, in Gbit/s, of

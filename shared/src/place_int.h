@@ -1,0 +1,49 @@
+/*
+ * shared/src/place_int.h - what place.c shares with preempt.c.
+ */
+#ifndef TG_PLACE_INT_H
+#define TG_PLACE_INT_H
+
+#include "model.h"
+
+struct tg_decision {
+	char *gang;
+	tg_status status;
+	bool bad_request;	/* unschedulable because the request is bad */
+	char *domain;
+	char *message;
+	double bw;
+	int64_t scope_slots;	/* offer slots of the scope (main pod set) */
+	tg_placement *pl;
+	unsigned npl;
+	char **names;
+	tg_victim *vic;
+	unsigned nvic;
+};
+
+/*
+ * Placement only (no reservations, no preemption), confined to one unit:
+ * \p scope_level TG_NONE = the whole cluster; a layer with \p scope_unit
+ * a domain id; nlayers with \p scope_unit a node position.
+ */
+tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
+			unsigned scope_level, uint32_t scope_unit,
+			tg_decision **out, tg_errinfo *ei);
+
+/* Appends allocation \p a to the decision's victims. */
+tg_err tgi_decision_add_victim(tg_decision *d, const tg_topology *t,
+			       uint32_t a, bool reservation);
+
+/* The hard (highest MUST) level of a gang; TG_NONE = none. */
+unsigned tgi_hard_level(const tg_topology *t, const tg_gang *g);
+
+/*
+ * Called by tg_place() when \p *d is unschedulable: looks for the
+ * cheapest set of lower-priority gangs to evict (see preempt.c).  On
+ * success replaces *d by a "preempting" decision; otherwise improves
+ * its message.
+ */
+tg_err tgi_preempt(tg_topology *t, const tg_gang *g, tg_decision **d,
+		   tg_errinfo *ei);
+
+#endif /* TG_PLACE_INT_H */

@@ -1,0 +1,516 @@
+/*
+ * shared/src/preempt.c - topology-aware, gang-aware preemption.
+ *
+ * When a gang cannot be placed, tg_place() asks tgi_preempt() for the
+ * cheapest set of lower-priority gangs whose eviction lets it in:
+ *
+ *  1. Victims are whole gangs: every member preemptible and of strictly
+ *     lower priority than the preemptor; running allocations only
+ *     (lower-priority reservations are already free to it).
+ *  2. With every such gang gone the preemptor must fit somewhere, else
+ *     the answer is no, with what each domain could offer even then.
+ *  3. For each domain of the hard (required) layer, or the whole cluster
+ *     without one: the victim gangs with a member inside, cheapest first
+ *     (lower priority, then fewer pods, then name); the shortest prefix
+ *     that lets the gang in (binary search: freeing more never hurts),
+ *     then every victim but the last is given back ("reprieved") if the
+ *     gang still fits without evicting it.
+ *  4. The domain: fewest disruption-budget violations, then the lowest
+ *     highest victim priority, fewest victim pods, lowest sum of victim
+ *     priorities, least waste (offer slots left with every eligible
+ *     victim there gone), then path order.
+ *  5. The decision is "preempting": the victims (every pod of each victim
+ *     gang, wherever it runs) and the nominated placement, made on the
+ *     state without them.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gang.h"
+#include "place_int.h"
+
+typedef struct vgang {
+	uint32_t gang;		/* strtab id */
+	int64_t prio;		/* highest member priority */
+	int64_t prio_sum;	/* sum over members */
+	uint32_t first, n;	/* members: vmem[first .. first+n) */
+} vgang;
+
+typedef struct cost {
+	int64_t pdb, maxprio, pods, sumprio, waste;
+	uint32_t unit;
+} cost;
+
+typedef struct pctx {
+	tg_topology *t;
+	const tg_gang *g;
+	vgang *v;
+	uint32_t nv;
+	uint32_t *vmem;		/* allocation indices grouped by gang */
+	unsigned level;		/* hard level */
+} pctx;
+
+unsigned tgi_hard_level(const tg_topology *t, const tg_gang *g)
+{
+	unsigned i, l, hard = TG_NONE;
+
+	for (i = 0; i < g->ngather; i++) {
+		if (g->gather[i].a != TG_GATHER_MUST)
+			continue;
+		l = tgi_layer_resolve(t, g->gather[i].layer);
+		if (l != TG_NONE && (hard == TG_NONE || l < hard))
+			hard = l;
+	}
+	return hard;
+}
+
+static const tg_topology *sort_t;
+
+static int alloc_gang_cmp(const void *pa, const void *pb)
+{
+	const tgi_alloc *a = &sort_t->allocs[*(const uint32_t *)pa];
+	const tgi_alloc *b = &sort_t->allocs[*(const uint32_t *)pb];
+	int c;
+
+	if (a->gang != b->gang) {
+		c = tg_name_cmp(tgi_strtab_get(&sort_t->strs, a->gang),
+				tgi_strtab_get(&sort_t->strs, b->gang));
+		if (c)
+			return c;
+	}
+	return tg_name_cmp(tgi_strtab_get(&sort_t->strs, a->pod),
+			   tgi_strtab_get(&sort_t->strs, b->pod));
+}
+
+/* Groups running allocations into gangs; keeps the eligible ones. */
+static tg_err collect(pctx *c)
+{
+	tg_topology *t = c->t;
+	uint32_t *idx, n = 0, i, j;
+
+	idx = tgi_malloc((t->nallocs ? t->nallocs : 1) * sizeof(uint32_t));
+	c->vmem = tgi_malloc((t->nallocs ? t->nallocs : 1) *
+			     sizeof(uint32_t));
+	c->v = tgi_malloc((t->nallocs ? t->nallocs : 1) * sizeof(vgang));
+	if (!idx || !c->vmem || !c->v) {
+		tgi_free(idx);
+		return TG_ENOMEM;
+	}
+	for (i = 0; i < t->nallocs; i++)
+		if (t->allocs[i].live && !t->allocs[i].nominated)
+			idx[n++] = i;
+	sort_t = t;
+	qsort(idx, n, sizeof(uint32_t), alloc_gang_cmp);
+	sort_t = NULL;
+	c->nv = 0;
+	for (i = 0; i < n; i = j) {
+		const tgi_alloc *a = &t->allocs[idx[i]];
+		bool ok = true;
+		vgang *v = &c->v[c->nv];
+		uint32_t m;
+
+		for (j = i; j < n && t->allocs[idx[j]].gang == a->gang; j++)
+			;
+		v->gang = a->gang;
+		v->prio = INT64_MIN;
+		v->prio_sum = 0;
+		for (m = i; m < j; m++) {
+			const tgi_alloc *x = &t->allocs[idx[m]];
+
+			if (!x->preemptible || x->priority >= c->g->priority ||
+			    x->suspended)
+				ok = false;
+			if (x->priority > v->prio)
+				v->prio = x->priority;
+			v->prio_sum += x->priority;
+		}
+		if (!ok)
+			continue;
+		v->first = i;
+		v->n = j - i;
+		memcpy(&c->vmem[i], &idx[i], (j - i) * sizeof(uint32_t));
+		c->nv++;
+	}
+	tgi_free(idx);
+	return TG_OK;
+}
+
+static void suspend_gang(pctx *c, uint32_t v, bool on)
+{
+	uint32_t m;
+
+	for (m = 0; m < c->v[v].n; m++) {
+		if (on)
+			tgi_alloc_suspend(c->t, c->vmem[c->v[v].first + m]);
+		else
+			tgi_alloc_resume(c->t, c->vmem[c->v[v].first + m]);
+	}
+}
+
+/* Does the gang fit in the unit with victims list[0..m) gone?
+ * *slots gets the unit's offer slots then (when asked). */
+static tg_err fits(pctx *c, uint32_t unit, const uint32_t *list, uint32_t m,
+		   bool *yes, int64_t *slots, tg_decision **keep)
+{
+	tg_decision *d = NULL;
+	uint32_t i;
+	tg_err err;
+
+	for (i = 0; i < m; i++)
+		suspend_gang(c, list[i], true);
+	err = tgi_place_scoped(c->t, c->g, c->level, unit, &d, NULL);
+	for (i = 0; i < m; i++)
+		suspend_gang(c, list[i], false);
+	if (err)
+		return err;
+	*yes = d->status == TG_STATUS_PLACED;
+	if (slots)
+		*slots = d->scope_slots;
+	if (keep && *yes)
+		*keep = d;
+	else
+		tg_decision_free(d);
+	return TG_OK;
+}
+
+static int vcmp(const void *pa, const void *pb, const pctx *c)
+{
+	const vgang *a = &c->v[*(const uint32_t *)pa];
+	const vgang *b = &c->v[*(const uint32_t *)pb];
+
+	if (a->prio != b->prio)
+		return a->prio < b->prio ? -1 : 1;
+	if (a->n != b->n)
+		return a->n < b->n ? -1 : 1;
+	return tg_name_cmp(tgi_strtab_get(&c->t->strs, a->gang),
+			   tgi_strtab_get(&c->t->strs, b->gang));
+}
+
+static const pctx *sort_c;
+
+static int vcmp_q(const void *a, const void *b)
+{
+	return vcmp(a, b, sort_c);
+}
+
+/* Node position range of a unit at the hard level. */
+static void unit_pos(const pctx *c, uint32_t unit, uint32_t *lo,
+		     uint32_t *hi)
+{
+	const tg_topology *t = c->t;
+
+	if (c->level == TG_NONE) {
+		*lo = 0;
+		*hi = (uint32_t)t->nnodes;
+	} else if (c->level >= t->nlayers) {
+		*lo = unit;
+		*hi = unit + 1;
+	} else {
+		*lo = t->dom[unit].lo;
+		*hi = t->dom[unit].hi;
+	}
+}
+
+static int cost_cmp(const cost *a, const cost *b)
+{
+	if (a->pdb != b->pdb)
+		return a->pdb < b->pdb ? -1 : 1;
+	if (a->maxprio != b->maxprio)
+		return a->maxprio < b->maxprio ? -1 : 1;
+	if (a->pods != b->pods)
+		return a->pods < b->pods ? -1 : 1;
+	if (a->sumprio != b->sumprio)
+		return a->sumprio < b->sumprio ? -1 : 1;
+	if (a->waste != b->waste)
+		return a->waste < b->waste ? -1 : 1;
+	return a->unit < b->unit ? -1 : a->unit > b->unit;
+}
+
+/* Budget violations of evicting the gangs in list[0..m). */
+static int64_t pdb_violations(const pctx *c, const uint32_t *list,
+			      uint32_t m)
+{
+	const tg_topology *t = c->t;
+	int64_t viol = 0;
+	size_t b;
+
+	for (b = 0; b < t->nbudgets; b++) {
+		int64_t n = 0;
+		uint32_t i, k;
+
+		for (i = 0; i < m; i++)
+			for (k = 0; k < c->v[list[i]].n; k++)
+				if (t->allocs[c->vmem[c->v[list[i]].first +
+						      k]].budget ==
+				    t->budgets[b].name)
+					n++;
+		if (n > t->budgets[b].allowed)
+			viol += n - t->budgets[b].allowed;
+	}
+	return viol;
+}
+
+/*
+ * The cheapest victim set inside one unit: *out gets the chosen gangs
+ * (a prefix of the unit's list, reprieved ones removed), *nout their
+ * number; *nout 0 when the unit cannot take the gang at all.
+ */
+static tg_err unit_victims(pctx *c, uint32_t unit, uint32_t *list,
+			   uint32_t *nout, cost *co)
+{
+	uint32_t lo, hi, n = 0, v, m, a, b, i, k;
+	bool yes;
+	int64_t slots = 0;
+	tg_err err;
+
+	*nout = 0;
+	unit_pos(c, unit, &lo, &hi);
+	for (v = 0; v < c->nv; v++) {
+		for (k = 0; k < c->v[v].n; k++) {
+			uint32_t p = c->t->pos[c->t->allocs[
+					c->vmem[c->v[v].first + k]].node];
+
+			if (p >= lo && p < hi)
+				break;
+		}
+		if (k < c->v[v].n)
+			list[n++] = v;
+	}
+	if (!n)
+		return TG_OK;
+	sort_c = c;
+	qsort(list, n, sizeof(uint32_t), vcmp_q);
+	sort_c = NULL;
+	if ((err = fits(c, unit, list, n, &yes, &slots, NULL)))
+		return err;
+	if (!yes)
+		return TG_OK;
+	/* the shortest prefix that fits */
+	a = 1;
+	b = n;
+	while (a < b) {
+		m = a + (b - a) / 2;
+		if ((err = fits(c, unit, list, m, &yes, NULL, NULL)))
+			return err;
+		if (yes)
+			b = m;
+		else
+			a = m + 1;
+	}
+	m = a;
+	/* reprieve: give back every victim the gang can do without */
+	for (i = 0; i < m; i++)
+		suspend_gang(c, list[i], true);
+	for (i = m - 1; i-- > 0;) {
+		tg_decision *d = NULL;
+
+		suspend_gang(c, list[i], false);
+		err = tgi_place_scoped(c->t, c->g, c->level, unit, &d, NULL);
+		if (err)
+			break;
+		if (d->status == TG_STATUS_PLACED) {
+			memmove(&list[i], &list[i + 1],
+				(m - i - 1) * sizeof(uint32_t));
+			m--;
+		} else {
+			suspend_gang(c, list[i], true);
+		}
+		tg_decision_free(d);
+	}
+	for (i = 0; i < m; i++)
+		suspend_gang(c, list[i], false);
+	if (err)
+		return err;
+	co->unit = unit;
+	co->pdb = pdb_violations(c, list, m);
+	co->maxprio = INT64_MIN;
+	co->pods = co->sumprio = 0;
+	for (i = 0; i < m; i++) {
+		const vgang *x = &c->v[list[i]];
+
+		if (x->prio > co->maxprio)
+			co->maxprio = x->prio;
+		co->pods += x->n;
+		co->sumprio += x->prio_sum;
+	}
+	{
+		int64_t most = 0;
+
+		for (i = 0; i < c->g->nps; i++)
+			if (c->g->ps[i]->count > most)
+				most = c->g->ps[i]->count;
+		co->waste = slots - most;
+	}
+	*nout = m;
+	return TG_OK;
+}
+
+static void unit_label(const pctx *c, uint32_t unit, tgi_buf *b)
+{
+	const tg_topology *t = c->t;
+
+	if (c->level == TG_NONE)
+		tgi_buf_adds(b, "the cluster");
+	else if (c->level >= t->nlayers)
+		tgi_buf_addf(b, "node/%s", tgi_strtab_get(&t->strs,
+			     t->name[t->order[unit]]));
+	else
+		tgi_buf_addf(b, "%s/%s", t->layer_name[c->level],
+			     t->dom[unit].path);
+}
+
+static tg_err fail_message(tg_decision *d, const char *why)
+{
+	tgi_buf b;
+	char *m;
+
+	tgi_buf_init(&b, 16384);
+	tgi_buf_addf(&b, "%s; preemption: %s", d->message, why);
+	m = tgi_buf_take(&b);
+	if (!m)
+		return TG_ENOMEM;
+	tgi_free(d->message);
+	d->message = m;
+	return TG_OK;
+}
+
+tg_err tgi_preempt(tg_topology *t, const tg_gang *g, tg_decision **dp,
+		   tg_errinfo *ei)
+{
+	pctx c;
+	tg_decision *d = *dp, *all = NULL, *fin = NULL;
+	uint32_t *list = NULL, *best = NULL, nbest = 0, nlist, u, ulo, uhi, i;
+	cost co, bestco = { 0, 0, 0, 0, 0, 0 };
+	tgi_buf b;
+	tg_err err;
+	int64_t pods = 0;
+	bool have = false;
+
+	memset(&c, 0, sizeof(c));
+	c.t = t;
+	c.g = g;
+	c.level = tgi_hard_level(t, g);
+	if ((err = collect(&c)))
+		goto out;
+	if (!c.nv) {
+		err = fail_message(d, "no running gang of lower priority "
+				   "to evict");
+		goto out;
+	}
+	/* with every eligible gang gone, is there room at all? */
+	for (i = 0; i < c.nv; i++) {
+		suspend_gang(&c, i, true);
+		pods += c.v[i].n;
+	}
+	err = tgi_place_scoped(t, g, TG_NONE, 0, &all, NULL);
+	for (i = 0; i < c.nv; i++)
+		suspend_gang(&c, i, false);
+	if (err)
+		goto out;
+	if (all->status != TG_STATUS_PLACED) {
+		tgi_buf_init(&b, 16384);
+		tgi_buf_addf(&b, "%s; preemption cannot help: unschedulable "
+			     "even with all %u lower-priority gang%s (%lld "
+			     "pod%s) evicted: %s", d->message,
+			     c.nv, c.nv == 1 ? "" : "s", (long long)pods,
+			     pods == 1 ? "" : "s", all->message);
+		tgi_free(d->message);
+		d->message = tgi_buf_take(&b);
+		err = d->message ? TG_OK : TG_ENOMEM;
+		goto out;
+	}
+
+	list = tgi_malloc(c.nv * sizeof(uint32_t));
+	best = tgi_malloc(c.nv * sizeof(uint32_t));
+	if (!list || !best) {
+		err = TG_ENOMEM;
+		goto out;
+	}
+	if (c.level == TG_NONE) {
+		ulo = 0;
+		uhi = 1;
+	} else if (c.level >= t->nlayers) {
+		ulo = 0;
+		uhi = (uint32_t)t->ntree;
+	} else {
+		ulo = t->layer_lo[c.level];
+		uhi = t->layer_hi[c.level];
+	}
+	for (u = ulo; u < uhi; u++) {
+		if ((err = unit_victims(&c, u, list, &nlist, &co)))
+			goto out;
+		if (!nlist)
+			continue;
+		if (!have || cost_cmp(&co, &bestco) < 0) {
+			bestco = co;
+			memcpy(best, list, nlist * sizeof(uint32_t));
+			nbest = nlist;
+			have = true;
+		}
+	}
+	if (!have) {
+		err = fail_message(d, "no single domain of the required "
+				   "layer can be freed for the whole gang");
+		goto out;
+	}
+
+	/* the nominated placement, on the state without the victims */
+	for (i = 0; i < nbest; i++)
+		suspend_gang(&c, best[i], true);
+	err = tgi_place_scoped(t, g, c.level, bestco.unit, &fin, ei);
+	for (i = 0; i < nbest; i++)
+		suspend_gang(&c, best[i], false);
+	if (err)
+		goto out;
+	if (fin->status != TG_STATUS_PLACED) {
+		err = fail_message(d, "internal: the chosen domain did "
+				   "not hold the gang");
+		goto out;
+	}
+	fin->status = TG_STATUS_PREEMPTING;
+	for (i = 0; i < nbest && !err; i++) {
+		uint32_t k;
+
+		for (k = 0; k < c.v[best[i]].n && !err; k++)
+			err = tgi_decision_add_victim(fin, t,
+				c.vmem[c.v[best[i]].first + k], false);
+	}
+	if (err)
+		goto out;
+	tgi_buf_init(&b, 16384);
+	tgi_buf_addf(&b, "preempting %lld pod%s of %u lower-priority gang%s "
+		     "(", (long long)bestco.pods, bestco.pods == 1 ? "" : "s",
+		     nbest, nbest == 1 ? "" : "s");
+	for (i = 0; i < nbest && i < 8; i++)
+		tgi_buf_addf(&b, "%s%s priority %lld", i ? ", " : "",
+			     tgi_strtab_get(&t->strs, c.v[best[i]].gang),
+			     (long long)c.v[best[i]].prio);
+	if (nbest > 8)
+		tgi_buf_addf(&b, " and %u more", nbest - 8);
+	tgi_buf_adds(&b, ") to free ");
+	unit_label(&c, bestco.unit, &b);
+	tgi_buf_addf(&b, "; nominated: %s; before preemption: %s",
+		     fin->message, d->message);
+	tgi_free(fin->message);
+	fin->message = tgi_buf_take(&b);
+	if (!fin->message) {
+		err = TG_ENOMEM;
+		goto out;
+	}
+	tg_decision_free(d);
+	*dp = fin;
+	fin = NULL;
+out:
+	tg_decision_free(all);
+	tg_decision_free(fin);
+	tgi_free(list);
+	tgi_free(best);
+	tgi_free(c.v);
+	tgi_free(c.vmem);
+	if (err)
+		tgi_errf(ei, err, "preemption for gang %s: %s", g->name,
+			 tg_strerror(err));
+	return err;
+}
