@@ -52,7 +52,9 @@ static void podset_free(tgi_podset *p)
 	free_strv(p->members, p->count);
 	free_strv(p->sel_key, p->nsel);
 	free_strv(p->sel_val, p->nsel);
-	for (i = 0; i < p->nterms; i++) {
+	/* every term: a term being opened may hold an expression array
+	 * before it counts in nterms */
+	for (i = 0; i < TG_MAX_TERMS; i++) {
 		for (j = 0; j < p->terms[i].n; j++) {
 			tgi_free(p->terms[i].exprs[j].key);
 			free_strv(p->terms[i].exprs[j].values,

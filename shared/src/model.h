@@ -20,6 +20,8 @@
 
 #define TGI_NODE_UNSCHED	0x01	/* cordoned / drained */
 #define TGI_NODE_IN_TREE	0x02	/* has a full path */
+#define TGI_NODE_OWN_ACCEL	0x04	/* build made it its own accelerator
+					 * domain (undone if build fails) */
 
 typedef struct tgi_domain {
 	uint32_t parent;	/* TG_NONE for the root */
@@ -149,6 +151,11 @@ uint32_t tgi_alloc_find(const tg_topology *t, const char *pod);
  * again (resume); the allocation stays recorded.  Idempotent. */
 void tgi_alloc_suspend(tg_topology *t, uint32_t a);
 void tgi_alloc_resume(tg_topology *t, uint32_t a);
+
+/* Undoes tg_topology_remove_alloc() of allocation \p a, which must be
+ * the last allocation of its pod name (a failed apply puts back what it
+ * removed). */
+void tgi_alloc_revive(tg_topology *t, uint32_t a);
 
 /* The budget allowance of a budget name id; -1 = no such budget. */
 int64_t tgi_budget_allowed(const tg_topology *t, uint32_t name);

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,8 @@ typedef struct scratch {
 	int64_t *dslots;	/* per domain */
 	int64_t *main_dslots;	/* per domain, main pod set (for messages) */
 	uint32_t *take;		/* per pos: members taken in this decision */
-	int64_t *used;		/* per pos * stride: resources taken */
+	int64_t *used;		/* per pos * width: resources taken */
+	unsigned width;		/* row of used[]: t->nres when allocated */
 	uint64_t *gpu_used;	/* per pos */
 	uint32_t *touched;	/* positions with take > 0 */
 	size_t ntouched;
@@ -48,7 +50,7 @@ typedef struct scratch {
 /* Everything resolved about one request against one topology. */
 typedef struct req {
 	const tg_gang *g;
-	unsigned hard;			/* highest MUST level; TG_NONE = root */
+	unsigned hard;			/* lowest MUST level; TG_NONE = root */
 	unsigned prefer;		/* deepest PREFER level or TG_NONE */
 	unsigned slice[TG_MAX_LAYERS + 1];	/* per level, 0 = none */
 	unsigned spread_level;		/* TG_NONE = none */
@@ -89,7 +91,7 @@ static scratch *scratch_get(tg_topology *t)
 	scratch *s = t->scratch;
 	size_t n = t->nnodes ? t->nnodes : 1, d = t->ndom ? t->ndom : 1;
 
-	if (s && s->npos >= n && s->ndom >= d)
+	if (s && s->npos >= n && s->ndom >= d && s->width >= t->nres)
 		return s;
 	if (s)
 		scratch_free(s);
@@ -100,11 +102,12 @@ static scratch *scratch_get(tg_topology *t)
 	t->scratch_free = scratch_free;
 	s->npos = n;
 	s->ndom = d;
+	s->width = t->nres;
 	s->nslots = tgi_calloc(n, sizeof(int64_t));
 	s->dslots = tgi_calloc(d, sizeof(int64_t));
 	s->main_dslots = tgi_calloc(d, sizeof(int64_t));
 	s->take = tgi_calloc(n, sizeof(uint32_t));
-	s->used = tgi_calloc(n * TG_MAX_RESOURCES, sizeof(int64_t));
+	s->used = tgi_calloc(n * s->width, sizeof(int64_t));
 	s->gpu_used = tgi_calloc(n, sizeof(uint64_t));
 	s->touched = tgi_calloc(n, sizeof(uint32_t));
 	if (!s->nslots || !s->dslots || !s->main_dslots || !s->take ||
@@ -263,7 +266,10 @@ static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 	bool seen[TG_MAX_RESOURCES] = { false };
 	const char *bad = NULL;
 
-	memset(q, 0, sizeof(*q));
+	/* all but pod_aff_vals, which is only read below the counts in
+	 * pod_aff_n: 64 KiB that need no clearing in every decision */
+	memset(q, 0, offsetof(req, pod_aff_vals));
+	memset(&q->pod_aff_n, 0, sizeof(*q) - offsetof(req, pod_aff_n));
 	q->g = g;
 	q->hard = TG_NONE;
 	q->prefer = TG_NONE;
@@ -275,8 +281,9 @@ static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 		bad = g->gather[i].layer;
 		if (l == TG_NONE)
 			goto unknown;
+		/* every MUST holds when the lowest one does */
 		if (g->gather[i].a == TG_GATHER_MUST &&
-		    (q->hard == TG_NONE || l < q->hard))
+		    (q->hard == TG_NONE || l > q->hard))
 			q->hard = l;
 		if (g->gather[i].a == TG_GATHER_PREFER &&
 		    (q->prefer == TG_NONE || l > q->prefer))
@@ -517,9 +524,123 @@ static bool simple_podset(const tgi_podset *p)
 }
 
 /*
+ * Offer slots of one eligible node at position \p i, checking q->res in
+ * order (the first resource that does not fit is counted in \p why).
+ */
+static int64_t slots_generic(const tg_topology *t, const req *q,
+			     const scratch *s, const tgi_podset *p,
+			     uint32_t i, uint32_t n, uint32_t *why)
+{
+	const unsigned stride = t->stride;
+	int64_t best = INT64_MAX;
+	unsigned k;
+
+	for (k = 0; k < q->nres && best; k++) {
+		unsigned r = q->res[k];
+		int64_t want, have, fit;
+
+		want = r == TG_RES_PODS ? (p->shape.v[r] ? p->shape.v[r] : 1)
+					: p->shape.v[r];
+		if (!want)
+			continue;
+		if (r >= stride) {
+			fit = 0;
+		} else {
+			size_t ix = (size_t)n * stride + r;
+
+			if (r == TG_RES_PODS && t->alloc[ix] == 0)
+				continue;	/* not tracked */
+			have = t->freev[ix] - s->used[(size_t)i * s->width + r];
+			fit = have < want ? 0 : have < 2 * want ? 1 :
+			      have / want;
+		}
+		if (fit < best) {
+			best = fit;
+			if (!fit && why)
+				why[WHY_RES0 + r]++;
+		}
+	}
+	return best;
+}
+
+/* The request of one pod set, as node_slots() checks it. */
+typedef struct slot_req {
+	unsigned m;			/* resources besides pods */
+	unsigned rr[TG_MAX_RESOURCES];	/* their ids */
+	int64_t wv[TG_MAX_RESOURCES];	/* amounts, > 0 */
+	int64_t lim[TG_MAX_RESOURCES];	/* INT64_MAX / amount */
+	bool pods;			/* pods asked for (always) */
+	int64_t pods_want, pods_lim;
+} slot_req;
+
+/*
+ * Offer slots of an eligible node (before caps and slices) from its free
+ * row \p fv, less \p u (taken by this decision; NULL = nothing), with
+ * \p pods_alloc its allocatable pod count.  With \p why, counts the
+ * first resource (in sr order) that does not fit.  The value is the
+ * minimum over resources of free / amount; a division only when its
+ * quotient can lower that minimum.
+ */
+static inline int64_t fit_node(const slot_req *sr, const int64_t *fv,
+			       const int64_t *u, int64_t pods_alloc,
+			       uint32_t *why)
+{
+	int64_t best = INT64_MAX, have, fit;
+	unsigned j;
+
+	for (j = 0; j < sr->m; j++) {
+		const unsigned r = sr->rr[j];
+		const int64_t want = sr->wv[j];
+
+		have = fv[r] - (u ? u[r] : 0);
+		if (have < want) {
+			if (why)
+				why[WHY_RES0 + r]++;
+			return 0;
+		}
+		if (have < 2 * want)
+			fit = 1;
+		else if (best <= sr->lim[j] && have >= best * want)
+			continue;	/* have / want >= best */
+		else
+			fit = have / want;
+		if (fit < best)
+			best = fit;
+	}
+	/* pods last; a node that tracks none (allocatable 0) is not
+	 * limited by them */
+	if (!sr->pods || (fv[TG_RES_PODS] <= 0 && pods_alloc == 0))
+		return best;
+	have = fv[TG_RES_PODS] - (u ? u[TG_RES_PODS] : 0);
+	if (have < sr->pods_want) {
+		if (why)
+			why[WHY_RES0 + TG_RES_PODS]++;
+		return 0;
+	}
+	if (have < 2 * sr->pods_want)
+		return 1;	/* best >= 1 here */
+	if (best <= sr->pods_lim && have >= best * sr->pods_want)
+		return best;
+	fit = have / sr->pods_want;
+	return fit < best ? fit : best;
+}
+
+/*
  * Offer slots of pod set \p ps on every position in [lo, hi), given the
  * resources already taken by this decision (s->used).  With \p why,
  * counts the reason each node takes none.
+ *
+ * This runs over every node in every decision, so it does no more than
+ * it must; the result, and the reason counted for a node that takes
+ * none, are those of slots_generic() (q->res in order, pods last):
+ *  - the resources the pod set asks for are listed once, pods apart;
+ *    without \p why only the minimum matters, so GPUs go first;
+ *  - the wide used[] row of a position is read only when this decision
+ *    took something there (take > 0): everywhere else it is all zero;
+ *  - the allocatable pod count is read only when the free one is not
+ *    positive (free <= allocatable, so a positive free count means the
+ *    node tracks pods);
+ *  - a division only when its quotient can lower the minimum.
  */
 static void node_slots(const tg_topology *t, const req *q, scratch *s,
 		       unsigned ps, uint32_t lo, uint32_t hi, uint32_t *why)
@@ -527,67 +648,100 @@ static void node_slots(const tg_topology *t, const req *q, scratch *s,
 	const tgi_podset *p = q->g->ps[ps];
 	const unsigned stride = t->stride;
 	const bool simple = simple_podset(p) && !p->ntol;
-	unsigned cap = p->max_per_node;
-	int64_t req_v[TG_MAX_RESOURCES];
+	const bool taken = s->ntouched > 0;
+	const unsigned slice = q->slice[t->nlayers];
+	const unsigned cap = p->max_per_node;
+	const bool trim = cap || slice > 1;
+	const uint8_t in_tree = q->topo ? TGI_NODE_IN_TREE : 0;
+	const uint8_t mask = TGI_NODE_UNSCHED | in_tree;
+	const int64_t *freev = t->freev, *allocv = t->alloc;
+	const uint32_t *order = t->order, *taint_head = t->taint_head;
+	const uint8_t *flags = t->flags;
+	const uint32_t *take = s->take;
+	int64_t *nslots = s->nslots;
+	bool beyond = false;
+	slot_req sr;
 	uint32_t i;
-	unsigned k;
+	unsigned k, j;
 
+	memset(&sr, 0, sizeof(sr));
 	for (k = 0; k < q->nres; k++) {
 		unsigned r = q->res[k];
+		int64_t want = r == TG_RES_PODS ? (p->shape.v[r] ?
+						   p->shape.v[r] : 1) :
+			       p->shape.v[r];
 
-		req_v[k] = r == TG_RES_PODS ? (p->shape.v[r] ? p->shape.v[r]
-					       : 1) : p->shape.v[r];
-	}
-	for (i = lo; i < hi; i++) {
-		uint32_t n = t->order[i];
-		int64_t best = INT64_MAX;
-		int reason;
-
-		if (simple && !t->taint_head[n]) {
-			reason = (t->flags[n] & TGI_NODE_UNSCHED) ? WHY_UNSCHED
-				 : (q->topo && !(t->flags[n] &
-						 TGI_NODE_IN_TREE))
-				 ? WHY_NOT_IN_TREE : -1;
-		} else {
-			reason = ineligible(t, q, ps, n);
-		}
-		if (reason >= 0) {
-			s->nslots[i] = 0;
-			if (why)
-				why[reason]++;
+		if (want <= 0)
+			continue;	/* shapes are >= 0 */
+		if (r >= stride)
+			beyond = true;	/* never fits: slots_generic() */
+		if (r == TG_RES_PODS) {
+			/* resolve() lists pods last */
+			sr.pods = true;
+			sr.pods_want = want;
+			sr.pods_lim = INT64_MAX / want;
 			continue;
 		}
-		for (k = 0; k < q->nres && best; k++) {
-			unsigned r = q->res[k];
-			int64_t want = req_v[k], have, fit;
+		sr.rr[sr.m] = r;
+		sr.wv[sr.m] = want;
+		sr.lim[sr.m] = INT64_MAX / want;
+		sr.m++;
+	}
+	if (!why) {
+		/* the value is a minimum: check the scarce GPUs first, so
+		 * that most nodes that take none are out after one test */
+		for (j = 1; j < sr.m && sr.rr[0] != TG_RES_GPU; j++)
+			if (sr.rr[j] == TG_RES_GPU) {
+				unsigned xr = sr.rr[0];
+				int64_t xw = sr.wv[0], xl = sr.lim[0];
 
-			if (!want)
-				continue;
-			if (r >= stride) {
-				fit = 0;
-			} else {
-				size_t ix = (size_t)n * stride + r;
-
-				if (r == TG_RES_PODS && t->alloc[ix] == 0)
-					continue;	/* not tracked */
-				have = t->freev[ix] -
-				       s->used[(size_t)i * TG_MAX_RESOURCES + r];
-				fit = have < want ? 0 : have < 2 * want ? 1 :
-				      have / want;
+				sr.rr[0] = sr.rr[j];
+				sr.wv[0] = sr.wv[j];
+				sr.lim[0] = sr.lim[j];
+				sr.rr[j] = xr;
+				sr.wv[j] = xw;
+				sr.lim[j] = xl;
 			}
-			if (fit < best) {
-				best = fit;
-				if (!fit && why)
-					why[WHY_RES0 + r]++;
+	}
+	for (i = lo; i < hi; i++) {
+		const uint32_t n = order[i];
+		const int64_t *fv = &freev[(size_t)n * stride];
+		const int64_t pa = fv[TG_RES_PODS] > 0 ? 1 :
+				   allocv[(size_t)n * stride + TG_RES_PODS];
+		int64_t best;
+
+		if (!simple || taint_head[n] || (flags[n] & mask) != in_tree) {
+			int reason;
+
+			if (simple && !taint_head[n])
+				reason = (flags[n] & TGI_NODE_UNSCHED) ?
+					 WHY_UNSCHED : WHY_NOT_IN_TREE;
+			else
+				reason = ineligible(t, q, ps, n);
+			if (reason >= 0) {
+				nslots[i] = 0;
+				if (why)
+					why[reason]++;
+				continue;
 			}
 		}
+		if (beyond)
+			best = slots_generic(t, q, s, p, i, n, why);
+		else if (taken && take[i])
+			best = fit_node(&sr, fv,
+					&s->used[(size_t)i * s->width], pa,
+					why);
+		else
+			best = fit_node(&sr, fv, NULL, pa, why);
 		if (best == INT64_MAX)
 			best = TG_MAX_MEMBERS;
-		if (cap && best > cap)
-			best = cap;
-		if (q->slice[t->nlayers] > 1)
-			best -= best % q->slice[t->nlayers];
-		s->nslots[i] = best;
+		if (trim) {
+			if (cap && best > cap)
+				best = cap;
+			if (slice > 1)
+				best -= best % slice;
+		}
+		nslots[i] = best;
 	}
 }
 
@@ -744,6 +898,29 @@ static int desc_cmp(const void *pa, const void *pb)
 }
 
 /*
+ * Sorts units by \p cmp, a total order (ties go by unit id), so any sort
+ * gives qsort()'s order: insertion sort for the short child lists of a
+ * fill, qsort() for long ones.
+ */
+static void sort_units(uint32_t *v, uint32_t n,
+		       int (*cmp)(const void *, const void *))
+{
+	uint32_t i, j;
+
+	if (n > 32) {
+		qsort(v, n, sizeof(uint32_t), cmp);
+		return;
+	}
+	for (i = 1; i < n; i++) {
+		uint32_t x = v[i];
+
+		for (j = i; j > 0 && cmp(&v[j - 1], &x) > 0; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+}
+
+/*
  * Places \p k members inside unit \p u at \p level: the tightest child
  * that holds the rest takes it, else the largest child is filled and the
  * step repeats.  With spread at the children's level, members go round
@@ -831,7 +1008,7 @@ static tg_err fill(const tg_topology *t, const req *q, scratch *s,
 	sctx.t = t;
 	sctx.s = s;
 	sctx.level = cl;
-	qsort(idx, hi - lo, sizeof(uint32_t), desc_cmp);
+	sort_units(idx, hi - lo, desc_cmp);
 	c = 0;
 	while (rem > 0 && c < hi - lo) {
 		int64_t top = unit_slots(t, s, cl, idx[c]);
@@ -895,8 +1072,8 @@ static void take_fill(const tg_topology *t, const req *q, scratch *s,
 		if (!s->take[pos])
 			s->touched[s->ntouched++] = pos;
 		s->take[pos] += cnt;
-		for (r = 0; r < t->nres && r < TG_MAX_RESOURCES; r++)
-			s->used[(size_t)pos * TG_MAX_RESOURCES + r] +=
+		for (r = 0; r < t->nres && r < s->width; r++)
+			s->used[(size_t)pos * s->width + r] +=
 				(r == TG_RES_PODS && !p->shape.v[r] ? 1 :
 				 p->shape.v[r]) * (int64_t)cnt;
 	}
@@ -911,8 +1088,8 @@ static void reset_taken(scratch *s)
 
 		s->take[pos] = 0;
 		s->gpu_used[pos] = 0;
-		memset(&s->used[(size_t)pos * TG_MAX_RESOURCES], 0,
-		       TG_MAX_RESOURCES * sizeof(int64_t));
+		memset(&s->used[(size_t)pos * s->width], 0,
+		       s->width * sizeof(int64_t));
 	}
 	s->ntouched = 0;
 }
@@ -1092,16 +1269,54 @@ static tg_err set_message(tg_decision *d, tgi_buf *b)
 	return TG_OK;
 }
 
+/*
+ * "<gang>-<podset>-<i>" unless the member is named; NULL when longer than
+ * 4 * TG_MAX_NAME bytes or out of memory.  Once per member, so no printf.
+ */
 static char *member_name(const tg_gang *g, unsigned ps, unsigned i)
 {
 	const tgi_podset *p = g->ps[ps];
-	tgi_buf b;
+	char digits[16], *d;
+	size_t lg, lp, ld = 0, len;
+	unsigned v = i;
 
 	if (p->members[i])
 		return tgi_strdup(p->members[i]);
-	tgi_buf_init(&b, 4 * TG_MAX_NAME);
-	tgi_buf_addf(&b, "%s-%s-%u", g->name, p->name, i);
-	return tgi_buf_take(&b);
+	do {
+		digits[sizeof(digits) - 1 - ld++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	lg = strlen(g->name);
+	lp = strlen(p->name);
+	len = lg + 1 + lp + 1 + ld;
+	if (len > 4 * TG_MAX_NAME)
+		return NULL;
+	d = tgi_malloc(len + 1);
+	if (!d)
+		return NULL;
+	memcpy(d, g->name, lg);
+	d[lg] = '-';
+	memcpy(d + lg + 1, p->name, lp);
+	d[lg + 1 + lp] = '-';
+	memcpy(d + lg + lp + 2, digits + sizeof(digits) - ld, ld);
+	d[len] = '\0';
+	return d;
+}
+
+/*
+ * tgi_pick_gpus() on node \p n, short-cut when the member takes exactly
+ * the node's free GPUs: whatever the islands (tightest island, or the
+ * fullest ones first) the picker then returns them all.
+ */
+static uint64_t pick_gpus(const tg_topology *t, uint32_t n, uint64_t free,
+			  unsigned want)
+{
+	const unsigned ng = t->ngpus[n];
+	const uint64_t all = ng >= 64 ? ~0ull : (1ull << ng) - 1;
+
+	if (!(free & ~all) && (unsigned)__builtin_popcountll(free) == want)
+		return free;
+	return tgi_pick_gpus(t->layouts[t->layout[n]], ng, free, want);
 }
 
 /* Turns the fills of an attempt into placements with ranks and GPUs. */
@@ -1136,10 +1351,9 @@ static tg_err build_placements(tg_topology *t, const req *q, scratch *s,
 				uint64_t gp = 0;
 
 				if (want && t->ngpus[n])
-					gp = tgi_pick_gpus(
-						t->layouts[t->layout[n]],
-						t->ngpus[n], t->gpu_free[n] &
-						~s->gpu_used[pos], want);
+					gp = pick_gpus(t, n, t->gpu_free[n] &
+						       ~s->gpu_used[pos],
+						       want);
 				s->gpu_used[pos] |= gp;
 				d->names[rank] = member_name(g, ps, i);
 				if (!d->names[rank])
@@ -1383,7 +1597,7 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 	*out = NULL;
 	if ((err = decision_new(g, &d)))
 		return tgi_errf(ei, err, "out of memory");
-	q = tgi_calloc(1, sizeof(*q));
+	q = tgi_malloc(sizeof(*q));	/* resolve() clears it */
 	s = scratch_get(t);
 	if (!q || !s) {
 		err = TG_ENOMEM;
@@ -1406,7 +1620,8 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 	resolve_pod_affinity(t, q);
 
 	/* offer slots of the main pod set everywhere in scope */
-	main_slots(t, q, s, q->why);
+	/* (why nodes take none is counted only if the gang fails) */
+	main_slots(t, q, s, NULL);
 	k = g->ps[q->main]->count;
 	d->scope_slots = scope_level == TG_NONE ? s->dslots[0] :
 			 unit_slots(t, s, scope_level, scope_unit);
@@ -1420,12 +1635,15 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 		stop = scope_level;
 	for (level = start;; level = level == 0 ? TG_NONE : level - 1) {
 		uint32_t lo, hi, u, best = TG_NONE, ncand = 0, *cand, c;
+		const int64_t *us;
 
 		if (level != TG_NONE && stop != TG_NONE && level < stop)
 			break;
 		unit_range(t, q, level, &lo, &hi);
+		us = level >= t->nlayers && level != TG_NONE ? s->nslots
+							     : s->dslots;
 		for (u = lo; u < hi; u++) {
-			if (unit_slots(t, s, level, u) < k)
+			if (us[u] < k)	/* unit_slots() */
 				continue;
 			ncand++;
 			if (best == TG_NONE ||
@@ -1491,7 +1709,7 @@ next:
 		if ((err = describe_success(t, q, d, level, s)))
 			goto fail;
 	} else {
-		main_slots(t, q, s, NULL);
+		main_slots(t, q, s, q->why);
 		if ((err = describe_failure(t, q, d, s)))
 			goto fail;
 	}
@@ -1592,7 +1810,8 @@ tg_err tg_place(tg_topology *t, const tg_gang *g, tg_decision **out,
 tg_err tg_decision_apply(tg_topology *t, const tg_gang *g,
 			 const tg_decision *d)
 {
-	unsigned i, j;
+	unsigned i, j, nown = 0;
+	uint32_t *own;
 	tg_err err;
 
 	if (!t || !g || !d)
@@ -1602,13 +1821,25 @@ tg_err tg_decision_apply(tg_topology *t, const tg_gang *g,
 	for (i = 0; i < d->nvic; i++)
 		if (tgi_alloc_find(t, d->vic[i].pod) == TG_NONE)
 			return TG_ENOENT;
-	/* the gang's own reservations give way to this decision */
+	/*
+	 * The victims and the gang's own reservations give way first (the
+	 * members may hold their GPUs), noted so that a failure below puts
+	 * them back: all or nothing.
+	 */
+	own = tgi_malloc((d->npl + d->nvic) * sizeof(*own));
+	if (!own)
+		return TG_ENOMEM;
+	for (i = 0; i < d->nvic; i++)
+		own[nown++] = tgi_alloc_find(t, d->vic[i].pod);
 	for (i = 0; i < d->npl; i++) {
 		uint32_t x = tgi_alloc_find(t, d->pl[i].pod);
 
 		if (x != TG_NONE && t->allocs[x].nominated)
-			tg_topology_remove_alloc(t, d->pl[i].pod);
+			own[nown++] = x;
 	}
+	for (i = 0; i < nown; i++)
+		tg_topology_remove_alloc(t, tgi_strtab_get(&t->strs,
+					 t->allocs[own[i]].pod));
 	for (i = 0; i < d->npl; i++) {
 		const tg_placement *p = &d->pl[i];
 		tg_alloc_spec sp;
@@ -1626,10 +1857,12 @@ tg_err tg_decision_apply(tg_topology *t, const tg_gang *g,
 		if (err) {
 			for (j = 0; j < i; j++)
 				tg_topology_remove_alloc(t, d->pl[j].pod);
+			for (j = 0; j < nown; j++)
+				tgi_alloc_revive(t, own[j]);
+			tgi_free(own);
 			return err;
 		}
 	}
-	for (i = 0; i < d->nvic; i++)
-		tg_topology_remove_alloc(t, d->vic[i].pod);
+	tgi_free(own);
 	return TG_OK;
 }

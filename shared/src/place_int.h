@@ -34,7 +34,7 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 tg_err tgi_decision_add_victim(tg_decision *d, const tg_topology *t,
 			       uint32_t a, bool reservation);
 
-/* The hard (highest MUST) level of a gang; TG_NONE = none. */
+/* The hard (lowest MUST) level of a gang; TG_NONE = none. */
 unsigned tgi_hard_level(const tg_topology *t, const tg_gang *g);
 
 /*

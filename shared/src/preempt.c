@@ -60,7 +60,7 @@ unsigned tgi_hard_level(const tg_topology *t, const tg_gang *g)
 		if (g->gather[i].a != TG_GATHER_MUST)
 			continue;
 		l = tgi_layer_resolve(t, g->gather[i].layer);
-		if (l != TG_NONE && (hard == TG_NONE || l < hard))
+		if (l != TG_NONE && (hard == TG_NONE || l > hard))
 			hard = l;
 	}
 	return hard;

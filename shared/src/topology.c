@@ -27,8 +27,8 @@ tg_topology *tg_topology_create(void)
 		t->res_name[i] = tgi_strdup(builtin_res[i]);
 		if (!t->res_name[i])
 			goto fail;
+		t->nres = i + 1;	/* what destroy frees */
 	}
-	t->nres = 4;
 	t->stride = 4;
 	return t;
 fail:
@@ -596,18 +596,44 @@ static char *make_path(const tg_topology *t, uint32_t node, unsigned upto)
 	return tgi_buf_take(&b);
 }
 
+/* Undoes what a failed build did, so that it may be called again. */
+static void build_undo(tg_topology *t, size_t nwarn)
+{
+	size_t i;
+
+	for (i = 0; i < t->nnodes; i++) {
+		if (t->flags[i] & TGI_NODE_OWN_ACCEL)
+			t->path[i * t->nlayers + t->nlayers - 1] = 0;
+		t->flags[i] &= (uint8_t)~(TGI_NODE_IN_TREE |
+					  TGI_NODE_OWN_ACCEL);
+	}
+	t->ntree = 0;
+	tgi_free(t->order);
+	tgi_free(t->pos);
+	tgi_free(t->leaf);
+	t->order = t->pos = t->leaf = NULL;
+	for (i = 0; i < t->ndom; i++)
+		tgi_free(t->dom[i].path);
+	tgi_free(t->dom);
+	t->dom = NULL;
+	t->ndom = 0;
+	while (t->nwarn > nwarn)
+		tgi_free(t->warn[--t->nwarn]);
+}
+
 tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 {
 	size_t i, count[TG_MAX_LAYERS + 1], idx[TG_MAX_LAYERS];
 	uint32_t cur[TG_MAX_LAYERS];
 	unsigned l;
-	size_t ndom;
+	size_t ndom, nwarn0;
 	tg_err err = TG_ENOMEM;
 
 	if (!t)
 		return TG_EINVAL;
 	if (t->built)
 		return tgi_errf(ei, TG_ESTATE, "topology already built");
+	nwarn0 = t->nwarn;
 
 	/* 1. which nodes have a full path; the virtual accelerator domain */
 	t->ntree = 0;
@@ -626,14 +652,16 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 		    t->nlayers > 1 && accel_layer(t, first)) {
 			/* Koordinator: a node without its accelerator
 			 * label is its own accelerator domain. */
-			if (tgi_strtab_intern(&t->strs, nm, &p[first]) ||
-			    tgi_warn(t, "node %s: no %s label (layer %s); "
+			if (tgi_strtab_intern(&t->strs, nm, &p[first]))
+				goto fail;
+			t->flags[i] |= TGI_NODE_OWN_ACCEL;
+			if (tgi_warn(t, "node %s: no %s label (layer %s); "
 				     "treated as its own %s domain", nm,
 				     t->layer_key[first] ? t->layer_key[first]
 				     : t->layer_name[first],
 				     t->layer_name[first],
 				     t->layer_name[first]))
-				return tgi_errf(ei, TG_ENOMEM, "out of memory");
+				goto fail;
 			missing = 0;
 		}
 		if (missing) {
@@ -643,7 +671,7 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 				     t->layer_key[first] :
 				     t->layer_name[first],
 				     t->layer_name[first]))
-				return tgi_errf(ei, TG_ENOMEM, "out of memory");
+				goto fail;
 			continue;
 		}
 		t->flags[i] |= TGI_NODE_IN_TREE;
@@ -779,6 +807,7 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 	t->built = true;
 	return TG_OK;
 fail:
+	build_undo(t, nwarn0);
 	return tgi_errf(ei, err, "out of memory building the topology");
 }
 
@@ -1141,6 +1170,20 @@ void tgi_alloc_resume(tg_topology *t, uint32_t i)
 	tgi_node_take(t, a->node, &t->alloc_shape[(size_t)i * t->stride],
 		      a->gpus);
 	a->suspended = false;
+}
+
+void tgi_alloc_revive(tg_topology *t, uint32_t i)
+{
+	tgi_alloc *a = &t->allocs[i];
+
+	if (a->live)
+		return;
+	a->live = true;
+	a->suspended = false;
+	t->nlive++;
+	tgi_node_take(t, a->node, &t->alloc_shape[(size_t)i * t->stride],
+		      a->gpus);
+	*alloc_slot(t, a->pod) = i + 1;
 }
 
 unsigned tg_topology_remove_gang(tg_topology *t, const char *gang)

@@ -1,6 +1,1532 @@
+/*
+ * tests/unit/test_k8s.c - the Kubernetes snapshot loader.
+ *
+ * Each case loads a small cluster (inline YAML/JSON, or a file under
+ * $TG_SRCDIR/tests/data/k8s) and checks what the core gets: layers, nodes,
+ * allocations and the gangs, down to their pod sets (through the private
+ * layout in shared/src/gang.h), then places the gangs where the outcome
+ * is the point (the seed's Koordinator examples).  tg_topology_check()
+ * runs after every successful build.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "tap.h"
+#include "topogang/topogang.h"
+#include "gang.h"	/* the private layout, to check what was built */
+
+/* ---- helpers ----------------------------------------------------------- */
+
+typedef struct load {
+	tg_k8s *k;
+	tg_topology *t;
+	tg_err err;
+	tg_errinfo ei;
+} load;
+
+static void load_free(load *l)
+{
+	tg_k8s_destroy(l->k);
+	tg_topology_destroy(l->t);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Adds \p text (named \p src) and builds; levels/scheduler optional. */
+static load load_text(const char *src, const char *text)
+{
+	load l;
+
+	memset(&l, 0, sizeof(l));
+	l.k = tg_k8s_create();
+	l.err = tg_k8s_add(l.k, text, strlen(text), src, &l.ei);
+	if (!l.err)
+		l.err = tg_k8s_build(l.k, &l.t, &l.ei);
+	if (!l.err) {
+		tg_errinfo ce;
+		tg_err e = tg_topology_check(l.t, &ce);
+
+		if (!ok(e == TG_OK, "%s: topology check passes", src))
+			diag("%s", ce.msg);
+	} else {
+		ok(l.t == NULL, "%s: no topology after an error", src);
+		is_int(tg_k8s_ngangs(l.k), 0, "%s: no gangs after an error",
+		       src);
+	}
+	return l;
+}
+
+static char *data_path(const char *name)
+{
+	static char path[4096];
+	const char *src = getenv("TG_SRCDIR");
+
+	snprintf(path, sizeof(path), "%s/tests/data/k8s/%s", src ? src : "..",
+		 name);
+	return path;
+}
+
+static load load_file(const char *name)
+{
+	load l;
+
+	memset(&l, 0, sizeof(l));
+	l.k = tg_k8s_create();
+	l.err = tg_k8s_add_file(l.k, data_path(name), &l.ei);
+	if (!l.err)
+		l.err = tg_k8s_build(l.k, &l.t, &l.ei);
+	if (l.err)
+		diag("%s: %s", name, l.ei.msg);
+	return l;
+}
+
+static tg_gang *gang(const load *l, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < tg_k8s_ngangs(l->k); i++)
+		if (strcmp(tg_gang_name(tg_k8s_gang(l->k, i)), name) == 0)
+			return tg_k8s_gang(l->k, i);
+	return NULL;
+}
+
+static const char *warning_like(const load *l, const char *needle)
+{
+	unsigned i;
+
+	for (i = 0; i < tg_k8s_nwarnings(l->k); i++)
+		if (strstr(tg_k8s_warning(l->k, i), needle))
+			return tg_k8s_warning(l->k, i);
+	return NULL;
+}
+
+#define has_warning(l, needle) \
+	ok(warning_like((l), (needle)) != NULL, "warning: %s", (needle))
+
+static const tgi_layer_req *req_of(const tgi_layer_req *arr, unsigned n,
+				   const char *layer)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(arr[i].layer, layer) == 0)
+			return &arr[i];
+	return NULL;
+}
+
+static int gather_of(const tg_gang *g, const char *layer)
+{
+	const tgi_layer_req *r = req_of(g->gather, g->ngather, layer);
+
+	return r ? (int)r->a : -1;
+}
+
+static int slice_of(const tg_gang *g, const char *layer)
+{
+	const tgi_layer_req *r = req_of(g->slice, g->nslice, layer);
+
+	return r ? (int)r->a : -1;
+}
+
+/* "a,b,c": a pod set's members. */
+static const char *members(const tg_gang *g, unsigned ps)
+{
+	static char buf[4096];
+	unsigned i;
+
+	buf[0] = '\0';
+	if (!g || ps >= g->nps)
+		return "(none)";
+	for (i = 0; i < g->ps[ps]->count; i++) {
+		size_t n = strlen(buf);
+
+		snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? "," : "",
+			 g->ps[ps]->members[i] ? g->ps[ps]->members[i] : "?");
+	}
+	return buf;
+}
+
+/* Places \p g; "STATUS DOMAIN node,node,..." ("" victims). */
+static const char *place(tg_topology *t, const tg_gang *g, char *victims,
+			 size_t vn)
+{
+	static char buf[4096];
+	tg_decision *d = NULL;
+	tg_errinfo ei;
+	unsigned i;
+
+	buf[0] = '\0';
+	if (victims)
+		victims[0] = '\0';
+	if (!g || tg_place(t, g, &d, &ei) != TG_OK)
+		return "(error)";
+	snprintf(buf, sizeof(buf), "%s %s ",
+		 tg_status_name(tg_decision_status(d)), tg_decision_domain(d));
+	for (i = 0; i < tg_decision_nplacements(d); i++) {
+		const tg_placement *p = tg_decision_placement(d, i);
+		size_t n = strlen(buf);
+
+		snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? "," : "",
+			 tg_topology_node_name(t, p->node));
+	}
+	for (i = 0; victims && i < tg_decision_nvictims(d); i++) {
+		size_t n = strlen(victims);
+
+		snprintf(victims + n, vn - n, "%s%s", i ? "," : "",
+			 tg_decision_victim(d, i)->pod);
+	}
+	tg_decision_free(d);
+	return buf;
+}
+
+static void addf(char *buf, size_t n, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf + len, n - len, fmt, ap);
+	va_end(ap);
+}
+
+/* Everything the loader built, as text (to compare two loads). */
+static void summary(const load *l, char *buf, size_t n)
+{
+	unsigned i, j, r;
+
+	buf[0] = '\0';
+	if (l->err) {
+		addf(buf, n, "error %s", l->ei.msg);
+		return;
+	}
+	for (i = 0; i < tg_topology_nlayers(l->t); i++)
+		addf(buf, n, "layer %s [%s]\n", tg_topology_layer_name(l->t, i),
+		     tg_topology_layer_key(l->t, i) ?
+		     tg_topology_layer_key(l->t, i) : "");
+	for (i = 0; i < tg_topology_nnodes(l->t); i++) {
+		tg_domain_id d = tg_topology_node_domain(l->t, i);
+
+		addf(buf, n, "node %s %s", tg_topology_node_name(l->t, i),
+		     d == TG_NONE ? "-" : tg_topology_domain_path(l->t, d));
+		for (r = 0; r < tg_topology_nresources(l->t); r++)
+			addf(buf, n, " %s=%lld/%lld",
+			     tg_topology_resource_name(l->t, r),
+			     (long long)tg_topology_node_free(l->t, i, r),
+			     (long long)tg_topology_node_allocatable(l->t, i,
+								      r));
+		addf(buf, n, "\n");
+	}
+	addf(buf, n, "allocs %u\n", tg_topology_nallocs(l->t));
+	for (i = 0; i < tg_k8s_ngangs(l->k); i++) {
+		const tg_gang *g = tg_k8s_gang(l->k, i);
+
+		addf(buf, n, "gang %s prio=%lld preempt=%d\n", g->name,
+		     (long long)g->priority, g->can_preempt);
+		for (j = 0; j < g->ngather; j++)
+			addf(buf, n, " gather %s %u\n", g->gather[j].layer,
+			     g->gather[j].a);
+		for (j = 0; j < g->nslice; j++)
+			addf(buf, n, " slice %s %u\n", g->slice[j].layer,
+			     g->slice[j].a);
+		for (j = 0; j < g->nspread; j++)
+			addf(buf, n, " spread %s %u %d\n", g->spread[j].layer,
+			     g->spread[j].a, g->spread[j].hard);
+		for (j = 0; j < g->nps; j++) {
+			addf(buf, n, " podset %s", g->ps[j]->name);
+			for (r = 0; r < TG_MAX_RESOURCES; r++)
+				if (g->ps[j]->shape.v[r])
+					addf(buf, n, " r%u=%lld", r,
+					     (long long)g->ps[j]->shape.v[r]);
+			addf(buf, n, " max=%u sel=%u terms=%u tol=%u aff=%u "
+			     "[%s]\n", g->ps[j]->max_per_node, g->ps[j]->nsel,
+			     g->ps[j]->nterms, g->ps[j]->ntol, g->ps[j]->naff,
+			     members(g, j));
+		}
+		addf(buf, n, " -> %s\n", place(l->t, g, NULL, 0));
+	}
+	for (i = 0; i < tg_k8s_nwarnings(l->k); i++)
+		addf(buf, n, "warning %s\n", tg_k8s_warning(l->k, i));
+}
+
+/* ---- the seed's Koordinator examples ----------------------------------- */
+
+static void test_seed_prefer(void)
+{
+	static char sy[65536], sj[65536];
+	load y = load_file("seed-prefer.yaml");
+	load j = load_file("seed-prefer.json");
+	const tg_gang *g;
+
+	is_int(y.err, TG_OK, "seed-prefer.yaml loads");
+	is_int(j.err, TG_OK, "seed-prefer.json loads");
+	if (y.err || j.err)
+		goto out;
+	is_int(tg_topology_nnodes(y.t), 12, "12 nodes");
+	is_int(tg_topology_nlayers(y.t), 2, "two layers");
+	is_str(tg_topology_layer_name(y.t, 0), "SpineLayer",
+	       "layer 0 is SpineLayer (ClusterNetworkTopology default)");
+	is_str(tg_topology_layer_key(y.t, 0),
+	       "network.topology.nvidia.com/spine", "... read from spine");
+	is_str(tg_topology_layer_name(y.t, 1), "BlockLayer", "layer 1");
+	is_str(tg_topology_domain_path(y.t, tg_topology_node_domain(y.t, 4)),
+	       "spine-0/block-1", "node-4 sits in spine-0/block-1");
+	is_int(tg_topology_node_allocatable(y.t, 0, TG_RES_CPU), 8000,
+	       "8 cpu = 8000m");
+	is_int(tg_topology_node_allocatable(y.t, 0, TG_RES_MEMORY),
+	       34359738368LL, "32Gi");
+	is_int(tg_k8s_ngangs(y.k), 1, "one gang");
+	g = tg_k8s_gang(y.k, 0);
+	is_str(tg_gang_name(g), "default/topology-demo-job", "its name");
+	is_int(tg_gang_nmembers(g), 4, "4 members");
+	is_int(tg_gang_npodsets(g), 1, "one pod set");
+	is_str(members(g, 0),
+	       "default/training-pod-0,default/training-pod-1,"
+	       "default/training-pod-2,default/training-pod-3",
+	       "members follow network-topology-index, not file order");
+	is_int(gather_of(g, "BlockLayer"), TG_GATHER_PREFER,
+	       "PreferGather on BlockLayer");
+	is_int(gather_of(g, "SpineLayer"), TG_GATHER_PREFER,
+	       "PreferGather on SpineLayer");
+	is_int(g->ps[0]->shape.v[TG_RES_CPU], 8000, "shape: 8 cpu");
+	is_int(g->ps[0]->shape.v[TG_RES_PODS], 1, "shape: one pod slot");
+	is_str(place(y.t, g, NULL, 0),
+	       "placed SpineLayer/spine-1 node-5,node-6,node-7,node-8",
+	       "placed on spine-1, node-5..node-8 (the seed's answer)");
+	summary(&y, sy, sizeof(sy));
+	summary(&j, sj, sizeof(sj));
+	is_str(sj, sy, "the JSON List and the YAML stream give the same "
+	       "result");
+out:
+	load_free(&y);
+	load_free(&j);
+}
+
+static void test_seed_preempt(void)
+{
+	static char sy[65536], sj[65536];
+	char victims[1024];
+	load y = load_file("seed-preempt.yaml");
+	load j = load_file("seed-preempt.json");
+	const tg_gang *g;
+	tg_node_id n5;
+
+	is_int(y.err, TG_OK, "seed-preempt.yaml loads");
+	is_int(j.err, TG_OK, "seed-preempt.json (a JSON stream) loads");
+	if (y.err || j.err)
+		goto out;
+	is_int(tg_topology_nallocs(y.t), 3, "three running pods");
+	ok(tg_topology_node_find(y.t, "node-5", &n5) == TG_OK, "node-5");
+	is_int(tg_topology_node_free(y.t, n5, TG_RES_CPU), 0,
+	       "node-5's cpu is taken");
+	g = gang(&y, "default/high-priority-training");
+	ok(g != NULL, "the high-priority gang");
+	if (!g)
+		goto out;
+	is_int(tg_gang_priority(g), 1000000, "priority from PriorityClass");
+	is_int(g->can_preempt, 1, "PreemptLowerPriority may preempt");
+	is_int(gather_of(g, "SpineLayer"), TG_GATHER_MUST,
+	       "MustGather on SpineLayer");
+	is_str(place(y.t, g, victims, sizeof(victims)),
+	       "preempting SpineLayer/spine-1 node-5,node-6,node-7,node-8",
+	       "preempts inside spine-1");
+	is_str(victims, "default/low-priority-pod-5",
+	       "the one victim is low-priority-pod-5");
+	summary(&y, sy, sizeof(sy));
+	summary(&j, sj, sizeof(sj));
+	is_str(sj, sy, "YAML and JSON stream give the same result");
+out:
+	load_free(&y);
+	load_free(&j);
+}
+
+/* The same cluster, documents in another order: the same result. */
+static void test_order_independence(void)
+{
+	static char s1[65536], s2[65536], text[65536];
+	FILE *f = fopen(data_path("seed-preempt.yaml"), "rb");
+	size_t n;
+	char *docs[64], *p;
+	int nd = 0, i;
+	load a, b;
+
+	ok(f != NULL, "read seed-preempt.yaml");
+	if (!f)
+		return;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	/* split on "---\n" and reverse */
+	for (p = strstr(text, "---\n"); p && nd < 64; p = strstr(p, "---\n")) {
+		*p = '\0';
+		p += 4;
+		docs[nd++] = p;
+	}
+	{
+		static char rev[65536];
+
+		rev[0] = '\0';
+		for (i = nd - 1; i >= 0; i--)
+			addf(rev, sizeof(rev), "---\n%s", docs[i]);
+		a = load_file("seed-preempt.yaml");
+		b = load_text("reversed.yaml", rev);
+	}
+	is_int(b.err, TG_OK, "reversed documents load");
+	summary(&a, s1, sizeof(s1));
+	summary(&b, s2, sizeof(s2));
+	is_str(s2, s1, "document order does not change the result");
+	load_free(&a);
+	load_free(&b);
+}
+
+/* ---- small clusters ---------------------------------------------------- */
+
+#define NODE(name, labels, alloc)					\
+	"---\napiVersion: v1\nkind: Node\nmetadata: {name: " name	\
+	", labels: {" labels "}}\nstatus: {allocatable: {" alloc "}}\n"
+#define POD(name, meta, spec)						\
+	"---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name	\
+	", namespace: default" meta "}\nspec: {" spec "}\n"
+#define CPU(x)								\
+	"containers: [{name: c, resources: {requests: {cpu: \"" x "\"}}}]"
+#define TS(t) ", creationTimestamp: \"2026-01-01T00:00:0" t "Z\""
+
+static void test_priority_order(void)
+{
+	static const char text[] =
+		"---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+		"metadata: {name: normal}\nvalue: 100\nglobalDefault: true\n"
+		"---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+		"metadata: {name: high}\nvalue: 1000\n"
+		"preemptionPolicy: Never\n"
+		NODE("n1", "", "cpu: \"64\"")
+		POD("p-a", TS("2"), CPU("1"))
+		POD("p-b", TS("5"), "priority: 5000, " CPU("1"))
+		POD("p-c", TS("5"), "priorityClassName: high, " CPU("1"))
+		POD("p-d", TS("1"), CPU("1"))
+		POD("job-10", TS("3"), CPU("1"))
+		POD("job-9", TS("3"), CPU("1"))
+		POD("p-none", "", CPU("1"))
+		POD("p-crit", TS("9"), "priorityClassName: "
+		    "system-node-critical, " CPU("1"))
+		POD("p-gone", "", "priorityClassName: nosuch, " CPU("1"));
+	static const char *const want[] = {
+		"default/p-crit", "default/p-b", "default/p-c",
+		"default/p-d", "default/p-a", "default/job-9",
+		"default/job-10", "default/p-gone", "default/p-none",
+	};
+	load l = load_text("prio.yaml", text);
+	unsigned i;
+
+	is_int(l.err, TG_OK, "priority cluster loads");
+	is_int(tg_k8s_ngangs(l.k), 9, "nine lone pods, nine gangs");
+	for (i = 0; i < 9 && i < tg_k8s_ngangs(l.k); i++)
+		is_str(tg_gang_name(tg_k8s_gang(l.k, i)), want[i],
+		       "decision order %u", i);
+	ok(gang(&l, "default/p-c") &&
+	   !gang(&l, "default/p-c")->can_preempt,
+	   "preemptionPolicy Never from the class: may not preempt");
+	ok(gang(&l, "default/p-a") && gang(&l, "default/p-a")->can_preempt,
+	   "the default may preempt");
+	is_int(tg_gang_priority(gang(&l, "default/p-a")), 100,
+	       "globalDefault class applies");
+	is_int(tg_gang_priority(gang(&l, "default/p-crit")), 2000001000,
+	       "built-in system-node-critical");
+	is_int(tg_gang_priority(gang(&l, "default/p-gone")), 100,
+	       "unknown class: the global default");
+	has_warning(&l, "no PriorityClass 'nosuch'");
+	load_free(&l);
+}
+
+static void test_requests(void)
+{
+	static const char text[] =
+		NODE("n1", "", "cpu: \"64\", memory: 64Gi, nvidia.com/gpu: "
+		     "\"8\", rdma/ib: \"4\", pods: \"110\", "
+		     "ephemeral-storage: 100Gi")
+		"---\napiVersion: v1\nkind: Pod\n"
+		"metadata: {name: big, namespace: default}\n"
+		"spec:\n"
+		"  nodeName: n1\n"
+		"  overhead: {cpu: 100m}\n"
+		"  initContainers:\n"
+		"  - name: side\n"
+		"    restartPolicy: Always\n"
+		"    resources: {requests: {cpu: 500m, memory: 100Mi}}\n"
+		"  - name: init\n"
+		"    resources: {requests: {cpu: \"4\"}}\n"
+		"  containers:\n"
+		"  - name: a\n"
+		"    resources:\n"
+		"      requests: {cpu: \"1\", memory: 1Gi, rdma/ib: \"1\"}\n"
+		"  - name: b\n"
+		"    resources:\n"
+		"      requests: {memory: 512Mi}\n"
+		"      limits: {cpu: \"2\", memory: 8Gi, nvidia.com/gpu: 2}\n"
+		"status: {phase: Running}\n"
+		"---\napiVersion: v1\nkind: Pod\n"
+		"metadata: {name: done, namespace: default}\n"
+		"spec: {nodeName: n1, " CPU("60") "}\n"
+		"status: {phase: Succeeded}\n";
+	load l = load_text("requests.yaml", text);
+	unsigned rdma;
+
+	is_int(l.err, TG_OK, "requests cluster loads");
+	if (l.err) {
+		diag("%s", l.ei.msg);
+		return;
+	}
+	is_int(tg_topology_nallocs(l.t), 1, "the Succeeded pod holds nothing");
+	/* cpu: max(1 + 2 + 0.5, 4 + 0.5) + 0.1 = 4.6 */
+	is_int(tg_topology_node_free(l.t, 0, TG_RES_CPU), 64000 - 4600,
+	       "cpu = max(containers + sidecar, init + sidecar) + overhead");
+	is_int(tg_topology_node_free(l.t, 0, TG_RES_MEMORY),
+	       64LL * 1073741824 - (1073741824LL + 536870912 + 104857600),
+	       "memory: requests win over limits");
+	is_int(tg_topology_node_free(l.t, 0, TG_RES_GPU), 6,
+	       "nvidia.com/gpu: the limit stands in for the request");
+	is_int(tg_topology_node_free_gpus(l.t, 0), 0xfc,
+	       "GPUs 0 and 1 held");
+	ok(tg_topology_resource(l.t, "rdma/ib", &rdma) == TG_OK,
+	   "rdma/ib is a resource");
+	is_int(tg_topology_node_free(l.t, 0, rdma), 3,
+	       "extended resource taken");
+	ok(tg_topology_nresources(l.t) == 5,
+	   "only requested resources are tracked (not ephemeral-storage)");
+	load_free(&l);
+}
+
+static void test_scheduler_plugins(void)
+{
+	static const char text[] =
+		NODE("n1", "", "cpu: \"64\"")
+		"---\napiVersion: scheduling.x-k8s.io/v1alpha1\n"
+		"kind: PodGroup\nmetadata: {name: ready, namespace: default}\n"
+		"spec: {minMember: 3}\n"
+		"---\napiVersion: scheduling.x-k8s.io/v1alpha1\n"
+		"kind: PodGroup\nmetadata: {name: short, namespace: default}\n"
+		"spec: {minMember: 4}\n"
+		POD("r-1", ", labels: {scheduling.x-k8s.io/pod-group: ready}",
+		    CPU("1"))
+		POD("r-0", ", labels: {scheduling.x-k8s.io/pod-group: ready}",
+		    CPU("1"))
+		POD("r-2", ", labels: {scheduling.x-k8s.io/pod-group: ready}",
+		    "nodeName: n1, " CPU("1"))
+		POD("s-0", ", labels: {scheduling.x-k8s.io/pod-group: short}",
+		    CPU("1"))
+		POD("s-1", ", labels: {scheduling.x-k8s.io/pod-group: short}",
+		    CPU("1"))
+		POD("o-0", ", labels: {scheduling.x-k8s.io/pod-group: orphan}",
+		    CPU("1"));
+	load l = load_text("sp.yaml", text);
+	const tg_gang *g;
+
+	is_int(l.err, TG_OK, "scheduler-plugins cluster loads");
+	is_int(tg_k8s_ngangs(l.k), 2, "two gangs (one not ready)");
+	g = gang(&l, "default/ready");
+	ok(g != NULL, "gang default/ready");
+	is_str(members(g, 0), "default/r-0,default/r-1",
+	       "its two pending pods, in name order");
+	has_warning(&l, "gang default/ready: 1 member already running");
+	has_warning(&l, "gang default/short: 2 pending and 0 running pods of "
+		    "the 4 needed; not ready");
+	ok(gang(&l, "default/short") == NULL, "default/short is not a gang");
+	ok(gang(&l, "default/orphan") != NULL, "a group without a PodGroup");
+	has_warning(&l, "no PodGroup 'orphan' in the snapshot");
+	is_int(tg_topology_nallocs(l.t), 1, "the running member is counted");
+	load_free(&l);
+}
+
+static const char koord_text[] =
+	NODE("n1", "", "cpu: \"64\"")
+	POD("w-b", ", labels: {pod-group.scheduling.sigs.k8s.io/name: "
+	    "old}", CPU("1"))
+	POD("w-a", ", labels: {pod-group.scheduling.sigs.k8s.io/name: "
+	    "old}", CPU("1"))
+	POD("x-0", ", annotations: {"
+	    "gang.scheduling.koordinator.sh/name: lite, "
+	    "gang.scheduling.koordinator.sh/min-available: \"3\", "
+	    "gang.scheduling.koordinator.sh/network-topology-index: "
+	    "\"1\", "
+	    "gang.scheduling.koordinator.sh/network-topology-spec: "
+	    "'{\"gatherStrategy\":[{\"layer\":\"BlockLayer\","
+	    "\"strategy\":\"MustGather\",\"podCountMultiple\":2},"
+	    "{\"layer\":\"SpineLayer\",\"strategy\":"
+	    "\"PreferGather\"}]}'}", CPU("1"))
+	POD("x-1", ", annotations: {"
+	    "gang.scheduling.koordinator.sh/name: lite, "
+	    "gang.scheduling.koordinator.sh/network-topology-index: "
+	    "\"0\"}", CPU("1"))
+	POD("x-2", ", annotations: {"
+	    "gang.scheduling.koordinator.sh/name: lite}", CPU("1"))
+	POD("x-10", ", annotations: {"
+	    "gang.scheduling.koordinator.sh/name: lite}", CPU("1"))
+	/* a GangGroup of two PodGroups */
+	"---\napiVersion: scheduling.sigs.k8s.io/v1alpha1\n"
+	"kind: PodGroup\nmetadata:\n  name: llm-master\n"
+	"  namespace: default\n  annotations:\n"
+	"    gang.scheduling.koordinator.sh/groups: "
+	"'[\"default/llm-master\", \"default/llm-worker\"]'\n"
+	"spec: {minMember: 1}\n"
+	"---\napiVersion: scheduling.sigs.k8s.io/v1alpha1\n"
+	"kind: PodGroup\nmetadata:\n  name: llm-worker\n"
+	"  namespace: default\n  annotations:\n"
+	"    gang.scheduling.koordinator.sh/groups: "
+	"'[\"default/llm-master\", \"default/llm-worker\"]'\n"
+	"spec: {minMember: 2}\n"
+	POD("master-0", ", labels: {pod-group.scheduling.sigs.k8s.io: "
+	    "llm-master}", CPU("2"))
+	POD("worker-0", ", labels: {pod-group.scheduling.sigs.k8s.io: "
+	    "llm-worker}", CPU("4"))
+	POD("worker-1", ", labels: {pod-group.scheduling.sigs.k8s.io: "
+	    "llm-worker}", CPU("4"));
+
+static void test_koordinator(void)
+{
+	const char *text = koord_text;
+	load l = load_text("koord.yaml", text);
+	const tg_gang *g;
+
+	is_int(l.err, TG_OK, "Koordinator cluster loads");
+	if (l.err)
+		diag("%s", l.ei.msg);
+	g = gang(&l, "default/old");
+	ok(g != NULL, "the deprecated label groups pods");
+	is_str(members(g, 0), "default/w-a,default/w-b", "in name order");
+	g = gang(&l, "default/lite");
+	ok(g != NULL, "the annotation gang");
+	is_str(members(g, 0),
+	       "default/x-1,default/x-0,default/x-2,default/x-10",
+	       "indexed first by index, unindexed last by natural name");
+	if (g) {
+		is_int(gather_of(g, "BlockLayer"), TG_GATHER_MUST,
+		       "MustGather on BlockLayer");
+		is_int(gather_of(g, "SpineLayer"), TG_GATHER_PREFER,
+		       "PreferGather on SpineLayer");
+		is_int(slice_of(g, "BlockLayer"), 2,
+		       "podCountMultiple 2 is a slice of 2");
+	}
+	g = gang(&l, "default/llm-master");
+	ok(g != NULL, "the GangGroup is one gang, named by its first group");
+	ok(gang(&l, "default/llm-worker") == NULL, "... not two");
+	if (g) {
+		is_int(tg_gang_npodsets(g), 2, "two pod sets");
+		is_str(g->ps[0]->name, "llm-master", "the master's set");
+		is_str(members(g, 1), "default/worker-0,default/worker-1",
+		       "the workers' set");
+		is_str(g->ps[1]->name, "llm-worker", "named by its group");
+	}
+	load_free(&l);
+}
+
+static void test_kai(void)
+{
+	static const char text[] =
+		NODE("n1", "ex.com/zone: z1, ex.com/rack: r1",
+		     "cpu: \"64\"")
+		NODE("n2", "ex.com/zone: z1, ex.com/rack: r2",
+		     "cpu: \"64\"")
+		"---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\n"
+		"metadata: {name: aaa}\n"
+		"spec: {levels: [{nodeLabel: ex.com/zone}]}\n"
+		"---\napiVersion: kai.scheduler/v1alpha1\nkind: Topology\n"
+		"metadata: {name: topo-a}\n"
+		"spec:\n  levels:\n"
+		"  - {nodeLabel: ex.com/zone, alias: zone}\n"
+		"  - {nodeLabel: ex.com/rack, alias: rack}\n"
+		"  - {nodeLabel: kubernetes.io/hostname}\n"
+		"---\napiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\n"
+		"metadata: {name: pg-kai, namespace: default}\n"
+		"spec:\n  minMember: 2\n  preemptibility: non-preemptible\n"
+		"  topologyConstraint: {topology: topo-a, "
+		"requiredTopologyLevel: zone, "
+		"preferredTopologyLevel: ex.com/rack}\n"
+		POD("k-0", ", annotations: {pod-group-name: pg-kai}", CPU("1"))
+		POD("k-1", ", annotations: {pod-group-name: pg-kai}", CPU("1"))
+		POD("s-0", ", annotations: {kai.scheduler/topology: topo-a, "
+		    "kai.scheduler/topology-required-placement: rack, "
+		    "kai.scheduler/segment-size: \"2\", "
+		    "kai.scheduler/segment-topology-required-placement: "
+		    "rack}", CPU("1"));
+	load l = load_text("kai.yaml", text);
+	const tg_gang *g;
+
+	is_int(l.err, TG_OK, "KAI cluster loads");
+	if (l.err)
+		diag("%s", l.ei.msg);
+	is_int(tg_topology_nlayers(l.t), 2,
+	       "levels from the Topology the gang names; hostname is the "
+	       "node level");
+	is_str(tg_topology_layer_name(l.t, 1), "ex.com/rack",
+	       "layer name = node label");
+	g = gang(&l, "default/pg-kai");
+	ok(g != NULL, "KAI PodGroup gang");
+	if (g) {
+		is_int(tg_gang_nmembers(g), 2, "two members");
+		is_int(gather_of(g, "ex.com/zone"), TG_GATHER_MUST,
+		       "required 'zone' (alias) -> MUST on ex.com/zone");
+		is_int(gather_of(g, "ex.com/rack"), TG_GATHER_PREFER,
+		       "preferred rack -> PREFER");
+	}
+	g = gang(&l, "default/s-0");
+	ok(g != NULL, "lone pod with KAI annotations");
+	if (g) {
+		is_int(gather_of(g, "ex.com/rack"), TG_GATHER_MUST,
+		       "pod annotation required placement");
+		is_int(slice_of(g, "ex.com/rack"), 2, "segment of 2 on rack");
+	}
+	load_free(&l);
+}
+
+static void test_kueue(void)
+{
+	static const char text[] =
+		NODE("n1", "cloud.com/block: b1, cloud.com/rack: r1",
+		     "cpu: \"64\"")
+		"---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: Topology\n"
+		"metadata: {name: default}\n"
+		"spec: {levels: [{nodeLabel: cloud.com/block}, "
+		"{nodeLabel: cloud.com/rack}, "
+		"{nodeLabel: kubernetes.io/hostname}]}\n"
+		POD("a-0", ", labels: {kueue.x-k8s.io/pod-group-name: ga}, "
+		    "annotations: {kueue.x-k8s.io/pod-group-total-count: \"2\", "
+		    "kueue.x-k8s.io/podset-required-topology: cloud.com/block, "
+		    "kueue.x-k8s.io/podset-slice-required-topology: "
+		    "cloud.com/rack, kueue.x-k8s.io/podset-slice-size: \"2\"}",
+		    CPU("1"))
+		POD("a-1", ", labels: {kueue.x-k8s.io/pod-group-name: ga}, "
+		    "annotations: {kueue.x-k8s.io/pod-group-total-count: \"2\"}",
+		    CPU("1"))
+		POD("b-0", ", annotations: {"
+		    "kueue.x-k8s.io/podset-preferred-topology: cloud.com/rack, "
+		    "kueue.x-k8s.io/podset-slice-required-topology-constraints:"
+		    " '[{\"topology\":\"cloud.com/block\",\"size\":4},"
+		    "{\"topology\":\"cloud.com/rack\",\"size\":2}]'}", CPU("1"))
+		POD("c-0", ", labels: {kueue.x-k8s.io/pod-group-name: gc}, "
+		    "annotations: {kueue.x-k8s.io/pod-group-total-count: \"3\"}",
+		    CPU("1"))
+		POD("g-0", "", "schedulingGates: [{name: kueue.x-k8s.io/"
+		    "topology}], " CPU("1"))
+		POD("u-0", ", annotations: {"
+		    "kueue.x-k8s.io/podset-unconstrained-topology: \"true\"}",
+		    CPU("1"));
+	load l = load_text("kueue.yaml", text);
+	const tg_gang *g;
+
+	is_int(l.err, TG_OK, "Kueue cluster loads");
+	if (l.err)
+		diag("%s", l.ei.msg);
+	is_int(tg_topology_nlayers(l.t), 2, "Kueue Topology levels");
+	g = gang(&l, "default/ga");
+	ok(g != NULL, "plain-pod group");
+	if (g) {
+		is_int(tg_gang_nmembers(g), 2, "two members");
+		is_int(gather_of(g, "cloud.com/block"), TG_GATHER_MUST,
+		       "required -> MUST");
+		is_int(slice_of(g, "cloud.com/rack"), 2, "slice of 2 on rack");
+	}
+	g = gang(&l, "default/b-0");
+	ok(g != NULL, "lone pod with multi-layer slices");
+	if (g) {
+		is_int(gather_of(g, "cloud.com/rack"), TG_GATHER_PREFER,
+		       "preferred -> PREFER");
+		is_int(slice_of(g, "cloud.com/block"), 4, "block slice 4");
+		is_int(slice_of(g, "cloud.com/rack"), 2, "rack slice 2");
+	}
+	ok(gang(&l, "default/gc") == NULL, "incomplete group is not ready");
+	has_warning(&l, "gang default/gc: 1 pending and 0 running pod of the "
+		    "3 needed");
+	ok(gang(&l, "default/g-0") == NULL, "gated pod skipped");
+	has_warning(&l, "Pod default/g-0: spec.schedulingGates not empty");
+	g = gang(&l, "default/u-0");
+	ok(g && g->ngather == 0, "unconstrained: no request");
+	load_free(&l);
+}
+
+static const char lws_text[] =
+	NODE("n1", "", "cpu: \"64\", nvidia.com/gpu: \"8\"")
+#define LWS(name, grp, idx, extra)					\
+	", labels: {leaderworkerset.sigs.k8s.io/name: llm, "	\
+	"leaderworkerset.sigs.k8s.io/group-index: \"" grp "\", "	\
+	"leaderworkerset.sigs.k8s.io/worker-index: \"" idx "\"}, "	\
+	"annotations: {leaderworkerset.sigs.k8s.io/size: \"4\"" extra "}"
+	POD("llm-0-3", LWS("llm-0-3", "0", "3", ""),
+	    "containers: [{name: w, resources: {limits: "
+	    "{nvidia.com/gpu: \"8\"}}}]")
+	POD("llm-0", LWS("llm-0", "0", "0",
+			 ", leaderworkerset.sigs.k8s.io/"
+			 "exclusive-topology: ex.com/rack"), CPU("1"))
+	POD("llm-0-1", LWS("llm-0-1", "0", "1", ""),
+	    "containers: [{name: w, resources: {limits: "
+	    "{nvidia.com/gpu: \"8\"}}}]")
+	POD("llm-0-2", LWS("llm-0-2", "0", "2", ""),
+	    "containers: [{name: w, resources: {limits: "
+	    "{nvidia.com/gpu: \"8\"}}}]")
+	POD("llm-1", LWS("llm-1", "1", "0", ""), CPU("1"));
+
+static void test_lws(void)
+{
+	const char *text = lws_text;
+#undef LWS
+	load l = load_text("lws.yaml", text);
+	const tg_gang *g;
+
+	is_int(l.err, TG_OK, "LWS cluster loads");
+	if (l.err)
+		diag("%s", l.ei.msg);
+	g = gang(&l, "default/llm-0");
+	ok(g != NULL, "group 0 is a gang named <lws>-<group>");
+	if (g) {
+		is_int(tg_gang_npodsets(g), 2, "leader and worker pod sets");
+		is_str(g->ps[0]->name, "leader", "leader first");
+		is_str(members(g, 0), "default/llm-0", "the leader");
+		is_str(g->ps[1]->name, "worker", "then workers");
+		is_str(members(g, 1),
+		       "default/llm-0-1,default/llm-0-2,default/llm-0-3",
+		       "by worker-index");
+		is_int(g->ps[1]->shape.v[TG_RES_GPU], 8, "8 GPUs per worker");
+		is_int(gather_of(g, "ex.com/rack"), TG_GATHER_MUST,
+		       "exclusive-topology gathers");
+	}
+	has_warning(&l, "exclusivity is not enforced");
+	ok(gang(&l, "default/llm-1") == NULL, "group 1 has 1 of 4");
+	has_warning(&l, "gang default/llm-1: 1 pending and 0 running pod of "
+		    "the 4 needed; not ready");
+	load_free(&l);
+}
+
+static const char constraints_text[] =
+	NODE("n1", "topology.kubernetes.io/zone: a, gpu: \"yes\", "
+	     "cores: \"8\"", "cpu: \"64\"")
+	NODE("n2", "topology.kubernetes.io/zone: b, gpu: \"yes\", "
+	     "cores: \"8\"", "cpu: \"64\"")
+	"---\napiVersion: v1\nkind: Pod\n"
+	"metadata: {name: db-0, namespace: default, labels: "
+	"{app: db}}\n"
+	"spec: {nodeName: n2, " CPU("1") "}\n"
+	"---\napiVersion: v1\nkind: Pod\n"
+	"metadata: {name: sel, namespace: default, labels: {app: x}}\n"
+	"spec:\n"
+	"  nodeSelector: {gpu: \"yes\"}\n"
+	"  tolerations:\n"
+	"  - {key: nvidia.com/gpu, operator: Exists, "
+	"effect: NoSchedule}\n"
+	"  - {operator: Exists}\n"
+	"  affinity:\n"
+	"    nodeAffinity:\n"
+	"      requiredDuringSchedulingIgnoredDuringExecution:\n"
+	"        nodeSelectorTerms:\n"
+	"        - matchExpressions:\n"
+	"          - {key: topology.kubernetes.io/zone, operator: In, "
+	"values: [a, b]}\n"
+	"          - {key: cores, operator: Gt, values: [\"4\"]}\n"
+	"        - matchFields:\n"
+	"          - {key: metadata.name, operator: In, values: [n1]}\n"
+	"      preferredDuringSchedulingIgnoredDuringExecution:\n"
+	"      - {weight: 1, preference: {matchExpressions: "
+	"[{key: x, operator: In, values: [a]}]}}\n"
+	"    podAffinity:\n"
+	"      requiredDuringSchedulingIgnoredDuringExecution:\n"
+	"      - labelSelector: {matchLabels: {app: db}}\n"
+	"        topologyKey: topology.kubernetes.io/zone\n"
+	"  topologySpreadConstraints:\n"
+	"  - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, "
+	"whenUnsatisfiable: DoNotSchedule, "
+	"labelSelector: {matchLabels: {app: x}}}\n"
+	"  - {maxSkew: 2, topologyKey: kubernetes.io/hostname, "
+	"whenUnsatisfiable: ScheduleAnyway, "
+	"labelSelector: {matchExpressions: [{key: app, operator: "
+	"Exists}]}}\n"
+	"  - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, "
+	"whenUnsatisfiable: DoNotSchedule, "
+	"labelSelector: {matchLabels: {app: other}}}\n"
+	"  " CPU("1") "\n"
+#define ANTI(name)							\
+	"---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name	\
+	", namespace: default, labels: {app: web, "		\
+	"scheduling.x-k8s.io/pod-group: web}}\n"		\
+	"spec:\n  affinity:\n    podAntiAffinity:\n"		\
+	"      requiredDuringSchedulingIgnoredDuringExecution:\n"	\
+	"      - labelSelector: {matchLabels: {app: web}}\n"	\
+	"        topologyKey: kubernetes.io/hostname\n"		\
+	"      - labelSelector: {matchLabels: {app: db}}\n"	\
+	"        topologyKey: topology.kubernetes.io/zone\n"	\
+	"  " CPU("1") "\n"
+	ANTI("web-0") ANTI("web-1")
+#undef ANTI
+	;
+
+static void test_constraints(void)
+{
+	const char *text = constraints_text;
+	load l = load_text("constraints.yaml", text);
+	const tg_gang *g;
+
+	is_int(l.err, TG_OK, "constraints cluster loads");
+	if (l.err)
+		diag("%s", l.ei.msg);
+	g = gang(&l, "default/sel");
+	ok(g != NULL, "the constrained pod");
+	if (g) {
+		const tgi_podset *p = g->ps[0];
+
+		is_int(p->nsel, 1, "nodeSelector");
+		is_str(p->sel_key[0], "gpu", "... on gpu");
+		is_str(p->sel_val[0], "yes", "... = yes (a quoted string)");
+		is_int(p->nterms, 1, "one node affinity term (matchFields "
+		       "term dropped)");
+		is_int(p->terms[0].n, 2, "two expressions");
+		is_int(p->terms[0].exprs[1].op, TG_SEL_GT, "Gt");
+		is_int(p->ntol, 2, "two tolerations");
+		ok(p->tol[1].key == NULL && p->tol[1].exists,
+		   "empty key + Exists tolerates everything");
+		is_int(p->tol[0].effect, TG_TAINT_NO_SCHEDULE, "effect");
+		is_int(p->naff, 1, "pod affinity to the bound db pod");
+		if (p->naff) {
+			is_str(p->aff[0].key, "topology.kubernetes.io/zone",
+			       "over zone");
+			is_int(p->aff[0].npods, 1, "one pod");
+			is_str(p->aff[0].pods[0], "default/db-0", "db-0");
+			is_int(p->aff[0].anti, 0, "affinity");
+		}
+		is_int(g->nspread, 2, "two spreads over own pods");
+		ok(req_of(g->spread, g->nspread,
+			  "topology.kubernetes.io/zone") &&
+		   req_of(g->spread, g->nspread,
+			  "topology.kubernetes.io/zone")->hard,
+		   "zone spread is hard");
+		ok(req_of(g->spread, g->nspread, "kubernetes.io/hostname") &&
+		   !req_of(g->spread, g->nspread,
+			   "kubernetes.io/hostname")->hard,
+		   "hostname spread is soft");
+		like(place(l.t, g, NULL, 0), "placed ",
+		     "placed");
+		like(place(l.t, g, NULL, 0), " n2",
+		       "affinity to db-0's zone puts it on n2");
+	}
+	has_warning(&l, "matchFields are not modeled");
+	has_warning(&l, "preferred node affinity is not modeled");
+	has_warning(&l, "a topology spread over other pods is not modeled");
+	g = gang(&l, "default/web");
+	ok(g != NULL, "the web gang");
+	if (g) {
+		is_int(g->ps[0]->max_per_node, 1,
+		       "hostname anti-affinity with its own pods: 1 per node");
+		is_int(g->ps[0]->naff, 1, "anti-affinity to db pods");
+		if (g->ps[0]->naff)
+			ok(g->ps[0]->aff[0].anti &&
+			   g->ps[0]->aff[0].npods == 1,
+			   "anti, naming db-0");
+		is_str(place(l.t, g, NULL, 0), "unschedulable  ",
+		       "one per node, away from db's zone: only n1 fits");
+	}
+	load_free(&l);
+}
+
+static void test_presets(void)
+{
+	static const char topograph[] =
+		NODE("a", "fabric.topograph.run/tier-0: l1, "
+		     "fabric.topograph.run/tier-1: s1, "
+		     "fabric.topograph.run/tier-2: c1, "
+		     "accelerator.topograph.run/domain: nvl1, "
+		     "network.topology.nvidia.com/leaf: l1", "cpu: \"1\"")
+		NODE("b", "fabric.topograph.run/tier-0: l2, "
+		     "fabric.topograph.run/tier-1: s1, "
+		     "fabric.topograph.run/tier-2: c1", "cpu: \"1\"");
+	static const char gen1[] =
+		NODE("a", "network.topology.nvidia.com/spine: s1, "
+		     "network.topology.nvidia.com/block: b1", "cpu: \"1\"");
+	static const char gen2[] =
+		NODE("a", "network.topology.nvidia.com/core: c1, "
+		     "network.topology.nvidia.com/spine: s1, "
+		     "network.topology.nvidia.com/leaf: l1, "
+		     "network.topology.nvidia.com/accelerator: x",
+		     "cpu: \"1\"");
+	static const char zone[] =
+		NODE("a", "topology.kubernetes.io/zone: z1, "
+		     "topology.kubernetes.io/region: r1", "cpu: \"1\"")
+		NODE("b", "topology.kubernetes.io/region: r1", "cpu: \"1\"");
+	load l;
+	const char *keys[] = { "x/y", "kubernetes.io/hostname" };
+
+	l = load_text("topograph.yaml", topograph);
+	is_int(tg_topology_nlayers(l.t), 4, "topograph: 3 tiers + domain");
+	is_str(tg_topology_layer_key(l.t, 0), "fabric.topograph.run/tier-2",
+	       "highest tier first");
+	is_str(tg_topology_layer_key(l.t, 2), "fabric.topograph.run/tier-0",
+	       "tier-0 last of the tiers");
+	is_str(tg_topology_layer_key(l.t, 3),
+	       "accelerator.topograph.run/domain", "then the NVL domain");
+	has_warning(&l, "node b: no accelerator.topograph.run/domain label");
+	ok(tg_topology_node_domain(l.t, 1) != TG_NONE,
+	   "node b (no accelerator domain) is its own NVL domain");
+	load_free(&l);
+
+	l = load_text("gen1.yaml", gen1);
+	is_int(tg_topology_nlayers(l.t), 2, "gen1: the keys nodes carry");
+	is_str(tg_topology_layer_key(l.t, 0),
+	       "network.topology.nvidia.com/spine", "spine");
+	is_str(tg_topology_layer_key(l.t, 1),
+	       "network.topology.nvidia.com/block", "block");
+	load_free(&l);
+
+	l = load_text("gen2.yaml", gen2);
+	is_int(tg_topology_nlayers(l.t), 4, "gen2: core spine leaf accel");
+	is_str(tg_topology_layer_key(l.t, 2),
+	       "network.topology.nvidia.com/leaf", "leaf third");
+	load_free(&l);
+
+	l = load_text("zone.yaml", zone);
+	is_int(tg_topology_nlayers(l.t), 2, "region, zone");
+	is_str(tg_topology_layer_key(l.t, 0), "topology.kubernetes.io/region",
+	       "region first");
+	has_warning(&l, "node b: no topology.kubernetes.io/zone label");
+	ok(tg_topology_node_domain(l.t, 1) == TG_NONE,
+	   "node b is left out of the tree (the core's warning copied)");
+	load_free(&l);
+
+	/* --levels wins; a trailing hostname is the node level */
+	memset(&l, 0, sizeof(l));
+	l.k = tg_k8s_create();
+	is_int(tg_k8s_set_levels(l.k, keys, 2), TG_OK, "set_levels");
+	is_int(tg_k8s_add(l.k, gen1, strlen(gen1), "lv.yaml", &l.ei), TG_OK,
+	       "add");
+	is_int(tg_k8s_build(l.k, &l.t, &l.ei), TG_OK, "build");
+	is_int(tg_topology_nlayers(l.t), 1, "one level given (+ hostname)");
+	is_str(tg_topology_layer_name(l.t, 0), "x/y", "the given key");
+	is_int(tg_k8s_set_levels(l.k, keys, 1), TG_ESTATE,
+	       "no set_levels after build");
+	load_free(&l);
+}
+
+static void test_unknown_layer(void)
+{
+	static const char text[] =
+		NODE("n1", "network.topology.nvidia.com/spine: s1", "cpu: \"8\"")
+		POD("p", ", annotations: {kueue.x-k8s.io/podset-required-"
+		    "topology: NoSuchLayer}", CPU("1"));
+	load l = load_text("unknown.yaml", text);
+	tg_decision *d = NULL;
+	tg_errinfo ei;
+	const tg_gang *g = gang(&l, "default/p");
+
+	is_int(l.err, TG_OK, "loads");
+	ok(g && gather_of(g, "NoSuchLayer") == TG_GATHER_MUST,
+	   "an unknown layer is passed on as given");
+	if (g && tg_place(l.t, g, &d, &ei) == TG_OK) {
+		is_int(tg_decision_status(d), TG_STATUS_UNSCHEDULABLE,
+		       "the core refuses it");
+		like(tg_decision_message(d), "NoSuchLayer",
+		     "and names the layer");
+		tg_decision_free(d);
+	}
+	load_free(&l);
+}
+
+static void test_misc(void)
+{
+	static const char text[] =
+		"{\"apiVersion\":\"v1\",\"kind\":\"NodeList\",\"items\":["
+		"{\"metadata\":{\"name\":\"n1\"},\"status\":{\"allocatable\":"
+		"{\"cpu\":\"4\"}}},"
+		"{\"metadata\":{\"name\":\"n1\"},\"status\":{\"allocatable\":"
+		"{\"cpu\":\"8\"}}}]}\n"
+		"{\"apiVersion\":\"v1\",\"kind\":\"Service\","
+		"\"metadata\":{\"name\":\"s\"}}\n"
+		"[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":"
+		"{\"name\":\"mine\"},\"spec\":{\"schedulerName\":\"topo\","
+		"\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":"
+		"{\"cpu\":0.25}}}]}},"
+		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":"
+		"{\"name\":\"theirs\"},\"spec\":{\"containers\":[]}},"
+		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":"
+		"{\"name\":\"on-ghost\"},\"spec\":{\"nodeName\":\"ghost\","
+		"\"containers\":[]}}]";
+	load l;
+	tg_topology *t2 = NULL;
+
+	memset(&l, 0, sizeof(l));
+	l.k = tg_k8s_create();
+	is_int(tg_k8s_set_scheduler_name(l.k, "topo"), TG_OK,
+	       "scheduler name");
+	is_int(tg_k8s_add(l.k, text, strlen(text), "misc.json", &l.ei), TG_OK,
+	       "a NodeList, an object and an array in one JSON stream");
+	is_int(tg_k8s_build(l.k, &l.t, &l.ei), TG_OK, "build");
+	is_int(tg_topology_nnodes(l.t), 1, "the duplicate node counts once");
+	is_int(tg_topology_node_allocatable(l.t, 0, TG_RES_CPU), 8000,
+	       "... the later copy");
+	is_int(tg_topology_node_allocatable(l.t, 0, TG_RES_PODS), 110,
+	       "pods default to 110");
+	has_warning(&l, "Node n1 appears more than once");
+	has_warning(&l, "1 object of kind Service ignored");
+	has_warning(&l, "1 pending pod of other schedulers than 'topo' "
+		    "ignored");
+	has_warning(&l, "bound to node 'ghost', which is not in the snapshot");
+	has_warning(&l, "1 node without status.allocatable.pods");
+	is_int(tg_k8s_ngangs(l.k), 1, "one pending pod for us");
+	ok(gang(&l, "default/mine") &&
+	   gang(&l, "default/mine")->ps[0]->shape.v[TG_RES_CPU] == 250,
+	   "a JSON number quantity: 0.25 cpu = 250m");
+	is_int(tg_k8s_build(l.k, &t2, &l.ei), TG_ESTATE, "build only once");
+	is_int(tg_k8s_add(l.k, "{}", 2, "x", &l.ei), TG_ESTATE,
+	       "no add after build");
+	ok(tg_k8s_gang(l.k, 5) == NULL && tg_k8s_warning(l.k, 999) == NULL,
+	   "out of range: NULL");
+	load_free(&l);
+	tg_k8s_destroy(NULL);
+	ok(tg_k8s_ngangs(NULL) == 0 && tg_k8s_nwarnings(NULL) == 0,
+	   "NULL handle is empty");
+}
+
+/* ---- errors ------------------------------------------------------------ */
+
+#define PG_POD(group)							\
+	POD("m", ", labels: {pod-group.scheduling.sigs.k8s.io: " group "}",\
+	    CPU("1"))
+#define KPG(annot, spec)						\
+	"---\napiVersion: scheduling.sigs.k8s.io/v1alpha1\nkind: PodGroup\n"\
+	"metadata: {name: pg, namespace: default" annot "}\n"		\
+	"spec: {" spec "}\n" PG_POD("pg")
+
+static const struct {
+	const char *src;
+	const char *text;
+	tg_err err;
+	const char *msg;	/* exact when it starts with '=' */
+} errors[] = {
+	{ "cluster.json",
+	  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+	  "\"x\",\"namespace\":\"default\"},\"spec\":{\"containers\":[{"
+	  "\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"8x\"}}}]}}",
+	  TG_EINVAL,
+	  "=cluster.json: Pod default/x: spec.containers[0].resources."
+	  "requests.cpu: bad quantity '8x'" },
+	{ "cluster.yaml",
+	  "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n"
+	  "  containers:\n  - name: c\n    resources:\n      requests:\n"
+	  "        cpu: 8x\n",
+	  TG_EINVAL,
+	  "=cluster.yaml:10: Pod default/x: spec.containers[0].resources."
+	  "requests.cpu: bad quantity '8x'" },
+	{ "gpu.yaml",
+	  POD("g", "", "containers: [{name: c, resources: {limits: "
+	      "{nvidia.com/gpu: two}}}]"),
+	  TG_EINVAL,
+	  "Pod default/g: spec.containers[0].resources.limits"
+	  "[nvidia.com/gpu]: bad quantity 'two'" },
+	{ "neg.yaml", POD("n", "", CPU("-1")), TG_EINVAL,
+	  "bad quantity '-1'" },
+	{ "bad.json", "{\"kind\": \"Node\",\n \"metadata\": {\n  \"name\": }}",
+	  TG_EPARSE, "bad.json:3: malformed JSON near '}}'" },
+	{ "short.json", "{\"kind\": \"Node\"", TG_EPARSE,
+	  "short.json:1: malformed JSON" },
+	{ "two.json", "{\"kind\": \"Node\"} x", TG_EPARSE,
+	  "two.json:1: malformed JSON near 'x'" },
+	{ "bad.yaml", "kind: Node\nmetadata: {name: x\nstatus: 1\n",
+	  TG_EPARSE, "bad.yaml:" },
+	{ "indent.yaml", "a: b\n c: d\n", TG_EPARSE, "indent.yaml:2: " },
+	{ "annot.yaml",
+	  KPG(", annotations: {gang.scheduling.koordinator.sh/"
+	      "network-topology-spec: '{not json'}", "minMember: 1"),
+	  TG_EINVAL,
+	  "=annot.yaml:4: PodGroup default/pg: metadata.annotations"
+	  "[gang.scheduling.koordinator.sh/network-topology-spec]: bad JSON "
+	  "'{not json'" },
+	{ "strategy.yaml",
+	  KPG(", annotations: {gang.scheduling.koordinator.sh/"
+	      "network-topology-spec: '{\"gatherStrategy\":[{\"layer\":"
+	      "\"L\",\"strategy\":\"Gather\"}]}'}", "minMember: 1"),
+	  TG_EINVAL,
+	  "gatherStrategy[0].strategy: unknown strategy 'Gather'" },
+	{ "pcm.yaml",
+	  KPG(", annotations: {gang.scheduling.koordinator.sh/"
+	      "network-topology-spec: '{\"gatherStrategy\":[{\"layer\":"
+	      "\"L\",\"strategy\":\"MustGather\",\"podCountMultiple\":0}]}'}",
+	      "minMember: 1"),
+	  TG_EINVAL, "podCountMultiple: not a positive integer" },
+	{ "min.yaml", KPG("", "minMember: -1"), TG_EINVAL,
+	  "PodGroup default/pg: spec.minMember: -1 is out of range" },
+	{ "minf.yaml", KPG("", "minMember: 1.5"), TG_EINVAL,
+	  "spec.minMember: expected an integer" },
+	{ "dup.yaml", "kind: Node\nmetadata: {name: a}\nkind: Pod\n",
+	  TG_EPARSE, "=dup.yaml:1: duplicate key 'kind' in the mapping "
+	  "starting here" },
+	{ "dup.json", "{\"kind\":\"Node\",\"kind\":\"Pod\"}", TG_EPARSE,
+	  "=dup.json: duplicate key 'kind'" },
+	{ "merge.yaml", "a: &x {b: 1}\nc:\n  <<: *x\n", TG_EPARSE,
+	  "=merge.yaml:3: merge keys (<<) are not supported" },
+	{ "unknown-alias.yaml", "a: *nope\n", TG_EPARSE,
+	  "unknown anchor 'nope'" },
+	{ "bomb.yaml",
+	  "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+	  "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+	  "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+	  "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+	  "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+	  "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
+	  "g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n",
+	  TG_ELIMIT, "aliases expand to more than 1048576 nodes" },
+	{ "tag.yaml", "a: !!binary aGVsbG8=\n", TG_EPARSE,
+	  "=tag.yaml:1: unsupported tag 'tag:yaml.org,2002:binary'" },
+	{ "label.yaml", NODE("n1", "gpu: true", "cpu: \"1\""), TG_EINVAL,
+	  "Node n1: metadata.labels.gpu: expected a string" },
+	{ "taint.yaml",
+	  "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+	  "spec: {taints: [{key: a, effect: Sometimes}]}\n",
+	  TG_EINVAL, "Node n1: spec.taints[0]: needs a key and an effect" },
+	{ "op.yaml",
+	  POD("o", "", "affinity: {nodeAffinity: {requiredDuringScheduling"
+	      "IgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions:"
+	      " [{key: a, operator: Like, values: [b]}]}]}}}, " CPU("1")),
+	  TG_EINVAL,
+	  "nodeSelectorTerms[0].matchExpressions[0].operator: unknown "
+	  "operator 'Like'" },
+	{ "gt.yaml",
+	  POD("o", "", "affinity: {nodeAffinity: {requiredDuringScheduling"
+	      "IgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions:"
+	      " [{key: a, operator: Gt, values: [b]}]}]}}}, " CPU("1")),
+	  TG_EINVAL, "wrong values for operator Gt" },
+	{ "slice.yaml",
+	  POD("s", ", annotations: {kueue.x-k8s.io/podset-slice-required-"
+	      "topology: rack}", CPU("1")),
+	  TG_EINVAL, "kueue.x-k8s.io/podset-slice-required-topology needs "
+	  "kueue.x-k8s.io/podset-slice-size" },
+	{ "slices.yaml",
+	  POD("s", ", annotations: {kueue.x-k8s.io/podset-slice-required-"
+	      "topology-constraints: '[{\"topology\":\"r\"}]'}", CPU("1")),
+	  TG_EINVAL, "entry 0 needs a topology and a positive size" },
+	{ "index.yaml",
+	  POD("i", ", annotations: {gang.scheduling.koordinator.sh/"
+	      "network-topology-index: abc}", CPU("1")),
+	  TG_EINVAL, "network-topology-index]: bad value 'abc'" },
+	{ "scalar.yaml", "- a\n- b\n", TG_EPARSE,
+	  "document 1 is not an object" },
+	{ "items.json", "{\"kind\":\"List\",\"items\":[1]}", TG_EPARSE,
+	  "=items.json: items[0]: not an object" },
+	{ "time.yaml", POD("t", ", creationTimestamp: yesterday", CPU("1")),
+	  TG_EINVAL, "metadata.creationTimestamp: bad time 'yesterday'" },
+	{ "pc.yaml",
+	  "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+	  "metadata: {name: p}\n", TG_EINVAL, "PriorityClass p: value: "
+	  "missing" },
+	{ "cnt.yaml",
+	  "---\napiVersion: scheduling.koordinator.sh/v1alpha1\n"
+	  "kind: ClusterNetworkTopology\nmetadata: {name: default}\n"
+	  "spec: {networkTopologySpec: [{topologyLayer: A, labelKey: [a]},"
+	  " {topologyLayer: B, labelKey: [b]}]}\n", TG_EINVAL,
+	  "layers 'A' and 'B' share the parent 'ClusterTopologyLayer'; not "
+	  "a chain" },
+	{ "spec.yaml", "---\napiVersion: v1\nkind: Pod\nmetadata: {name: x}\n",
+	  TG_EINVAL, "Pod default/x: spec: missing" },
+	{ "name.yaml", "---\napiVersion: v1\nkind: Node\nmetadata: {}\n",
+	  TG_EINVAL, "metadata.name: missing" },
+	{ "nul.yaml", "a: \"x\\0y\"\n", TG_EPARSE, "NUL byte" },
+	{ "deep.json", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+	  "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", TG_EPARSE,
+	  "document 1 is not an object" },
+};
+
+static void test_errors(void)
+{
+	static char deep[4096];
+	size_t i;
+	load l;
+
+	for (i = 0; i < sizeof(errors) / sizeof(errors[0]); i++) {
+		l = load_text(errors[i].src, errors[i].text);
+		is_int(l.err, errors[i].err, "%s: error code", errors[i].src);
+		if (errors[i].msg[0] == '=')
+			is_str(l.ei.msg, errors[i].msg + 1, "%s: message",
+			       errors[i].src);
+		else
+			like(l.ei.msg, errors[i].msg, "%s: message",
+			     errors[i].src);
+		load_free(&l);
+	}
+	/* YAML nesting is bounded */
+	memcpy(deep, "x: ", 3);
+	for (i = 3; i < 303; i++)
+		deep[i] = '[';
+	deep[i] = '\0';
+	l = load_text("deep.yaml", deep);
+	is_int(l.err, TG_ELIMIT, "YAML deeper than 256 levels");
+	like(l.ei.msg, "deep.yaml:1: nested deeper than 256 levels",
+	     "... says so");
+	load_free(&l);
+}
+
+/* A failed add leaves what was added before; a failed build leaves no
+ * topology, no gangs and no warnings from the attempt. */
+static void test_transactions(void)
+{
+	static const char good[] = NODE("n1", "", "cpu: \"4\"")
+				   POD("p", "", CPU("1"));
+	static const char bad[] = NODE("n2", "", "cpu: \"4\"")
+				  "---\n{unclosed";
+	static const char badpod[] = POD("q", "", CPU("huge"))
+				     "---\napiVersion: v1\nkind: Widget\n"
+				     "metadata: {name: w}\n";
+	tg_k8s *k = tg_k8s_create();
+	tg_topology *t = NULL;
+	tg_errinfo ei;
+
+	is_int(tg_k8s_add(k, good, strlen(good), "good.yaml", &ei), TG_OK,
+	       "good text");
+	is_int(tg_k8s_add(k, bad, strlen(bad), "bad.yaml", &ei), TG_EPARSE,
+	       "bad text");
+	is_int(tg_k8s_build(k, &t, &ei), TG_OK, "build with the good part");
+	is_int(tg_topology_nnodes(t), 1, "n2 from the failed add is not in");
+	is_int(tg_k8s_ngangs(k), 1, "the pending pod");
+	tg_topology_destroy(t);
+	tg_k8s_destroy(k);
+
+	k = tg_k8s_create();
+	t = (tg_topology *)&ei;	/* must be reset to NULL */
+	is_int(tg_k8s_add(k, badpod, strlen(badpod), "badpod.yaml", &ei),
+	       TG_OK, "parses");
+	is_int(tg_k8s_build(k, &t, &ei), TG_EINVAL, "build fails");
+	ok(t == NULL, "no topology");
+	is_int(tg_k8s_nwarnings(k), 0, "no warnings from the failed build");
+	tg_k8s_destroy(k);
+
+	k = tg_k8s_create();
+	is_int(tg_k8s_add_file(k, "/nonexistent/cluster.yaml", &ei), TG_EIO,
+	       "missing file");
+	like(ei.msg, "/nonexistent/cluster.yaml", "names the file");
+	is_int(tg_k8s_add(k, "", 0, "empty.yaml", &ei), TG_OK,
+	       "empty text is an empty snapshot");
+	is_int(tg_k8s_build(k, &t, &ei), TG_OK, "which builds");
+	is_int(tg_topology_nnodes(t), 0, "to nothing");
+	tg_topology_destroy(t);
+	tg_k8s_destroy(k);
+}
+
+/* ---- YAML as Kubernetes writes it, and a little more ------------------- */
+
+static void test_yaml(void)
+{
+	static const char text[] =
+		"# comment\n"
+		"---\n"
+		"---\n"			/* an empty document */
+		"apiVersion: v1\n"
+		"kind: List\n"
+		"items:\n"
+		"- apiVersion: v1\n"
+		"  kind: Node\n"
+		"  metadata:\n"
+		"    name: n1\n"
+		"    labels:\n"
+		"      enabled: yes\n"	/* YAML 1.2: a string */
+		"      zone: 0777\n"	/* an int: not a label */
+		"  status:\n"
+		"    allocatable: &res\n"
+		"      cpu: 1e1\n"	/* a float, read as written */
+		"      memory: 1.5Gi\n"
+		"      pods: 0x10\n"	/* hex int: 16 */
+		"- apiVersion: v1\n"
+		"  kind: Node\n"
+		"  metadata: {name: n2}\n"
+		"  status:\n"
+		"    allocatable: *res\n"
+		"...\n"
+		"---\n"
+		"apiVersion: v1\n"
+		"kind: Pod\n"
+		"metadata: {name: p, namespace: ns1}\n"
+		"spec:\n"
+		"  containers:\n"
+		"  - name: a\n"
+		"    resources:\n"
+		"      requests:\n"
+		"        cpu: 0.1\n"	/* a float: must not become 101m */
+		"        memory: !!str 100\n"
+		"  - name: b\n"
+		"    resources:\n"
+		"      requests:\n"
+		"        cpu: 1e-3\n";
+	load l = load_text("features.yaml", text);
+	const tg_gang *g;
+
+	/* the label "zone: 0777" is an int in the core schema */
+	is_int(l.err, TG_EINVAL, "an unquoted 0777 label is not a string");
+	like(l.ei.msg, "features.yaml:13: Node n1: metadata.labels.zone: "
+	     "expected a string", "... and the message says where");
+	load_free(&l);
+	{
+		static char fixed[sizeof(text)];
+		char *z;
+
+		memcpy(fixed, text, sizeof(text));
+		z = strstr(fixed, "0777");
+		memcpy(z, "z777", 4);
+		l = load_text("features.yaml", fixed);
+	}
+	is_int(l.err, TG_OK, "with a string label it loads");
+	if (l.err) {
+		diag("%s", l.ei.msg);
+		load_free(&l);
+		return;
+	}
+	is_int(tg_topology_nnodes(l.t), 2, "two nodes (empty doc skipped)");
+	is_str(tg_topology_node_label(l.t, 0, "enabled"), "yes",
+	       "'yes' stays a string");
+	is_int(tg_topology_node_allocatable(l.t, 1, TG_RES_CPU), 10000,
+	       "an alias copies the anchored mapping (1e1 = 10 cpu)");
+	is_int(tg_topology_node_allocatable(l.t, 1, TG_RES_MEMORY),
+	       1610612736, "1.5Gi");
+	is_int(tg_topology_node_allocatable(l.t, 0, TG_RES_PODS), 16,
+	       "0x10 pods");
+	g = gang(&l, "ns1/p");
+	ok(g != NULL, "the pod in ns1");
+	if (g) {
+		is_int(g->ps[0]->shape.v[TG_RES_CPU], 101,
+		       "cpu 0.1 + 1e-3 = 101m, exactly");
+		is_int(g->ps[0]->shape.v[TG_RES_MEMORY], 100,
+		       "!!str 100 = 100 bytes");
+	}
+	load_free(&l);
+}
+
+/* ---- allocation failures ----------------------------------------------- */
+
+static long oom_at, oom_calls, oom_live;
+static bool oom_hit;
+
+static void *oom_malloc(size_t n)
+{
+	void *p;
+
+	if (++oom_calls == oom_at) {
+		oom_hit = true;
+		return NULL;
+	}
+	p = malloc(n);
+	if (p)
+		oom_live++;
+	return p;
+}
+
+static void *oom_realloc(void *p, size_t n)
+{
+	void *q;
+
+	if (++oom_calls == oom_at) {
+		oom_hit = true;
+		return NULL;
+	}
+	q = realloc(p, n);
+	if (q && !p)
+		oom_live++;
+	return q;
+}
+
+static void oom_free(void *p)
+{
+	if (p)
+		oom_live--;
+	free(p);
+}
+
+/*
+ * Fails the Nth allocation for N = 1, 2, ... until a run needs fewer:
+ * every failure in add or build must come out as TG_ENOMEM (no other
+ * error, no crash), and nothing the library allocated may be left
+ * afterwards (the gangs are placed too, for the leak check).  (cJSON and
+ * libyaml allocate through malloc, outside the hook.)
+ */
+static void oom_run(const char *name, const char *text)
+{
+	long n, bad = 0, leaks = 0;
+	char first[600] = "";
+
+	for (n = 1; n < 200000; n++) {
+		tg_k8s *k;
+		tg_topology *t = NULL;
+		tg_errinfo ei;
+		tg_err err = TG_ENOMEM;
+		bool in_load = true;
+
+		oom_at = n;
+		oom_calls = oom_live = 0;
+		oom_hit = false;
+		ei.msg[0] = '\0';
+		tg_set_allocator(oom_malloc, oom_realloc, oom_free);
+		k = tg_k8s_create();
+		if (k) {
+			err = tg_k8s_add(k, text, strlen(text), name, &ei);
+			if (!err)
+				err = tg_k8s_build(k, &t, &ei);
+			in_load = oom_hit;
+			if (!err) {
+				unsigned i;
+
+				for (i = 0; i < tg_k8s_ngangs(k); i++) {
+					tg_decision *d = NULL;
+
+					if (tg_place(t, tg_k8s_gang(k, i), &d,
+						     &ei) == TG_OK)
+						tg_decision_free(d);
+				}
+			}
+		}
+		tg_topology_destroy(t);
+		tg_k8s_destroy(k);
+		tg_set_allocator(NULL, NULL, NULL);
+		if (in_load && oom_hit && err != TG_ENOMEM && !bad++)
+			snprintf(first, sizeof(first), "N=%ld: %s (%s)", n,
+				 tg_strerror(err), ei.msg);
+		if (oom_live && !leaks++ && !first[0])
+			snprintf(first, sizeof(first), "N=%ld: %ld blocks "
+				 "leaked", n, oom_live);
+		if (!oom_hit)
+			break;
+	}
+	ok(bad == 0 && leaks == 0, "%s: %ld allocation failures, each "
+	   "TG_ENOMEM, nothing leaked", name, n - 1);
+	if (first[0])
+		diag("%s", first);
+}
+
+static void test_oom(void)
+{
+	static char text[65536];
+	FILE *f = fopen(data_path("seed-preempt.yaml"), "rb");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(text, 1, sizeof(text) - 1, f);
+		fclose(f);
+	}
+	text[n] = '\0';
+	oom_run("seed-preempt.yaml", text);
+	oom_run("koord.yaml", koord_text);
+	oom_run("constraints.yaml", constraints_text);
+	oom_run("lws.yaml", lws_text);
+}
+
 int main(void)
 {
-	ok(1, "placeholder");
+	test_seed_prefer();
+	test_seed_preempt();
+	test_order_independence();
+	test_priority_order();
+	test_requests();
+	test_scheduler_plugins();
+	test_koordinator();
+	test_kai();
+	test_kueue();
+	test_lws();
+	test_constraints();
+	test_presets();
+	test_unknown_layer();
+	test_misc();
+	test_errors();
+	test_transactions();
+	test_yaml();
+	test_oom();
 	return done_testing();
 }

@@ -13,7 +13,9 @@
  *
  * Gather semantics (per layer, as Koordinator's gatherStrategy):
  *   TG_GATHER_MUST    all members inside one domain of this layer; the
- *                     highest MUST layer is a hard boundary.
+ *                     lowest MUST layer is the hard boundary (one of
+ *                     its domains lies inside one domain of every
+ *                     layer above it).
  *   TG_GATHER_PREFER  try to fit inside one domain of this layer; when no
  *                     domain can hold the gang, escalate one layer up.
  * Kueue's "required: L" is MUST at L, "preferred: L" is PREFER at L.

@@ -12,11 +12,13 @@
  *     capped per node, 0 for ineligible nodes); rolled up the tree, each
  *     domain at a slice layer rounded down to a multiple of the slice.
  *  2. Level: starting from single nodes and going up one layer at a time
- *     to the hard (highest MUST) layer, or the root, the first level with
+ *     to the hard (lowest MUST) layer, or the root, the first level with
  *     a domain holding the whole gang gives the candidates.
  *  3. Bin-pack: among candidates the fewest offer slots (least waste),
  *     then the fewer slots of each ancestor in turn, then the total order
- *     on full paths (tg_name_cmp() on the path).
+ *     on full paths (label by label with tg_name_cmp(), farthest first:
+ *     the tree order; comparing the joined strings would not keep a
+ *     domain's children together).
  *  4. Fill: inside the chosen domain, a child that alone holds the rest
  *     gets it (the tightest such child); otherwise the child with the most
  *     slots is filled and the step repeats.  This spans the fewest child

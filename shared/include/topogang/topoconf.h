@@ -36,7 +36,8 @@ extern "C" {
 
 /*
  * Loads topology.conf text \p buf of \p len bytes; \p source names it in
- * messages.  On error nothing is added to \p t.
+ * messages.  On a parse or validation error nothing is added to \p t.
+ * On TG_ENOMEM part of the file may have been added: destroy \p t.
  */
 tg_err tg_topoconf_load(tg_topology *t, const char *buf, size_t len,
 			const char *source, tg_errinfo *ei);
