@@ -14,6 +14,9 @@ int cli_place(int argc, char **argv);
 int cli_check(int argc, char **argv);
 int cli_draw(int argc, char **argv);
 int cli_bench(int argc, char **argv);
+int cli_discover(int argc, char **argv);
+int cli_export(int argc, char **argv);
+int cli_sim(int argc, char **argv);
 
 /* Appends one decision as a JSON object (the documented schema) to the
  * cJSON array \p gangs (a cJSON *, void to keep cJSON out of this

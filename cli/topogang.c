@@ -703,6 +703,12 @@ int main(int argc, char **argv)
 		return cli_draw(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bench"))
 		return cli_bench(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "discover"))
+		return cli_discover(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "export"))
+		return cli_export(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "sim"))
+		return cli_sim(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
 		printf("topogang %s\n", TOPOGANG_VERSION);
 		return 0;

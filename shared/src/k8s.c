@@ -684,6 +684,13 @@ typedef struct bctx {
 		uint32_t n;
 	} *aff;
 	size_t naff, capaff, affcells;
+	tgi_strtab lblkeys;	/* "key\x1fvalue" of bound pods' labels */
+	struct lblent {
+		uint32_t *pods;	/* indices into bound, ascending */
+		size_t n, cap;
+	} *lbl;
+	size_t nlbl, caplbl;
+	bool lbl_built;
 	unsigned rid[TG_MAX_RESOURCES + 1];
 	klevel levels[TG_MAX_LAYERS];
 	unsigned nlevels;
@@ -3473,6 +3480,88 @@ static bool ns_ok(const cJSON *nslist, const cJSON *nssel, const char *own,
 	return strcmp(own, cand) == 0;
 }
 
+/* Indexes the bound pods by label, for selectors with matchLabels. */
+static tg_err lbl_index(bctx *b)
+{
+	size_t i;
+
+	b->lbl_built = true;
+	for (i = 0; i < b->nbound; i++) {
+		const cJSON *c;
+
+		cJSON_ArrayForEach(c, b->bound[i]->labels) {
+			char key[1024];
+			struct lblent *e;
+			uint32_t id;
+			int n = snprintf(key, sizeof(key), "%s\x1f%s",
+					 c->string, c->valuestring);
+
+			if (n < 0 || (size_t)n >= sizeof(key))
+				continue;	/* never matched by the index */
+			if (tgi_strtab_intern(&b->lblkeys, key, &id))
+				return TG_ENOMEM;
+			if (id > b->nlbl) {
+				if (tgi_grow(&b->lbl, &b->caplbl, id,
+					     sizeof(*b->lbl)))
+					return TG_ENOMEM;
+				memset(&b->lbl[b->nlbl], 0,
+				       (id - b->nlbl) * sizeof(*b->lbl));
+				b->nlbl = id;
+			}
+			e = &b->lbl[id - 1];
+			if (tgi_grow(&e->pods, &e->cap, e->n + 1,
+				     sizeof(uint32_t)))
+				return TG_ENOMEM;
+			e->pods[e->n++] = (uint32_t)i;
+		}
+	}
+	return TG_OK;
+}
+
+/*
+ * The candidates among the bound pods for a selector: those carrying its
+ * rarest matchLabels pair, or all (*all) when it has none.
+ */
+static tg_err lbl_candidates(bctx *b, const cJSON *sel, const uint32_t **c,
+			     size_t *n, bool *all)
+{
+	const cJSON *ml = jget(sel, "matchLabels"), *e;
+	tg_err err;
+
+	*all = true;
+	*c = NULL;
+	*n = 0;
+	if (!cJSON_IsObject(ml) || !ml->child)
+		return TG_OK;
+	if (!b->lbl_built && (err = lbl_index(b)) != TG_OK)
+		return err;
+	cJSON_ArrayForEach(e, ml) {
+		char key[1024];
+		uint32_t id;
+		int len;
+
+		if (!cJSON_IsString(e))
+			continue;
+		len = snprintf(key, sizeof(key), "%s\x1f%s", e->string,
+			       e->valuestring);
+		if (len < 0 || (size_t)len >= sizeof(key))
+			continue;
+		id = tgi_strtab_find(&b->lblkeys, key);
+		if (!id || id > b->nlbl) {
+			*all = false;	/* nobody carries it */
+			*c = NULL;
+			*n = 0;
+			return TG_OK;
+		}
+		if (*all || b->lbl[id - 1].n < *n) {
+			*all = false;
+			*c = b->lbl[id - 1].pods;
+			*n = b->lbl[id - 1].n;
+		}
+	}
+	return TG_OK;
+}
+
 /*
  * The bound pods a pod (anti-)affinity term selects, as names.  Pods of
  * one template repeat the same terms: results are cached by the term's
@@ -3483,9 +3572,10 @@ static tg_err aff_bound(bctx *b, const cJSON *term, const kobj *o,
 			const char *q, const char **names, unsigned *nn)
 {
 	char *txt = cJSON_PrintUnformatted(term), *key;
-	size_t len, i;
+	const uint32_t *cand;
+	size_t len, i, ncand;
 	uint32_t id, *idx;
-	bool m;
+	bool m, all;
 	tg_err err;
 
 	*nn = 0;
@@ -3508,8 +3598,13 @@ static tg_err aff_bound(bctx *b, const cJSON *term, const kobj *o,
 		tgi_free(key);
 		return TG_OK;
 	}
-	for (i = 0; i < b->nbound; i++) {
-		const kpod *bp = b->bound[i];
+	err = lbl_candidates(b, sel, &cand, &ncand, &all);
+	if (err) {
+		tgi_free(key);
+		return tgi_errf(b->ei, err, "out of memory");
+	}
+	for (i = 0; i < (all ? b->nbound : ncand); i++) {
+		const kpod *bp = b->bound[all ? i : cand[i]];
 
 		if (!ns_ok(nsl, nss, o->ns, bp->o->ns))
 			continue;
@@ -4027,6 +4122,10 @@ static void bctx_free(bctx *b)
 	tgi_strtab_free(&b->gkeys);
 	tgi_strtab_free(&b->rnames);
 	tgi_strtab_free(&b->affkeys);
+	tgi_strtab_free(&b->lblkeys);
+	for (i = 0; i < b->nlbl; i++)
+		tgi_free(b->lbl[i].pods);
+	tgi_free(b->lbl);
 	for (i = 0; i < b->naff; i++)
 		tgi_free(b->aff[i].pods);
 	tgi_free(b->aff);
@@ -4056,6 +4155,7 @@ tg_err tg_k8s_build(tg_k8s *k, tg_topology **topo, tg_errinfo *ei)
 	tgi_strtab_init(&b.gkeys);
 	tgi_strtab_init(&b.rnames);
 	tgi_strtab_init(&b.affkeys);
+	tgi_strtab_init(&b.lblkeys);
 	nwarns0 = k->nwarns;
 	b.t = tg_topology_create();
 	if (!b.t) {

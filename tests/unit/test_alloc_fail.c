@@ -98,7 +98,7 @@ typedef struct run {
 	bool unexpected;	/* an error other than TG_ENOMEM */
 	unsigned nfailed;	/* steps that failed */
 	bool check_failed;	/* tg_topology_check() after a failure */
-	bool partial;		/* a failed apply left part of it applied */
+	bool partial;		/* a failed apply left some of it done */
 	char check_msg[512];
 	char out[16384];	/* decisions and pictures */
 	size_t len;
@@ -527,7 +527,8 @@ static void torture(bool from_on)
 			     "differs at byte %zu:", mode, n,
 			     r.step ? r.step : "(no step)", i);
 			diag("got:  ...%.160s", r.out + (i > 40 ? i - 40 : 0));
-			diag("want: ...%.160s", ref.out + (i > 40 ? i - 40 : 0));
+			diag("want: ...%.160s",
+			     ref.out + (i > 40 ? i - 40 : 0));
 		}
 		if (n > 1000000)
 			break;

@@ -486,7 +486,8 @@ static uint32_t unit_of(const tg_topology *t, tg_node_id n, unsigned level)
 	if (level >= tg_topology_nlayers(t))
 		return n;
 	d = tg_topology_node_domain(t, n);
-	while (d != TG_NONE && d != 0 && tg_topology_domain_layer(t, d) != level)
+	while (d != TG_NONE && d != 0 &&
+	       tg_topology_domain_layer(t, d) != level)
 		d = tg_topology_domain_parent(t, d);
 	return d;
 }
@@ -695,8 +696,8 @@ static void check_victims(const cluster *c, const cgang *cg,
 				used = true;
 		if (v->reservation) {
 			if (!r->nominated || !used)
-				fail(P_F, "reservation victim %s: nominated %d, "
-				     "on a node the gang uses %d", v->pod,
+				fail(P_F, "reservation victim %s: nominated "
+				     "%d, on a node the gang uses %d", v->pod,
 				     r->nominated, used);
 			continue;
 		}
@@ -783,8 +784,8 @@ static void check_apply(const cluster *c, const cgang *cg, tg_topology *t,
 		for (r = 0; r < before->nres && r < 8; r++)
 			if (take[n][r] &&
 			    before->freev[n][r] + freed[n][r] - take[n][r] < 0)
-				fail(P_A, "node %s: %s %lld free (%lld more from "
-				     "victims), %lld taken",
+				fail(P_A, "node %s: %s %lld free (%lld more "
+				     "from victims), %lld taken",
 				     tg_topology_node_name(t, n),
 				     tg_topology_resource_name(t, r),
 				     (long long)before->freev[n][r],
@@ -875,7 +876,8 @@ static bool same_decision(const tg_topology *t1, const tg_decision *d1,
 		const tg_victim *a = tg_decision_victim(d1, i);
 		const tg_victim *b = tg_decision_victim(d2, i);
 
-		if (strcmp(a->pod, b->pod) || a->reservation != b->reservation ||
+		if (strcmp(a->pod, b->pod) ||
+		    a->reservation != b->reservation ||
 		    strcmp(tg_topology_node_name(t1, a->node),
 			   tg_topology_node_name(t2, b->node))) {
 			fail(P_D, "%s: victim %u: %s vs %s", what, i, a->pod,

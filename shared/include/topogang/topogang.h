@@ -12,5 +12,6 @@
 #include "topogang/place.h"
 #include "topogang/topoconf.h"
 #include "topogang/k8s.h"
+#include "topogang/discover.h"
 
 #endif /* TOPOGANG_H */

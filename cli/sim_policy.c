@@ -1,0 +1,2 @@
+/* placeholder: being written (issue #7) */
+#include "config.h"

@@ -1,0 +1,3 @@
+/* placeholder: being written (issue #8) */
+#include "config.h"
+#include "internal.h"
