@@ -1,11 +1,3 @@
-/* placeholder: being written (issue #7) */
+/* placeholder: being written (issue #7): the simulation engine */
 #include "config.h"
-#include "cli.h"
-
-int cli_sim(int argc, char **argv)
-{
-	(void)argc;
-	(void)argv;
-	cli_err("sim: not built yet");
-	return 2;
-}
+#include "sim.h"
