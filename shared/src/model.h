@@ -157,6 +157,10 @@ void tgi_alloc_resume(tg_topology *t, uint32_t a);
  * removed). */
 void tgi_alloc_revive(tg_topology *t, uint32_t a);
 
+/* Drops removed allocations once they outnumber live ones; changes
+ * allocation indices. */
+void tgi_alloc_compact(tg_topology *t);
+
 /* The budget allowance of a budget name id; -1 = no such budget. */
 int64_t tgi_budget_allowed(const tg_topology *t, uint32_t name);
 

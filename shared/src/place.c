@@ -1761,6 +1761,7 @@ tg_err tg_place(tg_topology *t, const tg_gang *g, tg_decision **out,
 	if (!g->nps)
 		return tgi_errf(ei, TG_EINVAL, "gang %s: no members", g->name);
 
+	tgi_alloc_compact(t);
 	/*
 	 * Reservations of strictly lower priority, and the gang's own, are
 	 * free to this gang: hand their resources back for this decision.

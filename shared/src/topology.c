@@ -1022,6 +1022,35 @@ uint32_t tgi_alloc_find(const tg_topology *t, const char *pod)
 	return *slot - 1;
 }
 
+/*
+ * Drops removed allocations (tombstones) once they outnumber the live
+ * ones, so a long-running host does not grow without bound.  Indices of
+ * allocations change: only called where no index is held (tg_place()).
+ */
+void tgi_alloc_compact(tg_topology *t)
+{
+	size_t i, j = 0;
+	unsigned r;
+
+	if (t->nallocs - t->nlive < 1024 || t->nallocs - t->nlive < t->nlive)
+		return;
+	for (i = 0; i < t->nallocs; i++) {
+		if (!t->allocs[i].live)
+			continue;
+		if (i != j) {
+			t->allocs[j] = t->allocs[i];
+			for (r = 0; r < t->stride; r++)
+				t->alloc_shape[j * t->stride + r] =
+					t->alloc_shape[i * t->stride + r];
+		}
+		j++;
+	}
+	t->nallocs = j;
+	memset(t->alloc_of_pod, 0, t->nalloc_slots * sizeof(uint32_t));
+	for (i = 0; i < t->nallocs; i++)
+		*alloc_slot(t, t->allocs[i].pod) = (uint32_t)i + 1;
+}
+
 static tg_err alloc_rehash(tg_topology *t, size_t nslots)
 {
 	uint32_t *old = t->alloc_of_pod;
@@ -1097,6 +1126,9 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 	gpus = s->gpus;
 	if (t->ngpus[s->node] < 64)
 		gpus &= (1ull << t->ngpus[s->node]) - 1;
+	/* a GPU another allocation holds is not held twice: the count is
+	 * kept with free GPUs where there are some (over-commit otherwise) */
+	gpus &= t->gpu_free[s->node];
 	want = shape[TG_RES_GPU] > TG_MAX_GPUS ? TG_MAX_GPUS :
 	       (unsigned)shape[TG_RES_GPU];
 	have = (unsigned)__builtin_popcountll(gpus);

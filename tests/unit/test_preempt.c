@@ -396,8 +396,41 @@ static void test_budget(void)
 	tg_topology_destroy(t);
 }
 
+/* removed allocations do not pile up: placing compacts them */
+static void test_compaction(void)
+{
+	tg_topology *t = mk(seed12, 12, 8);
+	tg_gang *g = gang("g", 1, 8, 1, NULL);
+	tg_decision *d;
+	char pod[32];
+	unsigned i;
+
+	for (i = 0; i < 5000; i++) {
+		snprintf(pod, sizeof(pod), "churn-%u", i);
+		run(t, pod, NULL, seed12[i % 12][0], 1, 0, true);
+		if (i % 10)
+			tg_topology_remove_alloc(t, pod);
+	}
+	is_int(tg_topology_nallocs(t), 500, "churn: 500 live");
+	tg_place(t, g, &d, NULL);
+	is_int(tg_topology_check(t, NULL), TG_OK, "churn: check after "
+	       "compaction");
+	is_int(tg_topology_nallocs(t), 500, "churn: still 500 live");
+	is_int(tg_topology_remove_alloc(t, "churn-10"), TG_OK,
+	       "churn: a live one is found after compaction");
+	is_int(tg_topology_remove_alloc(t, "churn-11"), TG_ENOENT,
+	       "churn: a removed one stays removed");
+	run(t, "churn-11", NULL, "node-0", 1, 0, true);
+	is_int(tg_topology_nallocs(t), 500, "churn: re-added");
+	is_int(tg_topology_check(t, NULL), TG_OK, "churn: check");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
 int main(void)
 {
+	test_compaction();
 	test_seed_example2();
 	test_a2();
 	test_rules();
