@@ -371,10 +371,14 @@ unknown_spread:
 layers:
 	tgi_buf_adds(err, " (layers:");
 	for (l = 0; l < t->nlayers; l++)
+	{
+		bool key = t->layer_key[l] &&
+			   strcmp(t->layer_key[l], t->layer_name[l]);
+
 		tgi_buf_addf(err, "%s %s%s%s%s", l ? "," : "",
-			     t->layer_name[l], t->layer_key[l] ? " [" : "",
-			     t->layer_key[l] ? t->layer_key[l] : "",
-			     t->layer_key[l] ? "]" : "");
+			     t->layer_name[l], key ? " [" : "",
+			     key ? t->layer_key[l] : "", key ? "]" : "");
+	}
 	tgi_buf_adds(err, t->nlayers ? ", node)" : " node)");
 	return TG_EINVAL;
 }
