@@ -1244,6 +1244,9 @@ static void level_list(const tg_topology *t, const scratch *s,
 	tgi_free(idx);
 }
 
+static void unit_range(const tg_topology *t, const req *q, unsigned level,
+		       uint32_t *lo, uint32_t *hi);
+
 /* ---- the decision ---- */
 
 static tg_err decision_new(const tg_gang *g, tg_decision **out)
@@ -1445,9 +1448,41 @@ static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 			     "gang spans the cluster",
 			     level_name(t, q->prefer));
 	}
+	if (q->g->nps == 1 && found_level != TG_NONE &&
+	    found_level < t->nlayers) {
+		/* why this domain: the bin-pack among the candidates */
+		int64_t k = q->g->ps[q->main]->count;
+		uint32_t lo, hi, u, chosen = TG_NONE, ncand = 0, shown = 0;
+
+		unit_range(t, q, found_level, &lo, &hi);
+		for (u = lo; u < hi; u++)
+			if (unit_slots(t, s, found_level, u) >= k &&
+			    (ncand++, chosen == TG_NONE ||
+			     pack_cmp(t, s, found_level, u, chosen) < 0))
+				chosen = u;
+		if (ncand > 1) {
+			tgi_buf_addf(&b, "; bin-pack: %s/%s offers %lld slots "
+				     "(least waste among %u candidates; ",
+				     t->layer_name[found_level],
+				     t->dom[chosen].path, (long long)
+				     unit_slots(t, s, found_level, chosen),
+				     ncand);
+			for (u = lo; u < hi && shown < 3; u++) {
+				if (u == chosen ||
+				    unit_slots(t, s, found_level, u) < k)
+					continue;
+				tgi_buf_addf(&b, "%s%s: %lld", shown++ ? ", "
+					     : "", t->dom[u].path, (long long)
+					     unit_slots(t, s, found_level, u));
+			}
+			if (ncand - 1 > shown)
+				tgi_buf_addf(&b, " and %u more", ncand - 1 -
+					     shown);
+			tgi_buf_adds(&b, ")");
+		}
+	}
 	tgi_buf_addf(&b, "; estimated all-reduce bandwidth %g Gbit/s%s",
 		     d->bw, q->note);
-	(void)s;
 	err = set_message(d, &b);
 	return err;
 }
