@@ -80,6 +80,8 @@ struct tg_topology {
 	int64_t *alloc;		/* nnodes * stride */
 	int64_t *freev;		/* nnodes * stride */
 	uint64_t *gpu_free;	/* free GPU indices */
+	uint8_t *gfree;		/* free GPU count, 0..255 (saturating): the
+				 * first test of a placement's node pass */
 	uint8_t *ngpus;
 	uint16_t *layout;	/* island layout id */
 	uint8_t *flags;
@@ -113,6 +115,7 @@ struct tg_topology {
 	/* allocations */
 	tgi_alloc *allocs;
 	size_t nallocs, alloccap, nlive;
+	size_t nnominated;	/* live reservations */
 	int64_t *alloc_shape;	/* nallocs * stride */
 	uint32_t *alloc_of_pod;	/* hash slots: alloc index + 1 */
 	size_t nalloc_slots;
@@ -123,6 +126,15 @@ struct tg_topology {
 	void *scratch;		/* place.c's reusable buffers */
 	void (*scratch_free)(void *);
 };
+
+/* Refreshes the saturated free-GPU count of node \p n. */
+static inline void tgi_gfree_sync(tg_topology *t, uint32_t n)
+{
+	int64_t f = TG_RES_GPU < t->stride ?
+		    t->freev[(size_t)n * t->stride + TG_RES_GPU] : 0;
+
+	t->gfree[n] = (uint8_t)(f <= 0 ? 0 : f >= 255 ? 255 : f);
+}
 
 static inline int64_t tgi_free_of(const tg_topology *t, uint32_t n,
 				  unsigned r)

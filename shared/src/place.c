@@ -35,7 +35,6 @@ typedef struct scratch {
 	size_t npos, ndom;
 	int64_t *nslots;	/* per pos: slots of the pod set being filled */
 	int64_t *dslots;	/* per domain */
-	int64_t *main_dslots;	/* per domain, main pod set (for messages) */
 	uint32_t *take;		/* per pos: members taken in this decision */
 	int64_t *used;		/* per pos * width: resources taken */
 	unsigned width;		/* row of used[]: t->nres when allocated */
@@ -77,7 +76,6 @@ static void scratch_free(void *p)
 		return;
 	tgi_free(s->nslots);
 	tgi_free(s->dslots);
-	tgi_free(s->main_dslots);
 	tgi_free(s->take);
 	tgi_free(s->used);
 	tgi_free(s->gpu_used);
@@ -105,12 +103,11 @@ static scratch *scratch_get(tg_topology *t)
 	s->width = t->nres;
 	s->nslots = tgi_calloc(n, sizeof(int64_t));
 	s->dslots = tgi_calloc(d, sizeof(int64_t));
-	s->main_dslots = tgi_calloc(d, sizeof(int64_t));
 	s->take = tgi_calloc(n, sizeof(uint32_t));
 	s->used = tgi_calloc(n * s->width, sizeof(int64_t));
 	s->gpu_used = tgi_calloc(n, sizeof(uint64_t));
 	s->touched = tgi_calloc(n, sizeof(uint32_t));
-	if (!s->nslots || !s->dslots || !s->main_dslots || !s->take ||
+	if (!s->nslots || !s->dslots || !s->take ||
 	    !s->used || !s->gpu_used || !s->touched) {
 		scratch_free(s);
 		return NULL;
@@ -579,8 +576,9 @@ typedef struct slot_req {
 
 /*
  * Offer slots of an eligible node (before caps and slices) from its free
- * row \p fv, less \p u (taken by this decision; NULL = nothing), with
- * \p pods_alloc its allocatable pod count.  With \p why, counts the
+ * row \p fv, less \p u (taken by this decision; NULL = nothing);
+ * \p pods_alloc is non-zero when the node tracks pods (its allocatable
+ * pod count, or 1 when it has free pods).  With \p why, counts the
  * first resource (in sr order) that does not fit.  The value is the
  * minimum over resources of free / amount; a division only when its
  * quotient can lower that minimum.
@@ -659,6 +657,8 @@ static void node_slots(const tg_topology *t, const req *q, scratch *s,
 	const uint8_t in_tree = q->topo ? TGI_NODE_IN_TREE : 0;
 	const uint8_t mask = TGI_NODE_UNSCHED | in_tree;
 	const int64_t *freev = t->freev, *allocv = t->alloc;
+	const uint8_t *gfree = t->gfree;
+	uint8_t gwant;
 	const uint32_t *order = t->order, *taint_head = t->taint_head;
 	const uint8_t *flags = t->flags;
 	const uint32_t *take = s->take;
@@ -707,12 +707,25 @@ static void node_slots(const tg_topology *t, const req *q, scratch *s,
 				sr.lim[j] = xl;
 			}
 	}
+	/* GPUs asked for: most nodes that take none fail on one byte */
+	gwant = 0;
+	for (j = 0; j < sr.m; j++)
+		if (sr.rr[j] == TG_RES_GPU && sr.wv[j] <= 255)
+			gwant = (uint8_t)sr.wv[j];
 	for (i = lo; i < hi; i++) {
 		const uint32_t n = order[i];
-		const int64_t *fv = &freev[(size_t)n * stride];
-		const int64_t pa = fv[TG_RES_PODS] > 0 ? 1 :
-				   allocv[(size_t)n * stride + TG_RES_PODS];
-		int64_t best;
+		const int64_t *fv;
+
+		if (gfree[n] < gwant && !why) {
+			nslots[i] = 0;	/* what this decision took only
+					 * lowers it further */
+			continue;
+		}
+		fv = &freev[(size_t)n * stride];
+		int64_t pa, best;
+
+		pa = fv[TG_RES_PODS] > 0 ? 1 :
+		     allocv[(size_t)n * stride + TG_RES_PODS];
 
 		if (!simple || taint_head[n] || (flags[n] & mask) != in_tree) {
 			int reason;
@@ -1806,7 +1819,7 @@ tg_err tg_place(tg_topology *t, const tg_gang *g, tg_decision **out,
 	 * free to this gang: hand their resources back for this decision.
 	 */
 	gid = tgi_strtab_find(&t->strs, g->name);
-	for (i = 0; i < t->nallocs; i++) {
+	for (i = 0; t->nnominated && i < t->nallocs; i++) {
 		const tgi_alloc *x = &t->allocs[i];
 
 		if (!x->live || !x->nominated || x->suspended ||

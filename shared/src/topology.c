@@ -56,6 +56,7 @@ void tg_topology_destroy(tg_topology *t)
 	tgi_free(t->alloc);
 	tgi_free(t->freev);
 	tgi_free(t->gpu_free);
+	tgi_free(t->gfree);
 	tgi_free(t->ngpus);
 	tgi_free(t->layout);
 	tgi_free(t->flags);
@@ -289,6 +290,7 @@ static tg_err grow_nodes(tg_topology *t)
 	GROW(alloc, t->stride);
 	GROW(freev, t->stride);
 	GROW(gpu_free, 1);
+	GROW(gfree, 1);
 	GROW(ngpus, 1);
 	GROW(layout, 1);
 	GROW(flags, 1);
@@ -341,6 +343,7 @@ tg_err tg_topology_add_node(tg_topology *t, const char *name,
 		t->freev[n * t->stride + r] = 0;
 	}
 	t->gpu_free[n] = 0;
+	t->gfree[n] = 0;
 	t->ngpus[n] = 0;
 	t->layout[n] = 0;
 	t->flags[n] = 0;
@@ -377,6 +380,7 @@ tg_err tg_topology_node_set_resource(tg_topology *t, tg_node_id n,
 	used = t->alloc[i] - t->freev[i];
 	t->alloc[i] = allocatable;
 	t->freev[i] = allocatable - used;
+	tgi_gfree_sync(t, n);
 	return TG_OK;
 }
 
@@ -428,6 +432,7 @@ tg_err tg_topology_node_set_gpus(tg_topology *t, tg_node_id n,
 	used = t->alloc[i] - t->freev[i];
 	t->alloc[i] = ngpus;
 	t->freev[i] = (int64_t)ngpus - used;
+	tgi_gfree_sync(t, n);
 	return TG_OK;
 }
 
@@ -594,6 +599,38 @@ static char *make_path(const tg_topology *t, uint32_t node, unsigned upto)
 				t->path[(size_t)node * t->nlayers + l]));
 	}
 	return tgi_buf_take(&b);
+}
+
+/* No node is added after a build: give the columns' slack back. */
+static void shrink_nodes(tg_topology *t)
+{
+	size_t n = t->nnodes ? t->nnodes : 1;
+	size_t L = t->nlayers ? t->nlayers : 1;
+	void *p;
+
+	if (t->ncap <= n)
+		return;
+#define SHRINK(field, per)						\
+	do {								\
+		p = tgi_realloc(t->field, n * (per) * sizeof(*t->field)); \
+		if (p)							\
+			t->field = p;					\
+		else							\
+			return;	/* keeping the bigger one is fine */	\
+	} while (0)
+	SHRINK(name, 1);
+	SHRINK(path, L);
+	SHRINK(alloc, t->stride);
+	SHRINK(freev, t->stride);
+	SHRINK(gpu_free, 1);
+	SHRINK(gfree, 1);
+	SHRINK(ngpus, 1);
+	SHRINK(layout, 1);
+	SHRINK(flags, 1);
+	SHRINK(lab_head, 1);
+	SHRINK(taint_head, 1);
+#undef SHRINK
+	t->ncap = n;
 }
 
 /* Undoes what a failed build did, so that it may be called again. */
@@ -804,6 +841,7 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 	}
 
 	default_bandwidth(t);
+	shrink_nodes(t);
 	t->built = true;
 	return TG_OK;
 fail:
@@ -990,6 +1028,7 @@ void tgi_node_take(tg_topology *t, uint32_t n, const int64_t *shape,
 	for (r = 0; r < t->stride; r++)
 		t->freev[(size_t)n * t->stride + r] -= shape[r];
 	t->gpu_free[n] &= ~gpus;
+	tgi_gfree_sync(t, n);
 }
 
 /* ---- allocations ---- */
@@ -1109,9 +1148,17 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 						   &budget))))
 		return err;
 	oldcap = t->alloccap;
-	if (tgi_grow(&t->allocs, &t->alloccap, t->nallocs + 1,
-		     sizeof(*t->allocs)))
-		return TG_ENOMEM;
+	if (t->nallocs + 1 > t->alloccap) {
+		/* 1.5x: allocation tables are the bulk of a big cluster */
+		size_t ncap = t->alloccap < 64 ? 64 :
+			      t->alloccap + t->alloccap / 2;
+		tgi_alloc *na = tgi_realloc(t->allocs, ncap * sizeof(*na));
+
+		if (!na)
+			return TG_ENOMEM;
+		t->allocs = na;
+		t->alloccap = ncap;
+	}
 	if (t->alloccap != oldcap) {
 		int64_t *ns = tgi_realloc(t->alloc_shape, t->alloccap *
 					  t->stride * sizeof(int64_t));
@@ -1149,6 +1196,8 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 	t->allocs[i].budget = budget;
 	t->allocs[i].suspended = false;
 	t->allocs[i].live = true;
+	if (s->nominated)
+		t->nnominated++;
 	for (r = 0; r < t->stride; r++)
 		t->alloc_shape[i * t->stride + r] = shape[r];
 	slot = alloc_slot(t, pod);
@@ -1173,6 +1222,8 @@ tg_err tg_topology_remove_alloc(tg_topology *t, const char *pod)
 	a->live = false;
 	a->suspended = false;
 	t->nlive--;
+	if (a->nominated)
+		t->nnominated--;
 	/* the hash slot keeps pointing at the dead entry (a tombstone that
 	 * a later allocation of the same pod name reuses) */
 	(void)slot;
@@ -1190,6 +1241,7 @@ void tgi_alloc_suspend(tg_topology *t, uint32_t i)
 		t->freev[(size_t)a->node * t->stride + r] +=
 			t->alloc_shape[(size_t)i * t->stride + r];
 	t->gpu_free[a->node] |= a->gpus;
+	tgi_gfree_sync(t, a->node);
 	a->suspended = true;
 }
 
@@ -1213,6 +1265,8 @@ void tgi_alloc_revive(tg_topology *t, uint32_t i)
 	a->live = true;
 	a->suspended = false;
 	t->nlive++;
+	if (a->nominated)
+		t->nnominated++;
 	tgi_node_take(t, a->node, &t->alloc_shape[(size_t)i * t->stride],
 		      a->gpus);
 	*alloc_slot(t, a->pod) = i + 1;
