@@ -33,7 +33,8 @@ enum {
 
 typedef struct scratch {
 	size_t npos, ndom;
-	int64_t *nslots;	/* per pos: slots of the pod set being filled */
+	int32_t *nslots;	/* per pos: slots of the pod set being filled
+				 * (<= TG_MAX_MEMBERS: half the traffic) */
 	int64_t *dslots;	/* per domain */
 	uint32_t *take;		/* per pos: members taken in this decision */
 	int64_t *used;		/* per pos * width: resources taken */
@@ -101,7 +102,7 @@ static scratch *scratch_get(tg_topology *t)
 	s->npos = n;
 	s->ndom = d;
 	s->width = t->nres;
-	s->nslots = tgi_calloc(n, sizeof(int64_t));
+	s->nslots = tgi_calloc(n, sizeof(int32_t));
 	s->dslots = tgi_calloc(d, sizeof(int64_t));
 	s->take = tgi_calloc(n, sizeof(uint32_t));
 	s->used = tgi_calloc(n * s->width, sizeof(int64_t));
@@ -662,7 +663,7 @@ static void node_slots(const tg_topology *t, const req *q, scratch *s,
 	const uint32_t *order = t->order, *taint_head = t->taint_head;
 	const uint8_t *flags = t->flags;
 	const uint32_t *take = s->take;
-	int64_t *nslots = s->nslots;
+	int32_t *nslots = s->nslots;
 	bool beyond = false;
 	slot_req sr;
 	uint32_t i;
@@ -758,7 +759,8 @@ static void node_slots(const tg_topology *t, const req *q, scratch *s,
 			if (slice > 1)
 				best -= best % slice;
 		}
-		nslots[i] = best;
+		nslots[i] = (int32_t)(best > TG_MAX_MEMBERS ? TG_MAX_MEMBERS
+						    : best);
 	}
 }
 
@@ -1217,14 +1219,12 @@ static void why_text(const tg_topology *t, const uint32_t *why,
 
 /* "SpineLayer/spine-0: 3, SpineLayer/spine-1: 3" for the units of a level. */
 static void level_list(const tg_topology *t, const scratch *s,
-		       unsigned level, uint32_t lo, uint32_t hi,
-		       const int64_t *slots, tgi_buf *b)
+		       unsigned level, uint32_t lo, uint32_t hi, tgi_buf *b)
 {
 	uint32_t u, shown = 0, total = hi - lo;
 	const unsigned max_shown = 12;
 	uint32_t *idx;
 
-	(void)s;
 	idx = tgi_malloc((total ? total : 1) * sizeof(uint32_t));
 	if (!idx) {
 		b->err = TG_ENOMEM;
@@ -1238,8 +1238,10 @@ static void level_list(const tg_topology *t, const scratch *s,
 
 		for (i = 0; i < max_shown; i++)
 			for (j = i + 1; j < total; j++)
-				if (slots[idx[j]] > slots[idx[i]] ||
-				    (slots[idx[j]] == slots[idx[i]] &&
+				if (unit_slots(t, s, level, idx[j]) >
+				    unit_slots(t, s, level, idx[i]) ||
+				    (unit_slots(t, s, level, idx[j]) ==
+				     unit_slots(t, s, level, idx[i]) &&
 				     idx[j] < idx[i])) {
 					uint32_t x = idx[i];
 
@@ -1250,7 +1252,8 @@ static void level_list(const tg_topology *t, const scratch *s,
 	for (u = 0; u < total && shown < max_shown; u++, shown++) {
 		tgi_buf_adds(b, shown ? ", " : "");
 		unit_name(t, level, idx[u], b, true);
-		tgi_buf_addf(b, ": %lld", (long long)slots[idx[u]]);
+		tgi_buf_addf(b, ": %lld", (long long)
+			     unit_slots(t, s, level, idx[u]));
 	}
 	if (total > shown)
 		tgi_buf_addf(b, " and %u more", total - shown);
@@ -1525,8 +1528,7 @@ static tg_err describe_failure(tg_topology *t, const req *q, tg_decision *d,
 			tgi_buf_adds(&b, "there are none");
 		else
 			level_list(t, s, lvl, level_lo(t, lvl),
-				   level_hi(t, lvl), lvl >= t->nlayers ?
-				   s->nslots : s->dslots, &b);
+				   level_hi(t, lvl), &b);
 	}
 	if (q->spread_level != TG_NONE)
 		tgi_buf_addf(&b, "; spread over %s with max skew %u",
@@ -1687,16 +1689,14 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 		stop = scope_level;
 	for (level = start;; level = level == 0 ? TG_NONE : level - 1) {
 		uint32_t lo, hi, u, best = TG_NONE, ncand = 0, *cand, c;
-		const int64_t *us;
+		const bool nodes = level >= t->nlayers && level != TG_NONE;
 
 		if (level != TG_NONE && stop != TG_NONE && level < stop)
 			break;
 		unit_range(t, q, level, &lo, &hi);
-		us = level >= t->nlayers && level != TG_NONE ? s->nslots
-							     : s->dslots;
 		for (u = lo; u < hi; u++) {
-			if (us[u] < k)	/* unit_slots() */
-				continue;
+			if ((nodes ? s->nslots[u] : s->dslots[u]) < k)
+				continue;	/* unit_slots() */
 			ncand++;
 			if (best == TG_NONE ||
 			    pack_cmp(t, s, level, u, best) < 0)
