@@ -609,6 +609,7 @@ typedef struct kpod {
 	char *sig;		/* owned pod-set signature */
 	bool allocated;		/* bound and recorded as an allocation */
 	bool other;		/* pending for another scheduler */
+	size_t set;		/* its pod set while its gang is built */
 } kpod;
 
 /* Warnings given once per gang. */
@@ -1593,6 +1594,10 @@ static tg_err pod_parse(bctx *b, const kobj *o, kpod *p)
 	if (!p->id)
 		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 	snprintf(p->id, n, "%s/%s", o->ns, o->name);
+	if (n - 1 > TG_MAX_NAME)
+		return oerr(b, o, NULL, TG_EINVAL,
+			    "metadata: namespace/name longer than %d bytes",
+			    TG_MAX_NAME);
 	err = field(b, o, o->j, "", "spec", T_OBJ, &p->spec);
 	if (!err)
 		err = field(b, o, o->j, "", "status", T_OBJ, &st);
@@ -1657,10 +1662,10 @@ static tg_err pod_parse(bctx *b, const kobj *o, kpod *p)
 			return TG_OK;
 		if (d == D_NONE)
 			gname = o->name;
-		if (strlen(gname) > TG_MAX_NAME)
+		if (strlen(o->ns) + 1 + strlen(gname) > TG_MAX_NAME)
 			return oerr(b, o, NULL, TG_EINVAL,
-				    "gang name '%.60s...' longer than %d "
-				    "bytes", gname, TG_MAX_NAME);
+				    "gang name '%s/%.60s...' longer than %d "
+				    "bytes", o->ns, gname, TG_MAX_NAME);
 		if (group_get(b, d, o->ns, gname, &p->group))
 			return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 	}
@@ -2309,6 +2314,23 @@ static tg_err group_load(bctx *b, kgroup *g)
 			if (!have)
 				min = -1;
 		}
+	}
+	/* no size from the dialect: the LWS group size, Kueue's count */
+	if (min < 0 && nonempty(p0->labels, L_LWS_NAME)) {
+		err = annot_int(b, p0->o, p0->annots, "metadata.annotations",
+				A_LWS_SIZE, 0, &min, &have);
+		if (err)
+			return err;
+		if (!have)
+			min = -1;
+	}
+	if (min < 0) {
+		err = annot_int(b, p0->o, p0->annots, "metadata.annotations",
+				A_KUEUE_TOTAL, 0, &min, &have);
+		if (err)
+			return err;
+		if (!have)
+			min = -1;
 	}
 	if (min > (int64_t)g->nmembers + g->nbound) {
 		g->ready = false;
@@ -3017,6 +3039,13 @@ static tg_err add_node(bctx *b, const kobj *o, size_t *nopods)
 	if (err)
 		return node_core(b, o, err, "cannot add the node");
 	cJSON_ArrayForEach(c, labels) {
+		if (strlen(c->string) > TG_MAX_NAME) {
+			err = owarn(b, o, "label key '%.60s...' longer than %d "
+				    "bytes; ignored", c->string, TG_MAX_NAME);
+			if (err)
+				return tgi_errf(b->ei, err, "out of memory");
+			continue;
+		}
 		err = tg_topology_node_add_label(b->t, id, c->string,
 						 c->valuestring);
 		if (err)
@@ -3966,21 +3995,17 @@ static tg_err gang_build(bctx *b, kgroup *g)
 			sets[nsets++].first = p;
 		}
 		sets[j].count++;
-		p->group = j;	/* reused: the pod set, from here on */
 	}
-	/* leaders first, then by first member; names unique */
-	for (i = 0; i < nsets; i++) {
-		if (strcmp(sets[i].first->role, "leader") == 0 && i > 0) {
+	/* the leader's set first, then by first member; names unique */
+	for (i = 1; i < nsets; i++) {
+		if (strcmp(sets[i].first->role, "leader") == 0) {
 			kps t = sets[i];
 
 			memmove(sets + 1, sets, i * sizeof(kps));
 			sets[0] = t;
+			break;
 		}
 	}
-	for (i = 0; i < c.nm; i++)
-		for (j = 0; j < nsets; j++)
-			if (c.m[i] == sets[j].first)
-				c.m[i]->group = j;
 	for (i = 0; i < c.nm; i++) {
 		kpod *p = c.m[i];
 
@@ -3989,7 +4014,7 @@ static tg_err gang_build(bctx *b, kgroup *g)
 			    memcmp(&sets[j].first->shape, &p->shape,
 				   sizeof(tg_shape)) == 0)
 				break;
-		p->group = j;
+		p->set = j;
 	}
 	for (i = 0; i < nsets; i++) {
 		const char *role = *sets[i].first->role ?
@@ -4026,7 +4051,7 @@ static tg_err gang_build(bctx *b, kgroup *g)
 					       sets[i].count, &sets[i].id),
 			    "pod set");
 		for (j = 0; j < c.nm && !err; j++) {
-			if (c.m[j]->group != i)
+			if (c.m[j]->set != i)
 				continue;
 			err = gcore(&c, c.m[j]->o,
 				    tg_gang_podset_set_member(c.gang,
@@ -4056,9 +4081,6 @@ out:
 		err = gwarn(b, g, 0, "%s: over a limit of the core; skipped",
 			    c.limited);
 	}
-	for (i = 0; i < c.nm; i++)
-		if (c.m && c.m[i])
-			c.m[i]->group = SIZE_MAX;
 	tg_gang_destroy(c.gang);
 	tgi_free(sets);
 	tgi_free(c.m);

@@ -1179,7 +1179,7 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 	want = shape[TG_RES_GPU] > TG_MAX_GPUS ? TG_MAX_GPUS :
 	       (unsigned)shape[TG_RES_GPU];
 	have = (unsigned)__builtin_popcountll(gpus);
-	if (want > have)
+	if (want > have && t->ngpus[s->node])
 		gpus |= tgi_pick_gpus(t->layouts[t->layout[s->node]],
 				      t->ngpus[s->node],
 				      t->gpu_free[s->node] & ~gpus,
