@@ -108,6 +108,7 @@ enum {
 	C_CNT,
 	C_TOPOLOGY,
 	C_PRIOCLASS,
+	C_PDB,
 	C_OTHER,
 	C_N
 };
@@ -332,6 +333,9 @@ static int classify(const char *kind, const char *group)
 		return C_TOPOLOGY;
 	if (strcmp(kind, "PriorityClass") == 0 && strcmp(group, G_SCHED) == 0)
 		return C_PRIOCLASS;
+	if (strcmp(kind, "PodDisruptionBudget") == 0 &&
+	    strcmp(group, "policy") == 0)
+		return C_PDB;
 	return C_OTHER;
 }
 
@@ -366,7 +370,8 @@ static tg_err file_obj(tg_k8s *k, cJSON *j, const char *kind,
 	o->src = src;
 	o->seq = k->nobjs;
 	o->cls = classify(o->kind, o->group);
-	if ((o->cls == C_POD || o->cls == C_PODGROUP) && !*o->ns)
+	if ((o->cls == C_POD || o->cls == C_PODGROUP || o->cls == C_PDB) &&
+	    !*o->ns)
 		o->ns = "default";
 	if (o->cls == C_NODE || o->cls == C_CNT || o->cls == C_TOPOLOGY ||
 	    o->cls == C_PRIOCLASS)
@@ -608,6 +613,8 @@ typedef struct kpod {
 	char *role;		/* owned; "" for none */
 	char *sig;		/* owned pod-set signature */
 	bool allocated;		/* bound and recorded as an allocation */
+	bool terminating;	/* bound, metadata.deletionTimestamp set */
+	const char *nominated;	/* pending: status.nominatedNodeName */
 	bool other;		/* pending for another scheduler */
 	size_t set;		/* its pod set while its gang is built */
 } kpod;
@@ -1621,6 +1628,7 @@ static tg_err pod_parse(bctx *b, const kobj *o, kpod *p)
 	if (nn && *nn->valuestring) {
 		p->state = S_BOUND;
 		p->node = nn->valuestring;
+		p->terminating = del && !cJSON_IsNull(del);
 	} else {
 		const char *sched = sn && *sn->valuestring ?
 			sn->valuestring : "default-scheduler";
@@ -1641,6 +1649,16 @@ static tg_err pod_parse(bctx *b, const kobj *o, kpod *p)
 				     TG_OK;
 		}
 		p->state = S_PENDING;
+		{
+			const cJSON *nom;
+
+			err = field(b, o, st, "status", "nominatedNodeName",
+				    T_STR, &nom);
+			if (err)
+				return err;
+			if (nom && *nom->valuestring)
+				p->nominated = nom->valuestring;
+		}
 	}
 	err = pod_priority(b, p);
 	if (!err)
@@ -3192,15 +3210,128 @@ static tg_err add_topology(bctx *b)
 	return TG_OK;
 }
 
+/*
+ * PodDisruptionBudgets: how many of its pods may go now.  status.
+ * disruptionsAllowed when the controller filled it in, else from
+ * spec.maxUnavailable / spec.minAvailable over the running pods it
+ * selects (percentages rounded up, as the disruption controller does).
+ */
+static tg_err pdb_allowed(bctx *b, const kobj *o, int64_t matched,
+			  int64_t *allowed)
+{
+	const cJSON *spec = jget(o->j, "spec"), *st = jget(o->j, "status");
+	const cJSON *v;
+	int64_t n;
+	bool max;
+
+	v = jget(st, "disruptionsAllowed");
+	if (v && num_int(v, &n) && n >= 0) {
+		*allowed = n;
+		return TG_OK;
+	}
+	v = jget(spec, "maxUnavailable");
+	max = v && !cJSON_IsNull(v);
+	if (!max)
+		v = jget(spec, "minAvailable");
+	if (!v || cJSON_IsNull(v)) {
+		*allowed = matched;	/* neither: no limit on disruption */
+		return TG_OK;
+	}
+	if (cJSON_IsString(v) && strlen(v->valuestring) > 1 &&
+	    v->valuestring[strlen(v->valuestring) - 1] == '%') {
+		char num[32];
+		size_t l = strlen(v->valuestring) - 1;
+		int64_t pct;
+
+		if (l >= sizeof(num))
+			goto bad;
+		memcpy(num, v->valuestring, l);
+		num[l] = '\0';
+		if (!tgi_parse_i64(num, &pct) || pct < 0 || pct > 100)
+			goto bad;
+		n = (matched * pct + 99) / 100;
+	} else if (!(num_int(v, &n) || (cJSON_IsString(v) &&
+					 tgi_parse_i64(v->valuestring, &n))) ||
+		   n < 0) {
+		goto bad;
+	}
+	*allowed = max ? n : (matched - n > 0 ? matched - n : 0);
+	return TG_OK;
+bad:
+	return oerr(b, o, v, TG_EINVAL, "spec.%s: expected an integer or a "
+		    "percentage", max ? "maxUnavailable" : "minAvailable");
+}
+
+/* The budget (first PDB by name) each bound pod belongs to. */
+static tg_err add_budgets(bctx *b, const char **budget)
+{
+	size_t i, j;
+	tg_err err;
+
+	for (i = b->first[C_PDB]; i < b->first[C_PDB + 1]; i++) {
+		const kobj *o = b->idx[i];
+		const cJSON *sel = jget(jget(o->j, "spec"), "selector");
+		int64_t matched = 0, allowed = 0;
+		bool m;
+
+		for (j = 0; j < b->npods; j++) {
+			kpod *p = &b->pods[j];
+
+			if (p->state != S_BOUND || strcmp(p->o->ns, o->ns))
+				continue;
+			err = sel_match(b, o, sel, "spec.selector", p->labels,
+					&m);
+			if (err)
+				return err;
+			if (!m)
+				continue;
+			if (!p->terminating)
+				matched++;
+			if (!budget[j])
+				budget[j] = o->name;
+		}
+		err = pdb_allowed(b, o, matched, &allowed);
+		if (err)
+			return err;
+		{
+			char nm[TG_MAX_NAME + 2];
+
+			snprintf(nm, sizeof(nm), "%s/%s", o->ns, o->name);
+			err = tg_topology_set_budget(b->t, nm, allowed);
+			if (err)
+				return tgi_errf(b->ei, err, "out of memory");
+		}
+	}
+	return TG_OK;
+}
+
 static tg_err add_allocs(bctx *b)
 {
 	size_t i, nn = tg_topology_nnodes(b->t);
 	uint64_t *used;
+	uint8_t *nominee;
+	const char **budget;
 	tg_err err = TG_OK;
 
 	used = tgi_calloc(nn ? nn : 1, sizeof(uint64_t));
-	if (!used)
+	nominee = tgi_calloc(nn ? nn : 1, 1);
+	budget = tgi_calloc(b->npods ? b->npods : 1, sizeof(char *));
+	if (!used || !nominee || !budget) {
+		tgi_free(used);
+		tgi_free(nominee);
+		tgi_free(budget);
 		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	}
+	err = add_budgets(b, budget);
+	/* nodes some pending pod is nominated to (after a preemption) */
+	for (i = 0; i < b->npods && !err; i++) {
+		tg_node_id n;
+
+		if (b->pods[i].state == S_PENDING && b->pods[i].nominated &&
+		    tg_topology_node_find(b->t, b->pods[i].nominated, &n) ==
+		    TG_OK)
+			nominee[n] = 1;
+	}
 	for (i = 0; i < b->npods && !err; i++) {
 		kpod *p = &b->pods[i];
 		const kgroup *g = NULL;
@@ -3233,6 +3364,20 @@ static tg_err add_allocs(bctx *b)
 			spec.preemptible = kai_pset(&b->groups[p->group]) ?
 				b->groups[p->group].preemptible :
 				p->prio < 100;
+		if (p->terminating) {
+			/* a victim on its way out: on a node promised to a
+			 * nominee its resources are the nominee's already;
+			 * elsewhere it still holds them, but is no victim */
+			if (nominee[n])
+				continue;
+			spec.preemptible = false;
+		}
+		if (budget[i]) {
+			char nm[TG_MAX_NAME + 2];
+
+			snprintf(nm, sizeof(nm), "%s/%s", p->o->ns, budget[i]);
+			spec.budget = nm;
+		}
 		/* GPU indices are not in the API: lowest free ones */
 		want = p->shape.v[TG_RES_GPU];
 		ng = tg_topology_node_ngpus(b->t, n);
@@ -3251,7 +3396,39 @@ static tg_err add_allocs(bctx *b)
 		p->allocated = true;
 		b->bound[b->nbound++] = p;
 	}
+	/* nominations hold their nodes for their gang (a reservation) */
+	for (i = 0; i < b->npods && !err; i++) {
+		kpod *p = &b->pods[i];
+		tg_alloc_spec spec;
+		tg_node_id n;
+
+		if (p->state != S_PENDING || !p->nominated ||
+		    p->group == SIZE_MAX)
+			continue;
+		if (tg_topology_node_find(b->t, p->nominated, &n) != TG_OK) {
+			err = owarn(b, p->o, "nominated to node '%.100s', "
+				    "which is not in the snapshot; ignored",
+				    p->nominated);
+			if (err)
+				err = tgi_errf(b->ei, err, "out of memory");
+			continue;
+		}
+		memset(&spec, 0, sizeof(spec));
+		spec.pod = p->id;
+		spec.gang = b->groups[uf_find(b, p->group)].name;
+		spec.node = n;
+		spec.shape = &p->shape;
+		spec.priority = p->prio;
+		spec.preemptible = true;
+		spec.nominated = true;
+		err = tg_topology_add_alloc(b->t, &spec);
+		if (err)
+			err = node_core(b, p->o, err, "cannot record the "
+					"nomination");
+	}
 	tgi_free(used);
+	tgi_free(nominee);
+	tgi_free(budget);
 	return err;
 }
 
