@@ -306,6 +306,8 @@ typedef struct opts {
 	uint64_t repeat;	/* 0 = adaptive */
 	uint64_t seed;
 	unsigned occ_lo, occ_hi;
+	bool preempt;		/* issue #3's preemption configurations */
+	bool quick;
 } opts;
 
 static void usage(FILE *f)
@@ -326,6 +328,9 @@ static void usage(FILE *f)
 "  --seed N              PRNG seed (default 1)\n"
 "  --occupancy LO-HI     percent of GPUs in use per spine (default 50-80)\n"
 "  --quick               small fabrics and gangs, 15 decisions (for tests)\n"
+"  --preempt             preemption decisions instead: 2k nodes under 700\n"
+"                        running lower-priority gangs, and 100k GPUs under\n"
+"                        51,200 running allocations (with --quick: smaller)\n"
 "  -h, --help            this text\n");
 }
 
@@ -399,8 +404,13 @@ static int parse_opts(int argc, char **argv, opts *o)
 			usage(stdout);
 			return 1;
 		}
+		if (!strcmp(a, "--preempt")) {
+			o->preempt = true;
+			continue;
+		}
 		if (!strcmp(a, "--quick")) {
 			quick = true;
+			o->quick = true;
 			continue;
 		}
 		if ((v = opt_value(argc, argv, &i, "--output", &m)) || m) {
@@ -984,6 +994,212 @@ static void text_target_latency(const char *what, double limit_us,
 	printf("\n");
 }
 
+/* ---- preemption ---- */
+
+#define PRE_PRIO_MAX	100	/* running gangs: priority 1..100 */
+#define PRE_PRIO	1000	/* the preemptor */
+
+/* Fills every GPU with running gangs of lower priority: \p slots_per_node
+ * allocations of 8 / slots_per_node GPUs per node, shuffled over the
+ * fabric, grouped into gangs of \p min_pods..max_pods pods (or exactly
+ * \p ngangs gangs when non-zero). */
+static tg_err pre_fill(fabric *f, unsigned slots_per_node, unsigned ngangs,
+		       unsigned min_pods, unsigned max_pods)
+{
+	uint64_t nslot = (uint64_t)f->nodes * slots_per_node, i, j;
+	uint32_t *slot = malloc(nslot * sizeof(uint32_t));
+	unsigned g = GPUS_PER_NODE / slots_per_node, gang = 0;
+	char pod[64], gname[32];
+	tg_alloc_spec sp;
+	tg_shape sh;
+	tg_err err = TG_OK;
+
+	if (!slot)
+		return TG_ENOMEM;
+	for (i = 0; i < nslot; i++)
+		slot[i] = (uint32_t)(i / slots_per_node);
+	for (i = nslot; i > 1; i--) {
+		uint32_t x;
+
+		j = rng_below(i);
+		x = slot[i - 1];
+		slot[i - 1] = slot[j];
+		slot[j] = x;
+	}
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_GPU] = g;
+	sh.v[TG_RES_CPU] = (int64_t)g * CPU_PER_GPU;
+	sh.v[TG_RES_MEMORY] = (int64_t)g * MEM_PER_GPU;
+	sh.v[TG_RES_PODS] = 1;
+	for (i = 0; i < nslot && !err; gang++) {
+		uint64_t size = ngangs ?
+			(gang + 1) * nslot / ngangs - gang * nslot / ngangs :
+			min_pods + rng_below(max_pods - min_pods + 1);
+		int64_t prio = 1 + (int64_t)rng_below(PRE_PRIO_MAX);
+
+		snprintf(gname, sizeof(gname), "run/gang-%u", gang);
+		for (j = 0; j < size && i < nslot && !err; j++, i++) {
+			memset(&sp, 0, sizeof(sp));
+			snprintf(pod, sizeof(pod), "%s-%llu", gname,
+				 (unsigned long long)j);
+			sp.pod = pod;
+			sp.gang = gname;
+			sp.node = slot[i];
+			sp.shape = &sh;
+			sp.priority = prio;
+			sp.preemptible = true;
+			err = tg_topology_add_alloc(f->t, &sp);
+			f->allocs++;
+			f->used += g;
+		}
+	}
+	free(slot);
+	return err;
+}
+
+static int bench_preempt(const opts *o)
+{
+	static const struct {
+		const char *what;
+		uint64_t gpus, quick_gpus;
+		unsigned slots_per_node, ngangs, min_pods, max_pods;
+		uint64_t gang_gpus;
+		double target_ms;
+	} cfg[] = {
+		{ "2k nodes, 700 running lower-priority gangs", 16384, 2048,
+		  1, 700, 0, 0, 128, 10.0 },
+		{ "100k GPUs, 51,200 running allocations", 102400, 8192,
+		  4, 0, 1, 8, 1024, 50.0 },
+	};
+	unsigned c;
+	int ret = 0;
+
+	for (c = 0; c < sizeof(cfg) / sizeof(cfg[0]) && !ret; c++) {
+		fabric f;
+		tg_errinfo ei;
+		tg_gang *g = NULL;
+		tg_decision *d = NULL;
+		int64_t *lat = NULL, total = 0;
+		uint64_t gpus = o->quick ? cfg[c].quick_gpus :
+				cfg[c].gpus, hash = 0;
+		size_t n = 0, cap = 0, limit;
+		unsigned nv = 0;
+		tg_err err;
+
+		memset(&f, 0, sizeof(f));
+		f.gpus = gpus;
+		f.nodes = (uint32_t)(gpus / GPUS_PER_NODE);
+		f.blocks = (f.nodes + NODES_PER_BLOCK - 1) / NODES_PER_BLOCK;
+		f.spines = (f.blocks + BLOCKS_PER_SPINE - 1) /
+			   BLOCKS_PER_SPINE;
+		f.zones = (f.spines + SPINES_PER_ZONE - 1) / SPINES_PER_ZONE;
+		rng_state = o->seed ^ (gpus * 0x9e3779b97f4a7c15ull) ^ 0x5eed;
+		ei.msg[0] = '\0';
+		f.t = tg_topology_create();
+		if (!f.t || (err = fabric_nodes(&f, &ei)) ||
+		    (err = pre_fill(&f, cfg[c].slots_per_node, cfg[c].ngangs,
+				    cfg[c].min_pods, cfg[c].max_pods))) {
+			cli_err("bench: building the preemption fabric "
+				"failed: %s", ei.msg);
+			tg_topology_destroy(f.t);
+			return 1;
+		}
+		g = make_gang(cfg[c].gang_gpus, GPUS_PER_NODE);
+		if (!g || tg_gang_set_gather(g, layer_name[1],
+					     TG_GATHER_MUST)) {
+			tg_gang_destroy(g);
+			tg_topology_destroy(f.t);
+			return 1;
+		}
+		tg_gang_set_priority(g, PRE_PRIO);
+		limit = o->repeat ? (size_t)o->repeat : ADAPTIVE_MAX;
+		for (n = 0; n < limit; n++) {
+			int64_t t0, t1;
+
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 256;
+				int64_t *nl = realloc(lat, nc * sizeof(*lat));
+
+				if (!nl) {
+					ret = 1;
+					break;
+				}
+				lat = nl;
+				cap = nc;
+			}
+			t0 = now_ns();
+			err = tg_place(f.t, g, &d, &ei);
+			t1 = now_ns();
+			if (err) {
+				cli_err("bench: %s", ei.msg);
+				ret = 1;
+				break;
+			}
+			if (!n) {
+				hash = decision_hash(d);
+				nv = tg_decision_nvictims(d);
+				if (tg_decision_status(d) !=
+				    TG_STATUS_PREEMPTING) {
+					cli_err("bench: expected a preempting "
+						"decision: %s",
+						tg_decision_message(d));
+					ret = 1;
+				}
+			} else if (decision_hash(d) != hash) {
+				cli_err("bench: preemption decisions differ");
+				ret = 1;
+			}
+			tg_decision_free(d);
+			if (ret)
+				break;
+			lat[n] = t1 - t0;
+			total += t1 - t0;
+			if (!o->repeat && n + 1 >= ADAPTIVE_MIN &&
+			    total >= ADAPTIVE_NS) {
+				n++;
+				break;
+			}
+		}
+		if (!ret) {
+			double med, p99;
+
+			qsort(lat, n, sizeof(*lat), cmp_i64);
+			med = (double)pct(lat, n, 50) / 1e6;
+			p99 = (double)pct(lat, n, 99) / 1e6;
+			if (o->json)
+				printf("{\"preempt\":true,\"gpus\":%llu,"
+				       "\"nodes\":%u,\"allocs\":%llu,"
+				       "\"gang_gpus\":%llu,\"victims\":%u,"
+				       "\"decisions\":%zu,\"median_ms\":%.3f,"
+				       "\"p99_ms\":%.3f,\"min_ms\":%.3f}\n",
+				       (unsigned long long)gpus, f.nodes,
+				       (unsigned long long)f.allocs,
+				       (unsigned long long)cfg[c].gang_gpus,
+				       nv, n, med, p99,
+				       (double)lat[0] / 1e6);
+			else
+				printf("preemption: %s (%llu GPUs, %u nodes, "
+				       "%llu allocations, all GPUs in use)\n"
+				       "  gang of %llu GPUs, priority %d, must "
+				       "gather on a spine: %u victims; %zu "
+				       "decisions: min %.2f ms, median %.2f "
+				       "ms, p99 %.2f ms (target median <= "
+				       "%g ms: %s)\n", cfg[c].what,
+				       (unsigned long long)gpus, f.nodes,
+				       (unsigned long long)f.allocs,
+				       (unsigned long long)cfg[c].gang_gpus,
+				       PRE_PRIO, nv, n, (double)lat[0] / 1e6,
+				       med, p99, cfg[c].target_ms,
+				       med <= cfg[c].target_ms ? "met" :
+				       "MISSED");
+		}
+		free(lat);
+		tg_gang_destroy(g);
+		tg_topology_destroy(f.t);
+	}
+	return ret;
+}
+
 int cli_bench(int argc, char **argv)
 {
 	opts o;
@@ -1002,6 +1218,8 @@ int cli_bench(int argc, char **argv)
 
 	/* the library's allocations are counted from here on; nothing of
 	 * the library may be live from before */
+	if (o.preempt)
+		return bench_preempt(&o) ? 1 : 0;
 	tg_set_allocator(cnt_malloc, cnt_realloc, cnt_free);
 	if (!o.json) {
 		printf("topogang bench: seed %llu, occupancy %u-%u%% per "

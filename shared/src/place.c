@@ -1778,6 +1778,76 @@ fail:
 			tg_strerror(err));
 }
 
+/* ---- offer slots of single nodes, for preempt.c ---- */
+
+struct tgi_slotctx {
+	tg_topology *t;
+	req *q;
+	scratch *s;
+};
+
+tg_err tgi_slotctx_new(tg_topology *t, const tg_gang *g, tgi_slotctx **out)
+{
+	tgi_slotctx *c;
+	tgi_buf eb;
+	unsigned l;
+	tg_err err;
+
+	*out = NULL;
+	if (g->nps != 1 || g->nspread)
+		return TG_ENOENT;
+	c = tgi_calloc(1, sizeof(*c));
+	if (!c)
+		return TG_ENOMEM;
+	c->t = t;
+	c->q = tgi_malloc(sizeof(*c->q));
+	c->s = scratch_get(t);
+	if (!c->q || !c->s) {
+		err = TG_ENOMEM;
+		goto fail;
+	}
+	tgi_buf_init(&eb, 2048);
+	err = resolve(t, g, c->q, &eb);
+	tgi_buf_free(&eb);
+	if (err)
+		goto fail;
+	for (l = 0; l < t->nlayers; l++)
+		if (c->q->slice[l]) {
+			err = TG_ENOENT;	/* sums are not enough */
+			goto fail;
+		}
+	c->q->scope_level = TG_NONE;
+	c->q->scope_unit = 0;
+	resolve_pod_affinity(t, c->q);
+	reset_taken(c->s);
+	*out = c;
+	return TG_OK;
+fail:
+	tgi_slotctx_free(c);
+	return err;
+}
+
+int64_t tgi_slotctx_node(tgi_slotctx *c, uint32_t node)
+{
+	uint32_t pos = c->t->pos[node];
+
+	node_slots(c->t, c->q, c->s, c->q->main, pos, pos + 1, NULL);
+	return c->s->nslots[pos];
+}
+
+int64_t tgi_slotctx_need(const tgi_slotctx *c)
+{
+	return c->q->g->ps[c->q->main]->count;
+}
+
+void tgi_slotctx_free(tgi_slotctx *c)
+{
+	if (!c)
+		return;
+	tgi_free(c->q);
+	tgi_free(c);
+}
+
 tg_err tgi_decision_add_victim(tg_decision *d, const tg_topology *t,
 			       uint32_t a, bool reservation)
 {

@@ -34,6 +34,22 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 tg_err tgi_decision_add_victim(tg_decision *d, const tg_topology *t,
 			       uint32_t a, bool reservation);
 
+/*
+ * Offer slots of one node for a gang on the topology's current free
+ * resources, for a gang whose placement inside a domain depends on the
+ * sum of its nodes' slots alone: one pod set, no spread, no slice above
+ * the node level.  TG_ENOENT for any other gang.  The context uses the
+ * topology's placement scratch: no tg_place() while it is alive, except
+ * tgi_place_scoped() between calls.
+ */
+typedef struct tgi_slotctx tgi_slotctx;
+
+tg_err tgi_slotctx_new(tg_topology *t, const tg_gang *g, tgi_slotctx **out);
+int64_t tgi_slotctx_node(tgi_slotctx *c, uint32_t node);
+/* Members the gang needs: a domain holds it when its sum reaches this. */
+int64_t tgi_slotctx_need(const tgi_slotctx *c);
+void tgi_slotctx_free(tgi_slotctx *c);
+
 /* The hard (lowest MUST) level of a gang; TG_NONE = none. */
 unsigned tgi_hard_level(const tg_topology *t, const tg_gang *g);
 

@@ -33,6 +33,7 @@
 
 typedef struct vgang {
 	uint32_t gang;		/* strtab id */
+	uint32_t rank;		/* place in the cheapest-first order */
 	int64_t prio;		/* highest member priority */
 	int64_t prio_sum;	/* sum over members */
 	uint32_t first, n;	/* members: vmem[first .. first+n) */
@@ -50,6 +51,10 @@ typedef struct pctx {
 	uint32_t nv;
 	uint32_t *vmem;		/* allocation indices grouped by gang */
 	unsigned level;		/* hard level */
+	uint32_t *uoff;		/* victim gangs of unit u: ugang[uoff[u]..] */
+	uint32_t *ugang;
+	tgi_slotctx *sc;	/* fast path: sums of node slots */
+	int64_t *cur;		/* fast path: slots per node position */
 } pctx;
 
 unsigned tgi_hard_level(const tg_topology *t, const tg_gang *g)
@@ -68,18 +73,23 @@ unsigned tgi_hard_level(const tg_topology *t, const tg_gang *g)
 
 static const tg_topology *sort_t;
 
+/* Groups allocations by gang: any fixed order does (names order the
+ * gangs later, and the victims in the decision). */
 static int alloc_gang_cmp(const void *pa, const void *pb)
 {
 	const tgi_alloc *a = &sort_t->allocs[*(const uint32_t *)pa];
 	const tgi_alloc *b = &sort_t->allocs[*(const uint32_t *)pb];
-	int c;
 
-	if (a->gang != b->gang) {
-		c = tg_name_cmp(tgi_strtab_get(&sort_t->strs, a->gang),
-				tgi_strtab_get(&sort_t->strs, b->gang));
-		if (c)
-			return c;
-	}
+	if (a->gang != b->gang)
+		return a->gang < b->gang ? -1 : 1;
+	return a->pod < b->pod ? -1 : a->pod > b->pod;
+}
+
+static int pod_name_cmp(const void *pa, const void *pb)
+{
+	const tgi_alloc *a = &sort_t->allocs[*(const uint32_t *)pa];
+	const tgi_alloc *b = &sort_t->allocs[*(const uint32_t *)pb];
+
 	return tg_name_cmp(tgi_strtab_get(&sort_t->strs, a->pod),
 			   tgi_strtab_get(&sort_t->strs, b->pod));
 }
@@ -195,6 +205,33 @@ static int vcmp_q(const void *a, const void *b)
 	return vcmp(a, b, sort_c);
 }
 
+static int rank_cmp(const void *pa, const void *pb)
+{
+	uint32_t a = sort_c->v[*(const uint32_t *)pa].rank;
+	uint32_t b = sort_c->v[*(const uint32_t *)pb].rank;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Ranks the victim gangs cheapest first, once (names compared once). */
+static tg_err rank_gangs(pctx *c)
+{
+	uint32_t *idx = tgi_malloc((c->nv ? c->nv : 1) * sizeof(uint32_t));
+	uint32_t i;
+
+	if (!idx)
+		return TG_ENOMEM;
+	for (i = 0; i < c->nv; i++)
+		idx[i] = i;
+	sort_c = c;
+	qsort(idx, c->nv, sizeof(uint32_t), vcmp_q);
+	sort_c = NULL;
+	for (i = 0; i < c->nv; i++)
+		c->v[idx[i]].rank = i;
+	tgi_free(idx);
+	return TG_OK;
+}
+
 /* Node position range of a unit at the hard level. */
 static void unit_pos(const pctx *c, uint32_t unit, uint32_t *lo,
 		     uint32_t *hi)
@@ -252,6 +289,158 @@ static int64_t pdb_violations(const pctx *c, const uint32_t *list,
 	return viol;
 }
 
+/* Fast path: re-counts the slots of a victim gang's nodes in [lo, hi). */
+static void fast_update(pctx *c, uint32_t v, uint32_t lo, uint32_t hi,
+			int64_t *sum)
+{
+	uint32_t k;
+
+	for (k = 0; k < c->v[v].n; k++) {
+		uint32_t node = c->t->allocs[c->vmem[c->v[v].first + k]].node;
+		uint32_t p = c->t->pos[node];
+
+		if (p < lo || p >= hi)
+			continue;
+		*sum -= c->cur[p];
+		c->cur[p] = tgi_slotctx_node(c->sc, node);
+		*sum += c->cur[p];
+	}
+}
+
+/*
+ * The same search as below for gangs that fit a domain exactly when the
+ * sum of its nodes' offer slots reaches their size: suspend victims in
+ * order until the sum does (the shortest prefix), then reprieve, each
+ * step re-counting only the victim's own nodes.  *m 0: no prefix fits.
+ * *slots: the domain's slots with every victim there gone.
+ */
+static tg_err unit_victims_fast(pctx *c, uint32_t lo, uint32_t hi,
+				uint32_t *list, uint32_t n, uint32_t *m,
+				int64_t *slots)
+{
+	const int64_t need = tgi_slotctx_need(c->sc);
+	int64_t sum = 0;
+	uint32_t p, i;
+
+	*m = 0;
+	for (p = lo; p < hi; p++) {
+		c->cur[p] = tgi_slotctx_node(c->sc, c->t->order[p]);
+		sum += c->cur[p];
+	}
+	for (i = 0; i < n && !*m; i++) {
+		suspend_gang(c, list[i], true);
+		fast_update(c, list[i], lo, hi, &sum);
+		if (sum >= need)
+			*m = i + 1;
+	}
+	if (!*m) {
+		for (i = 0; i < n; i++)
+			suspend_gang(c, list[i], false);
+		return TG_OK;
+	}
+	/* the waste (slots with every victim here gone) only breaks ties:
+	 * computed when one needs it (waste_fast()) */
+	*slots = -1;
+	/* reprieve every victim but the last the gang can do without */
+	for (i = *m - 1; i-- > 0;) {
+		suspend_gang(c, list[i], false);
+		fast_update(c, list[i], lo, hi, &sum);
+		if (sum >= need) {
+			memmove(&list[i], &list[i + 1],
+				(*m - i - 1) * sizeof(uint32_t));
+			(*m)--;
+		} else {
+			suspend_gang(c, list[i], true);
+			fast_update(c, list[i], lo, hi, &sum);
+		}
+	}
+	for (i = 0; i < *m; i++)
+		suspend_gang(c, list[i], false);
+	return TG_OK;
+}
+
+/* Fast path: the unit's slots with all of its victim gangs gone. */
+static int64_t waste_fast(pctx *c, uint32_t unit, uint32_t *list)
+{
+	uint32_t lo, hi, p, i, n = 0, u;
+	int64_t sum = 0;
+
+	unit_pos(c, unit, &lo, &hi);
+	u = c->level == TG_NONE ? 0 : unit - (c->level >= c->t->nlayers ? 0 :
+					      c->t->layer_lo[c->level]);
+	for (i = c->uoff[u]; i < c->uoff[u + 1]; i++)
+		list[n++] = c->ugang[i];
+	for (i = 0; i < n; i++)
+		suspend_gang(c, list[i], true);
+	for (p = lo; p < hi; p++)
+		sum += tgi_slotctx_node(c->sc, c->t->order[p]);
+	for (i = 0; i < n; i++)
+		suspend_gang(c, list[i], false);
+	return sum - tgi_slotctx_need(c->sc);
+}
+
+/* The unit (at the hard level) of a node; TG_NONE outside the tree. */
+static uint32_t unit_of(const pctx *c, uint32_t node)
+{
+	const tg_topology *t = c->t;
+	uint32_t d;
+
+	if (c->level == TG_NONE)
+		return 0;
+	if (t->leaf[node] == TG_NONE)
+		return TG_NONE;
+	if (c->level >= t->nlayers)
+		return t->pos[node];
+	for (d = t->leaf[node]; t->dom[d].layer > c->level;)
+		d = t->dom[d].parent;
+	return d - t->layer_lo[c->level];
+}
+
+static int pair_cmp(const void *pa, const void *pb)
+{
+	const uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Lists, per unit of the hard level, the victim gangs with a member in
+ * it (one pass over the victims' members). */
+static tg_err unit_lists(pctx *c, uint32_t nunits)
+{
+	uint64_t *pairs;
+	size_t np = 0, i, total = 0;
+	uint32_t v, k;
+
+	for (v = 0; v < c->nv; v++)
+		total += c->v[v].n;
+	pairs = tgi_malloc((total ? total : 1) * sizeof(uint64_t));
+	c->uoff = tgi_calloc(nunits + 1, sizeof(uint32_t));
+	c->ugang = tgi_malloc((total ? total : 1) * sizeof(uint32_t));
+	if (!pairs || !c->uoff || !c->ugang) {
+		tgi_free(pairs);
+		return TG_ENOMEM;
+	}
+	for (v = 0; v < c->nv; v++)
+		for (k = 0; k < c->v[v].n; k++) {
+			uint32_t u = unit_of(c, c->t->allocs[
+					c->vmem[c->v[v].first + k]].node);
+
+			if (u != TG_NONE)
+				pairs[np++] = (uint64_t)u << 32 | v;
+		}
+	qsort(pairs, np, sizeof(uint64_t), pair_cmp);
+	for (i = 0, k = 0; i < np; i++) {
+		if (i && pairs[i] == pairs[i - 1])
+			continue;
+		c->uoff[(pairs[i] >> 32) + 1]++;
+		c->ugang[k++] = (uint32_t)pairs[i];
+	}
+	for (i = 0; i < nunits; i++)
+		c->uoff[i + 1] += c->uoff[i];
+	tgi_free(pairs);
+	return TG_OK;
+}
+
 /*
  * The cheapest victim set inside one unit: *out gets the chosen gangs
  * (a prefix of the unit's list, reprieved ones removed), *nout their
@@ -260,29 +449,32 @@ static int64_t pdb_violations(const pctx *c, const uint32_t *list,
 static tg_err unit_victims(pctx *c, uint32_t unit, uint32_t *list,
 			   uint32_t *nout, cost *co)
 {
-	uint32_t lo, hi, n = 0, v, m, a, b, i, k;
+	uint32_t lo, hi, n = 0, v, m, a, b, i;
 	bool yes;
 	int64_t slots = 0;
 	tg_err err;
 
 	*nout = 0;
 	unit_pos(c, unit, &lo, &hi);
-	for (v = 0; v < c->nv; v++) {
-		for (k = 0; k < c->v[v].n; k++) {
-			uint32_t p = c->t->pos[c->t->allocs[
-					c->vmem[c->v[v].first + k]].node];
+	{
+		uint32_t u = c->level == TG_NONE ? 0 : unit -
+			     (c->level >= c->t->nlayers ? 0 :
+			      c->t->layer_lo[c->level]);
 
-			if (p >= lo && p < hi)
-				break;
-		}
-		if (k < c->v[v].n)
-			list[n++] = v;
+		for (v = c->uoff[u]; v < c->uoff[u + 1]; v++)
+			list[n++] = c->ugang[v];
 	}
 	if (!n)
 		return TG_OK;
 	sort_c = c;
-	qsort(list, n, sizeof(uint32_t), vcmp_q);
+	qsort(list, n, sizeof(uint32_t), rank_cmp);
 	sort_c = NULL;
+	if (c->sc) {
+		err = unit_victims_fast(c, lo, hi, list, n, &m, &slots);
+		if (err || !m)
+			return err;
+		goto cost;
+	}
 	if ((err = fits(c, unit, list, n, &yes, &slots, NULL)))
 		return err;
 	if (!yes)
@@ -323,6 +515,7 @@ static tg_err unit_victims(pctx *c, uint32_t unit, uint32_t *list,
 		suspend_gang(c, list[i], false);
 	if (err)
 		return err;
+cost:
 	co->unit = unit;
 	co->pdb = pdb_violations(c, list, m);
 	co->maxprio = INT64_MIN;
@@ -341,7 +534,7 @@ static tg_err unit_victims(pctx *c, uint32_t unit, uint32_t *list,
 		for (i = 0; i < c->g->nps; i++)
 			if (c->g->ps[i]->count > most)
 				most = c->g->ps[i]->count;
-		co->waste = slots - most;
+		co->waste = slots < 0 ? INT64_MIN : slots - most;
 	}
 	*nout = m;
 	return TG_OK;
@@ -381,7 +574,8 @@ tg_err tgi_preempt(tg_topology *t, const tg_gang *g, tg_decision **dp,
 {
 	pctx c;
 	tg_decision *d = *dp, *all = NULL, *fin = NULL;
-	uint32_t *list = NULL, *best = NULL, nbest = 0, nlist, u, ulo, uhi, i;
+	uint32_t *list = NULL, *best = NULL, *wbuf = NULL, nbest = 0;
+	uint32_t nlist, u, ulo, uhi, i;
 	cost co, bestco = { 0, 0, 0, 0, 0, 0 };
 	tgi_buf b;
 	tg_err err;
@@ -424,7 +618,8 @@ tg_err tgi_preempt(tg_topology *t, const tg_gang *g, tg_decision **dp,
 
 	list = tgi_malloc(c.nv * sizeof(uint32_t));
 	best = tgi_malloc(c.nv * sizeof(uint32_t));
-	if (!list || !best) {
+	wbuf = tgi_malloc(c.nv * sizeof(uint32_t));
+	if (!list || !best || !wbuf) {
 		err = TG_ENOMEM;
 		goto out;
 	}
@@ -438,11 +633,34 @@ tg_err tgi_preempt(tg_topology *t, const tg_gang *g, tg_decision **dp,
 		ulo = t->layer_lo[c.level];
 		uhi = t->layer_hi[c.level];
 	}
+	if ((err = unit_lists(&c, uhi - ulo)) || (err = rank_gangs(&c)))
+		goto out;
+	err = tgi_slotctx_new(t, g, &c.sc);
+	if (err == TG_ENOENT)
+		err = TG_OK;	/* the general search, by placements */
+	if (err)
+		goto out;
+	if (c.sc && !(c.cur = tgi_malloc((t->nnodes ? t->nnodes : 1) *
+					 sizeof(int64_t)))) {
+		err = TG_ENOMEM;
+		goto out;
+	}
 	for (u = ulo; u < uhi; u++) {
 		if ((err = unit_victims(&c, u, list, &nlist, &co)))
 			goto out;
 		if (!nlist)
 			continue;
+		if (have && (co.waste == INT64_MIN ||
+			     bestco.waste == INT64_MIN) &&
+		    co.pdb == bestco.pdb && co.maxprio == bestco.maxprio &&
+		    co.pods == bestco.pods && co.sumprio == bestco.sumprio) {
+			/* a tie on everything but the waste: count it */
+			if (co.waste == INT64_MIN)
+				co.waste = waste_fast(&c, co.unit, wbuf);
+			if (bestco.waste == INT64_MIN)
+				bestco.waste = waste_fast(&c, bestco.unit,
+							  wbuf);
+		}
 		if (!have || cost_cmp(&co, &bestco) < 0) {
 			bestco = co;
 			memcpy(best, list, nlist * sizeof(uint32_t));
@@ -470,12 +688,26 @@ tg_err tgi_preempt(tg_topology *t, const tg_gang *g, tg_decision **dp,
 		goto out;
 	}
 	fin->status = TG_STATUS_PREEMPTING;
-	for (i = 0; i < nbest && !err; i++) {
-		uint32_t k;
+	{
+		/* every pod of every victim gang, in name order */
+		uint32_t *vp, np = 0, k;
 
-		for (k = 0; k < c.v[best[i]].n && !err; k++)
-			err = tgi_decision_add_victim(fin, t,
-				c.vmem[c.v[best[i]].first + k], false);
+		for (i = 0; i < nbest; i++)
+			np += c.v[best[i]].n;
+		vp = tgi_malloc((np ? np : 1) * sizeof(uint32_t));
+		if (!vp) {
+			err = TG_ENOMEM;
+			goto out;
+		}
+		for (i = 0, np = 0; i < nbest; i++)
+			for (k = 0; k < c.v[best[i]].n; k++)
+				vp[np++] = c.vmem[c.v[best[i]].first + k];
+		sort_t = t;
+		qsort(vp, np, sizeof(uint32_t), pod_name_cmp);
+		sort_t = NULL;
+		for (i = 0; i < np && !err; i++)
+			err = tgi_decision_add_victim(fin, t, vp[i], false);
+		tgi_free(vp);
 	}
 	if (err)
 		goto out;
@@ -507,8 +739,13 @@ out:
 	tg_decision_free(fin);
 	tgi_free(list);
 	tgi_free(best);
+	tgi_free(wbuf);
 	tgi_free(c.v);
 	tgi_free(c.vmem);
+	tgi_free(c.uoff);
+	tgi_free(c.ugang);
+	tgi_free(c.cur);
+	tgi_slotctx_free(c.sc);
 	if (err)
 		tgi_errf(ei, err, "preemption for gang %s: %s", g->name,
 			 tg_strerror(err));
