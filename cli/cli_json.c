@@ -49,6 +49,8 @@ int cli_json_decision(void *gangs, const tg_topology *t,
 		cJSON_AddStringToObject(o, "pod", v->pod);
 		cJSON_AddStringToObject(o, "node",
 					tg_topology_node_name(t, v->node));
+		if (v->reservation)
+			cJSON_AddBoolToObject(o, "reservation", true);
 	}
 	cJSON_AddNumberToObject(g, "bandwidth_gbps",
 				tg_decision_bandwidth_gbps(d));
