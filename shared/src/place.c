@@ -1442,6 +1442,7 @@ static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 	tg_err err;
 
 	placement_lca(t, d, &level, &unit);
+	d->lca_level = level;
 	tgi_buf_init(&b, 4096);
 	unit_name(t, level, unit, &b, true);
 	if (!(d->domain = tgi_buf_take(&b)))

@@ -14,6 +14,8 @@ struct tg_decision {
 	char *message;
 	double bw;
 	int64_t scope_slots;	/* offer slots of the scope (main pod set) */
+	unsigned lca_level;	/* placed: level of the lowest domain holding
+				 * every member (nlayers: one node) */
 	tg_placement *pl;
 	unsigned npl;
 	char **names;

@@ -616,6 +616,16 @@ tg_err tgi_preempt(tg_topology *t, const tg_gang *g, tg_decision **dp,
 		goto out;
 	}
 
+	/*
+	 * The level to free a domain on: the tightest one where the gang
+	 * fits with every eligible victim gone (Koordinator's order: gather
+	 * first, then evict as little as possible inside), never above the
+	 * hard layer.  With no required layer that keeps a gang compact
+	 * instead of evicting the cheapest pods all over the cluster.
+	 */
+	if (c.level == TG_NONE ||
+	    (all->lca_level != TG_NONE && all->lca_level > c.level))
+		c.level = all->lca_level;
 	list = tgi_malloc(c.nv * sizeof(uint32_t));
 	best = tgi_malloc(c.nv * sizeof(uint32_t));
 	wbuf = tgi_malloc(c.nv * sizeof(uint32_t));
