@@ -3335,6 +3335,7 @@ static tg_err add_allocs(bctx *b)
 	for (i = 0; i < b->npods && !err; i++) {
 		kpod *p = &b->pods[i];
 		const kgroup *g = NULL;
+		char bname[TG_MAX_NAME + 2];
 		tg_alloc_spec spec;
 		tg_node_id n;
 		int64_t want;
@@ -3373,10 +3374,9 @@ static tg_err add_allocs(bctx *b)
 			spec.preemptible = false;
 		}
 		if (budget[i]) {
-			char nm[TG_MAX_NAME + 2];
-
-			snprintf(nm, sizeof(nm), "%s/%s", p->o->ns, budget[i]);
-			spec.budget = nm;
+			snprintf(bname, sizeof(bname), "%s/%s", p->o->ns,
+				 budget[i]);
+			spec.budget = bname;
 		}
 		/* GPU indices are not in the API: lowest free ones */
 		want = p->shape.v[TG_RES_GPU];
