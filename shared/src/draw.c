@@ -156,7 +156,7 @@ char *tg_draw(const tg_topology *t, const tg_decision *d)
 			draw_node(&c, t->order[n]);
 		tgi_buf_adds(&c.b, "\n");
 	}
-	tgi_buf_adds(&c.b, "(~ = partly used, [node rK] = rank K of the "
+	tgi_buf_adds(&c.b, "(~ = in use, [node rK] = rank K of the "
 		     "gang)\n");
 	tgi_free(c.marked);
 	return tgi_buf_take(&c.b);
