@@ -1,6 +1,612 @@
+/*
+ * tests/unit/test_discover.c - what is inside one node: `nvidia-smi topo
+ * -m` text, hwloc XML exports (DGX-2H with NVSwitches, POWER8 with an
+ * NVLink bandwidth matrix, a hand-written PCIe layout), the live host,
+ * and the JSON / label / gres.conf writers.
+ *
+ * hwloc cases print "# SKIP" when the library was built without hwloc.
+ * Expected gres.conf lines are in tests/data/discover/expected
+ * (TG_REGEN=1 rewrites them).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "topogang/topogang.h"
 #include "tap.h"
+
+static char datadir[1024];
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
+		if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		} else {
+			buf[n] = '\0';
+			*len = (size_t)n;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+static char *data(const char *name, size_t *len)
+{
+	char path[1200];
+
+	snprintf(path, sizeof(path), "%s/%s", datadir, name);
+	return slurp(path, len);
+}
+
+static void golden(const char *got, const char *name, const char *what)
+{
+	char path[1200];
+	size_t len = 0;
+	char *want;
+
+	snprintf(path, sizeof(path), "%s/expected/%s", datadir, name);
+	if (getenv("TG_REGEN") && got) {
+		FILE *f = fopen(path, "wb");
+
+		ok(f && fputs(got, f) >= 0, "%s: regenerated %s", what, name);
+		if (f)
+			fclose(f);
+		return;
+	}
+	want = slurp(path, &len);
+	is_str(got, want, "%s: matches %s", what, name);
+	free(want);
+}
+
+static void skip(unsigned n, const char *why)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		ok(1, "# SKIP %s", why);
+}
+
+static tg_nodeinfo *smi(const char *text, tg_err want, const char *what,
+			char *msg, size_t msglen)
+{
+	tg_nodeinfo *ni = NULL;
+	tg_errinfo ei = { "" };
+	tg_err err = tg_nodeinfo_parse_nvidia_smi(text, strlen(text),
+						  "topo.txt", &ni, &ei);
+
+	is_int(err, want, "%s", what);
+	if (err && err != want)
+		diag("%s", ei.msg);
+	if (msg)
+		snprintf(msg, msglen, "%s", ei.msg);
+	return ni;
+}
+
+static char *export(const tg_nodeinfo *ni, tg_nodeinfo_format fmt,
+		    const char *node)
+{
+	tg_errinfo ei = { "" };
+	char *out = NULL;
+
+	if (tg_nodeinfo_export(ni, fmt, node, &out, &ei))
+		diag("export: %s", ei.msg);
+	return out;
+}
+
+static void test_nvidia_smi(void)
+{
+	size_t len = 0;
+	char *buf = data("nvidia_smi_topo_hgx_h100_8gpu.txt", &len), *out;
+	tg_nodeinfo *ni = NULL;
+	tg_errinfo ei = { "" };
+	tg_gpuinfo g;
+	tg_nicinfo n;
+	unsigned i, j, all18 = 1;
+
+	is_int(tg_nodeinfo_parse_nvidia_smi(buf, len, "hgx.txt", &ni, &ei),
+	       TG_OK, "HGX H100: parses");
+	if (!ni) {
+		diag("%s", ei.msg);
+		free(buf);
+		return;
+	}
+	is_str(tg_nodeinfo_source(ni), "nvidia-smi", "HGX: source");
+	is_int(tg_nodeinfo_ngpus(ni), 8, "HGX: 8 GPUs");
+	is_int(tg_nodeinfo_nnics(ni), 10, "HGX: 10 NIC columns");
+	ok(tg_nodeinfo_nvlink_known(ni), "HGX: NVLink known");
+	is_int(tg_nodeinfo_nislands(ni), 1, "HGX: one NVLink island");
+	for (i = 0; i < 8; i++)
+		for (j = 0; j < 8; j++)
+			if (i != j && tg_nodeinfo_links(ni, i, j) != 18)
+				all18 = 0;
+	ok(all18, "HGX: every pair is NV18");
+	is_int(tg_nodeinfo_links(ni, 3, 3), 0, "HGX: no links to itself");
+	is_int(tg_nodeinfo_gpu(ni, 3, &g), TG_OK, "HGX: GPU3");
+	is_int(g.numa, 0, "HGX: GPU3 on NUMA 0");
+	is_str(g.cpus, "0-55,112-167", "HGX: GPU3's CPUs");
+	is_int(g.nic, 5, "HGX: GPU3's PIX NIC is NIC5");
+	is_int(g.nic_path, TG_PATH_PIX, "HGX: through at most one bridge");
+	is_str(g.name, "GPU3", "HGX: name");
+	is_int(tg_nodeinfo_gpu(ni, 4, &g), TG_OK, "HGX: GPU4");
+	is_int(g.numa, 1, "HGX: GPU4 on NUMA 1");
+	is_int(tg_nodeinfo_gpu(ni, 8, &g), TG_ENOENT, "HGX: no GPU8");
+	is_int(tg_nodeinfo_nic(ni, 9, &n), TG_OK, "HGX: NIC9");
+	is_str(n.name, "NIC9", "HGX: NIC named after its column");
+	out = export(ni, TG_NODEINFO_GRES, "hgx-01");
+	golden(out, "nvidia_smi_hgx.gres.conf", "HGX gres");
+	like(out, "NodeName=hgx-01 Name=gpu File=/dev/nvidia0 "
+	     "Links=-1,18,18,18,18,18,18,18\n", "HGX gres: Links=");
+	tg_free(out);
+	out = export(ni, TG_NODEINFO_LABELS, "hgx-01");
+	like(out, "kubectl label node hgx-01 --overwrite "
+	     "topogang.io/gpu-count=8 topogang.io/nvlink-islands=0-7 "
+	     "topogang.io/nvlink-island-size=8\n", "HGX labels");
+	like(out, "kubectl annotate node hgx-01 --overwrite "
+	     "'topogang.io/gpu-topology={\"gpus\":[", "HGX annotation");
+	tg_free(out);
+	out = export(ni, TG_NODEINFO_JSON, "hgx-01");
+	{
+		cJSON *js = out ? cJSON_Parse(out) : NULL;
+
+		ok(js != NULL, "HGX JSON parses");
+		is_int(cJSON_GetArraySize(cJSON_GetObjectItem(js, "gpus")), 8,
+		       "HGX JSON: 8 GPUs");
+		is_str(cJSON_GetStringValue(cJSON_GetObjectItem(js,
+								"islands")),
+		       "0-7", "HGX JSON: islands");
+		cJSON_Delete(js);
+	}
+	tg_free(out);
+	{
+		tg_topology *t = tg_topology_create();
+		tg_node_id id;
+
+		tg_topology_add_node(t, "hgx-01", NULL, &id);
+		is_int(tg_nodeinfo_apply(ni, t, id), TG_OK, "apply to a node");
+		is_int(tg_topology_node_ngpus(t, id), 8, "the node has 8 "
+		       "GPUs");
+		tg_topology_destroy(t);
+	}
+	is_int(tg_nodeinfo_export(ni, TG_NODEINFO_GRES, "a b", &out, &ei),
+	       TG_EINVAL, "a node name with a blank");
+	tg_nodeinfo_destroy(ni);
+	free(buf);
+}
+
+/* Hand-made variants: escapes, legend, PCIe-only, two islands. */
+static void test_nvidia_smi_variants(void)
+{
+	static const char esc[] =
+		"\t\033[4mGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity"
+		"\033[0m\n"
+		"GPU0\t X \tNV4\tPXB\t0-7\t0\n"
+		"GPU1\tNV4\t X \tSYS\t8-15\t1\n"
+		"NIC0\tPXB\tSYS\t X\n\n"
+		"Legend:\n\n  X    = Self\n  NV#  = NVLinks\n\n"
+		"NIC Legend:\n\n  NIC0: mlx5_0\n";
+	static const char pcie[] =
+		"        GPU0    GPU1    GPU2    CPU Affinity    NUMA Affinity\n"
+		"GPU0     X      PHB     SYS     0-15            0\n"
+		"GPU1    PHB      X      SYS     0-15            0\n"
+		"GPU2    SYS     SYS      X      16-31           1\n";
+	static const char two[] =
+		"\tGPU0\tGPU1\tGPU2\tGPU3\n"
+		"GPU0\t X \tNV2\tSYS\tSYS\n"
+		"GPU1\tNV2\t X \tSYS\tSYS\n"
+		"GPU2\tSYS\tSYS\t X \tNV2\n"
+		"GPU3\tSYS\tSYS\tNV2\t X \n";
+	char msg[512], *out;
+	tg_nodeinfo *ni;
+	tg_gpuinfo g;
+	tg_nicinfo n;
+
+	ni = smi(esc, TG_OK, "ANSI escapes and the NIC legend", NULL, 0);
+	if (ni) {
+		is_int(tg_nodeinfo_links(ni, 0, 1), 4, "escapes: NV4");
+		tg_nodeinfo_nic(ni, 0, &n);
+		is_str(n.name, "mlx5_0", "the legend names NIC0");
+		tg_nodeinfo_gpu(ni, 0, &g);
+		is_int(g.nic_path, TG_PATH_PXB, "GPU0 - NIC0: PXB");
+		tg_nodeinfo_gpu(ni, 1, &g);
+		is_int(g.nic_path, TG_PATH_SYS, "GPU1 - NIC0: SYS");
+		is_str(g.cpus, "8-15", "GPU1's CPUs");
+		tg_nodeinfo_destroy(ni);
+	}
+	ni = smi(pcie, TG_OK, "PCIe only, blanks instead of tabs", NULL, 0);
+	if (ni) {
+		is_int(tg_nodeinfo_nislands(ni), 3, "PCIe only: every GPU is "
+		       "its own island");
+		out = export(ni, TG_NODEINFO_LABELS, "pc1");
+		like(out, "topogang.io/nvlink-islands=0.1.2 "
+		     "topogang.io/nvlink-island-size=1", "PCIe only: labels");
+		tg_free(out);
+		tg_nodeinfo_destroy(ni);
+	}
+	ni = smi(two, TG_OK, "two NVLink pairs", NULL, 0);
+	if (ni) {
+		const uint8_t *isl = tg_nodeinfo_islands(ni);
+
+		is_int(tg_nodeinfo_nislands(ni), 2, "two islands");
+		ok(isl[0] == 0 && isl[1] == 0 && isl[2] == 1 && isl[3] == 1,
+		   "islands 0,0,1,1");
+		out = export(ni, TG_NODEINFO_GRES, "n1");
+		like(out, "NVLink islands 0-1.2-3\n", "gres: islands comment");
+		like(out, "File=/dev/nvidia2 Links=0,0,-1,2\n",
+		     "gres: GPU2's links");
+		tg_free(out);
+		tg_nodeinfo_destroy(ni);
+	}
+
+	smi("GPU0 X\n", TG_EPARSE, "no header", msg, sizeof(msg));
+	like(msg, "topo.txt:1: a GPU row before the header line",
+	     "no header: message");
+	smi("hello\n", TG_EPARSE, "not nvidia-smi", msg, sizeof(msg));
+	like(msg, "topo.txt:1: no header line starting with GPU0",
+	     "not nvidia-smi: message");
+	smi("\tGPU0\tGPU1\nGPU0\t X \tNV4\n", TG_EPARSE, "a missing row",
+	    msg, sizeof(msg));
+	like(msg, "topo.txt: no row for GPU1 (the output is cut short?)",
+	     "missing row: message");
+	smi("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\n", TG_EPARSE,
+	    "a cut row", msg, sizeof(msg));
+	like(msg, "topo.txt:3: row GPU1 has 1 cells; the header has 2",
+	     "cut row: message");
+	smi("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV2\t X\n", TG_EPARSE,
+	    "asymmetric links", msg, sizeof(msg));
+	like(msg, "GPU1-GPU0 has 2 NVLinks one way and 4 the other",
+	     "asymmetric: message");
+	smi("\tGPU0\tGPU1\nGPU0\t X \tQQ\nGPU1\tNV2\t X\n", TG_EPARSE,
+	    "a bad cell", msg, sizeof(msg));
+	like(msg, "topo.txt:2: row GPU0, column 2: 'QQ' is not X, NV#",
+	     "bad cell: message");
+	smi("\tGPU0\tGPU1\nGPU0\tNV1\t X\nGPU1\t X\tNV1\n", TG_EPARSE,
+	    "X off the diagonal", msg, sizeof(msg));
+	smi("\tGPU1\tGPU0\n", TG_EPARSE, "columns out of order", msg,
+	    sizeof(msg));
+	{
+		char big[8192];
+		size_t k = 0;
+		unsigned i;
+
+		for (i = 0; i < 65; i++)
+			k += (size_t)snprintf(big + k, sizeof(big) - k,
+					      "\tGPU%u", i);
+		snprintf(big + k, sizeof(big) - k, "\n");
+		smi(big, TG_ELIMIT, "65 GPUs", msg, sizeof(msg));
+		like(msg, "more than 64 GPUs", "65 GPUs: message");
+	}
+	{
+		tg_nodeinfo *x = NULL;
+		tg_errinfo ei = { "" };
+
+		is_int(tg_nodeinfo_parse_nvidia_smi("\tGPU0\nGPU0\t X\0\n",
+						    15, "nul", &x, &ei),
+		       TG_EPARSE, "NUL byte");
+		is_int(tg_nodeinfo_parse_nvidia_smi(NULL, 3, "x", &x, &ei),
+		       TG_EINVAL, "NULL buffer");
+	}
+}
+
+static void test_hwloc(void)
+{
+	tg_nodeinfo *ni = NULL;
+	tg_errinfo ei = { "" };
+	tg_gpuinfo g;
+	tg_nicinfo n;
+	char path[1200], *out;
+	size_t len = 0;
+	char *buf;
+
+	if (!tg_nodeinfo_have_hwloc()) {
+		snprintf(path, sizeof(path), "%s/%s", datadir,
+			 "hwloc_power8_4gpu_nvlink_distances.xml");
+		is_int(tg_nodeinfo_load_hwloc_file(path, &ni, &ei), TG_ENOENT,
+		       "without hwloc: ENOENT");
+		like(ei.msg, "built without hwloc", "without hwloc: message");
+		skip(40, "built without hwloc");
+		return;
+	}
+	/* POWER8: NVLink bandwidth matrix, 2 links per pair */
+	snprintf(path, sizeof(path), "%s/%s", datadir,
+		 "hwloc_power8_4gpu_nvlink_distances.xml");
+	is_int(tg_nodeinfo_load_hwloc_file(path, &ni, &ei), TG_OK,
+	       "POWER8: loads (an hwloc 3 export)");
+	if (ni) {
+		const uint8_t *isl = tg_nodeinfo_islands(ni);
+
+		is_str(tg_nodeinfo_source(ni), "hwloc-xml", "POWER8: source");
+		is_int(tg_nodeinfo_ngpus(ni), 4, "POWER8: 4 P100");
+		ok(tg_nodeinfo_nvlink_known(ni), "POWER8: NVLink known");
+		is_int(tg_nodeinfo_links(ni, 0, 1), 2, "POWER8: GPU0-GPU1 "
+		       "has 2 NVLinks (40000 MB/s of 20000)");
+		is_int(tg_nodeinfo_links(ni, 0, 2), 0, "POWER8: GPU0-GPU2 "
+		       "none (the CPU links do not count)");
+		is_int(tg_nodeinfo_nislands(ni), 2, "POWER8: two islands");
+		ok(isl[0] == isl[1] && isl[2] == isl[3] && isl[0] != isl[2],
+		   "POWER8: {0,1} and {2,3}");
+		tg_nodeinfo_gpu(ni, 2, &g);
+		is_int(g.numa, 1, "POWER8: GPU2 on NUMA 1");
+		is_str(g.model, "Tesla P100-SXM2-16GB", "POWER8: model");
+		is_str(g.pci, "000a:01:00.0", "POWER8: PCI bus id");
+		is_str(g.cores, "4-7", "POWER8: GPU2's cores");
+		out = export(ni, TG_NODEINFO_GRES, "minsky");
+		golden(out, "power8.gres.conf", "POWER8 gres");
+		like(out, "NodeName=minsky Name=gpu Type=p100-sxm2-16gb "
+		     "File=/dev/nvidia0 Cores=0-3 Links=-1,2,0,0\n",
+		     "POWER8 gres: Type, Cores and Links");
+		tg_free(out);
+		tg_nodeinfo_destroy(ni);
+		ni = NULL;
+	}
+	/* DGX-2H: 16 V100, 12 NVSwitches, two baseboards */
+	snprintf(path, sizeof(path), "%s/%s", datadir,
+		 "hwloc_nvidia_dgx2h_16gpu_12nvswitch.xml");
+	is_int(tg_nodeinfo_load_hwloc_file(path, &ni, &ei), TG_OK,
+	       "DGX-2H: loads");
+	if (ni) {
+		is_int(tg_nodeinfo_ngpus(ni), 16, "DGX-2H: 16 GPUs, the "
+		       "NVSwitches are not GPUs");
+		is_int(tg_nodeinfo_links(ni, 0, 7), 6, "DGX-2H: GPU0-GPU7 "
+		       "through 6 NVSwitches");
+		is_int(tg_nodeinfo_links(ni, 0, 8), 0, "DGX-2H: no trunk in "
+		       "the matrix between the baseboards");
+		is_int(tg_nodeinfo_nislands(ni), 2, "DGX-2H: two islands of "
+		       "eight");
+		tg_nodeinfo_gpu(ni, 15, &g);
+		is_int(g.island, 1, "DGX-2H: GPU15 in the second island");
+		is_int(g.numa, 1, "DGX-2H: GPU15 on NUMA 1");
+		out = export(ni, TG_NODEINFO_GRES, "dgx2");
+		golden(out, "dgx2h.gres.conf", "DGX-2H gres");
+		tg_free(out);
+		out = export(ni, TG_NODEINFO_LABELS, "dgx2");
+		like(out, "topogang.io/gpu-count=16 "
+		     "topogang.io/nvlink-islands=0-7.8-15 "
+		     "topogang.io/nvlink-island-size=8\n", "DGX-2H labels");
+		tg_free(out);
+		tg_nodeinfo_destroy(ni);
+		ni = NULL;
+	}
+	/* hand-written hwloc 2 file: a NIC next to GPU0 */
+	snprintf(path, sizeof(path), "%s/%s", datadir,
+		 "hwloc_synthetic_gpu_nic_pcie_switch.xml");
+	is_int(tg_nodeinfo_load_hwloc_file(path, &ni, &ei), TG_OK,
+	       "synthetic: loads (an hwloc 2 export)");
+	if (ni) {
+		is_int(tg_nodeinfo_ngpus(ni), 2, "synthetic: 2 GPUs");
+		is_int(tg_nodeinfo_nnics(ni), 1, "synthetic: 1 NIC");
+		tg_nodeinfo_nic(ni, 0, &n);
+		is_str(n.name, "mlx5_0", "synthetic: the NIC's OpenFabrics "
+		       "name");
+		tg_nodeinfo_gpu(ni, 0, &g);
+		is_int(g.nic, 0, "synthetic: GPU0's NIC");
+		is_int(g.nic_path, TG_PATH_PIX, "synthetic: GPU0 and the NIC "
+		       "share a PCIe switch (PIX)");
+		tg_nodeinfo_gpu(ni, 1, &g);
+		is_int(g.nic_path, TG_PATH_PHB, "synthetic: GPU1 reaches it "
+		       "through the host bridge (PHB)");
+		is_int(tg_nodeinfo_links(ni, 0, 1), 4, "synthetic: 4 NVLinks "
+		       "(100000 MB/s)");
+		is_str(g.model, "NVIDIA H100 80GB HBM3", "synthetic: model");
+		out = export(ni, TG_NODEINFO_GRES, "syn");
+		like(out, "Type=h100_80gb_hbm3 File=/dev/nvidia1 Cores=0-1 "
+		     "Links=4,-1\n", "synthetic gres");
+		tg_free(out);
+		tg_nodeinfo_destroy(ni);
+		ni = NULL;
+	}
+	/* hwloc without NVLink (no NVML backend) + nvidia-smi's links */
+	buf = data("hwloc_synthetic_gpu_nic_pcie_switch.xml", &len);
+	if (buf) {
+		char *d = strstr(buf, "  <distances2hetero");
+		tg_nodeinfo *s2 = smi("\tGPU0\tGPU1\nGPU0\t X \tNV6\n"
+				      "GPU1\tNV6\t X \n", TG_OK,
+				      "two GPUs, NV6", NULL, 0);
+		tg_nodeinfo *s3 = smi("\tGPU0\nGPU0\t X\n", TG_OK,
+				      "one GPU", NULL, 0);
+
+		if (d)
+			memcpy(d, "</topology>\n", 13);
+		is_int(tg_nodeinfo_load_hwloc_xml(buf, strlen(buf), "nd.xml",
+						  &ni, &ei), TG_OK,
+		       "hwloc XML without an NVLink matrix");
+		ok(ni && !tg_nodeinfo_nvlink_known(ni), "NVLink unknown");
+		out = ni ? export(ni, TG_NODEINFO_GRES, "nd") : NULL;
+		like(out, "NVLink unknown (no Links=)", "gres says so");
+		tg_free(out);
+		is_int(tg_nodeinfo_merge_nvlink(ni, s3, &ei), TG_EINVAL,
+		       "merge: GPU counts differ");
+		like(ei.msg, "nvidia-smi sees 1 GPU, hwloc-xml 2",
+		     "merge: message");
+		is_int(tg_nodeinfo_merge_nvlink(ni, s2, &ei), TG_OK,
+		       "merge nvidia-smi's NVLink");
+		is_int(tg_nodeinfo_links(ni, 0, 1), 6, "merged: NV6");
+		is_int(tg_nodeinfo_nislands(ni), 1, "merged: one island");
+		tg_nodeinfo_gpu(ni, 0, &g);
+		is_str(g.pci, "0000:03:00.0", "merged: hwloc's PCI address "
+		       "stays");
+		tg_nodeinfo_destroy(ni);
+		tg_nodeinfo_destroy(s2);
+		tg_nodeinfo_destroy(s3);
+		ni = NULL;
+		free(buf);
+	}
+	/* broken XML: one clear error, never a crash */
+	buf = data("hwloc_power8_4gpu_nvlink_distances.xml", &len);
+	if (buf) {
+		size_t cut;
+		unsigned rejected = 0, tries = 0;
+
+		for (cut = 0; cut < len; cut += 1777) {
+			tries++;
+			ei.msg[0] = '\0';
+			if (tg_nodeinfo_load_hwloc_xml(buf, cut, "cut.xml", &ni,
+						       &ei) != TG_OK &&
+			    strncmp(ei.msg, "cut.xml: ", 9) == 0)
+				rejected++;
+			tg_nodeinfo_destroy(ni);
+			ni = NULL;
+		}
+		is_int(rejected, tries, "truncated XML: every cut is one "
+		       "error naming the file");
+		memcpy(strstr(buf, "version=\"3.0\""), "version=\"9.0\"", 13);
+		is_int(tg_nodeinfo_load_hwloc_xml(buf, len, "v9.xml", &ni,
+						  &ei), TG_EPARSE,
+		       "an hwloc XML version from the future");
+		like(ei.msg, "v9.xml: hwloc XML version 9.0", "v9: message");
+		free(buf);
+	}
+	is_int(tg_nodeinfo_load_hwloc_xml("<topology", 9, "junk.xml", &ni,
+					  &ei), TG_EPARSE, "junk XML");
+	like(ei.msg, "junk.xml: hwloc", "junk: message");
+	is_int(tg_nodeinfo_load_hwloc_xml("", 0, "empty.xml", &ni, &ei),
+	       TG_EPARSE, "empty XML");
+	/* this host */
+	is_int(tg_nodeinfo_discover(&ni, &ei), TG_OK, "this host loads");
+	ok(ni && tg_nodeinfo_ngpus(ni) <= TG_MAX_GPUS, "this host: %u GPUs",
+	   tg_nodeinfo_ngpus(ni));
+	out = ni ? export(ni, TG_NODEINFO_JSON, NULL) : NULL;
+	ok(out && strstr(out, "\"source\": \"hwloc\""), "this host: JSON");
+	tg_free(out);
+	tg_nodeinfo_destroy(ni);
+}
+
+
+/* ---- allocation failures: every call from the Nth on fails ---- */
+
+static long oom_at, oom_calls, oom_live;
+static bool oom_hit;
+
+static void *oom_malloc(size_t n)
+{
+	void *p;
+
+	if (oom_at && ++oom_calls >= oom_at) {
+		oom_hit = true;
+		return NULL;
+	}
+	p = malloc(n);
+	if (p)
+		oom_live++;
+	return p;
+}
+
+static void *oom_realloc(void *p, size_t n)
+{
+	void *q;
+
+	if (oom_at && ++oom_calls >= oom_at) {
+		oom_hit = true;
+		return NULL;
+	}
+	q = realloc(p, n);
+	if (q && !p)
+		oom_live++;
+	return q;
+}
+
+static void oom_free(void *p)
+{
+	if (p)
+		oom_live--;
+	free(p);
+}
+
+static tg_err oom_scenario(const char *smi_text, const char *xml,
+			   size_t xmllen)
+{
+	static const tg_nodeinfo_format fmts[] = {
+		TG_NODEINFO_JSON, TG_NODEINFO_LABELS, TG_NODEINFO_GRES
+	};
+	tg_nodeinfo *ni = NULL;
+	tg_errinfo ei = { "" };
+	char *out = NULL;
+	size_t i;
+	tg_err err;
+
+	err = tg_nodeinfo_parse_nvidia_smi(smi_text, strlen(smi_text), "s",
+					   &ni, &ei);
+	for (i = 0; !err && i < 3; i++) {
+		err = tg_nodeinfo_export(ni, fmts[i], "n1", &out, &ei);
+		tg_free(out);
+		out = NULL;
+	}
+	tg_nodeinfo_destroy(ni);
+	ni = NULL;
+	if (!err && xml)
+		err = tg_nodeinfo_load_hwloc_xml(xml, xmllen, "x", &ni, &ei);
+	for (i = 0; !err && ni && i < 3; i++) {
+		err = tg_nodeinfo_export(ni, fmts[i], "n1", &out, &ei);
+		tg_free(out);
+		out = NULL;
+	}
+	tg_nodeinfo_destroy(ni);
+	return err;
+}
+
+static void test_oom(void)
+{
+	size_t slen = 0, xlen = 0;
+	char *smi_text = data("nvidia_smi_topo_hgx_h100_8gpu.txt", &slen);
+	char *xml = tg_nodeinfo_have_hwloc() ?
+		data("hwloc_power8_4gpu_nvlink_distances.xml", &xlen) : NULL;
+	long n;
+	unsigned wrong = 0, leaks = 0;
+	bool done = false;
+
+	if (!smi_text) {
+		ok(0, "out of memory: read the inputs");
+		return;
+	}
+	tg_set_allocator(oom_malloc, oom_realloc, oom_free);
+	for (n = 1; n < 100000 && !done; n++) {
+		tg_err err;
+
+		oom_at = n;
+		oom_calls = 0;
+		oom_hit = false;
+		oom_live = 0;
+		err = oom_scenario(smi_text, xml, xlen);
+		if (!oom_hit) {
+			done = true;
+			is_int(err, TG_OK, "out of memory: the run without a "
+			       "failure works (%ld allocations)", n - 1);
+		} else if (err != TG_ENOMEM && !wrong++) {
+			diag("allocation %ld: %s", n, tg_strerror(err));
+		}
+		if (oom_live && !leaks++)
+			diag("allocation %ld: %ld blocks leaked", n, oom_live);
+	}
+	tg_set_allocator(NULL, NULL, NULL);
+	ok(done, "out of memory: every allocation was failed once");
+	is_int(wrong, 0, "out of memory: every failure says TG_ENOMEM");
+	is_int(leaks, 0, "out of memory: nothing leaks");
+	free(smi_text);
+	free(xml);
+}
+
 int main(void)
 {
-	ok(1, "placeholder");
+	const char *src = getenv("TG_SRCDIR");
+
+	snprintf(datadir, sizeof(datadir), "%s/tests/data/discover",
+		 src && *src ? src : ".");
+	test_nvidia_smi();
+	test_nvidia_smi_variants();
+	test_hwloc();
+	test_oom();
+	tg_nodeinfo_destroy(NULL);
 	return done_testing();
 }

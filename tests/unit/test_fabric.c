@@ -1,6 +1,725 @@
+/*
+ * tests/unit/test_fabric.c - fabric discovery: ibnetdiscover, NetQ and CSV
+ * inputs into a topology, host-map rules, and malformed input.
+ *
+ * Real inputs come from $TG_SRCDIR/tests/data/discover (see its README);
+ * the expected trees of the real captures are checked in there under
+ * expected/ (TG_REGEN=1 rewrites them).  Every loaded topology is built
+ * and checked with tg_topology_check().
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topogang/topogang.h"
 #include "tap.h"
+
+static char datadir[1024];
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
+		if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		} else {
+			buf[n] = '\0';
+			*len = (size_t)n;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+static char *data(const char *name, size_t *len)
+{
+	char path[1200];
+	char *buf;
+
+	snprintf(path, sizeof(path), "%s/%s", datadir, name);
+	buf = slurp(path, len);
+	if (!buf)
+		diag("cannot read %s", path);
+	return buf;
+}
+
+/* Compares \p got with expected/<name>; TG_REGEN=1 rewrites the file. */
+static void golden(const char *got, const char *name, const char *what)
+{
+	char path[1200];
+	size_t len = 0;
+	char *want;
+
+	snprintf(path, sizeof(path), "%s/expected/%s", datadir, name);
+	if (getenv("TG_REGEN") && got) {
+		FILE *f = fopen(path, "wb");
+
+		ok(f && fputs(got, f) >= 0, "%s: regenerated %s", what, name);
+		if (f)
+			fclose(f);
+		return;
+	}
+	want = slurp(path, &len);
+	if (!ok(want && got && strcmp(got, want) == 0, "%s: matches %s", what,
+		name)) {
+		const char *a = got ? got : "", *b = want ? want : "";
+		size_t i = 0;
+
+		while (a[i] && a[i] == b[i])
+			i++;
+		diag("first difference at byte %zu: got '%.60s' want '%.60s'",
+		     i, a + i, b + i);
+	}
+	free(want);
+}
+
+static const char *path_of(const tg_topology *t, const char *node)
+{
+	tg_node_id id;
+	tg_domain_id d;
+
+	if (tg_topology_node_find(t, node, &id) != TG_OK)
+		return "(no node)";
+	d = tg_topology_node_domain(t, id);
+	if (d == TG_NONE)
+		return "(outside)";
+	return tg_topology_domain_path(t, d);
+}
+
+static unsigned layer_domains(const tg_topology *t, unsigned layer)
+{
+	unsigned d, n = 0;
+
+	for (d = 1; d < tg_topology_ndomains(t); d++)
+		n += tg_topology_domain_layer(t, d) == layer;
+	return n;
+}
+
+/* Loads one input with an optional host-map rule and builds it. */
+static tg_topology *load(tg_fabric_format fmt, const char *name,
+			 const char *rule, tg_fabric **keep)
+{
+	tg_fabric *f = tg_fabric_create();
+	tg_topology *t = tg_topology_create();
+	tg_errinfo ei = { "" };
+	char path[1200];
+	tg_err err;
+
+	snprintf(path, sizeof(path), "%s/%s", datadir, name);
+	err = tg_fabric_set_hostmap(f, rule, &ei);
+	if (!err)
+		err = tg_fabric_add_file(f, fmt, path, &ei);
+	if (!err)
+		err = tg_fabric_build(f, t, &ei);
+	is_int(err, TG_OK, "%s%s%s: loads", name, rule ? " with " : "",
+	       rule ? rule : "");
+	if (err)
+		diag("%s", ei.msg);
+	if (!err) {
+		err = tg_topology_build(t, &ei);
+		is_int(err, TG_OK, "%s: builds", name);
+		err = tg_topology_check(t, &ei);
+		is_int(err, TG_OK, "%s: invariants hold", name);
+		if (err)
+			diag("%s", ei.msg);
+	}
+	if (keep)
+		*keep = f;
+	else
+		tg_fabric_destroy(f);
+	return t;
+}
+
+static char *tree_of(const tg_topology *t)
+{
+	tg_errinfo ei = { "" };
+	char *out = NULL;
+
+	if (tg_export(t, TG_EXPORT_SLURM_TREE, NULL, &out, &ei))
+		diag("export: %s", ei.msg);
+	return out;
+}
+
+/* ---- ibnetdiscover ---- */
+
+static void test_ibnetdiscover(void)
+{
+	const char *ib = "ibnetdiscover_dgx_h100_ndr_superpod.out";
+	tg_fabric_summary s;
+	tg_fabric *f = NULL;
+	tg_topology *t;
+	const char *name, *members;
+	unsigned level, nm, i, leaves = 0, spines = 0;
+	char *out;
+
+	t = load(TG_FABRIC_IBNETDISCOVER, ib, NULL, &f);
+	tg_fabric_summary_get(f, &s);
+	is_int(s.switches, 40, "ib: 40 switches (31 leaves, 9 spines)");
+	is_int(s.host_ports, 582, "ib: 582 CA ports");
+	is_int(s.unnamed, 109, "ib: 69 default descriptions + 40 SHARP "
+	       "aggregation nodes name no host");
+	is_int(s.hosts, 122, "ib: 119 DGX + UFM, ubuntu, localhost");
+	is_int(s.levels, 2, "ib: two switch levels");
+	is_int(s.groups, 9, "ib: 8 rail groups (one per SU) + 1 spine "
+	       "group");
+	is_int(s.unlinked, 0, "ib: every switch reaches a host");
+	for (i = 0; i < s.groups; i++) {
+		if (tg_fabric_group(f, i, &level, &name, &members, &nm))
+			continue;
+		if (level == 0)
+			leaves += nm;
+		else
+			spines += nm;
+		if (level == 1) {
+			is_str(name, "A10-P1-IBSPINE-01", "ib: the spine "
+			       "group is named after its first member");
+			is_str(members, "A10-P1-IBSPINE-[01-04],"
+			       "B10-P1-IBSPINE-[05-09]", "ib: spine members");
+		}
+	}
+	is_int(leaves, 31, "ib: the 31 leaves are in leaf groups");
+	is_int(spines, 9, "ib: the 9 spines are one group");
+	is_int(tg_fabric_group(f, 9, NULL, NULL, NULL, NULL), TG_ENOENT,
+	       "ib: group past the end");
+	is_int(tg_topology_nlayers(t), 2, "ib: 2 layers");
+	is_str(tg_topology_layer_name(t, 0), "switch-l1", "ib: layer 0");
+	is_str(tg_topology_layer_key(t, 1), "fabric.topograph.run/tier-0",
+	       "ib: leaf layer key is topograph's tier-0");
+	is_int(layer_domains(t, 1), 8, "ib: 8 leaf-group domains");
+	is_str(path_of(t, "a05-p1-dgx-01-c01"),
+	       "A10-P1-IBSPINE-01/A09-P1-IBLEAF-01-01",
+	       "ib: SU 1 host under its rail group");
+	is_str(path_of(t, "b08-p1-dgx-08-c18"),
+	       "A10-P1-IBSPINE-01/B09-P1-IBLEAF-01-08", "ib: SU 8 host");
+	is_str(path_of(t, "a06-p1-dgx-02-c06"), "(no node)",
+	       "ib: a host whose HCAs all keep the default description is "
+	       "unknown");
+	is_int(tg_topology_nwarnings(t), 0, "ib: no build warnings");
+	tg_fabric_destroy(f);
+	tg_topology_destroy(t);
+
+	/* the host-map rule keeps the DGX only */
+	t = load(TG_FABRIC_IBNETDISCOVER, ib, "match=*-dgx-*", &f);
+	tg_fabric_summary_get(f, &s);
+	is_int(s.hosts, 119, "ib + match=*-dgx-*: 119 DGX hosts");
+	is_int(s.dropped, 7, "ib + rule: 7 ports of non-DGX hosts dropped");
+	is_int(tg_topology_nnodes(t), 119, "ib + rule: 119 nodes");
+	is_str(path_of(t, "localhost"), "(no node)", "ib + rule: localhost "
+	       "dropped");
+	out = tree_of(t);
+	golden(out, "ibnetdiscover.tree.conf", "ib tree");
+	tg_free(out);
+	tg_fabric_destroy(f);
+	tg_topology_destroy(t);
+
+	/* rewriting names */
+	t = load(TG_FABRIC_IBNETDISCOVER, ib,
+		 "match=a05-*,strip-prefix=a05-p1-,upper,suffix=.lab", NULL);
+	is_int(tg_topology_nnodes(t), 10, "ib + rewrite: SU 1's 10 DGX");
+	is_str(path_of(t, "DGX-01-C03.lab"),
+	       "A10-P1-IBSPINE-01/A09-P1-IBLEAF-01-01",
+	       "ib + rewrite: renamed host");
+	tg_topology_destroy(t);
+}
+
+/* Small hand-written fabrics: shapes and names. */
+static tg_topology *load_text(tg_fabric_format fmt, const char *text,
+			      const char *rule, tg_err want, const char *what,
+			      char *msg, size_t msglen)
+{
+	tg_fabric *f = tg_fabric_create();
+	tg_topology *t = tg_topology_create();
+	tg_errinfo ei = { "" };
+	tg_err err;
+
+	err = tg_fabric_set_hostmap(f, rule, &ei);
+	if (!err)
+		err = tg_fabric_add(f, fmt, text, strlen(text), "in.txt",
+				    &ei);
+	if (!err)
+		err = tg_fabric_build(f, t, &ei);
+	is_int(err, want, "%s", what);
+	if (err != want || err)
+		diag("%s", ei.msg);
+	if (msg)
+		snprintf(msg, msglen, "%s", ei.msg);
+	if (!err) {
+		ok(tg_topology_build(t, &ei) == TG_OK &&
+		   tg_topology_check(t, &ei) == TG_OK, "%s: builds, checks",
+		   what);
+	}
+	tg_fabric_destroy(f);
+	if (err) {
+		tg_topology_destroy(t);
+		return NULL;
+	}
+	return t;
+}
+
+#define SW(id, n, desc) "Switch\t" #n " \"" id "\"\t\t# \"" desc "\" lid 1\n"
+#define PT(p, peer, pp, desc) \
+	"[" #p "]\t\"" peer "\"[" #pp "]\t\t# \"" desc "\" lid 2 4xNDR\n"
+#define CA(id, desc) "Ca\t1 \"" id "\"\t\t# \"" desc "\"\n"
+#define CP(peer, pp, desc) \
+	"[1](abc)\t\"" peer "\"[" #pp "]\t\t# lid 3 lmc 0 \"" desc "\"\n"
+
+/* a 3-level fat tree: core c1; spines s1 s2; leaves l1 l2 (s1), l3 (s2);
+ * hosts h1 h2 (l1), h3 (l2), h4 (l3); plus a switch with no host */
+static const char fat_tree[] =
+	"# ibnetdiscover\n\nvendid=0x2c9\ndevid=0xd2f2\n"
+	SW("S-c1", 4, "MF0;core-1:MQM9700/U1")
+	PT(1, "S-s1", 3, "MF0;spine-1:MQM9700/U1")
+	PT(2, "S-s2", 3, "MF0;spine-2:MQM9700/U1")
+	"\n"
+	SW("S-s1", 4, "MF0;spine-1:MQM9700/U1")
+	PT(1, "S-l1", 3, "MF0;leaf-1:X")
+	PT(2, "S-l2", 3, "MF0;leaf-2:X")
+	PT(3, "S-c1", 1, "MF0;core-1:MQM9700/U1")
+	"\n"
+	SW("S-s2", 4, "MF0;spine-2:MQM9700/U1")
+	PT(1, "S-l3", 3, "MF0;leaf-3:X")
+	PT(3, "S-c1", 2, "MF0;core-1:MQM9700/U1")
+	"\n"
+	SW("S-l1", 4, "MF0;leaf-1:X")
+	PT(1, "H-1", 1, "h1 mlx5_0")
+	PT(2, "H-2", 1, "h2 mlx5_0")
+	PT(3, "S-s1", 1, "MF0;spine-1:MQM9700/U1")
+	"\n"
+	SW("S-l2", 4, "MF0;leaf-2:X")
+	PT(1, "H-3", 1, "h3 mlx5_0")
+	PT(3, "S-s1", 2, "MF0;spine-1:MQM9700/U1")
+	"\n"
+	SW("S-l3", 4, "MF0;leaf-3:X")
+	PT(1, "H-4", 1, "h4 mlx5_0")
+	PT(3, "S-s2", 1, "MF0;spine-2:MQM9700/U1")
+	"\n"
+	SW("S-lonely", 4, "MF0;lonely:X")
+	"\n"
+	CA("H-1", "h1 mlx5_0") CP("S-l1", 1, "MF0;leaf-1:X") "\n"
+	CA("H-2", "h2 mlx5_0") CP("S-l1", 2, "MF0;leaf-1:X") "\n"
+	CA("H-3", "h3 mlx5_0") CP("S-l2", 1, "MF0;leaf-2:X") "\n"
+	CA("H-4", "h4 mlx5_0") CP("S-l3", 1, "MF0;leaf-3:X") "\n";
+
+static void test_ib_shapes(void)
+{
+	char msg[512], *text, *out;
+	tg_topology *t;
+
+	t = load_text(TG_FABRIC_IBNETDISCOVER, fat_tree, NULL, TG_OK,
+		      "fat tree", NULL, 0);
+	if (t) {
+		is_int(tg_topology_nlayers(t), 3, "fat tree: 3 levels");
+		is_str(path_of(t, "h1"), "core-1/spine-1/leaf-1",
+		       "fat tree: h1");
+		is_str(path_of(t, "h3"), "core-1/spine-1/leaf-2",
+		       "fat tree: h3");
+		is_str(path_of(t, "h4"), "core-1/spine-2/leaf-3",
+		       "fat tree: h4");
+		out = tree_of(t);
+		is_str(out,
+		       "# topology.conf (tree) written by topogang: 4 nodes, "
+		       "3 switch levels\n"
+		       "SwitchName=core-1 Switches=spine-[1-2]\n"
+		       "SwitchName=spine-1 Switches=leaf-[1-2]\n"
+		       "SwitchName=spine-2 Switches=leaf-3\n"
+		       "SwitchName=leaf-1 Nodes=h[1-2]\n"
+		       "SwitchName=leaf-2 Nodes=h3\n"
+		       "SwitchName=leaf-3 Nodes=h4\n", "fat tree: topology.conf");
+		tg_free(out);
+		tg_topology_destroy(t);
+	}
+
+	/* a leaf without uplinks stands on every level up to the top */
+	text = malloc(sizeof(fat_tree) + 512);
+	snprintf(text, sizeof(fat_tree) + 512, "%s%s", fat_tree,
+		 SW("S-l9", 2, "MF0;leaf-9:X") PT(1, "H-9", 1, "h9 mlx5_0")
+		 "\n" CA("H-9", "h9 mlx5_0") CP("S-l9", 1, "MF0;leaf-9:X"));
+	t = load_text(TG_FABRIC_IBNETDISCOVER, text, NULL, TG_OK,
+		      "isolated leaf", NULL, 0);
+	if (t) {
+		is_str(path_of(t, "h9"), "leaf-9/leaf-9/leaf-9",
+		       "isolated leaf repeats on the missing levels");
+		out = tree_of(t);
+		like(out, "\nSwitchName=leaf-9 Nodes=h9\n",
+		     "isolated leaf: written once");
+		tg_free(out);
+		tg_topology_destroy(t);
+	}
+	free(text);
+
+	/* two switches with one description fall back to their ids */
+	t = load_text(TG_FABRIC_IBNETDISCOVER,
+		      SW("S-a", 2, "MF0;same:X") PT(1, "H-1", 1, "h1 x") "\n"
+		      SW("S-b", 2, "MF0;same:X") PT(1, "H-2", 1, "h2 x") "\n"
+		      CA("H-1", "h1 x") CP("S-a", 1, "") "\n"
+		      CA("H-2", "h2 x") CP("S-b", 1, ""), NULL, TG_OK,
+		      "duplicate switch names", NULL, 0);
+	if (t) {
+		is_str(path_of(t, "h1"), "S-a", "duplicate names: ids used");
+		is_str(path_of(t, "h2"), "S-b", "duplicate names: ids used");
+		tg_topology_destroy(t);
+	}
+
+	/* errors: one line naming the file and line */
+	load_text(TG_FABRIC_IBNETDISCOVER, "vendid=0x2c9\n", NULL, TG_EPARSE,
+		  "no node block", msg, sizeof(msg));
+	like(msg, "in.txt:1: no Switch or Ca block", "no block: message");
+	load_text(TG_FABRIC_IBNETDISCOVER, SW("S-a", 2, "x") "[3]\t\"H-1\"[1]"
+		  "\n", NULL, TG_EPARSE, "port past the count", msg,
+		  sizeof(msg));
+	like(msg, "in.txt:2: port 3 of a node with 2 ports", "port message");
+	load_text(TG_FABRIC_IBNETDISCOVER, SW("S-a", 2, "x")
+		  "[1]\t\"H-1\"[1]\n[1]\t\"H-2\"[1]\n", NULL, TG_EEXIST,
+		  "port listed twice", msg, sizeof(msg));
+	like(msg, "in.txt:3: port 1 listed twice", "twice: message");
+	load_text(TG_FABRIC_IBNETDISCOVER, SW("S-a", 2, "x") "\n"
+		  SW("S-a", 2, "x"), NULL, TG_EEXIST, "node twice", msg,
+		  sizeof(msg));
+	like(msg, "in.txt:3: node S-a is defined twice (first at in.txt:1)",
+	     "node twice: message");
+	load_text(TG_FABRIC_IBNETDISCOVER, "[1]\t\"H-1\"[1]\n", NULL,
+		  TG_EPARSE, "port outside a block", msg, sizeof(msg));
+	like(msg, "in.txt:1: a port line outside", "outside: message");
+	load_text(TG_FABRIC_IBNETDISCOVER, SW("S-a", 2, "x")
+		  "[1]\t\"H-1[1]\n", NULL, TG_EPARSE, "unterminated quote",
+		  msg, sizeof(msg));
+	like(msg, "in.txt:2: expected the peer's id in quotes",
+	     "quote: message");
+	load_text(TG_FABRIC_IBNETDISCOVER, "Switch 65 S-a\n", NULL,
+		  TG_EPARSE, "unquoted id", msg, sizeof(msg));
+	like(msg, "in.txt:1: expected the node id in quotes", "id: message");
+	load_text(TG_FABRIC_IBNETDISCOVER, "hello world\n", NULL, TG_EPARSE,
+		  "garbage line", msg, sizeof(msg));
+	like(msg, "in.txt:1: unrecognised line 'hello world'",
+	     "garbage: message");
+	load_text(TG_FABRIC_IBNETDISCOVER, SW("S-a", 2, "x")
+		  PT(1, "H-1", 1, "h1 x") "\n", NULL, TG_EPARSE,
+		  "link to a node without a block", msg, sizeof(msg));
+	like(msg, "in.txt:2: S-a port 1 links to H-1, which has no block of "
+	     "its own: the output is truncated", "missing block: message");
+	load_text(TG_FABRIC_IBNETDISCOVER, SW("S-a", 2, "x")
+		  PT(1, "H-1", 1, "h1 x") "\n" CA("H-1", "h1 x")
+		  CP("S-a", 2, "x"), NULL, TG_EPARSE, "one-sided link", msg,
+		  sizeof(msg));
+	like(msg, "does not list that link back", "one-sided: message");
+	{
+		static const char nul[] = "Switch 2 \"S-a\"\0\n";
+
+		tg_fabric *f = tg_fabric_create();
+		tg_errinfo ei = { "" };
+
+		is_int(tg_fabric_add(f, TG_FABRIC_IBNETDISCOVER, nul,
+				     sizeof(nul) - 1, "nul.out", &ei),
+		       TG_EPARSE, "NUL byte");
+		like(ei.msg, "nul.out:1: NUL byte", "NUL: message");
+		is_int(tg_fabric_add(f, TG_FABRIC_IBNETDISCOVER, fat_tree,
+				     strlen(fat_tree), "x", &ei), TG_ESTATE,
+		       "after a failure the fabric takes nothing");
+		tg_fabric_destroy(f);
+	}
+}
+
+/* Every cut of the real capture is an error (or the whole file). */
+static void test_truncated(void)
+{
+	size_t len = 0, cut, fails = 0, oks = 0, bad = 0;
+	char *buf = data("ibnetdiscover_dgx_h100_ndr_superpod.out", &len);
+	char first[512] = "";
+
+	if (!buf) {
+		ok(0, "truncated: read the capture");
+		return;
+	}
+	for (cut = 0; cut < len; cut += 4999) {
+		tg_fabric *f = tg_fabric_create();
+		tg_errinfo ei = { "" };
+		tg_err err = tg_fabric_add(f, TG_FABRIC_IBNETDISCOVER, buf,
+					   cut, "cut.out", &ei);
+
+		if (err == TG_OK) {
+			oks++;
+		} else {
+			fails++;
+			if (strncmp(ei.msg, "cut.out:", 8) != 0)
+				bad++;
+			if (!first[0] && strstr(ei.msg, "truncated"))
+				snprintf(first, sizeof(first), "%s", ei.msg);
+		}
+		tg_fabric_destroy(f);
+	}
+	is_int(oks, 0, "truncated capture: every cut is rejected");
+	ok(fails > 50, "truncated capture: %zu cuts tried", fails);
+	is_int(bad, 0, "truncated capture: every message names the file "
+	       "and line");
+	like(first, "the output is truncated", "truncated capture: says so");
+	diag("%s", first);
+	free(buf);
+}
+
+/* ---- host-map rules ---- */
+
+static void test_hostmap(void)
+{
+	static const char csv[] =
+		"host,spine,leaf\n"
+		"node01.lab,s1,l1\nnode02.lab,s1,l1\ngpu-7,s1,l2\n"
+		"login1,s2,l3\n";
+	static const struct {
+		const char *rule, *node;
+		unsigned n;
+	} cases[] = {
+		{ NULL, "node01.lab", 4 },
+		{ "strip-domain", "node01", 4 },
+		{ "match=node*|gpu-?", "gpu-7", 3 },
+		{ "drop=login*,strip-domain,upper", "NODE02", 3 },
+		{ "replace=node/n,strip-suffix=.lab", "n02", 4 },
+		{ "strip-prefix=gpu-,prefix=x", "x7", 4 },
+		{ "match=*", "login1", 4 },
+		{ "match=*1*", "login1", 2 },
+	};
+	static const struct {
+		const char *rule, *msg;
+	} bad[] = {
+		{ "bogus", "unknown step 'bogus'" },
+		{ "match", "needs a value" },
+		{ "lower=x", "takes no value" },
+		{ "match=a||b", "empty glob" },
+		{ "lower,,upper", "empty step" },
+		{ "replace=abc", "expected replace=FROM/TO" },
+	};
+	char msg[512];
+	unsigned i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		tg_topology *t = load_text(TG_FABRIC_CSV, csv, cases[i].rule,
+					   TG_OK, cases[i].rule ?
+					   cases[i].rule : "no rule", NULL,
+					   0);
+
+		if (!t)
+			continue;
+		is_int(tg_topology_nnodes(t), cases[i].n, "rule %s: %u hosts",
+		       cases[i].rule ? cases[i].rule : "(none)", cases[i].n);
+		ok(strcmp(path_of(t, cases[i].node), "(no node)") != 0,
+		   "rule %s: node %s", cases[i].rule ? cases[i].rule :
+		   "(none)", cases[i].node);
+		tg_topology_destroy(t);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		tg_fabric *f = tg_fabric_create();
+		tg_errinfo ei = { "" };
+
+		ok(tg_fabric_set_hostmap(f, bad[i].rule, &ei) != TG_OK,
+		   "bad rule '%s' is refused", bad[i].rule);
+		like(ei.msg, bad[i].msg, "bad rule '%s': message",
+		     bad[i].rule);
+		tg_fabric_destroy(f);
+	}
+	load_text(TG_FABRIC_CSV, csv, "match=nothing*", TG_EINVAL,
+		  "a rule that drops every host", msg, sizeof(msg));
+	like(msg, "no host rows (4 rows: 4 dropped", "all dropped: message");
+	{
+		tg_topology *t = load_text(TG_FABRIC_CSV, csv,
+					   "replace=node/a b", TG_OK,
+					   "a name the rule makes invalid is "
+					   "skipped", NULL, 0);
+
+		is_int(tg_topology_nnodes(t), 2, "invalid names skipped: "
+		       "gpu-7 and login1 stay");
+		tg_topology_destroy(t);
+	}
+}
+
+/* ---- NetQ ---- */
+
+static void test_netq(void)
+{
+	tg_fabric *f = NULL;
+	tg_fabric_summary s;
+	tg_topology *t;
+	char msg[512], *out;
+
+	t = load(TG_FABRIC_NETQ, "netq_topology_graph.json", NULL, &f);
+	tg_fabric_summary_get(f, &s);
+	is_int(s.switches, 3, "netq: 2 leaves and a spine");
+	is_int(s.hosts, 8, "netq: 8 DGX");
+	is_int(tg_topology_nlayers(t), 2, "netq: 2 levels");
+	is_str(path_of(t, "dgx-01"), "net-unit-s1/net-unit-l1",
+	       "netq: dgx-01");
+	is_str(path_of(t, "dgx-05"), "net-unit-s1/net-unit-l2",
+	       "netq: dgx-05");
+	out = tree_of(t);
+	golden(out, "netq.tree.conf", "netq tree");
+	tg_free(out);
+	tg_fabric_destroy(f);
+	tg_topology_destroy(t);
+
+	t = load_text(TG_FABRIC_NETQ,
+		      "{\"nodes\": [{\"id\": \"a\", \"name\": \"sw1\", "
+		      "\"device_type\": \"switch\"}, {\"id\": \"b\", "
+		      "\"name\": \"host1\", \"tier\": -1}],"
+		      " \"links\": [{\"id\": \"a-*-b\"}]}", NULL, TG_OK,
+		      "netq: flat nodes, links by id", NULL, 0);
+	if (t) {
+		is_str(path_of(t, "host1"), "sw1", "netq: flat graph");
+		tg_topology_destroy(t);
+	}
+	load_text(TG_FABRIC_NETQ, "[{\"nodes\": [], \"links\": [\n{]}]",
+		  NULL, TG_EPARSE, "netq: malformed JSON", msg, sizeof(msg));
+	like(msg, "in.txt:2: malformed JSON", "netq JSON: message");
+	load_text(TG_FABRIC_NETQ, "[{\"nodes\": 3}]", NULL, TG_EPARSE,
+		  "netq: nodes not an array", msg, sizeof(msg));
+	like(msg, "in.txt: [0]: expected \"nodes\" and \"links\"",
+	     "netq shape: message");
+	load_text(TG_FABRIC_NETQ, "{\"nodes\": [{\"id\": \"a\"}], "
+		  "\"links\": []}", NULL, TG_EPARSE, "netq: node without name",
+		  msg, sizeof(msg));
+	like(msg, "[0].nodes[0]: a node needs", "netq node: message");
+	load_text(TG_FABRIC_NETQ, "{\"nodes\": [{\"id\": \"a\", \"name\": "
+		  "\"x\"}], \"links\": [{\"src\": \"a\", \"target\": "
+		  "\"zz\"}]}", NULL, TG_EPARSE, "netq: link to nowhere", msg,
+		  sizeof(msg));
+	like(msg, "[0].links[0]: 'zz' is not a node", "netq link: message");
+	load_text(TG_FABRIC_NETQ, "{\"nodes\": [{\"id\": \"a\", \"name\": "
+		  "\"x\", \"device_type\": \"switch\"}], \"links\": []}", NULL,
+		  TG_EINVAL, "netq: switches but no host", msg, sizeof(msg));
+	like(msg, "no host is attached", "no host: message");
+}
+
+/* ---- CSV (Crux) ---- */
+
+static void test_csv(void)
+{
+	tg_topology *t;
+	tg_fabric *f = NULL;
+	tg_fabric_summary s;
+	char msg[512], *out;
+
+	t = load(TG_FABRIC_CSV, "alibaba_crux_2023_clos_topo.csv", NULL, &f);
+	tg_fabric_summary_get(f, &s);
+	is_int(s.hosts, 847, "crux: 847 hosts");
+	is_int(tg_topology_nlayers(t), 3, "crux: DSW > PSW > ASW");
+	is_str(tg_topology_layer_name(t, 1), "PSW", "crux: layer names from "
+	       "the header");
+	is_str(tg_topology_layer_key(t, 0), "fabric.topograph.run/tier-2",
+	       "crux: DSW is tier-2");
+	is_int(layer_domains(t, 1), 3, "crux: 3 PSWs");
+	is_int(layer_domains(t, 2), 119, "crux: 119 ToR groups, (PSW, ASW) "
+	       "pairs");
+	is_str(path_of(t, "0c9d9de1b19e7f39b08f49ddfa26744ae26d3adf8bd59af1"
+		       "b16e203b6fa5fe4b"), "G6/P10/S14", "crux: first row");
+	ok(tg_topology_nwarnings(t) > 0, "crux: the core warns that ASW "
+	   "names repeat under several PSWs");
+	out = tree_of(t);
+	golden(out, "crux.tree.conf", "crux tree");
+	like(out, "SwitchName=P10 Switches=G6_P10_S[1-48]\n",
+	     "crux: repeated ToR names are written as full paths");
+	tg_free(out);
+	tg_fabric_destroy(f);
+	tg_topology_destroy(t);
+
+	t = load_text(TG_FABRIC_CSV, "\xef\xbb\xbfhost, top ,leaf\r\n"
+		      "# a comment\n\n\"h1\",t1,l1\r\nh2,\"t1\",l2\n"
+		      "h1,t1,l1\n", NULL, TG_OK,
+		      "csv: BOM, CRLF, quotes, blanks, a repeated row", NULL,
+		      0);
+	if (t) {
+		is_int(tg_topology_nnodes(t), 2, "csv: 2 hosts");
+		is_str(path_of(t, "h2"), "t1/l2", "csv: quoted switch");
+		tg_topology_destroy(t);
+	}
+	load_text(TG_FABRIC_CSV, "host\n", NULL, TG_EPARSE,
+		  "csv: header without levels", msg, sizeof(msg));
+	like(msg, "in.txt:1: the header needs", "header: message");
+	load_text(TG_FABRIC_CSV, "h,a,b\nx,1\n", NULL, TG_EPARSE,
+		  "csv: short row", msg, sizeof(msg));
+	like(msg, "in.txt:2: 2 columns; the header (line 1) has 3",
+	     "short row: message");
+	load_text(TG_FABRIC_CSV, "h,a\nx,\n", NULL, TG_EPARSE,
+		  "csv: empty field", msg, sizeof(msg));
+	like(msg, "in.txt:2: column 2 is empty", "empty field: message");
+	load_text(TG_FABRIC_CSV, "h,a\nx,s1\nx,s2\n", NULL, TG_EEXIST,
+		  "csv: host under two switches", msg, sizeof(msg));
+	like(msg, "in.txt:3: host 'x' is already under other switches "
+	     "(in.txt:2)", "two switches: message");
+	load_text(TG_FABRIC_CSV, "h,a\nx,\"s1\n", NULL, TG_EPARSE,
+		  "csv: unterminated quote", msg, sizeof(msg));
+	like(msg, "unterminated quote", "quote: message");
+	load_text(TG_FABRIC_CSV, "h,a\nx,s/1\n", NULL, TG_EPARSE,
+		  "csv: bad switch name", msg, sizeof(msg));
+	like(msg, "in.txt:2: column 2: switch 's/1'", "bad switch: message");
+	load_text(TG_FABRIC_CSV, "h,a,a\n", NULL, TG_EPARSE,
+		  "csv: level named twice", msg, sizeof(msg));
+	load_text(TG_FABRIC_CSV, "", NULL, TG_EPARSE, "csv: empty input",
+		  msg, sizeof(msg));
+	like(msg, "in.txt:1: no header line", "empty: message");
+}
+
+/* ---- API ---- */
+
+static void test_api(void)
+{
+	tg_fabric *f = tg_fabric_create();
+	tg_topology *t = tg_topology_create();
+	tg_errinfo ei = { "" };
+	static const char csv[] = "h,a\nx,s\n";
+
+	is_int(tg_fabric_build(f, t, &ei), TG_EINVAL, "build without input");
+	is_int(tg_fabric_add(f, TG_FABRIC_CSV, csv, strlen(csv), NULL, &ei),
+	       TG_OK, "csv");
+	is_int(tg_fabric_set_hostmap(f, "lower", &ei), TG_ESTATE,
+	       "host map after an input");
+	is_int(tg_fabric_add(f, TG_FABRIC_NETQ, "{}", 2, "g.json", &ei),
+	       TG_ESTATE, "a graph after a table");
+	like(ei.msg, "g.json: a switch graph cannot be added to a fabric "
+	     "read from host tables", "mixing: message");
+	is_int(tg_fabric_add(f, TG_FABRIC_CSV, "h,a,b\n", 6, "b.csv", &ei),
+	       TG_EPARSE, "a table with other levels");
+	tg_fabric_destroy(f);
+
+	f = tg_fabric_create();
+	is_int(tg_fabric_add(f, TG_FABRIC_CSV, csv, strlen(csv), NULL, &ei),
+	       TG_OK, "csv again");
+	is_int(tg_fabric_add(f, TG_FABRIC_CSV, "h,a\ny,s\n", 8, "two.csv",
+			     &ei), TG_OK, "a second table with the same "
+	       "levels");
+	is_int(tg_fabric_build(f, t, &ei), TG_OK, "build");
+	is_int(tg_topology_nnodes(t), 2, "both tables' hosts");
+	is_int(tg_fabric_build(f, t, &ei), TG_ESTATE, "into a used topology");
+	tg_topology_destroy(t);
+	t = tg_topology_create();
+	is_int(tg_fabric_build(f, t, &ei), TG_OK, "built twice");
+	is_int(tg_fabric_add_file(f, TG_FABRIC_CSV, "/no/such/file", &ei),
+	       TG_EIO, "missing file");
+	like(ei.msg, "/no/such/file", "missing file: message");
+	is_int(tg_fabric_nwarnings(NULL), 0, "NULL fabric: no warnings");
+	ok(tg_fabric_warning(f, 1000) == NULL, "warning past the end");
+	tg_fabric_destroy(f);
+	tg_fabric_destroy(NULL);
+	tg_topology_destroy(t);
+}
+
 int main(void)
 {
-	ok(1, "placeholder");
+	const char *src = getenv("TG_SRCDIR");
+
+	snprintf(datadir, sizeof(datadir), "%s/tests/data/discover",
+		 src && *src ? src : ".");
+	test_ibnetdiscover();
+	test_ib_shapes();
+	test_truncated();
+	test_hostmap();
+	test_netq();
+	test_csv();
+	test_api();
 	return done_testing();
 }
