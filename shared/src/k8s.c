@@ -3018,6 +3018,61 @@ static tg_err node_core(bctx *b, const kobj *o, tg_err err, const char *what)
 	return oerr(b, o, NULL, err, "%s: %s", what, tg_strerror(err));
 }
 
+/*
+ * The NVLink islands of topogang discovery's label: islands separated by
+ * '.', the GPU ranges of one island by '_' ("0-3.4-7", "0_2.1_3").  GPUs
+ * the label does not name are islands of their own.  False when the
+ * value is malformed or names a GPU twice or past \p n.
+ */
+static bool parse_islands(const char *s, unsigned n, uint8_t *isl)
+{
+	bool seen[TG_MAX_GPUS] = { false };
+	unsigned island = 0, g, a, bnd;
+	const char *q = s;
+
+	if (!*s || n > TG_MAX_GPUS)
+		return false;
+	for (;;) {
+		char *end;
+		unsigned long x, y;
+
+		if (*q < '0' || *q > '9')
+			return false;
+		x = strtoul(q, &end, 10);
+		y = x;
+		q = end;
+		if (*q == '-') {
+			q++;
+			if (*q < '0' || *q > '9')
+				return false;
+			y = strtoul(q, &end, 10);
+			q = end;
+		}
+		if (x > y || y >= n)
+			return false;
+		for (a = (unsigned)x, bnd = (unsigned)y; a <= bnd; a++) {
+			if (seen[a])
+				return false;
+			seen[a] = true;
+			isl[a] = (uint8_t)island;
+		}
+		if (*q == '_') {
+			q++;
+		} else if (*q == '.') {
+			q++;
+			island++;
+		} else if (!*q) {
+			break;
+		} else {
+			return false;
+		}
+	}
+	for (g = 0; g < n; g++)
+		if (!seen[g])
+			isl[g] = (uint8_t)++island;
+	return island < TG_MAX_GPUS;
+}
+
 static tg_err add_node(bctx *b, const kobj *o, size_t *nopods)
 {
 	const cJSON *labels, *spec, *status, *alloc, *taints, *un, *c;
@@ -3098,7 +3153,27 @@ static tg_err add_node(bctx *b, const kobj *o, size_t *nopods)
 					return tgi_errf(b->ei, err,
 							"out of memory");
 			}
-			err = tg_topology_node_set_gpus(b->t, id, n, NULL);
+			{
+				const char *il = jstr(jget(jget(o->j,
+					"metadata"), "labels"),
+					TG_LABEL_NVLINK_ISLANDS);
+				uint8_t isl[TG_MAX_GPUS];
+				bool have = il && parse_islands(il, n, isl);
+
+				if (il && !have) {
+					err = owarn(b, o, "label %s: bad value "
+						    "'%.60s' (want e.g. "
+						    "0-3.4-7); one NVLink "
+						    "island assumed",
+						    TG_LABEL_NVLINK_ISLANDS,
+						    il);
+					if (err)
+						return tgi_errf(b->ei, err,
+							"out of memory");
+				}
+				err = tg_topology_node_set_gpus(b->t, id, n,
+						have ? isl : NULL);
+			}
 			if (err)
 				return node_core(b, o, err, p);
 			continue;
