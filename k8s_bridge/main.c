@@ -1,10 +1,363 @@
-/* placeholder: topogang-bridge is being written (issue #5) */
+/*
+ * k8s_bridge/main.c - topogang-bridge: a topology-aware gang scheduler
+ * for Kubernetes on the shared placement core.
+ *
+ * One thread, one loop: the curl multi handle (informers' lists and
+ * watches, the lease, the scheduler's writes) and the HTTP endpoint's
+ * sockets are waited on together; timers run on every turn.  The
+ * scheduler runs a cycle from the loop when one is due; while a cycle
+ * waits for the API server it turns the same loop (br_http_wait), so
+ * watches, the lease and /healthz keep going.
+ *
+ * Exit status: 0 after SIGTERM/SIGINT (the lease released), 2 for bad
+ * usage or configuration (one line on stderr), 1 for a failure to start.
+ */
+#define _POSIX_C_SOURCE 200809L
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-int main(void)
+#include <topogang/topogang.h>
+
+#include "bconfig.h"
+#include "http.h"
+#include "httpd.h"
+#include "informer.h"
+#include "leader.h"
+#include "log.h"
+#include "metrics.h"
+#include "sched.h"
+
+/* What the daemon lists and watches. */
+static const br_resdef R_NODES = {
+	"nodes", "", { "v1" }, "Node", NULL, false, false };
+static const br_resdef R_PODS = {
+	"pods", "", { "v1" }, "Pod",
+	"status.phase!=Succeeded,status.phase!=Failed", false, true };
+static const br_resdef R_PCS = {
+	"priorityclasses", "scheduling.k8s.io", { "v1" }, "PriorityClass",
+	NULL, true, false };
+static const br_resdef R_PDBS = {
+	"poddisruptionbudgets", "policy", { "v1" }, "PodDisruptionBudget",
+	NULL, true, false };
+static const br_resdef R_UPG = {
+	"podgroups", "scheduling.k8s.io", { "v1alpha2" }, "PodGroup", NULL,
+	true, false };
+/* Dialect CRs the core's loader reads (research/k8s-api.md §2). */
+static const br_resdef R_FEED[] = {
+	{ "podgroups", "scheduling.sigs.k8s.io", { "v1alpha1" }, "PodGroup",
+	  NULL, true, false },
+	{ "podgroups", "scheduling.x-k8s.io", { "v1alpha1" }, "PodGroup",
+	  NULL, true, false },
+	{ "podgroups", "scheduling.run.ai", { "v2alpha2" }, "PodGroup", NULL,
+	  true, false },
+	{ "clusternetworktopologies", "scheduling.koordinator.sh",
+	  { "v1alpha1" }, "ClusterNetworkTopology", NULL, true, false },
+	{ "topologies", "kai.scheduler", { "v1alpha1" }, "Topology", NULL,
+	  true, false },
+	{ "topologies", "kueue.x-k8s.io", { "v1beta2", "v1beta1" },
+	  "Topology", NULL, true, false },
+};
+#define NFEED (sizeof(R_FEED) / sizeof(R_FEED[0]))
+#define NINF (NFEED + 5)
+
+typedef struct app {
+	br_config cfg;
+	br_http *h;
+	br_httpd *httpd;
+	br_leader *leader;
+	br_sched *sched;
+	br_metrics m;
+	br_informer *inf[NINF];	/* nodes pods pcs pdbs upg feed... */
+	br_informer *feed[NFEED];
+	bool was_leading;
+	bool synced_logged;
+} app;
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
 {
-	fputs("topogang-bridge: not built yet\n", stderr);
-	return 2;
+	stop_signal = sig;
+}
+
+static bool all_synced(const app *a)
+{
+	unsigned i;
+
+	for (i = 0; i < NINF; i++)
+		if (!br_informer_synced(a->inf[i]))
+			return false;
+	return true;
+}
+
+static bool leading(void *ud)
+{
+	app *a = ud;
+
+	return !stop_signal && br_leader_leading(a->leader, br_now_ms());
+}
+
+static void on_inf_event(void *ud, br_informer *inf, int type,
+			 const br_obj *old, const br_obj *cur)
+{
+	app *a = ud;
+
+	if (a->sched)
+		br_sched_on_event(a->sched, inf, type, old, cur);
+}
+
+static void on_leader(void *ud, bool on)
+{
+	app *a = ud;
+
+	if (!on && a->sched)
+		br_sched_stop(a->sched);
+	if (on && a->sched)
+		br_sched_on_event(a->sched, NULL, 0, NULL, NULL);
+}
+
+static void observe(const br_req *r, void *ud)
+{
+	app *a = ud;
+
+	a->m.api_requests++;
+	if (r->cancelled)
+		return;
+	if (r->status == 0 || r->status >= 400)
+		a->m.api_errors[r->status < 600 ? r->status : 0]++;
+}
+
+/* ---- /healthz /readyz /metrics ----------------------------------------- */
+
+static void gauge(br_buf *b, const char *name, const char *help, double v)
+{
+	br_metrics_header(b, name, "gauge", help);
+	br_buf_addf(b, "%s %g\n", name, v);
+}
+
+static void per_informer(const app *a, br_buf *b, const char *name,
+			 const char *type, const char *help, int what)
+{
+	unsigned i;
+
+	br_metrics_header(b, name, type, help);
+	for (i = 0; i < NINF; i++) {
+		const br_informer *inf = a->inf[i];
+		const br_informer_stats *st = br_informer_get_stats(inf);
+		const br_resdef *d = br_informer_def(inf);
+		double v = what == 0 ? (double)br_informer_store(inf)->n :
+			   what == 1 ? (double)st->watch_restarts :
+			   what == 2 ? (double)st->relists :
+			   what == 3 ? (double)br_informer_installed(inf) :
+			   (double)br_informer_store(inf)->bytes;
+
+		br_buf_addf(b, "%s{resource=\"%s%s%s\"} %g\n", name,
+			    d->resource, *d->group ? "." : "", d->group, v);
+	}
+}
+
+static int endpoint(void *ud, const char *path, br_buf *body,
+		    const char **ctype)
+{
+	app *a = ud;
+	bool lead = br_leader_leading(a->leader, br_now_ms());
+
+	if (strcmp(path, "/healthz") == 0 || strcmp(path, "/livez") == 0) {
+		br_buf_adds(body, "ok\n");
+		return 200;
+	}
+	if (strcmp(path, "/readyz") == 0) {
+		if (!all_synced(a)) {
+			br_buf_adds(body, "caches not synced\n");
+			return 503;
+		}
+		br_buf_addf(body, "ok (%s)\n", lead ? "leader" : "standby");
+		return 200;
+	}
+	if (strcmp(path, "/metrics") == 0) {
+		*ctype = "text/plain; version=0.0.4; charset=utf-8";
+		br_metrics_render(&a->m, body);
+		gauge(body, "topogang_leader", "1 when this replica leads.",
+		      lead ? 1 : 0);
+		gauge(body, "topogang_caches_synced",
+		      "1 when every cache has been listed.",
+		      all_synced(a) ? 1 : 0);
+		gauge(body, "topogang_pending_gangs",
+		      "Gangs in the last cycle's queue.",
+		      br_sched_pending(a->sched));
+		gauge(body, "topogang_preempting_gangs",
+		      "Gangs waiting for their victims to go.",
+		      br_sched_waiting(a->sched));
+		per_informer(a, body, "topogang_cache_objects", "gauge",
+			     "Objects in each cache.", 0);
+		per_informer(a, body, "topogang_watch_restarts_total",
+			     "counter", "Watches started again (stream "
+			     "ended, dropped or failed).", 1);
+		per_informer(a, body, "topogang_relists_total", "counter",
+			     "Lists after a 410 (Expired or Gone).", 2);
+		per_informer(a, body, "topogang_resource_installed", "gauge",
+			     "1 when the resource is served (CRDs).", 3);
+		per_informer(a, body, "topogang_cache_bytes", "gauge",
+			     "Bytes of object text in each cache.", 4);
+		return 200;
+	}
+	br_buf_adds(body, "not found\n");
+	return 404;
+}
+
+/* ---- the loop ---------------------------------------------------------- */
+
+static void ticks(app *a)
+{
+	int64_t now = br_now_ms();
+	bool lead;
+	unsigned i;
+
+	for (i = 0; i < NINF; i++)
+		br_informer_tick(a->inf[i], now);
+	if (!stop_signal)
+		br_leader_tick(a->leader, now);
+	lead = br_leader_leading(a->leader, now);
+	if (a->was_leading && !lead)
+		br_sched_stop(a->sched);
+	a->was_leading = lead;
+	if (stop_signal)
+		br_sched_stop(a->sched);
+	br_sched_pump(a->sched);
+	if (!a->synced_logged && all_synced(a)) {
+		a->synced_logged = true;
+		br_log(BR_LOG_INFO, "all caches synced", NULL);
+	}
+}
+
+static void turn_wait(app *a, long wait_ms)
+{
+	struct curl_waitfd fds[BR_HTTPD_MAX_CONNS + 1];
+	unsigned n = a->httpd ? br_httpd_fds(a->httpd, fds,
+					      BR_HTTPD_MAX_CONNS + 1) : 0;
+
+	br_http_poll(a->h, wait_ms, fds, n);
+	if (a->httpd)
+		br_httpd_process(a->httpd, fds, n);
+	ticks(a);
+}
+
+static void turn(void *ud)
+{
+	turn_wait(ud, 20);
+}
+
+static int run(app *a)
+{
+	while (!stop_signal) {
+		int64_t now;
+
+		turn_wait(a, 100);
+		now = br_now_ms();
+		if (all_synced(a) && br_leader_leading(a->leader, now) &&
+		    br_sched_due(a->sched, now))
+			br_sched_cycle(a->sched);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	app a;
+	char err[1024];
+	int rc = 1, r;
+	unsigned i;
+	br_sched_env env;
+	struct sigaction sa;
+
+	memset(&a, 0, sizeof(a));
+	br_config_init(&a.cfg);
+	r = br_config_from_args(&a.cfg, argc, argv, err, sizeof(err));
+	if (r != 0) {
+		if (r < 0)
+			fprintf(stderr, "topogang-bridge: %s\n", err);
+		br_config_free(&a.cfg);
+		return r < 0 ? 2 : 0;
+	}
+	br_log_set_level(a.cfg.log_level);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+
+	a.h = br_http_create(&a.cfg, err, sizeof(err));
+	if (!a.h) {
+		fprintf(stderr, "topogang-bridge: %s\n", err);
+		goto fail_http;
+	}
+	br_http_set_observer(a.h, observe, &a);
+	br_http_set_loop(a.h, turn, &a);
+	if (*a.cfg.listen) {
+		a.httpd = br_httpd_create(a.cfg.listen, endpoint, &a, err,
+					  sizeof(err));
+		if (!a.httpd) {
+			fprintf(stderr, "topogang-bridge: %s\n", err);
+			goto fail_httpd;
+		}
+	}
+	a.inf[0] = br_informer_create(a.h, &a.cfg, &R_NODES, on_inf_event, &a);
+	a.inf[1] = br_informer_create(a.h, &a.cfg, &R_PODS, on_inf_event, &a);
+	a.inf[2] = br_informer_create(a.h, &a.cfg, &R_PCS, on_inf_event, &a);
+	a.inf[3] = br_informer_create(a.h, &a.cfg, &R_PDBS, on_inf_event, &a);
+	a.inf[4] = br_informer_create(a.h, &a.cfg, &R_UPG, on_inf_event, &a);
+	for (i = 0; i < NFEED; i++) {
+		a.feed[i] = br_informer_create(a.h, &a.cfg, &R_FEED[i],
+					       on_inf_event, &a);
+		a.inf[5 + i] = a.feed[i];
+	}
+	a.leader = br_leader_create(a.h, &a.cfg, on_leader, &a);
+	memset(&env, 0, sizeof(env));
+	env.h = a.h;
+	env.cfg = &a.cfg;
+	env.m = &a.m;
+	env.nodes = a.inf[0];
+	env.pods = a.inf[1];
+	env.pcs = a.inf[2];
+	env.pdbs = a.inf[3];
+	env.upg = a.inf[4];
+	env.feed = a.feed;
+	env.nfeed = NFEED;
+	env.leading = leading;
+	env.ud = &a;
+	a.sched = br_sched_create(&env);
+	{
+		char port[16];
+
+		snprintf(port, sizeof(port), "%d",
+			 a.httpd ? br_httpd_port(a.httpd) : 0);
+		br_log(BR_LOG_INFO, "starting", "version", PACKAGE_VERSION,
+		       "server", a.cfg.server, "via", a.cfg.conn_source,
+		       "scheduler_name", a.cfg.scheduler_name, "identity",
+		       a.cfg.identity, "lease", a.cfg.leader_elect ?
+		       a.cfg.lease_name : "(leader election off)",
+		       "lease_namespace", a.cfg.lease_namespace,
+		       "listen_port", port, "config",
+		       a.cfg.config_file ? a.cfg.config_file : "", NULL);
+	}
+	rc = run(&a);
+	br_log(BR_LOG_INFO, "stopping", "signal",
+	       stop_signal == SIGTERM ? "TERM" : "INT", NULL);
+	br_sched_stop(a.sched);
+	br_leader_release(a.leader);
+	br_sched_destroy(a.sched);
+	br_leader_destroy(a.leader);
+	for (i = 0; i < NINF; i++)
+		br_informer_destroy(a.inf[i]);
+	br_httpd_destroy(a.httpd);
+fail_httpd:
+	br_http_destroy(a.h);
+fail_http:
+	br_config_free(&a.cfg);
+	return rc;
 }

@@ -1,0 +1,1924 @@
+/*
+ * k8s_bridge/sched.c - the scheduling loop (see sched.h for the design).
+ *
+ * Everything placement decides comes from the core: tg_place(),
+ * tg_decision_apply() and the decision's accessors.  This file turns the
+ * caches into the core's input and the decisions into API writes.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#include <topogang/topogang.h>
+
+#include "log.h"
+#include "map.h"
+#include "sched.h"
+
+/* Bounds and timings. */
+#define SNAP_CHUNK		(64u << 20)	/* bytes per tg_k8s_add() */
+#define SNAP_MAX		(4ull << 30)	/* bytes of one snapshot */
+#define ASSUME_TTL_MS		30000
+#define BIND_ATTEMPTS		3
+#define BIND_RETRY_MS		200
+#define VICTIM_RETRY_MS		10000
+#define BATCH_DEBOUNCE_MS	50	/* quiet time before a cycle */
+#define BATCH_MAX_WAIT_MS	500	/* longest a change waits */
+#define SAFETY_CYCLE_MS		30000
+#define SNAP_ERROR_RETRY_MS	5000
+#define NOTE_MAX		1024	/* events.k8s.io note */
+#define MAX_WARNINGS_KEPT	10000
+#define LOG_NODES_MAX		16
+#define EVENTS_INFLIGHT		8	/* events posted at once */
+#define EVENTS_QUEUED		100000	/* queued; then dropped */
+
+/* Gang dialect keys the member index reads (as shared/src/k8s.c). */
+#define L_KOORD_PG	"pod-group.scheduling.sigs.k8s.io"
+#define L_KOORD_PG_OLD	"pod-group.scheduling.sigs.k8s.io/name"
+#define L_SP_PG		"scheduling.x-k8s.io/pod-group"
+#define A_KOORD_NAME	"gang.scheduling.koordinator.sh/name"
+#define A_KOORD_GROUPS	"gang.scheduling.koordinator.sh/groups"
+#define A_KAI_PG	"pod-group-name"
+#define L_KUEUE_GROUP	"kueue.x-k8s.io/pod-group-name"
+#define L_LWS_NAME	"leaderworkerset.sigs.k8s.io/name"
+#define L_LWS_GROUP	"leaderworkerset.sigs.k8s.io/group-index"
+
+typedef struct gstate {
+	unsigned attempts;	/* consecutive failed attempts */
+	int64_t next_ms;	/* not before (backoff) */
+	int64_t last_ms;	/* last attempt */
+	uint64_t seq;		/* cluster events at the last attempt */
+	bool need_event;	/* unschedulable: wait for a cluster event */
+	int64_t waiting_ms;	/* preempting since, 0 = not */
+	int64_t partial_ms;	/* half-bound since, 0 = not */
+	int64_t seen;		/* cycle it was last in the queue */
+} gstate;
+
+typedef struct vstate {
+	char *uid;
+	int64_t next_ms;	/* next eviction attempt */
+	bool marked;		/* DisruptionTarget written */
+} vstate;
+
+typedef struct assumed {
+	char *uid, *node, *gang, *domain;
+	unsigned rank;
+	int64_t expires_ms;
+} assumed;
+
+typedef struct strvec {
+	char **v;
+	size_t n, cap;
+} strvec;
+
+struct br_sched {
+	br_sched_env env;
+	br_map gangs;		/* gstate by gang name */
+	br_map victims;		/* vstate by pod key */
+	br_map assumed;		/* assumed by pod key */
+	br_map warned_nodes;	/* node name: event sent */
+	br_map warnings;	/* loader warnings logged */
+	uint64_t seq;		/* cluster events seen */
+	bool dirty;
+	int64_t dirty_since_ms, last_change_ms;
+	int64_t next_due_ms;
+	int64_t last_cycle_ms;
+	int64_t last_end_ms;	/* when the last cycle ended */
+	int64_t last_snap_ms;	/* how long its snapshot took */
+	int64_t cycle_no;
+	int64_t error_until_ms;
+	bool busy, stopped;
+	br_req **batch;		/* the writes in flight */
+	size_t nbatch;
+	unsigned pending, waiting;
+	uint64_t ev_ctr;
+	/* events wait here: bindings and status writes go first */
+	br_req **evq;
+	size_t evhead, evn, evcap;
+	br_req *evfly[EVENTS_INFLIGHT];
+	uint64_t ev_dropped;
+};
+
+/* One cycle's working set. */
+typedef struct plan {
+	tg_gang *g;
+	tg_decision *d;
+	gstate *gs;
+	bool partial;		/* completing a half-bound gang */
+	bool held;		/* placed, but its victims still terminate */
+	const char *domain;	/* recorded on the pods: the gang's domain
+				 * (a repair keeps the original one) */
+} plan;
+
+typedef struct bound_info {
+	char *domain;
+	strvec keys;		/* bound members (ns/name) */
+} bound_info;
+
+typedef struct cyc {
+	br_sched *s;
+	int64_t now;
+	tg_k8s *k;
+	tg_topology *t;
+	br_map members;		/* gang name -> strvec of pending keys */
+	br_map bound;		/* gang name -> bound_info */
+	br_map terminating;	/* node name -> a bound pod terminating */
+	plan *pl;
+	size_t npl, cappl;
+} cyc;
+
+/* ---- small things ------------------------------------------------------ */
+
+static void sv_push(strvec *v, const char *s)
+{
+	if (v->n == v->cap) {
+		v->cap = v->cap ? v->cap * 2 : 8;
+		v->v = br_xrealloc(v->v, v->cap * sizeof(char *));
+	}
+	v->v[v->n++] = br_xstrdup(s);
+}
+
+static void sv_free(strvec *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		free(v->v[i]);
+	free(v->v);
+	v->v = NULL;
+	v->n = v->cap = 0;
+}
+
+static void free_strvec(void *p)
+{
+	sv_free(p);
+	free(p);
+}
+
+static void free_bound(void *p)
+{
+	bound_info *b = p;
+
+	free(b->domain);
+	sv_free(&b->keys);
+	free(b);
+}
+
+static void free_vstate(void *p)
+{
+	vstate *v = p;
+
+	free(v->uid);
+	free(v);
+}
+
+static void free_assumed(void *p)
+{
+	assumed *a = p;
+
+	free(a->uid);
+	free(a->node);
+	free(a->gang);
+	free(a->domain);
+	free(a);
+}
+
+static bool streq0(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* "ns/name" into its parts (bounded). */
+static void split_key(const char *key, char *ns, size_t nn, char *name,
+		      size_t n)
+{
+	const char *slash = strchr(key, '/');
+
+	if (!slash) {
+		snprintf(ns, nn, "default");
+		snprintf(name, n, "%s", key);
+		return;
+	}
+	snprintf(ns, nn, "%.*s", (int)(slash - key), key);
+	snprintf(name, n, "%s", slash + 1);
+}
+
+static const char *ms_str(char *buf, size_t n, double ms)
+{
+	snprintf(buf, n, "%.3f", ms);
+	return buf;
+}
+
+static bool leading(br_sched *s)
+{
+	if (s->stopped)
+		return false;
+	return s->env.leading ? s->env.leading(s->env.ud) : true;
+}
+
+/* Runs requests (caller-owned) to completion; cancellable by stop. */
+static void run_batch(br_sched *s, br_req **reqs, size_t n)
+{
+	size_t i;
+
+	s->batch = reqs;
+	s->nbatch = n;
+	for (i = 0; i < n; i++)
+		if (reqs[i] && !reqs[i]->done && br_http_submit(s->env.h,
+								reqs[i], NULL,
+								NULL, NULL))
+			reqs[i]->done = true;
+	br_http_wait(s->env.h, reqs, n);
+	s->batch = NULL;
+	s->nbatch = 0;
+}
+
+static void sleep_ms(br_sched *s, int64_t ms)
+{
+	int64_t until = br_now_ms() + ms;
+
+	while (br_now_ms() < until && !s->stopped)
+		br_http_turn(s->env.h);
+}
+
+/* ---- create / events --------------------------------------------------- */
+
+br_sched *br_sched_create(const br_sched_env *env)
+{
+	br_sched *s = br_xcalloc(1, sizeof(*s));
+
+	s->env = *env;
+	br_map_init(&s->gangs, free);
+	br_map_init(&s->victims, free_vstate);
+	br_map_init(&s->assumed, free_assumed);
+	br_map_init(&s->warned_nodes, NULL);
+	br_map_init(&s->warnings, NULL);
+	s->dirty = true;
+	return s;
+}
+
+void br_sched_destroy(br_sched *s)
+{
+	unsigned i;
+
+	if (!s)
+		return;
+	for (i = 0; i < EVENTS_INFLIGHT; i++)
+		if (s->evfly[i])
+			br_http_cancel(s->env.h, s->evfly[i]);
+	if (s->evn)
+		br_log(BR_LOG_INFO, "events not sent at exit", NULL);
+	while (s->evn) {
+		br_req_free(s->evq[s->evhead]);
+		s->evhead = (s->evhead + 1) % s->evcap;
+		s->evn--;
+	}
+	free(s->evq);
+	br_map_free(&s->gangs);
+	br_map_free(&s->victims);
+	br_map_free(&s->assumed);
+	br_map_free(&s->warned_nodes);
+	br_map_free(&s->warnings);
+	free(s);
+}
+
+static void mark(br_sched *s, bool event)
+{
+	int64_t now = br_now_ms();
+
+	if (!s->dirty)
+		s->dirty_since_ms = now;
+	s->dirty = true;
+	s->last_change_ms = now;
+	if (event)
+		s->seq++;
+}
+
+void br_sched_on_event(br_sched *s, br_informer *inf, int type,
+		       const br_obj *old, const br_obj *cur)
+{
+	const char *ours = s->env.cfg->scheduler_name;
+
+	if (!inf) {
+		mark(s, true);
+		return;
+	}
+	if (inf == s->env.pdbs) {
+		/* a budget changed: blocked evictions may pass now */
+		br_map_ent *e;
+		size_t slot;
+
+		for (e = br_map_first(&s->victims, &slot); e;
+		     e = br_map_next(&s->victims, &slot, e))
+			((vstate *)e->val)->next_ms = 0;
+	}
+	if (inf != s->env.pods) {
+		mark(s, true);
+		return;
+	}
+	{
+		const br_obj *o = cur ? cur : old;
+		bool other = !o->node && strcmp(o->sched, ours) != 0 &&
+			     (!old || !old->node);
+
+		if (other)
+			return;	/* another scheduler's pending pod */
+	}
+	switch (type) {
+	case BR_EV_ADDED:
+		mark(s, !cur->node);
+		break;
+	case BR_EV_DELETED:
+		mark(s, true);
+		break;
+	default:
+		if (old->sig != cur->sig || !streq0(old->node, cur->node) ||
+		    old->deleting != cur->deleting || old->gated != cur->gated)
+			mark(s, true);
+	}
+}
+
+bool br_sched_due(const br_sched *s, int64_t now)
+{
+	if (s->busy || now < s->error_until_ms)
+		return false;
+	/* snapshots cost O(cluster): at most half the time goes to them */
+	if (now - s->last_end_ms < s->last_snap_ms)
+		return false;
+	if (s->dirty && (now - s->last_change_ms >= BATCH_DEBOUNCE_MS ||
+			 now - s->dirty_since_ms >= BATCH_MAX_WAIT_MS))
+		return true;
+	if (s->next_due_ms && now >= s->next_due_ms)
+		return true;
+	return now - s->last_cycle_ms >= SAFETY_CYCLE_MS;
+}
+
+bool br_sched_busy(const br_sched *s)
+{
+	return s->busy;
+}
+
+void br_sched_stop(br_sched *s)
+{
+	size_t i;
+
+	s->stopped = true;
+	for (i = 0; i < s->nbatch; i++)
+		if (s->batch[i] && !s->batch[i]->done)
+			br_http_cancel(s->env.h, s->batch[i]);
+}
+
+unsigned br_sched_pending(const br_sched *s)
+{
+	return s->pending;
+}
+
+unsigned br_sched_waiting(const br_sched *s)
+{
+	return s->waiting;
+}
+
+/* ---- API writes -------------------------------------------------------- */
+
+static void on_fire_done(br_req *r, void *ud)
+{
+	char why[300];
+
+	BR_UNUSED(ud);
+	if (r->status < 200 || r->status >= 300)
+		br_log(BR_LOG_DEBUG, "write failed", "path", r->path, "error",
+		       br_req_reason(r, why, sizeof(why)), NULL);
+}
+
+/* An events.k8s.io/v1 Event, fire and forget. */
+static void send_event(br_sched *s, const char *type, const char *reason,
+		       const char *action, const char *note,
+		       const char *kind, const char *ns, const char *name,
+		       const char *uid)
+{
+	char ts[40], nm[320], inst[160], *path, *body;
+	cJSON *j, *md, *reg;
+	int64_t us = br_wall_us();
+	br_req *r;
+	char trunc[NOTE_MAX + 1];
+	const char *evns = *ns ? ns : "default";
+
+	snprintf(nm, sizeof(nm), "%.240s.%llx%llx", name,
+		 (unsigned long long)us * 1000ull,
+		 (unsigned long long)(s->ev_ctr++ & 0xfff));
+	snprintf(inst, sizeof(inst), "%.50s-%.70s", s->env.cfg->scheduler_name,
+		 s->env.cfg->identity);
+	j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "apiVersion", "events.k8s.io/v1");
+	cJSON_AddStringToObject(j, "kind", "Event");
+	md = cJSON_AddObjectToObject(j, "metadata");
+	cJSON_AddStringToObject(md, "name", nm);
+	cJSON_AddStringToObject(md, "namespace", evns);
+	cJSON_AddStringToObject(j, "eventTime",
+				br_rfc3339(ts, sizeof(ts), us, true));
+	cJSON_AddStringToObject(j, "reportingController",
+				s->env.cfg->scheduler_name);
+	cJSON_AddStringToObject(j, "reportingInstance", inst);
+	cJSON_AddStringToObject(j, "action", action);
+	cJSON_AddStringToObject(j, "reason", reason);
+	cJSON_AddStringToObject(j, "type", type);
+	reg = cJSON_AddObjectToObject(j, "regarding");
+	cJSON_AddStringToObject(reg, "apiVersion", "v1");
+	cJSON_AddStringToObject(reg, "kind", kind);
+	if (*ns)
+		cJSON_AddStringToObject(reg, "namespace", ns);
+	cJSON_AddStringToObject(reg, "name", name);
+	if (uid && *uid)
+		cJSON_AddStringToObject(reg, "uid", uid);
+	if (strlen(note) > NOTE_MAX) {
+		snprintf(trunc, sizeof(trunc), "%.*s ...", NOTE_MAX - 4, note);
+		note = trunc;
+	}
+	cJSON_AddStringToObject(j, "note", note);
+	body = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	if (!body)
+		return;
+	path = br_xasprintf("/apis/events.k8s.io/v1/namespaces/%s/events",
+			    evns);
+	r = br_req_create("POST", path);
+	br_req_set_body(r, "application/json", body);
+	free(path);
+	cJSON_free(body);
+	if (s->evn == EVENTS_QUEUED) {
+		/* over the bound: the oldest goes, and it is counted */
+		br_req_free(s->evq[s->evhead]);
+		s->evhead = (s->evhead + 1) % s->evcap;
+		s->evn--;
+		if (!s->ev_dropped++)
+			br_log(BR_LOG_WARN, "event queue full; dropping the "
+			       "oldest events", NULL);
+		s->env.m->events_dropped++;
+	}
+	if (s->evn == s->evcap) {
+		size_t cap = s->evcap ? s->evcap * 2 : 256, i;
+		br_req **q = br_xcalloc(cap, sizeof(*q));
+
+		for (i = 0; i < s->evn; i++)
+			q[i] = s->evq[(s->evhead + i) % s->evcap];
+		free(s->evq);
+		s->evq = q;
+		s->evcap = cap;
+		s->evhead = 0;
+	}
+	s->evq[(s->evhead + s->evn) % s->evcap] = r;
+	s->evn++;
+}
+
+static void on_event_done(br_req *r, void *ud)
+{
+	br_sched *s = ud;
+	unsigned i;
+
+	on_fire_done(r, NULL);
+	if (!s)
+		return;
+	for (i = 0; i < EVENTS_INFLIGHT; i++)
+		if (s->evfly[i] == r)
+			s->evfly[i] = NULL;
+	if (r->status >= 200 && r->status < 300)
+		s->env.m->events_sent++;
+}
+
+void br_sched_pump(br_sched *s)
+{
+	unsigned i;
+
+	if (s->busy)
+		return;		/* a cycle is writing: it goes first */
+	for (i = 0; i < EVENTS_INFLIGHT && s->evn; i++) {
+		br_req *r;
+
+		if (s->evfly[i])
+			continue;
+		r = s->evq[s->evhead];
+		s->evhead = (s->evhead + 1) % s->evcap;
+		s->evn--;
+		s->evfly[i] = r;
+		if (br_http_submit(s->env.h, r, on_event_done, NULL, s) != 0)
+			s->evfly[i] = NULL;
+	}
+}
+
+static br_req *binding_req(const char *ns, const char *name, const char *uid,
+			   const char *node, const char *gang,
+			   const char *domain, unsigned rank)
+{
+	cJSON *j = cJSON_CreateObject(), *md, *ann, *tg;
+	char *path, *body, rk[16];
+	br_req *r;
+
+	cJSON_AddStringToObject(j, "apiVersion", "v1");
+	cJSON_AddStringToObject(j, "kind", "Binding");
+	md = cJSON_AddObjectToObject(j, "metadata");
+	cJSON_AddStringToObject(md, "name", name);
+	cJSON_AddStringToObject(md, "namespace", ns);
+	cJSON_AddStringToObject(md, "uid", uid);
+	ann = cJSON_AddObjectToObject(md, "annotations");
+	cJSON_AddStringToObject(ann, BR_ANN_GANG, gang);
+	cJSON_AddStringToObject(ann, BR_ANN_DOMAIN, domain);
+	snprintf(rk, sizeof(rk), "%u", rank);
+	cJSON_AddStringToObject(ann, BR_ANN_RANK, rk);
+	tg = cJSON_AddObjectToObject(j, "target");
+	cJSON_AddStringToObject(tg, "apiVersion", "v1");
+	cJSON_AddStringToObject(tg, "kind", "Node");
+	cJSON_AddStringToObject(tg, "name", node);
+	body = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	path = br_xasprintf("/api/v1/namespaces/%s/pods/%s/binding", ns, name);
+	r = br_req_create("POST", path);
+	br_req_set_body(r, "application/json", body ? body : "{}");
+	free(path);
+	cJSON_free(body);
+	return r;
+}
+
+/* PATCH pods/status (strategic merge): PodScheduled=False and/or the
+ * nomination ("" clears it, NULL leaves it). */
+static br_req *status_req(const char *ns, const char *name, const char *msg,
+			  const char *nominated)
+{
+	cJSON *j = cJSON_CreateObject(), *st, *conds, *c;
+	char ts[40], *path, *body;
+	br_req *r;
+
+	st = cJSON_AddObjectToObject(j, "status");
+	if (nominated && *nominated)
+		cJSON_AddStringToObject(st, "nominatedNodeName", nominated);
+	else if (nominated)
+		cJSON_AddNullToObject(st, "nominatedNodeName");
+	if (msg) {
+		conds = cJSON_AddArrayToObject(st, "conditions");
+		c = cJSON_CreateObject();
+		cJSON_AddStringToObject(c, "type", "PodScheduled");
+		cJSON_AddStringToObject(c, "status", "False");
+		cJSON_AddStringToObject(c, "reason", "Unschedulable");
+		cJSON_AddStringToObject(c, "message", msg);
+		cJSON_AddNullToObject(c, "lastProbeTime");
+		cJSON_AddStringToObject(c, "lastTransitionTime",
+					br_rfc3339(ts, sizeof(ts),
+						   br_wall_us(), false));
+		cJSON_AddItemToArray(conds, c);
+	}
+	body = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	path = br_xasprintf("/api/v1/namespaces/%s/pods/%s/status", ns, name);
+	r = br_req_create("PATCH", path);
+	br_req_set_body(r, "application/strategic-merge-patch+json",
+			body ? body : "{}");
+	free(path);
+	cJSON_free(body);
+	return r;
+}
+
+static br_req *disruption_req(br_sched *s, const char *ns, const char *name,
+			      const char *gang)
+{
+	cJSON *j = cJSON_CreateObject(), *st, *conds, *c;
+	char ts[40], *path, *body, *msg;
+	br_req *r;
+
+	st = cJSON_AddObjectToObject(j, "status");
+	conds = cJSON_AddArrayToObject(st, "conditions");
+	c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "type", "DisruptionTarget");
+	cJSON_AddStringToObject(c, "status", "True");
+	cJSON_AddStringToObject(c, "reason", "PreemptionByScheduler");
+	msg = br_xasprintf("%s: preempting to accommodate a higher priority "
+			   "gang %s", s->env.cfg->scheduler_name, gang);
+	cJSON_AddStringToObject(c, "message", msg);
+	free(msg);
+	cJSON_AddStringToObject(c, "lastTransitionTime",
+				br_rfc3339(ts, sizeof(ts), br_wall_us(),
+					   false));
+	cJSON_AddItemToArray(conds, c);
+	body = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	path = br_xasprintf("/api/v1/namespaces/%s/pods/%s/status", ns, name);
+	r = br_req_create("PATCH", path);
+	br_req_set_body(r, "application/strategic-merge-patch+json",
+			body ? body : "{}");
+	free(path);
+	cJSON_free(body);
+	return r;
+}
+
+/* Eviction (PDB-aware) or DELETE, with the pod's UID as precondition. */
+static br_req *evict_req(br_sched *s, const char *ns, const char *name,
+			 const char *uid)
+{
+	cJSON *j = cJSON_CreateObject(), *opt, *pre;
+	char *path, *body;
+	br_req *r;
+
+	if (s->env.cfg->preempt_delete) {
+		cJSON_AddStringToObject(j, "apiVersion", "v1");
+		cJSON_AddStringToObject(j, "kind", "DeleteOptions");
+		if (s->env.cfg->eviction_grace_s >= 0)
+			cJSON_AddNumberToObject(j, "gracePeriodSeconds",
+				(double)s->env.cfg->eviction_grace_s);
+		pre = cJSON_AddObjectToObject(j, "preconditions");
+		cJSON_AddStringToObject(pre, "uid", uid);
+		path = br_xasprintf("/api/v1/namespaces/%s/pods/%s", ns, name);
+		body = cJSON_PrintUnformatted(j);
+		r = br_req_create("DELETE", path);
+	} else {
+		cJSON *md;
+
+		cJSON_AddStringToObject(j, "apiVersion", "policy/v1");
+		cJSON_AddStringToObject(j, "kind", "Eviction");
+		md = cJSON_AddObjectToObject(j, "metadata");
+		cJSON_AddStringToObject(md, "name", name);
+		cJSON_AddStringToObject(md, "namespace", ns);
+		opt = cJSON_AddObjectToObject(j, "deleteOptions");
+		if (s->env.cfg->eviction_grace_s >= 0)
+			cJSON_AddNumberToObject(opt, "gracePeriodSeconds",
+				(double)s->env.cfg->eviction_grace_s);
+		pre = cJSON_AddObjectToObject(opt, "preconditions");
+		cJSON_AddStringToObject(pre, "uid", uid);
+		path = br_xasprintf("/api/v1/namespaces/%s/pods/%s/eviction",
+				    ns, name);
+		body = cJSON_PrintUnformatted(j);
+		r = br_req_create("POST", path);
+	}
+	cJSON_Delete(j);
+	br_req_set_body(r, "application/json", body ? body : "{}");
+	free(path);
+	cJSON_free(body);
+	return r;
+}
+
+/* ---- the snapshot ------------------------------------------------------ */
+
+typedef struct snap {
+	cyc *c;
+	br_buf b;
+	size_t total;
+	tg_errinfo ei;
+	tg_err err;
+	unsigned chunk;
+} snap;
+
+static bool snap_flush(snap *sn)
+{
+	char src[32];
+
+	if (sn->err || !sn->b.len)
+		return !sn->err;
+	snprintf(src, sizeof(src), "cache#%u", sn->chunk++);
+	sn->err = tg_k8s_add(sn->c->k, sn->b.s, sn->b.len, src, &sn->ei);
+	sn->total += sn->b.len;
+	br_buf_reset(&sn->b);
+	return !sn->err;
+}
+
+static bool snap_text(snap *sn, const char *t, size_t n)
+{
+	if (sn->b.len + n + 1 > SNAP_CHUNK && !snap_flush(sn))
+		return false;
+	if (sn->total + sn->b.len + n > SNAP_MAX) {
+		sn->err = TG_ELIMIT;
+		snprintf(sn->ei.msg, sizeof(sn->ei.msg),
+			 "snapshot larger than %llu bytes",
+			 (unsigned long long)SNAP_MAX);
+		return false;
+	}
+	br_buf_add(&sn->b, t, n);
+	br_buf_add(&sn->b, "\n", 1);
+	if (sn->b.err) {
+		sn->err = TG_ENOMEM;
+		snprintf(sn->ei.msg, sizeof(sn->ei.msg), "snapshot buffer");
+		return false;
+	}
+	return true;
+}
+
+/* A pod bound by us, not yet seen bound: written bound. */
+static bool snap_assumed(snap *sn, const br_obj *o, const assumed *a)
+{
+	cJSON *j = br_obj_parse(o), *spec, *md, *ann;
+	char *t, rk[16];
+	bool ok;
+
+	if (!j)
+		return snap_text(sn, o->text, o->len);
+	spec = cJSON_GetObjectItemCaseSensitive(j, "spec");
+	md = cJSON_GetObjectItemCaseSensitive(j, "metadata");
+	if (cJSON_IsObject(spec)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(spec, "nodeName");
+		cJSON_AddStringToObject(spec, "nodeName", a->node);
+	}
+	if (cJSON_IsObject(md)) {
+		ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+		if (!cJSON_IsObject(ann)) {
+			cJSON_DeleteItemFromObjectCaseSensitive(md,
+								"annotations");
+			ann = cJSON_AddObjectToObject(md, "annotations");
+		}
+		if (ann) {
+			snprintf(rk, sizeof(rk), "%u", a->rank);
+			cJSON_DeleteItemFromObjectCaseSensitive(ann,
+								BR_ANN_GANG);
+			cJSON_DeleteItemFromObjectCaseSensitive(ann,
+								BR_ANN_DOMAIN);
+			cJSON_DeleteItemFromObjectCaseSensitive(ann,
+								BR_ANN_RANK);
+			cJSON_AddStringToObject(ann, BR_ANN_GANG, a->gang);
+			cJSON_AddStringToObject(ann, BR_ANN_DOMAIN, a->domain);
+			cJSON_AddStringToObject(ann, BR_ANN_RANK, rk);
+		}
+	}
+	t = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	if (!t)
+		return snap_text(sn, o->text, o->len);
+	ok = snap_text(sn, t, strlen(t));
+	cJSON_free(t);
+	return ok;
+}
+
+static const assumed *assumed_for(const br_sched *s, const br_obj *o)
+{
+	const assumed *a = br_map_get(&s->assumed, o->key);
+
+	return a && strcmp(a->uid, o->uid) == 0 ? a : NULL;
+}
+
+static bool snap_store(snap *sn, const br_informer *inf, bool pods)
+{
+	const br_store *st = br_informer_store(inf);
+	const char *ours = sn->c->s->env.cfg->scheduler_name;
+	size_t i;
+
+	for (i = 0; i < st->n; i++) {
+		const br_obj *o = st->all[i];
+
+		if (pods && !o->node) {
+			const assumed *a = assumed_for(sn->c->s, o);
+
+			if (a) {
+				if (!snap_assumed(sn, o, a))
+					return false;
+				continue;
+			}
+			if (strcmp(o->sched, ours) != 0)
+				continue;	/* not ours, holds nothing */
+		}
+		if (!snap_text(sn, o->text, o->len))
+			return false;
+	}
+	return true;
+}
+
+/* Upstream PodGroups (scheduling.k8s.io/v1alpha2) as Koordinator ones. */
+static bool snap_upstream_groups(snap *sn, const br_informer *inf)
+{
+	const br_store *st = br_informer_store(inf);
+	size_t i;
+
+	for (i = 0; i < st->n; i++) {
+		const br_obj *o = st->all[i];
+		cJSON *j = br_obj_parse(o), *out, *md, *spec;
+		const cJSON *min = br_jpath(j, "spec.schedulingPolicy.gang."
+					    "minCount");
+		const char *ts = br_jpath_str(j, "metadata.creationTimestamp");
+		char *t;
+		bool ok;
+
+		out = cJSON_CreateObject();
+		cJSON_AddStringToObject(out, "apiVersion",
+					"scheduling.sigs.k8s.io/v1alpha1");
+		cJSON_AddStringToObject(out, "kind", "PodGroup");
+		md = cJSON_AddObjectToObject(out, "metadata");
+		cJSON_AddStringToObject(md, "name", o->name);
+		cJSON_AddStringToObject(md, "namespace",
+					*o->ns ? o->ns : "default");
+		if (ts)
+			cJSON_AddStringToObject(md, "creationTimestamp", ts);
+		spec = cJSON_AddObjectToObject(out, "spec");
+		cJSON_AddNumberToObject(spec, "minMember",
+					cJSON_IsNumber(min) ?
+					min->valuedouble : 1);
+		t = cJSON_PrintUnformatted(out);
+		cJSON_Delete(out);
+		cJSON_Delete(j);
+		if (!t)
+			continue;
+		ok = snap_text(sn, t, strlen(t));
+		cJSON_free(t);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* Builds the core's model; false (logged) when it cannot. */
+static bool build_snapshot(cyc *c)
+{
+	br_sched *s = c->s;
+	const br_config *cfg = s->env.cfg;
+	snap sn;
+	unsigned i;
+	bool ok;
+	int64_t t0 = br_now_ms();
+
+	c->k = tg_k8s_create();
+	if (!c->k)
+		return false;
+	tg_k8s_set_scheduler_name(c->k, cfg->scheduler_name);
+	if (cfg->nlevels)
+		tg_k8s_set_levels(c->k, (const char *const *)cfg->levels,
+				  cfg->nlevels);
+	memset(&sn, 0, sizeof(sn));
+	sn.c = c;
+	br_buf_init(&sn.b, SNAP_CHUNK + BR_MAX_OBJECT);
+	ok = snap_store(&sn, s->env.nodes, false) &&
+	     snap_store(&sn, s->env.pods, true) &&
+	     snap_store(&sn, s->env.pcs, false) &&
+	     snap_store(&sn, s->env.pdbs, false);
+	for (i = 0; ok && i < s->env.nfeed; i++)
+		ok = snap_store(&sn, s->env.feed[i], false);
+	if (ok && s->env.upg)
+		ok = snap_upstream_groups(&sn, s->env.upg);
+	if (ok)
+		ok = snap_flush(&sn);
+	br_buf_free(&sn.b);
+	if (ok) {
+		sn.err = tg_k8s_build(c->k, &c->t, &sn.ei);
+		ok = !sn.err;
+	}
+	if (!ok) {
+		br_log(BR_LOG_ERROR, "cannot build the snapshot; retrying",
+		       "error", sn.ei.msg, "code", tg_strerror(sn.err), NULL);
+		return false;
+	}
+	br_hist_observe(&s->env.m->snapshot, (br_now_ms() - t0) / 1000.0);
+	return true;
+}
+
+/* Configured bandwidths, warnings, node events. */
+static void after_build(cyc *c)
+{
+	br_sched *s = c->s;
+	const br_config *cfg = s->env.cfg;
+	unsigned i;
+
+	for (i = 0; i < cfg->nbw; i++) {
+		unsigned l = tg_topology_layer_find(c->t, cfg->bw[i].layer);
+
+		if (l != TG_NONE)
+			tg_topology_set_layer_bandwidth(c->t, l,
+							cfg->bw[i].gbps);
+	}
+	if (cfg->node_bw > 0)
+		tg_topology_set_node_bandwidth(c->t, cfg->node_bw);
+	if (s->warnings.n > MAX_WARNINGS_KEPT)
+		br_map_free(&s->warnings);
+	for (i = 0; i < tg_k8s_nwarnings(c->k); i++) {
+		const char *w = tg_k8s_warning(c->k, i);
+
+		if (br_map_get(&s->warnings, w))
+			continue;
+		br_map_put(&s->warnings, w, (void *)1);
+		br_log(BR_LOG_WARN, "snapshot", "warning", w, NULL);
+	}
+	for (i = 0; i < tg_topology_nwarnings(c->t); i++) {
+		const char *w = tg_topology_warning(c->t, i);
+		char node[260];
+		const char *colon;
+		const br_obj *no;
+
+		if (strncmp(w, "node ", 5) != 0 ||
+		    !(colon = strchr(w + 5, ':')) ||
+		    (size_t)(colon - w - 5) >= sizeof(node))
+			continue;
+		snprintf(node, sizeof(node), "%.*s", (int)(colon - w - 5),
+			 w + 5);
+		if (br_map_get(&s->warned_nodes, node))
+			continue;
+		br_map_put(&s->warned_nodes, node, (void *)1);
+		no = br_store_get(br_informer_store(s->env.nodes), node);
+		br_log(BR_LOG_WARN, "node missing topology labels", "node",
+		       node, "warning", w, NULL);
+		send_event(s, "Warning", "MissingTopologyLabels", "Scheduling",
+			   w, "Node", "", node, no ? no->uid : NULL);
+	}
+}
+
+/* ---- indexes: pending members by gang, bound members by gang ---------- */
+
+static void index_add(br_map *m, const char *gang, const char *key)
+{
+	strvec *v = br_map_get(m, gang);
+
+	if (!v) {
+		v = br_xcalloc(1, sizeof(*v));
+		br_map_put(m, gang, v);
+	}
+	sv_push(v, key);
+}
+
+/*
+ * The gang a pending pod belongs to, named as the core names it
+ * ("namespace/group"); the same precedence as the loader.
+ */
+static void pod_gang(const br_obj *o, const cJSON *labels,
+		     const cJSON *annots, char *out, size_t n)
+{
+	const char *v, *w;
+
+	if ((v = br_jstr(labels, L_KOORD_PG)) && *v) {
+	} else if ((v = br_jstr(labels, L_KOORD_PG_OLD)) && *v) {
+	} else if ((v = br_jstr(labels, L_SP_PG)) && *v) {
+	} else if ((v = br_jstr(annots, A_KOORD_NAME)) && *v) {
+	} else if ((v = br_jstr(annots, A_KAI_PG)) && *v) {
+	} else if ((v = br_jstr(labels, L_KUEUE_GROUP)) && *v) {
+	} else if ((v = br_jstr(labels, L_LWS_NAME)) && *v &&
+		   (w = br_jstr(labels, L_LWS_GROUP)) && *w) {
+		snprintf(out, n, "%s/%s-%s", o->ns, v, w);
+		return;
+	} else {
+		v = o->name;
+	}
+	snprintf(out, n, "%s/%s", o->ns, v);
+}
+
+static void build_indexes(cyc *c)
+{
+	br_sched *s = c->s;
+	const br_store *st = br_informer_store(s->env.pods);
+	const char *ours = s->env.cfg->scheduler_name;
+	size_t i;
+
+	br_map_init(&c->members, free_strvec);
+	br_map_init(&c->bound, free_bound);
+	br_map_init(&c->terminating, NULL);
+	for (i = 0; i < st->n; i++) {
+		const br_obj *o = st->all[i];
+		const assumed *a = o->node ? NULL : assumed_for(s, o);
+		const char *gang = a ? a->gang : o->ann_gang;
+
+		if (o->node && o->deleting)
+			br_map_put(&c->terminating, o->node, (void *)o);
+		if (o->node || a) {
+			bound_info *b;
+
+			if (!gang || o->deleting)
+				continue;
+			b = br_map_get(&c->bound, gang);
+			if (!b) {
+				b = br_xcalloc(1, sizeof(*b));
+				b->domain = br_xstrdup(a ? a->domain :
+						       o->ann_domain ?
+						       o->ann_domain : "");
+				br_map_put(&c->bound, gang, b);
+			}
+			sv_push(&b->keys, o->key);
+			continue;
+		}
+		if (strcmp(o->sched, ours) != 0 || o->gated || o->deleting)
+			continue;
+		{
+			cJSON *j = br_obj_parse(o);
+			const cJSON *md = br_jget(j, "metadata");
+			const cJSON *labels = br_jget(md, "labels");
+			const cJSON *annots = br_jget(md, "annotations");
+			const char *groups = br_jstr(annots, A_KOORD_GROUPS);
+			char name[600];
+
+			pod_gang(o, labels, annots, name, sizeof(name));
+			index_add(&c->members, name, o->key);
+			if (groups) {
+				cJSON *arr = cJSON_Parse(groups);
+				const cJSON *e;
+
+				cJSON_ArrayForEach(e, arr)
+					if (cJSON_IsString(e) &&
+					    strcmp(e->valuestring, name) != 0)
+						index_add(&c->members,
+							  e->valuestring,
+							  o->key);
+				cJSON_Delete(arr);
+			}
+			cJSON_Delete(j);
+		}
+	}
+}
+
+/*
+ * Pins a half-bound gang's pending members to the domain recorded on its
+ * bound members: a node selector per layer of the domain's path.  False
+ * when the domain cannot be expressed (gone, or a layer without a label).
+ */
+static bool pin_to_domain(cyc *c, tg_gang *g, const char *domain)
+{
+	unsigned nl = tg_topology_nlayers(c->t), l, ps;
+	tg_domain_id d = TG_NONE;
+
+	if (!domain || !*domain)
+		return false;
+	if (strcmp(domain, "cluster") == 0)
+		return true;
+	if (strncmp(domain, "node/", 5) == 0) {
+		tg_node_id n;
+		const char *host;
+
+		if (tg_topology_node_find(c->t, domain + 5, &n) != TG_OK)
+			return false;
+		host = tg_topology_node_label(c->t, n,
+					      "kubernetes.io/hostname");
+		if (!host)
+			return false;
+		for (ps = 0; ps < tg_gang_npodsets(g); ps++)
+			if (tg_gang_podset_add_node_selector(
+				    g, ps, "kubernetes.io/hostname", host))
+				return false;
+		return true;
+	}
+	for (l = 0; l < nl; l++) {
+		const char *name = tg_topology_layer_name(c->t, l);
+		size_t n = strlen(name);
+
+		if (strncmp(domain, name, n) == 0 && domain[n] == '/' &&
+		    tg_topology_domain_find(c->t, domain + n + 1, &d) ==
+		    TG_OK && tg_topology_domain_layer(c->t, d) == l)
+			break;
+		d = TG_NONE;
+	}
+	if (d == TG_NONE)
+		return false;
+	for (; d != 0 && d != TG_NONE; d = tg_topology_domain_parent(c->t, d)) {
+		unsigned dl = tg_topology_domain_layer(c->t, d);
+		const char *key = tg_topology_layer_key(c->t, dl);
+		const char *val = tg_topology_domain_value(c->t, d);
+
+		if (!key)
+			return false;
+		for (ps = 0; ps < tg_gang_npodsets(g); ps++)
+			if (tg_gang_podset_add_node_selector(g, ps, key, val))
+				return false;
+	}
+	return true;
+}
+
+/* ---- the queue --------------------------------------------------------- */
+
+static gstate *gang_state(br_sched *s, const char *name)
+{
+	gstate *gs = br_map_get(&s->gangs, name);
+
+	if (!gs) {
+		gs = br_xcalloc(1, sizeof(*gs));
+		br_map_put(&s->gangs, name, gs);
+	}
+	return gs;
+}
+
+static int64_t backoff_ms(const br_sched *s, unsigned attempts)
+{
+	int64_t d = s->env.cfg->backoff_initial_ms;
+	unsigned i;
+
+	for (i = 1; i < attempts && d < s->env.cfg->backoff_max_ms; i++)
+		d *= 2;
+	return BR_MIN(d, s->env.cfg->backoff_max_ms);
+}
+
+/* When the gang may be tried again; 0 = now. */
+static int64_t eligible_at(const br_sched *s, const gstate *gs)
+{
+	int64_t t = gs->next_ms;
+
+	if (gs->waiting_ms || gs->partial_ms)
+		return 0;	/* holding a reservation, or repairing */
+	if (gs->need_event && gs->seq == s->seq) {
+		int64_t flush = gs->last_ms +
+				s->env.cfg->unschedulable_flush_s * 1000;
+
+		t = BR_MAX(t, flush);
+	}
+	return t;
+}
+
+static void failed(br_sched *s, gstate *gs, int64_t now, bool need_event)
+{
+	gs->attempts++;
+	gs->next_ms = now + backoff_ms(s, gs->attempts);
+	gs->need_event = need_event;
+}
+
+/* ---- one decision ------------------------------------------------------ */
+
+static void log_decision(cyc *c, const plan *p, double ms)
+{
+	const tg_decision *d = p->d;
+	unsigned i, n = tg_decision_nplacements(d);
+	br_buf nodes, vic;
+	char bw[32], mem[16], lat[32], nv[16];
+
+	br_buf_init(&nodes, 8192);
+	br_buf_init(&vic, 8192);
+	for (i = 0; i < n && i < LOG_NODES_MAX; i++)
+		br_buf_addf(&nodes, "%s%s", i ? "," : "",
+			    tg_topology_node_name(c->t,
+				tg_decision_placement(d, i)->node));
+	if (n > LOG_NODES_MAX)
+		br_buf_addf(&nodes, ",...(%u)", n);
+	for (i = 0; i < tg_decision_nvictims(d) && i < LOG_NODES_MAX; i++)
+		br_buf_addf(&vic, "%s%s", i ? "," : "",
+			    tg_decision_victim(d, i)->pod);
+	if (tg_decision_nvictims(d) > LOG_NODES_MAX)
+		br_buf_addf(&vic, ",...(%u)", tg_decision_nvictims(d));
+	snprintf(bw, sizeof(bw), "%g", tg_decision_bandwidth_gbps(d));
+	snprintf(mem, sizeof(mem), "%u", tg_gang_nmembers(p->g));
+	snprintf(nv, sizeof(nv), "%u", tg_decision_nvictims(d));
+	br_log(tg_decision_status(d) == TG_STATUS_UNSCHEDULABLE ?
+	       BR_LOG_WARN : BR_LOG_INFO, "decision",
+	       "gang", tg_decision_gang(d),
+	       "status", tg_status_name(tg_decision_status(d)),
+	       "domain", tg_decision_domain(d),
+	       "members", mem,
+	       "bandwidth_gbps", bw,
+	       "nodes", nodes.s ? nodes.s : "",
+	       "victims", vic.s ? vic.s : "",
+	       "nvictims", nv,
+	       "repair", p->partial ? "true" : "false",
+	       "latency_ms", ms_str(lat, sizeof(lat), ms),
+	       "message", tg_decision_message(d), NULL);
+	br_buf_free(&nodes);
+	br_buf_free(&vic);
+}
+
+static void decide(cyc *c)
+{
+	br_sched *s = c->s;
+	unsigned i, n = tg_k8s_ngangs(c->k);
+
+	s->pending = n;
+	s->waiting = 0;
+	for (i = 0; i < n; i++) {
+		tg_gang *g = tg_k8s_gang(c->k, i);
+		const char *name = tg_gang_name(g);
+		gstate *gs = gang_state(s, name);
+		bound_info *b = br_map_get(&c->bound, name);
+		tg_decision *d = NULL;
+		tg_errinfo ei;
+		int64_t t0, at;
+		tg_err err;
+		plan *p;
+		double ms;
+
+		gs->seen = s->cycle_no;
+		at = eligible_at(s, gs);
+		if (at > c->now) {
+			if (!s->next_due_ms || at < s->next_due_ms)
+				s->next_due_ms = at;
+			continue;
+		}
+		if (b && !gs->partial_ms)
+			gs->partial_ms = c->now;
+		if (!b)
+			gs->partial_ms = 0;
+		if (b && !pin_to_domain(c, g, b->domain)) {
+			br_log(BR_LOG_WARN, "half-bound gang: its domain "
+			       "cannot be pinned; placed anywhere", "gang",
+			       name, "domain", b->domain, NULL);
+		}
+		ei.msg[0] = '\0';
+		t0 = br_wall_us();
+		err = tg_place(c->t, g, &d, &ei);
+		ms = (br_wall_us() - t0) / 1000.0;
+		br_hist_observe(&s->env.m->decision, ms / 1000.0);
+		gs->last_ms = c->now;
+		gs->seq = s->seq;
+		if (err) {
+			br_log(BR_LOG_ERROR, "the core refused the gang",
+			       "gang", name, "error", ei.msg, "code",
+			       tg_strerror(err), NULL);
+			failed(s, gs, c->now, true);
+			continue;
+		}
+		if (c->npl == c->cappl) {
+			c->cappl = c->cappl ? c->cappl * 2 : 16;
+			c->pl = br_xrealloc(c->pl, c->cappl * sizeof(plan));
+		}
+		p = &c->pl[c->npl++];
+		memset(p, 0, sizeof(*p));
+		p->g = g;
+		p->d = d;
+		p->gs = gs;
+		p->partial = b != NULL;
+		p->domain = b && *b->domain ? b->domain :
+			    tg_decision_domain(d);
+		log_decision(c, p, ms);
+		switch (tg_decision_status(d)) {
+		case TG_STATUS_PLACED:
+		case TG_STATUS_PREEMPTING:
+			err = tg_decision_apply(c->t, g, d);
+			if (err)
+				br_log(BR_LOG_ERROR, "cannot apply a decision",
+				       "gang", name, "code", tg_strerror(err),
+				       NULL);
+			if (tg_decision_status(d) == TG_STATUS_PREEMPTING) {
+				s->env.m->gangs_preempting++;
+				s->waiting++;
+			}
+			break;
+		default:
+			s->env.m->gangs_unschedulable++;
+			break;
+		}
+	}
+}
+
+/* ---- writes: bindings -------------------------------------------------- */
+
+typedef struct bindjob {
+	plan *p;
+	const tg_placement *pl;
+	char ns[254], name[254];
+	char *uid;
+	const char *node;
+	br_req *r;
+	unsigned tries;
+	bool ok;
+} bindjob;
+
+static bool retryable(const br_req *r)
+{
+	return !r->cancelled && (r->status == 0 || r->status == 429 ||
+				 r->status >= 500);
+}
+
+/* A 409 "already assigned" to the node we wanted is a success. */
+static bool already_there(br_sched *s, const bindjob *j)
+{
+	char key[520];
+	const br_obj *o;
+
+	snprintf(key, sizeof(key), "%s/%s", j->ns, j->name);
+	o = br_store_get(br_informer_store(s->env.pods), key);
+	if (o && o->node && strcmp(o->node, j->node) == 0 &&
+	    strcmp(o->uid, j->uid) == 0)
+		return true;
+	return j->r->resp.s && strstr(j->r->resp.s, "already assigned") &&
+	       strstr(j->r->resp.s, j->node) &&
+	       (!o || strcmp(o->uid, j->uid) == 0);
+}
+
+/*
+ * A preemptor placed on the nodes it was nominated to, where a victim is
+ * still terminating: the core counts the victim's resources as the
+ * nominee's already, but the kubelet still runs it (and would refuse the
+ * new pod for want of resources).  The reservation holds (the nomination
+ * is in the API, and the core reads it back every cycle); binding waits
+ * until the victims are gone.
+ */
+static bool victims_terminating(cyc *c, plan *p)
+{
+	const br_store *pods = br_informer_store(c->s->env.pods);
+	unsigned m;
+
+	for (m = 0; m < tg_decision_nplacements(p->d); m++) {
+		const tg_placement *pl = tg_decision_placement(p->d, m);
+		const char *node = tg_topology_node_name(c->t, pl->node);
+		const br_obj *o = br_store_get(pods, pl->pod);
+		const br_obj *v = br_map_get(&c->terminating, node);
+
+		if (o && o->nominated && strcmp(o->nominated, node) == 0 && v) {
+			if (!p->gs->waiting_ms)
+				p->gs->waiting_ms = c->now;
+			c->s->waiting++;
+			br_log(BR_LOG_INFO, "binding waits for a victim to "
+			       "terminate", "gang", tg_decision_gang(p->d),
+			       "node", node, "victim", v->key, NULL);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void do_binds(cyc *c)
+{
+	br_sched *s = c->s;
+	bindjob *jobs = NULL;
+	br_req **reqs = NULL;
+	size_t nj = 0, cap = 0, i, k;
+	unsigned attempt;
+
+	for (i = 0; i < c->npl; i++) {
+		plan *p = &c->pl[i];
+		unsigned m;
+
+		if (tg_decision_status(p->d) != TG_STATUS_PLACED)
+			continue;
+		if (victims_terminating(c, p)) {
+			p->held = true;
+			continue;
+		}
+		for (m = 0; m < tg_decision_nplacements(p->d); m++) {
+			const tg_placement *pl = tg_decision_placement(p->d, m);
+			const br_obj *o = br_store_get(
+				br_informer_store(s->env.pods), pl->pod);
+			bindjob *j;
+
+			if (nj == cap) {
+				cap = cap ? cap * 2 : 64;
+				jobs = br_xrealloc(jobs, cap * sizeof(*jobs));
+			}
+			j = &jobs[nj++];
+			memset(j, 0, sizeof(*j));
+			j->p = p;
+			j->pl = pl;
+			split_key(pl->pod, j->ns, sizeof(j->ns), j->name,
+				  sizeof(j->name));
+			j->uid = br_xstrdup(o ? o->uid : "");
+			j->node = tg_topology_node_name(c->t, pl->node);
+		}
+	}
+	if (!nj)
+		return;
+	reqs = br_xcalloc(nj, sizeof(*reqs));
+	for (attempt = 0; attempt < BIND_ATTEMPTS; attempt++) {
+		size_t n = 0;
+
+		if (!leading(s))
+			break;
+		for (i = 0; i < nj; i++) {
+			bindjob *j = &jobs[i];
+
+			if (j->ok || (j->r && !retryable(j->r)))
+				continue;
+			br_req_free(j->r);
+			j->r = binding_req(j->ns, j->name, j->uid, j->node,
+					   tg_decision_gang(j->p->d),
+					   j->p->domain, j->pl->rank);
+			j->tries++;
+			reqs[n++] = j->r;
+		}
+		if (!n)
+			break;
+		run_batch(s, reqs, n);
+		for (i = 0; i < nj; i++) {
+			bindjob *j = &jobs[i];
+
+			if (j->ok || !j->r || !j->r->done)
+				continue;
+			if ((j->r->status >= 200 && j->r->status < 300) ||
+			    (j->r->status == 409 && already_there(s, j)))
+				j->ok = true;
+		}
+		for (i = 0, k = 0; i < nj; i++)
+			if (!jobs[i].ok && jobs[i].r && retryable(jobs[i].r))
+				k++;
+		if (!k)
+			break;
+		sleep_ms(s, BIND_RETRY_MS << attempt);
+	}
+	/* results per gang */
+	for (i = 0; i < c->npl; i++) {
+		plan *p = &c->pl[i];
+		unsigned ok = 0, bad = 0;
+		int64_t now = br_now_ms();
+		char nok[16], nbad[16], lat[32];
+
+		if (tg_decision_status(p->d) != TG_STATUS_PLACED || p->held)
+			continue;
+		for (k = 0; k < nj; k++) {
+			bindjob *j = &jobs[k];
+			char key[520], why[400];
+
+			if (j->p != p)
+				continue;
+			snprintf(key, sizeof(key), "%s/%s", j->ns, j->name);
+			if (j->ok) {
+				assumed *a = br_xcalloc(1, sizeof(*a));
+				char note[600];
+
+				ok++;
+				a->uid = br_xstrdup(j->uid);
+				a->node = br_xstrdup(j->node);
+				a->gang = br_xstrdup(tg_decision_gang(p->d));
+				a->domain = br_xstrdup(p->domain);
+				a->rank = j->pl->rank;
+				a->expires_ms = now + ASSUME_TTL_MS;
+				br_map_put(&s->assumed, key, a);
+				s->env.m->pods_bound++;
+				snprintf(note, sizeof(note),
+					 "Successfully assigned %s to %s",
+					 key, j->node);
+				send_event(s, "Normal", "Scheduled", "Binding",
+					   note, "Pod", j->ns, j->name, j->uid);
+				continue;
+			}
+			bad++;
+			s->env.m->bind_failures++;
+			br_log(BR_LOG_WARN, "binding failed", "pod", key,
+			       "node", j->node, "gang",
+			       tg_decision_gang(p->d), "error",
+			       j->r ? br_req_reason(j->r, why, sizeof(why)) :
+				      "not sent (not leading)", NULL);
+		}
+		snprintf(nok, sizeof(nok), "%u", ok);
+		snprintf(nbad, sizeof(nbad), "%u", bad);
+		if (!bad) {
+			s->env.m->gangs_scheduled++;
+			if (p->partial)
+				s->env.m->gangs_repaired++;
+			br_hist_observe(&s->env.m->bind,
+					(now - c->now) / 1000.0);
+			br_log(BR_LOG_INFO, "gang bound", "gang",
+			       tg_decision_gang(p->d), "domain", p->domain,
+			       "pods", nok,
+			       "bind_ms", ms_str(lat, sizeof(lat),
+						 (double)(now - c->now)),
+			       NULL);
+			memset(p->gs, 0, sizeof(*p->gs));
+			p->gs->seen = s->cycle_no;
+			continue;
+		}
+		br_log(BR_LOG_WARN, ok ? "gang half-bound; its pending members "
+		       "will be pinned to its domain" :
+		       "gang not bound; re-queued", "gang",
+		       tg_decision_gang(p->d), "domain",
+		       p->domain, "bound", nok, "failed", nbad,
+		       NULL);
+		if (ok && !p->gs->partial_ms)
+			p->gs->partial_ms = now;
+		failed(s, p->gs, now, false);
+		s->dirty = true;
+	}
+	for (i = 0; i < nj; i++) {
+		br_req_free(jobs[i].r);
+		free(jobs[i].uid);
+	}
+	free(jobs);
+	free(reqs);
+}
+
+/* ---- writes: preemption ------------------------------------------------ */
+
+static void do_preempt(cyc *c)
+{
+	br_sched *s = c->s;
+	const br_store *pods = br_informer_store(s->env.pods);
+	br_req **marks = NULL, **evs = NULL, **noms = NULL;
+	char **mkeys = NULL, **ekeys = NULL;
+	const char **egang = NULL;
+	size_t nm = 0, ne = 0, nn = 0, cap = 0, capn = 0, i;
+	int64_t now = br_now_ms();
+
+	for (i = 0; i < c->npl; i++) {
+		plan *p = &c->pl[i];
+		const char *gang = tg_decision_gang(p->d);
+		unsigned v, m;
+
+		if (tg_decision_status(p->d) != TG_STATUS_PREEMPTING) {
+			if (!p->held)
+				p->gs->waiting_ms = 0;
+			continue;
+		}
+		if (!p->gs->waiting_ms)
+			p->gs->waiting_ms = c->now;
+		if (c->now - p->gs->waiting_ms >
+		    s->env.cfg->nomination_timeout_s * 1000) {
+			/* victims did not go: give the reservation up */
+			br_log(BR_LOG_WARN, "preemption timed out; the gang "
+			       "backs off", "gang", gang, NULL);
+			p->gs->waiting_ms = 0;
+			p->gs->attempts = 0;
+			failed(s, p->gs, c->now, true);
+			p->gs->next_ms = c->now +
+				s->env.cfg->unschedulable_flush_s * 1000;
+			for (m = 0; m < tg_decision_nplacements(p->d); m++) {
+				const tg_placement *pl =
+					tg_decision_placement(p->d, m);
+				char ns[254], name[254];
+
+				split_key(pl->pod, ns, sizeof(ns), name,
+					  sizeof(name));
+				if (nn == capn) {
+					capn = capn ? capn * 2 : 64;
+					noms = br_xrealloc(noms, capn *
+							   sizeof(*noms));
+				}
+				noms[nn++] = status_req(ns, name, NULL, "");
+			}
+			continue;
+		}
+		for (v = 0; v < tg_decision_nvictims(p->d); v++) {
+			const tg_victim *vi = tg_decision_victim(p->d, v);
+			const br_obj *o;
+			vstate *vs;
+			char ns[254], name[254];
+
+			o = br_store_get(pods, vi->pod);
+			if (vi->reservation) {
+				/* a lower nomination given way: clear it, its
+				 * gang is decided again */
+				if (o && o->nominated && !o->node) {
+					split_key(vi->pod, ns, sizeof(ns), name,
+						  sizeof(name));
+					if (nn == capn) {
+						capn = capn ? capn * 2 : 64;
+						noms = br_xrealloc(noms, capn *
+							sizeof(*noms));
+					}
+					noms[nn++] = status_req(ns, name, NULL,
+								"");
+				}
+				continue;
+			}
+			if (!o || o->deleting)
+				continue;	/* gone or going */
+			vs = br_map_get(&s->victims, vi->pod);
+			if (vs && strcmp(vs->uid, o->uid) != 0) {
+				br_map_del(&s->victims, vi->pod);
+				vs = NULL;
+			}
+			if (vs && now < vs->next_ms)
+				continue;
+			if (!vs) {
+				vs = br_xcalloc(1, sizeof(*vs));
+				vs->uid = br_xstrdup(o->uid);
+				br_map_put(&s->victims, vi->pod, vs);
+			}
+			vs->next_ms = now + VICTIM_RETRY_MS;
+			split_key(vi->pod, ns, sizeof(ns), name, sizeof(name));
+			if (ne == cap) {
+				cap = cap ? cap * 2 : 16;
+				marks = br_xrealloc(marks, cap * sizeof(*marks));
+				evs = br_xrealloc(evs, cap * sizeof(*evs));
+				mkeys = br_xrealloc(mkeys, cap * sizeof(*mkeys));
+				ekeys = br_xrealloc(ekeys, cap * sizeof(*ekeys));
+				egang = br_xrealloc(egang, cap * sizeof(*egang));
+			}
+			if (!o->disruption && !vs->marked) {
+				mkeys[nm] = br_xstrdup(vi->pod);
+				marks[nm++] = disruption_req(s, ns, name, gang);
+			}
+			ekeys[ne] = br_xstrdup(vi->pod);
+			egang[ne] = gang;
+			evs[ne++] = evict_req(s, ns, name, o->uid);
+		}
+		/* nominations and the reason, on every member */
+		for (m = 0; m < tg_decision_nplacements(p->d); m++) {
+			const tg_placement *pl = tg_decision_placement(p->d, m);
+			const char *node = tg_topology_node_name(c->t, pl->node);
+			const br_obj *o = br_store_get(pods, pl->pod);
+			const char *msg = tg_decision_message(p->d);
+			char ns[254], name[254];
+
+			if (!o || (o->nominated && strcmp(o->nominated,
+							   node) == 0 &&
+				   o->cond_msg && strcmp(o->cond_msg, msg) ==
+				   0))
+				continue;
+			split_key(pl->pod, ns, sizeof(ns), name, sizeof(name));
+			if (nn == capn) {
+				capn = capn ? capn * 2 : 64;
+				noms = br_xrealloc(noms, capn * sizeof(*noms));
+			}
+			noms[nn++] = status_req(ns, name, msg, node);
+		}
+	}
+	if (nn && leading(s))
+		run_batch(s, noms, nn);
+	if (nm && leading(s)) {
+		run_batch(s, marks, nm);
+		for (i = 0; i < nm; i++) {
+			vstate *vs = br_map_get(&s->victims, mkeys[i]);
+
+			if (vs && marks[i]->status >= 200 &&
+			    marks[i]->status < 300)
+				vs->marked = true;
+		}
+	}
+	if (ne && leading(s)) {
+		run_batch(s, evs, ne);
+		for (i = 0; i < ne; i++) {
+			br_req *r = evs[i];
+			vstate *vs = br_map_get(&s->victims, ekeys[i]);
+			char why[400], ns[254], name[254], note[600];
+			const br_obj *o = br_store_get(pods, ekeys[i]);
+
+			if (r->status >= 200 && r->status < 300) {
+				s->env.m->preemption_victims++;
+				br_log(BR_LOG_INFO, "victim evicted", "pod",
+				       ekeys[i], "gang", egang[i], "mode",
+				       s->env.cfg->preempt_delete ? "delete" :
+				       "evict", NULL);
+				split_key(ekeys[i], ns, sizeof(ns), name,
+					  sizeof(name));
+				snprintf(note, sizeof(note),
+					 "Preempted by gang %.250s", egang[i]);
+				send_event(s, "Normal", "Preempted",
+					   "Preempting", note, "Pod", ns, name,
+					   o ? o->uid : NULL);
+				continue;
+			}
+			if (r->status == 404)
+				continue;	/* gone already */
+			if (r->status == 429) {
+				s->env.m->evictions_blocked++;
+				if (vs)
+					vs->next_ms = br_now_ms() + 1000 *
+						(r->retry_after_s > 0 ?
+						 r->retry_after_s : 10);
+			}
+			br_log(BR_LOG_WARN, "eviction refused; retrying later",
+			       "pod", ekeys[i], "gang", egang[i], "error",
+			       br_req_reason(r, why, sizeof(why)), NULL);
+		}
+	}
+	for (i = 0; i < nm; i++) {
+		br_req_free(marks[i]);
+		free(mkeys[i]);
+	}
+	for (i = 0; i < ne; i++) {
+		br_req_free(evs[i]);
+		free(ekeys[i]);
+	}
+	for (i = 0; i < nn; i++)
+		br_req_free(noms[i]);
+	free(marks);
+	free(evs);
+	free(noms);
+	free(mkeys);
+	free(ekeys);
+	free(egang);
+}
+
+/* ---- writes: unschedulable --------------------------------------------- */
+
+static void do_unschedulable(cyc *c)
+{
+	br_sched *s = c->s;
+	const br_store *pods = br_informer_store(s->env.pods);
+	br_req **reqs = NULL;
+	size_t n = 0, cap = 0, i, m;
+	int64_t now = br_now_ms();
+
+	for (i = 0; i < c->npl; i++) {
+		plan *p = &c->pl[i];
+		const char *gang = tg_decision_gang(p->d);
+		const char *msg = tg_decision_message(p->d);
+		const strvec *mem;
+
+		if (tg_decision_status(p->d) != TG_STATUS_UNSCHEDULABLE)
+			continue;
+		failed(s, p->gs, now, true);
+		mem = br_map_get(&c->members, gang);
+		if (!mem) {
+			br_log(BR_LOG_DEBUG, "no members found for a gang",
+			       "gang", gang, NULL);
+			continue;
+		}
+		for (m = 0; m < mem->n; m++) {
+			const br_obj *o = br_store_get(pods, mem->v[m]);
+			char ns[254], name[254];
+
+			if (!o || (o->cond_msg && strcmp(o->cond_msg, msg) ==
+				   0 && !o->nominated))
+				continue;
+			split_key(o->key, ns, sizeof(ns), name, sizeof(name));
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				reqs = br_xrealloc(reqs, cap * sizeof(*reqs));
+			}
+			reqs[n++] = status_req(ns, name, msg,
+					       o->nominated ? "" : NULL);
+			send_event(s, "Warning", "FailedScheduling",
+				   "Scheduling", msg, "Pod", ns, name, o->uid);
+		}
+	}
+	if (n && leading(s))
+		run_batch(s, reqs, n);
+	for (i = 0; i < n; i++)
+		br_req_free(reqs[i]);
+	free(reqs);
+}
+
+/* ---- repair: half-bound gangs that cannot complete --------------------- */
+
+static void do_repairs(cyc *c)
+{
+	br_sched *s = c->s;
+	const br_store *pods = br_informer_store(s->env.pods);
+	br_req **reqs = NULL;
+	size_t n = 0, cap = 0, i, m;
+
+	for (i = 0; i < c->npl; i++) {
+		plan *p = &c->pl[i];
+		const char *gang = tg_decision_gang(p->d);
+		bound_info *b;
+
+		if (!p->partial || !p->gs->partial_ms ||
+		    tg_decision_status(p->d) == TG_STATUS_PLACED ||
+		    c->now - p->gs->partial_ms <
+		    s->env.cfg->repair_grace_s * 1000)
+			continue;
+		b = br_map_get(&c->bound, gang);
+		if (!b)
+			continue;
+		br_log(BR_LOG_WARN, "half-bound gang cannot complete in its "
+		       "domain; evicting its bound members so that it is "
+		       "placed whole", "gang", gang, "domain", b->domain,
+		       NULL);
+		s->env.m->gangs_reset++;
+		p->gs->partial_ms = 0;
+		for (m = 0; m < b->keys.n; m++) {
+			const br_obj *o = br_store_get(pods, b->keys.v[m]);
+			char ns[254], name[254];
+
+			if (!o || o->deleting)
+				continue;
+			split_key(o->key, ns, sizeof(ns), name, sizeof(name));
+			if (n == cap) {
+				cap = cap ? cap * 2 : 16;
+				reqs = br_xrealloc(reqs, cap * sizeof(*reqs));
+			}
+			reqs[n++] = evict_req(s, ns, name, o->uid);
+			br_map_del(&s->assumed, o->key);
+		}
+	}
+	if (n && leading(s))
+		run_batch(s, reqs, n);
+	for (i = 0; i < n; i++)
+		br_req_free(reqs[i]);
+	free(reqs);
+}
+
+/* ---- the cycle --------------------------------------------------------- */
+
+static void expire_state(br_sched *s, int64_t now)
+{
+	const br_store *pods = br_informer_store(s->env.pods);
+	strvec dead = { 0 };
+	br_map_ent *e;
+	size_t slot, i;
+
+	for (e = br_map_first(&s->assumed, &slot); e;
+	     e = br_map_next(&s->assumed, &slot, e)) {
+		const assumed *a = e->val;
+		const br_obj *o = br_store_get(pods, e->key);
+
+		if (!o || strcmp(o->uid, a->uid) != 0 || o->node ||
+		    now > a->expires_ms) {
+			if (o && !o->node && strcmp(o->uid, a->uid) == 0)
+				br_log(BR_LOG_WARN, "binding not seen in time; "
+				       "forgetting the assumption", "pod",
+				       e->key, "node", a->node, NULL);
+			sv_push(&dead, e->key);
+		}
+	}
+	for (i = 0; i < dead.n; i++)
+		br_map_del(&s->assumed, dead.v[i]);
+	sv_free(&dead);
+	for (e = br_map_first(&s->victims, &slot); e;
+	     e = br_map_next(&s->victims, &slot, e))
+		if (!br_store_get(pods, e->key))
+			sv_push(&dead, e->key);
+	for (i = 0; i < dead.n; i++)
+		br_map_del(&s->victims, dead.v[i]);
+	sv_free(&dead);
+	/* gangs no longer queued for a while */
+	for (e = br_map_first(&s->gangs, &slot); e;
+	     e = br_map_next(&s->gangs, &slot, e)) {
+		const gstate *gs = e->val;
+
+		if (s->cycle_no - gs->seen > 100)
+			sv_push(&dead, e->key);
+	}
+	for (i = 0; i < dead.n; i++)
+		br_map_del(&s->gangs, dead.v[i]);
+	sv_free(&dead);
+}
+
+static void next_timers(cyc *c)
+{
+	br_sched *s = c->s;
+	br_map_ent *e;
+	size_t slot;
+	int64_t t = s->next_due_ms;
+
+	for (e = br_map_first(&s->victims, &slot); e;
+	     e = br_map_next(&s->victims, &slot, e)) {
+		const vstate *v = e->val;
+
+		if (!t || v->next_ms < t)
+			t = v->next_ms;
+	}
+	for (e = br_map_first(&s->assumed, &slot); e;
+	     e = br_map_next(&s->assumed, &slot, e)) {
+		const assumed *a = e->val;
+
+		if (!t || a->expires_ms < t)
+			t = a->expires_ms;
+	}
+	if (s->waiting) {
+		int64_t w = c->now + 1000;	/* re-check reservations */
+
+		if (!t || w < t)
+			t = w;
+	}
+	for (e = br_map_first(&s->gangs, &slot); e;
+	     e = br_map_next(&s->gangs, &slot, e)) {
+		const gstate *gs = e->val;
+		int64_t at;
+
+		if (gs->seen != s->cycle_no)
+			continue;
+		at = eligible_at(s, gs);
+		if (gs->partial_ms) {
+			at = gs->partial_ms +
+			     s->env.cfg->repair_grace_s * 1000 + 1;
+			at = BR_MAX(at, gs->next_ms);
+		}
+		if (at > c->now && (!t || at < t))
+			t = at;
+	}
+	s->next_due_ms = t;
+}
+
+void br_sched_cycle(br_sched *s)
+{
+	cyc c;
+	size_t i;
+	int64_t t1, t2;
+
+	if (s->busy)
+		return;
+	s->stopped = false;
+	if (!leading(s))
+		return;
+	s->busy = true;
+	memset(&c, 0, sizeof(c));
+	c.s = s;
+	c.now = br_now_ms();
+	s->cycle_no++;
+	s->env.m->cycles++;
+	s->dirty = false;
+	s->next_due_ms = 0;
+	s->last_cycle_ms = c.now;
+	expire_state(s, c.now);
+	if (!build_snapshot(&c)) {
+		s->error_until_ms = c.now + SNAP_ERROR_RETRY_MS;
+		s->dirty = true;
+		goto out;
+	}
+	t1 = br_now_ms();
+	after_build(&c);
+	build_indexes(&c);
+	decide(&c);
+	t2 = br_now_ms();
+	if (leading(s))
+		do_binds(&c);
+	if (leading(s))
+		do_preempt(&c);
+	if (leading(s))
+		do_unschedulable(&c);
+	if (leading(s))
+		do_repairs(&c);
+	next_timers(&c);
+	s->last_snap_ms = t1 - c.now;
+	if (c.npl) {
+		char n1[16], n2[16], a[32], b[32], w[32];
+
+		snprintf(n1, sizeof(n1), "%u", s->pending);
+		snprintf(n2, sizeof(n2), "%zu", c.npl);
+		br_log(BR_LOG_INFO, "cycle", "queued", n1, "decided", n2,
+		       "snapshot_ms", ms_str(a, sizeof(a),
+					     (double)(t1 - c.now)),
+		       "decide_ms", ms_str(b, sizeof(b), (double)(t2 - t1)),
+		       "write_ms", ms_str(w, sizeof(w),
+					  (double)(br_now_ms() - t2)), NULL);
+	}
+	br_map_free(&c.members);
+	br_map_free(&c.bound);
+	br_map_free(&c.terminating);
+out:
+	for (i = 0; i < c.npl; i++)
+		tg_decision_free(c.pl[i].d);
+	free(c.pl);
+	tg_topology_destroy(c.t);
+	tg_k8s_destroy(c.k);
+#ifdef __GLIBC__
+	/* the snapshot's trees are the daemon's largest allocations; give
+	 * their pages back rather than keep the peak resident */
+	malloc_trim(0);
+#endif
+	s->last_end_ms = br_now_ms();
+	s->busy = false;
+}

@@ -1,0 +1,117 @@
+/*
+ * k8s_bridge/sched.h - the scheduling loop: caches in, decisions from the
+ * core, API writes out.
+ *
+ * A cycle (only while leading, only once every cache has synced):
+ *
+ *  1. Snapshot: the cached objects (nodes, pods bound anywhere and pods
+ *     pending for our scheduler name, PriorityClasses, PodDisruption-
+ *     Budgets, the dialect CRs) are written out as one JSON stream and
+ *     read back by the core's
+ *     Kubernetes loader (tg_k8s_add + tg_k8s_build), which gives the
+ *     topology and the pending gangs in decision order (priority, then
+ *     age, then name).  Simple and always consistent with the loader;
+ *     the cost is one serialize + parse of the cluster per cycle (about
+ *     20 us and 5 KB of transient memory per cached object: 2 s and
+ *     ~500 MB at 12,500 nodes + 100,000 pods), which is why changes are
+ *     batched (50 ms quiet, 500 ms at most), a cycle starts no sooner
+ *     after the last one than its snapshot took (at most half the time
+ *     goes to snapshots), pods are slimmed in the cache (store.h) and
+ *     the heap is trimmed after each cycle.  An incremental model in the
+ *     core (deltas instead of a rebuild) would remove this cost.
+ *     Pods bound by this daemon but not yet seen bound by the watch
+ *     ("assumed", as in kube-scheduler) are written bound.
+ *  2. Queue: gangs come in the core's order; a gang that was
+ *     unschedulable backs off (initial doubling to max) and then waits
+ *     for a cluster event (a node changed, a pod went away, ...) or the
+ *     flush interval before it is tried again.
+ *  3. Decisions: tg_place, then tg_decision_apply so that the next gang
+ *     sees the first one's placement or reservation.  Every gang still
+ *     pending is decided again in every cycle.  A preempting gang's
+ *     members carry status.nominatedNodeName, which the core's loader
+ *     reads back as reservations: the reservation is held in the core
+ *     from cycle to cycle.  Once its victims are terminating the core
+ *     places the gang on its nominated nodes (their resources are the
+ *     nominee's); the bridge binds only when the victims are gone, since
+ *     the kubelet still runs them until then.
+ *  4. Writes, in batches on the one multi handle:
+ *     placed:       POST pods/binding per member (pod UID, annotations
+ *                   topogang.io/gang, /domain, /rank), events Scheduled.
+ *     preempting:   victims get DisruptionTarget then the Eviction API
+ *                   (a 429 from a disruption budget is retried after
+ *                   Retry-After; or DELETE when configured), event
+ *                   Preempted; members get status.nominatedNodeName and
+ *                   PodScheduled=False with the core's message.
+ *     unschedulable: PodScheduled=False reason Unschedulable with the
+ *                   core's message on every member (strategic merge
+ *                   patch of pods/status) and a FailedScheduling event,
+ *                   when the message changed.
+ *
+ * Half-bound gangs (binding is not atomic): a binding that fails for good
+ * leaves a gang with some members bound.  The daemon does not unbind
+ * (impossible) and does not evict at once: the gang stays queued, and
+ * from then on its pending members are placed with node selectors that
+ * pin them to the domain recorded on the bound members (topogang.io/
+ * domain).  So the gang completes where it started, which is the usual
+ * case (the domain was just reserved for it; a crash of the daemon
+ * mid-gang ends here too).  Only when the rest cannot be placed in that
+ * domain for repair_grace seconds are the bound members evicted, so that
+ * their controller recreates them and the gang is placed whole again.
+ * Why: evicting first would restart pods that are fine and lose the
+ * domain; retrying alone could leave a gang half-bound forever.
+ */
+#ifndef BR_SCHED_H
+#define BR_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bconfig.h"
+#include "http.h"
+#include "informer.h"
+#include "metrics.h"
+
+typedef struct br_sched_env {
+	br_http *h;
+	const br_config *cfg;
+	br_metrics *m;
+	br_informer *nodes, *pods, *pcs, *pdbs;
+	br_informer *const *feed;	/* CRs the core reads */
+	unsigned nfeed;
+	br_informer *upg;	/* scheduling.k8s.io v1alpha2 PodGroups */
+	bool (*leading)(void *ud);	/* checked before every batch */
+	void *ud;
+} br_sched_env;
+
+typedef struct br_sched br_sched;
+
+/* \note Destroy with br_sched_destroy(); \p env's pointers outlive it. */
+br_sched *br_sched_create(const br_sched_env *env);
+void br_sched_destroy(br_sched *s);
+
+/* An informer's change (called from informer callbacks: flags only). */
+void br_sched_on_event(br_sched *s, br_informer *inf, int type,
+		       const br_obj *old, const br_obj *cur);
+
+/* Whether a cycle is due now. */
+bool br_sched_due(const br_sched *s, int64_t now_ms);
+/* Runs one cycle (drives the loop while it waits for the server). */
+void br_sched_cycle(br_sched *s);
+/*
+ * Posts queued Events, a few at a time, when no cycle is writing: an
+ * Event is for people, a binding is the job, so bindings go first (as
+ * kube-scheduler's asynchronous event broadcaster).  Called every loop
+ * turn.
+ */
+void br_sched_pump(br_sched *s);
+/* Leadership lost: cancels the writes in flight; a cycle stops. */
+void br_sched_stop(br_sched *s);
+/* Whether a cycle is running (the loop must not start another). */
+bool br_sched_busy(const br_sched *s);
+
+/* Gangs in the last cycle's queue, and how many were waiting on
+ * victims, for /metrics. */
+unsigned br_sched_pending(const br_sched *s);
+unsigned br_sched_waiting(const br_sched *s);
+
+#endif /* BR_SCHED_H */

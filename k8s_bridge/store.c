@@ -1,0 +1,392 @@
+/*
+ * k8s_bridge/store.c - object caches keyed by namespace/name.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+#include "util.h"
+
+#define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
+#define L_KOORD_PG "pod-group.scheduling.sigs.k8s.io"
+
+static char *dup_or_null(const char *s)
+{
+	return s ? br_xstrdup(s) : NULL;
+}
+
+static bool has_dialect(const cJSON *labels, const cJSON *annots)
+{
+	static const char *const lkeys[] = {
+		L_KOORD_PG, "pod-group.scheduling.sigs.k8s.io/name",
+		"scheduling.x-k8s.io/pod-group", "kueue.x-k8s.io/pod-group-name",
+		"leaderworkerset.sigs.k8s.io/name", NULL };
+	static const char *const akeys[] = {
+		"gang.scheduling.koordinator.sh/name", "pod-group-name",
+		NULL };
+	unsigned i;
+
+	for (i = 0; lkeys[i]; i++)
+		if (br_jget(labels, lkeys[i]))
+			return true;
+	for (i = 0; akeys[i]; i++)
+		if (br_jget(annots, akeys[i]))
+			return true;
+	return false;
+}
+
+/* Upstream scheduling.k8s.io gangs, spoken as a Koordinator PodGroup. */
+static void translate_group(cJSON *j, cJSON *md)
+{
+	const char *pg = br_jpath_str(j, "spec.schedulingGroup.podGroupName");
+	cJSON *labels;
+
+	if (!pg || !*pg)
+		return;
+	labels = cJSON_GetObjectItemCaseSensitive(md, "labels");
+	if (has_dialect(labels, br_jget(md, "annotations")))
+		return;
+	if (!cJSON_IsObject(labels)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(md, "labels");
+		labels = cJSON_AddObjectToObject(md, "labels");
+	}
+	if (labels)
+		cJSON_AddStringToObject(labels, L_KOORD_PG, pg);
+}
+
+static void pod_fields(br_obj *o, const cJSON *j)
+{
+	const cJSON *spec = br_jget(j, "spec"), *st = br_jget(j, "status");
+	const cJSON *md = br_jget(j, "metadata"), *c, *gates, *del;
+	const char *phase = br_jstr(st, "phase"), *v;
+
+	v = br_jstr(spec, "nodeName");
+	o->node = v && *v ? br_xstrdup(v) : NULL;
+	v = br_jstr(spec, "schedulerName");
+	o->sched = br_xstrdup(v && *v ? v : "default-scheduler");
+	v = br_jstr(st, "nominatedNodeName");
+	o->nominated = v && *v ? br_xstrdup(v) : NULL;
+	o->ann_gang = dup_or_null(br_jstr(br_jget(md, "annotations"),
+					  BR_ANN_GANG));
+	o->ann_domain = dup_or_null(br_jstr(br_jget(md, "annotations"),
+					    BR_ANN_DOMAIN));
+	del = br_jget(md, "deletionTimestamp");
+	o->deleting = del && !cJSON_IsNull(del);
+	gates = br_jget(spec, "schedulingGates");
+	o->gated = cJSON_IsArray(gates) && cJSON_GetArraySize(gates) > 0;
+	o->terminal = phase && (strcmp(phase, "Succeeded") == 0 ||
+				strcmp(phase, "Failed") == 0);
+	cJSON_ArrayForEach(c, br_jget(st, "conditions")) {
+		const char *type = br_jstr(c, "type");
+		const char *status = br_jstr(c, "status");
+
+		if (!type || !status)
+			continue;
+		if (strcmp(type, "PodScheduled") == 0 &&
+		    strcmp(status, "False") == 0)
+			o->cond_msg = br_xstrdup(br_jstr(c, "message") ?
+						 br_jstr(c, "message") : "");
+		if (strcmp(type, "DisruptionTarget") == 0 &&
+		    strcmp(status, "True") == 0)
+			o->disruption = true;
+	}
+}
+
+static void move(cJSON *to, cJSON *from, const char *key)
+{
+	cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(from, key);
+
+	if (v)
+		cJSON_AddItemToObject(to, key, v);
+}
+
+/* Containers keep their resources (and restartPolicy: sidecars). */
+static cJSON *slim_containers(cJSON *list)
+{
+	cJSON *out = cJSON_CreateArray(), *c;
+
+	cJSON_ArrayForEach(c, list) {
+		cJSON *s = cJSON_CreateObject();
+
+		if (!s)
+			continue;
+		if (cJSON_IsObject(c)) {
+			move(s, c, "name");
+			move(s, c, "resources");
+			move(s, c, "restartPolicy");
+		}
+		cJSON_AddItemToArray(out, s);
+	}
+	return out;
+}
+
+/*
+ * What the core's loader reads of a pod (shared/src/k8s.c): metadata,
+ * the scheduling fields of spec, container resources and the phase.
+ */
+static cJSON *slim_pod(cJSON *j)
+{
+	static const char *const meta[] = {
+		"name", "namespace", "uid", "resourceVersion",
+		"creationTimestamp", "deletionTimestamp", "labels",
+		"annotations", "ownerReferences", NULL };
+	static const char *const spec[] = {
+		"nodeName", "schedulerName", "priority", "priorityClassName",
+		"preemptionPolicy", "overhead", "nodeSelector", "affinity",
+		"tolerations", "topologySpreadConstraints", "schedulingGates",
+		"schedulingGroup", NULL };
+	cJSON *out = cJSON_CreateObject(), *md, *sp, *st, *f;
+	unsigned i;
+
+	if (!out)
+		return NULL;
+	move(out, j, "apiVersion");
+	move(out, j, "kind");
+	md = cJSON_AddObjectToObject(out, "metadata");
+	sp = cJSON_AddObjectToObject(out, "spec");
+	st = cJSON_AddObjectToObject(out, "status");
+	f = cJSON_GetObjectItemCaseSensitive(j, "metadata");
+	for (i = 0; md && meta[i]; i++)
+		move(md, f, meta[i]);
+	f = cJSON_GetObjectItemCaseSensitive(j, "spec");
+	for (i = 0; sp && spec[i]; i++)
+		move(sp, f, spec[i]);
+	if (sp && cJSON_IsArray(br_jget(f, "containers")))
+		cJSON_AddItemToObject(sp, "containers",
+				      slim_containers(cJSON_GetObjectItem
+						      (f, "containers")));
+	if (sp && cJSON_IsArray(br_jget(f, "initContainers")))
+		cJSON_AddItemToObject(sp, "initContainers",
+				      slim_containers(cJSON_GetObjectItem
+						      (f, "initContainers")));
+	f = cJSON_GetObjectItemCaseSensitive(j, "status");
+	if (st) {
+		move(st, f, "phase");
+		move(st, f, "nominatedNodeName");
+	}
+	return out;
+}
+
+static uint64_t sig_of(const cJSON *slim)
+{
+	const char *parts[] = { "metadata", "spec" };
+	uint64_t h = 1469598103934665603ull;
+	unsigned i;
+
+	for (i = 0; i < 2; i++) {
+		const cJSON *v = br_jget(slim, parts[i]);
+		char *t = v ? cJSON_PrintUnformatted(v) : NULL;
+		const char *p;
+
+		if (!t)
+			continue;
+		for (p = t; *p; p++) {
+			h ^= (unsigned char)*p;
+			h *= 1099511628211ull;
+		}
+		/* resourceVersion changes on every write: not part of it */
+		cJSON_free(t);
+	}
+	return h;
+}
+
+br_obj *br_obj_from_json(cJSON *j, const char *kind, const char *api_version,
+			 bool is_pod)
+{
+	cJSON *slim = NULL;
+	cJSON *md = cJSON_GetObjectItemCaseSensitive(j, "metadata");
+	cJSON *ann;
+	const char *ns, *name, *ts;
+	br_obj *o;
+
+	name = br_jstr(md, "name");
+	if (!name || !*name)
+		return NULL;
+	cJSON_DeleteItemFromObjectCaseSensitive(md, "managedFields");
+	ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+	if (cJSON_IsObject(ann))
+		cJSON_DeleteItemFromObjectCaseSensitive(ann, LAST_APPLIED);
+	if (!br_jget(j, "kind") && kind)
+		cJSON_AddStringToObject(j, "kind", kind);
+	if (!br_jget(j, "apiVersion") && api_version)
+		cJSON_AddStringToObject(j, "apiVersion", api_version);
+	if (is_pod)
+		translate_group(j, md);
+	o = br_xcalloc(1, sizeof(*o));
+	ns = br_jstr(md, "namespace");
+	if (is_pod && (!ns || !*ns))
+		ns = "default";
+	o->ns = br_xstrdup(ns ? ns : "");
+	o->name = br_xstrdup(name);
+	o->key = *o->ns ? br_xasprintf("%s/%s", o->ns, name) :
+			  br_xstrdup(name);
+	o->uid = br_xstrdup(br_jstr(md, "uid") ? br_jstr(md, "uid") : "");
+	o->rv = br_xstrdup(br_jstr(md, "resourceVersion") ?
+			   br_jstr(md, "resourceVersion") : "");
+	ts = br_jstr(md, "creationTimestamp");
+	if (!ts || !br_parse_rfc3339(ts, &o->created_us))
+		o->created_us = 0;
+	if (is_pod) {
+		cJSON *rv;
+
+		pod_fields(o, j);
+		slim = slim_pod(j);
+		if (!slim) {
+			br_obj_free(o);
+			return NULL;
+		}
+		rv = cJSON_DetachItemFromObjectCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(slim, "metadata"),
+			"resourceVersion");
+		o->sig = sig_of(slim);
+		if (rv)
+			cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(
+						      slim, "metadata"),
+					      "resourceVersion", rv);
+	}
+	o->text = cJSON_PrintUnformatted(slim ? slim : j);
+	cJSON_Delete(slim);
+	if (!o->text) {
+		br_obj_free(o);
+		return NULL;
+	}
+	o->len = strlen(o->text);
+	return o;
+}
+
+void br_obj_free(br_obj *o)
+{
+	if (!o)
+		return;
+	free(o->key);
+	free(o->ns);
+	free(o->name);
+	free(o->uid);
+	free(o->rv);
+	if (o->text)
+		cJSON_free(o->text);
+	free(o->node);
+	free(o->sched);
+	free(o->nominated);
+	free(o->ann_gang);
+	free(o->ann_domain);
+	free(o->cond_msg);
+	free(o);
+}
+
+cJSON *br_obj_parse(const br_obj *o)
+{
+	return cJSON_ParseWithLength(o->text, o->len);
+}
+
+/* ---- the hash table ---------------------------------------------------- */
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+void br_store_init(br_store *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void br_store_free(br_store *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		br_obj_free(s->all[i]);
+	free(s->all);
+	free(s->slots);
+	memset(s, 0, sizeof(*s));
+}
+
+br_obj *br_store_get(const br_store *s, const char *key)
+{
+	br_obj *o;
+
+	if (!s->nslots)
+		return NULL;
+	for (o = s->slots[hash(key) & (s->nslots - 1)]; o; o = o->chain)
+		if (strcmp(o->key, key) == 0)
+			return o;
+	return NULL;
+}
+
+static void rehash(br_store *s)
+{
+	size_t n = s->nslots ? s->nslots * 2 : 64, i;
+
+	free(s->slots);
+	s->slots = br_xcalloc(n, sizeof(br_obj *));
+	s->nslots = n;
+	for (i = 0; i < s->n; i++) {
+		br_obj *o = s->all[i];
+		size_t b = hash(o->key) & (n - 1);
+
+		o->chain = s->slots[b];
+		s->slots[b] = o;
+	}
+}
+
+static void unchain(br_store *s, br_obj *o)
+{
+	br_obj **pp = &s->slots[hash(o->key) & (s->nslots - 1)];
+
+	while (*pp && *pp != o)
+		pp = &(*pp)->chain;
+	if (*pp)
+		*pp = o->chain;
+	o->chain = NULL;
+}
+
+br_obj *br_store_put(br_store *s, br_obj *o)
+{
+	br_obj *old = br_store_get(s, o->key);
+	size_t b;
+
+	if (old) {
+		unchain(s, old);
+		o->idx = old->idx;
+		s->all[o->idx] = o;
+		s->bytes -= old->len;
+	} else {
+		if (s->n + 1 > s->nslots)
+			rehash(s);
+		if (s->n == s->cap) {
+			s->cap = s->cap ? s->cap * 2 : 64;
+			s->all = br_xrealloc(s->all,
+					     s->cap * sizeof(br_obj *));
+		}
+		o->idx = s->n;
+		s->all[s->n++] = o;
+	}
+	b = hash(o->key) & (s->nslots - 1);
+	o->chain = s->slots[b];
+	s->slots[b] = o;
+	s->bytes += o->len;
+	return old;
+}
+
+br_obj *br_store_take(br_store *s, const char *key)
+{
+	br_obj *o = br_store_get(s, key);
+
+	if (!o)
+		return NULL;
+	unchain(s, o);
+	s->all[o->idx] = s->all[s->n - 1];
+	s->all[o->idx]->idx = o->idx;
+	s->n--;
+	s->bytes -= o->len;
+	return o;
+}

@@ -1,0 +1,87 @@
+/*
+ * k8s_bridge/store.h - the informers' object caches.
+ *
+ * An object is kept as compact JSON text (what the core's loader reads),
+ * with kind and apiVersion filled in (list items lack them) and the
+ * bulky fields nobody reads removed (metadata.managedFields, kubectl's
+ * last-applied-configuration annotation).  Text costs a fraction of a
+ * parsed tree; the scheduler parses the few objects it acts on.
+ *
+ * Pods also carry the handful of fields the scheduling loop reads for
+ * every pod, extracted once when the object arrives, and are slimmed to
+ * what placement reads (metadata, the scheduling fields of spec,
+ * container resources, status.phase): a real pod's env, volumes and
+ * images are most of its bytes.
+ */
+#ifndef BR_STORE_H
+#define BR_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cJSON.h>
+
+/* Annotations the bridge stamps on the pods it binds (through Binding). */
+#define BR_ANN_GANG	"topogang.io/gang"
+#define BR_ANN_DOMAIN	"topogang.io/domain"
+#define BR_ANN_RANK	"topogang.io/rank"
+
+typedef struct br_obj {
+	char *key;		/* "namespace/name", or "name" */
+	char *ns, *name;
+	char *uid;
+	char *rv;
+	char *text;		/* compact JSON */
+	size_t len;
+	/* pods only */
+	char *node;		/* spec.nodeName, NULL when pending */
+	char *sched;		/* spec.schedulerName ("default-scheduler") */
+	char *nominated;	/* status.nominatedNodeName */
+	char *ann_gang;		/* BR_ANN_GANG */
+	char *ann_domain;	/* BR_ANN_DOMAIN */
+	char *cond_msg;		/* PodScheduled=False message */
+	int64_t created_us;
+	bool deleting;		/* metadata.deletionTimestamp set */
+	bool gated;		/* spec.schedulingGates not empty */
+	bool terminal;		/* Succeeded or Failed */
+	bool disruption;	/* DisruptionTarget=True */
+	uint64_t sig;		/* hash of metadata and spec: a pod change
+				 * that matters to placement changes it */
+	/* store */
+	struct br_obj *chain;
+	size_t idx;
+} br_obj;
+
+typedef struct br_store {
+	br_obj **slots;		/* hash chains */
+	size_t nslots;
+	br_obj **all;		/* dense, in no particular order */
+	size_t n, cap;
+	size_t bytes;		/* text bytes held */
+} br_store;
+
+/*
+ * Makes an object from a parsed item.  Trims \p j in place.  \p kind and
+ * \p api_version are set when the item lacks them.  With \p translate,
+ * pods of the upstream gang API (spec.schedulingGroup.podGroupName) get
+ * the label of a Koordinator PodGroup of the same name, which the
+ * snapshot then supplies (see sched.c).
+ * \note Free with br_obj_free(); NULL when the item has no name.
+ */
+br_obj *br_obj_from_json(cJSON *j, const char *kind, const char *api_version,
+			 bool is_pod);
+void br_obj_free(br_obj *o);
+/* The object's text parsed again; caller deletes. */
+cJSON *br_obj_parse(const br_obj *o);
+
+void br_store_init(br_store *s);
+/* Frees every object. */
+void br_store_free(br_store *s);
+br_obj *br_store_get(const br_store *s, const char *key);
+/* Inserts \p o; returns the object it replaced (caller frees) or NULL. */
+br_obj *br_store_put(br_store *s, br_obj *o);
+/* Removes by key; returns the object (caller frees) or NULL. */
+br_obj *br_store_take(br_store *s, const char *key);
+
+#endif /* BR_STORE_H */

@@ -1,0 +1,696 @@
+/*
+ * k8s_bridge/test_bridge.c - unit tests of the bridge's modules that need
+ * no API server: utilities, YAML, configuration (file, flags, kubeconfig,
+ * in-cluster), the watch framer, the caches, the map, metrics and the
+ * HTTP endpoint.  TAP; run by tests/k8s/test-bridge-unit.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "config.h"
+
+#include <stdarg.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tap.h"
+
+#include "bconfig.h"
+#include "httpd.h"
+#include "jframe.h"
+#include "kyaml.h"
+#include "log.h"
+#include "map.h"
+#include "metrics.h"
+#include "store.h"
+#include "util.h"
+
+static char tmpdir[256];
+
+static const char *tmpfile_with(const char *name, const char *text)
+{
+	static char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+	return path;
+}
+
+/* ---- util -------------------------------------------------------------- */
+
+static void test_util(void)
+{
+	br_buf b;
+	char t[40];
+	int64_t us;
+	char *s;
+	size_t n;
+
+	br_buf_init(&b, 8);
+	ok(br_buf_adds(&b, "12345678"), "buf: fills to its bound");
+	ok(!br_buf_adds(&b, "9") && b.err, "buf: one byte past the bound is "
+	   "an error, not a silent cut");
+	is_int(b.len, 8, "buf: content kept after the error");
+	br_buf_free(&b);
+	br_buf_init(&b, 100);
+	br_buf_add_jstr(&b, "a\"b\\c\n\x01");
+	is_str(b.s, "\"a\\\"b\\\\c\\n\\u0001\"", "buf: JSON string escaping");
+	br_buf_free(&b);
+
+	is_str(br_rfc3339(t, sizeof(t), 1785543605123456ll, true),
+	       "2026-08-01T00:20:05.123456Z", "rfc3339: MicroTime");
+	is_str(br_rfc3339(t, sizeof(t), 1785543605123456ll, false),
+	       "2026-08-01T00:20:05Z", "rfc3339: seconds");
+	ok(br_parse_rfc3339("2026-08-01T00:20:05.123456Z", &us) &&
+	   us == 1785543605123456ll, "rfc3339: parses back");
+	ok(br_parse_rfc3339("2026-08-01T02:20:05+02:00", &us) &&
+	   us == 1785543605000000ll, "rfc3339: offset");
+	ok(!br_parse_rfc3339("2026-08-01 junk", &us), "rfc3339: junk refused");
+
+	s = br_base64_decode("aGVsbG8gd29ybGQ=", &n);
+	ok(s && n == 11 && memcmp(s, "hello world", 11) == 0, "base64");
+	free(s);
+	ok(br_base64_decode("not*base64", &n) == NULL, "base64: bad input");
+
+	s = br_urlencode("status.phase!=Succeeded,a b");
+	is_str(s, "status.phase%21%3DSucceeded%2Ca%20b", "urlencode");
+	free(s);
+}
+
+/* ---- YAML, config ------------------------------------------------------ */
+
+static void test_yaml(void)
+{
+	char err[256];
+	const char *y = "a: 1\nb: [x, \"2\", true, null]\nc: {d: 2.5}\n";
+	cJSON *j = br_yaml_parse(y, strlen(y), "t.yaml", err, sizeof(err));
+
+	ok(j != NULL, "yaml: parses");
+	ok(cJSON_IsNumber(br_jget(j, "a")) && br_jget(j, "a")->valuedouble == 1,
+	   "yaml: plain integer is a number");
+	ok(cJSON_IsString(cJSON_GetArrayItem(br_jget(j, "b"), 1)),
+	   "yaml: quoted scalar stays a string");
+	ok(cJSON_IsTrue(cJSON_GetArrayItem(br_jget(j, "b"), 2)),
+	   "yaml: true");
+	ok(cJSON_IsNull(cJSON_GetArrayItem(br_jget(j, "b"), 3)), "yaml: null");
+	cJSON_Delete(j);
+	y = "a: 1\na: 2\n";
+	j = br_yaml_parse(y, strlen(y), "t.yaml", err, sizeof(err));
+	ok(!j, "yaml: duplicate key refused");
+	like(err, "t.yaml:2: duplicate key 'a'", "yaml: error names file "
+	     "and line");
+	y = "a: [1\n";
+	j = br_yaml_parse(y, strlen(y), "bad.yaml", err, sizeof(err));
+	ok(!j && strstr(err, "bad.yaml:"), "yaml: syntax error names the file");
+}
+
+static void test_config_file(void)
+{
+	br_config c;
+	char err[512];
+	const char *txt =
+		"schedulerName: gangs\n"
+		"topology:\n"
+		"  levels: [network.topology.nvidia.com/spine,"
+		" network.topology.nvidia.com/block]\n"
+		"  bandwidthGbps: {network.topology.nvidia.com/block: 400}\n"
+		"preemption: {mode: delete, nominationTimeoutSeconds: 60}\n"
+		"leaderElection: {leaseDurationSeconds: 15, leaseName: x}\n"
+		"queue: {initialBackoffSeconds: 0.5}\n"
+		"logLevel: debug\n";
+
+	br_config_init(&c);
+	is_str(c.scheduler_name, "topogang", "config: default scheduler name");
+	ok(c.lease_duration_s == 15 && c.renew_deadline_s == 10 &&
+	   c.retry_period_s == 2, "config: default lease 15 s / 10 s / 2 s");
+	is_int(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
+				   sizeof(err)), 0, "config: file loads");
+	is_str(c.scheduler_name, "gangs", "config: schedulerName");
+	is_int(c.nlevels, 2, "config: levels");
+	is_str(c.levels[1], "network.topology.nvidia.com/block",
+	       "config: level order kept");
+	ok(c.nbw == 1 && c.bw[0].gbps == 400, "config: bandwidth per layer");
+	ok(c.preempt_delete && c.nomination_timeout_s == 60,
+	   "config: preemption section");
+	is_int(c.backoff_initial_ms, 500, "config: backoff in seconds");
+	is_int(c.log_level, BR_LOG_DEBUG, "config: log level");
+	br_config_free(&c);
+
+	br_config_init(&c);
+	txt = "topology: {levls: [a]}\n";
+	ok(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
+			       sizeof(err)) < 0, "config: unknown key refused");
+	is_str(err, "b.yaml: topology.levls: unknown key",
+	       "config: the message names the key");
+	txt = "preemption: {mode: kill}\n";
+	ok(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
+			       sizeof(err)) < 0 && strstr(err, "evict or "
+							  "delete"),
+	   "config: bad enum refused");
+	txt = "topology:\n  # levels: [a]\nqueue:\n";
+	is_int(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
+				   sizeof(err)), 0, "config: a section with every "
+	       "key commented out is empty, not an error");
+	txt = "informers: {pageSize: 0}\n";
+	ok(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
+			       sizeof(err)) < 0 && strstr(err, "outside"),
+	   "config: out-of-range number refused");
+	br_config_free(&c);
+}
+
+static int args(br_config *c, char *err, size_t n, ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+	char *a;
+
+	argv[argc++] = "topogang-bridge";
+	va_start(ap, n);
+	while ((a = va_arg(ap, char *)) != NULL && argc < 31)
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc] = NULL;
+	br_config_init(c);
+	return br_config_from_args(c, argc, argv, err, n);
+}
+
+static void test_config_args(void)
+{
+	br_config c;
+	char err[512], cfgpath[512];
+	const char *p;
+
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	unsetenv("KUBECONFIG");
+	is_int(args(&c, err, sizeof(err), "--server",
+		    "http://127.0.0.1:1/", "--no-leader-elect", "--levels",
+		    "a,b,c", NULL), 0, "args: --server");
+	is_str(c.server, "http://127.0.0.1:1", "args: trailing slash dropped");
+	ok(!c.leader_elect && c.nlevels == 3, "args: flags applied");
+	is_str(c.conn_source, "--server", "args: the source is named");
+	ok(c.identity && strchr(c.identity, '_'), "args: identity "
+	   "hostname_random");
+	br_config_free(&c);
+
+	is_int(args(&c, err, sizeof(err), NULL), -1, "args: no server "
+	       "anywhere is an error");
+	like(err, "no API server", "args: says so");
+	br_config_free(&c);
+	is_int(args(&c, err, sizeof(err), "--server", "ftp://x", NULL), -1,
+	       "args: non-http URL refused");
+	br_config_free(&c);
+	is_int(args(&c, err, sizeof(err), "--bogus", NULL), -1,
+	       "args: unknown flag refused");
+	like(err, "unknown option '--bogus'", "args: names the flag");
+	br_config_free(&c);
+	is_int(args(&c, err, sizeof(err), "--server", NULL), -1,
+	       "args: flag without value");
+	like(err, "--server: needs a value", "args: says which");
+	br_config_free(&c);
+	is_int(args(&c, err, sizeof(err), "--server", "http://x",
+		    "--lease-duration", "5", "--renew-deadline", "6", NULL),
+	       -1, "args: renew deadline must be below the lease");
+	br_config_free(&c);
+	is_int(args(&c, err, sizeof(err), "--token-file", "/x", NULL), -1,
+	       "args: --token-file without --server");
+	br_config_free(&c);
+
+	p = tmpfile_with("bridge.yaml", "schedulerName: fromfile\n"
+			 "server: {listen: \"127.0.0.1:9\"}\n");
+	snprintf(cfgpath, sizeof(cfgpath), "%s", p);
+	is_int(args(&c, err, sizeof(err), "--scheduler-name", "fromflag",
+		    "--config", cfgpath, "--server", "http://x", NULL), 0,
+	       "args: --config");
+	is_str(c.scheduler_name, "fromflag", "args: a flag beats the file, "
+	       "wherever it stands");
+	is_str(c.listen, "127.0.0.1:9", "args: the file's other keys apply");
+	br_config_free(&c);
+	p = tmpfile_with("bad.yaml", "schedulerName: [x]\n");
+	snprintf(cfgpath, sizeof(cfgpath), "%s", p);
+	is_int(args(&c, err, sizeof(err), "--config", cfgpath, "--server",
+		    "http://x", NULL), -1, "args: bad config file");
+	like(err, "bad.yaml: schedulerName: must be a string",
+	     "args: the file's error");
+	br_config_free(&c);
+}
+
+static void test_kubeconfig(void)
+{
+	br_config c;
+	char err[512], path[512];
+	const char *p;
+
+	tmpfile_with("ca.crt", "x");
+	p = tmpfile_with("kc",
+		"apiVersion: v1\nkind: Config\n"
+		"current-context: b\n"
+		"clusters:\n"
+		"- name: ca\n  cluster: {server: 'https://a:6443', "
+		"certificate-authority: ca.crt}\n"
+		"- name: cb\n  cluster: {server: 'https://b:6443', "
+		"certificate-authority-data: aGVsbG8=, "
+		"insecure-skip-tls-verify: true}\n"
+		"users:\n"
+		"- name: ua\n  user: {tokenFile: tok}\n"
+		"- name: ub\n  user: {token: t0k, client-certificate-data: "
+		"Y2VydA==, client-key-data: a2V5}\n"
+		"- name: ux\n  user: {exec: {command: x}}\n"
+		"contexts:\n"
+		"- name: a\n  context: {cluster: ca, user: ua, namespace: ns1}\n"
+		"- name: b\n  context: {cluster: cb, user: ub}\n"
+		"- name: x\n  context: {cluster: ca, user: ux}\n"
+		"- name: y\n  context: {cluster: nope, user: ua}\n");
+	snprintf(path, sizeof(path), "%s", p);
+	br_config_init(&c);
+	is_int(br_config_load_kubeconfig(&c, path, NULL, err, sizeof(err)), 0,
+	       "kubeconfig: current context");
+	is_str(c.server, "https://b:6443", "kubeconfig: server");
+	ok(c.ca_data && c.ca_data_len == 5 && memcmp(c.ca_data, "hello", 5) ==
+	   0, "kubeconfig: certificate-authority-data decoded");
+	ok(c.insecure, "kubeconfig: insecure-skip-tls-verify");
+	is_str(c.token, "t0k", "kubeconfig: token");
+	ok(c.cert_data && c.key_data && c.key_data_len == 3,
+	   "kubeconfig: client certificate and key data");
+	is_int(br_config_load_kubeconfig(&c, path, "a", err, sizeof(err)), 0,
+	       "kubeconfig: --context");
+	ok(c.token_file && strstr(c.token_file, tmpdir) &&
+	   strstr(c.token_file, "/tok"), "kubeconfig: tokenFile relative to "
+	   "the kubeconfig");
+	ok(c.ca_file && strstr(c.ca_file, "/ca.crt") && !c.ca_data &&
+	   !c.insecure && !c.token, "kubeconfig: switching context resets "
+	   "the credentials");
+	is_str(c.lease_namespace, "ns1", "kubeconfig: the context's "
+	       "namespace holds the lease");
+	ok(br_config_load_kubeconfig(&c, path, "x", err, sizeof(err)) < 0 &&
+	   strstr(err, "exec"), "kubeconfig: exec credentials refused with "
+	   "a reason");
+	ok(br_config_load_kubeconfig(&c, path, "y", err, sizeof(err)) < 0 &&
+	   strstr(err, "no cluster 'nope'"), "kubeconfig: missing cluster");
+	ok(br_config_load_kubeconfig(&c, path, "zz", err, sizeof(err)) < 0 &&
+	   strstr(err, "no context named 'zz'"), "kubeconfig: missing "
+	   "context");
+	br_config_free(&c);
+}
+
+static void test_in_cluster(void)
+{
+	br_config c;
+	char err[512], sa[512];
+
+	snprintf(sa, sizeof(sa), "%s/sa", tmpdir);
+	mkdir(sa, 0700);
+	br_config_init(&c);
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	is_int(br_config_in_cluster(&c, sa, err, sizeof(err)), 1,
+	       "in-cluster: not in a cluster without the env");
+	setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
+	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+	is_int(br_config_in_cluster(&c, sa, err, sizeof(err)), -1,
+	       "in-cluster: no token file is an error");
+	tmpfile_with("sa/token", "tok\n");
+	tmpfile_with("sa/namespace", "kube-system\n");
+	is_int(br_config_in_cluster(&c, sa, err, sizeof(err)), 0,
+	       "in-cluster: configured");
+	is_str(c.server, "https://10.0.0.1:443", "in-cluster: server");
+	ok(c.ca_file && strstr(c.ca_file, "sa/ca.crt"), "in-cluster: CA");
+	is_str(c.lease_namespace, "kube-system", "in-cluster: namespace");
+	setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
+	br_config_in_cluster(&c, sa, err, sizeof(err));
+	is_str(c.server, "https://[fd00::1]:443", "in-cluster: IPv6 host");
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	unsetenv("KUBERNETES_SERVICE_PORT");
+	br_config_free(&c);
+}
+
+/* ---- the framer -------------------------------------------------------- */
+
+typedef struct got {
+	char v[8][256];
+	int n;
+} got;
+
+static int collect(void *ud, const char *text, size_t len)
+{
+	got *g = ud;
+
+	if (g->n < 8)
+		snprintf(g->v[g->n++], sizeof(g->v[0]), "%.*s", (int)len,
+			 text);
+	return 0;
+}
+
+static void test_jframe(void)
+{
+	br_jframe f;
+	got g;
+	const char *s = "{\"type\":\"ADDED\",\"object\":{\"a\":\"}{\\\"\"}}\n"
+			"{\"type\":\"BOOKMARK\"} {\"x\":[1,{\"y\":2}]}\r\n";
+	size_t i;
+
+	memset(&g, 0, sizeof(g));
+	br_jframe_init(&f, 1024);
+	{
+		int rc = 0;
+
+		for (i = 0; i < strlen(s); i++)
+			rc |= br_jframe_feed(&f, s + i, 1, collect, &g);
+		is_int(rc, 0, "jframe: fed byte by byte");
+	}
+	is_int(g.n, 3, "jframe: three values from one-byte chunks");
+	is_str(g.v[0], "{\"type\":\"ADDED\",\"object\":{\"a\":\"}{\\\"\"}}",
+	       "jframe: braces and escaped quotes inside strings");
+	is_str(g.v[2], "{\"x\":[1,{\"y\":2}]}", "jframe: two values on one "
+	       "line");
+	ok(!br_jframe_partial(&f), "jframe: nothing left over");
+	br_jframe_feed(&f, "{\"half\":", 8, collect, &g);
+	ok(br_jframe_partial(&f), "jframe: a cut value is partial");
+	br_jframe_reset(&f);
+	ok(!br_jframe_partial(&f), "jframe: reset drops it");
+	is_int(br_jframe_feed(&f, "x{}", 3, collect, &g), -1,
+	       "jframe: stray bytes between values are an error");
+	like(f.err, "unexpected byte", "jframe: says what");
+	br_jframe_reset(&f);
+	br_jframe_free(&f);
+	br_jframe_init(&f, 16);
+	is_int(br_jframe_feed(&f, "{\"aaaaaaaaaaaaaaaaaaaa\":1}", 25, collect,
+			      &g), -1, "jframe: value over the bound refused");
+	like(f.err, "longer than 16", "jframe: names the bound");
+	br_jframe_free(&f);
+	/* a large value split at every possible point */
+	{
+		char big[600];
+		int ok_all = 1;
+		size_t cut;
+
+		memset(big, 0, sizeof(big));
+		memcpy(big, "{\"k\":\"", 6);
+		memset(big + 6, 'v', 500);
+		memcpy(big + 506, "\\\"}\"}", 6);
+		for (cut = 1; cut < strlen(big); cut += 37) {
+			memset(&g, 0, sizeof(g));
+			br_jframe_init(&f, 4096);
+			br_jframe_feed(&f, big, cut, collect, &g);
+			br_jframe_feed(&f, big + cut, strlen(big) - cut,
+				       collect, &g);
+			if (g.n != 1)
+				ok_all = 0;
+			br_jframe_free(&f);
+		}
+		ok(ok_all, "jframe: any split point gives the one value");
+	}
+}
+
+/* ---- store, map -------------------------------------------------------- */
+
+static br_obj *mk(const char *json, bool pod)
+{
+	cJSON *j = cJSON_Parse(json);
+	br_obj *o = br_obj_from_json(j, pod ? "Pod" : "Node", "v1", pod);
+
+	cJSON_Delete(j);
+	return o;
+}
+
+static void test_store(void)
+{
+	br_store s;
+	br_obj *o, *old;
+	cJSON *j;
+	char key[32];
+	int i, all = 1;
+
+	o = mk("{\"metadata\":{\"name\":\"p\",\"uid\":\"u1\","
+	       "\"resourceVersion\":\"7\",\"managedFields\":[{}],"
+	       "\"annotations\":{\"kubectl.kubernetes.io/last-applied-"
+	       "configuration\":\"{}\",\"topogang.io/gang\":\"default/g\"}},"
+	       "\"spec\":{\"schedulerName\":\"topogang\",\"containers\":[{"
+	       "\"name\":\"c\",\"image\":\"busybox\",\"env\":[{\"name\":\"A\"}],"
+	       "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
+	       "\"volumes\":[{}],\"schedulingGates\":[{\"name\":\"g\"}]},"
+	       "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":"
+	       "\"PodScheduled\",\"status\":\"False\",\"message\":\"m\"}]}}",
+	       true);
+	ok(o != NULL, "store: a pod object");
+	is_str(o->key, "default/p", "store: a pod without namespace is in "
+	       "default");
+	ok(o->gated && !o->node && !o->terminal, "store: pod fields");
+	is_str(o->ann_gang, "default/g", "store: our gang annotation");
+	is_str(o->cond_msg, "m", "store: the PodScheduled=False message");
+	j = br_obj_parse(o);
+	ok(j && br_jstr(j, "kind") && strcmp(br_jstr(j, "kind"), "Pod") == 0,
+	   "store: kind filled in");
+	ok(!br_jpath(j, "metadata.managedFields") &&
+	   !br_jget(br_jpath(j, "metadata.annotations"),
+		    "kubectl.kubernetes.io/last-applied-configuration"),
+	   "store: managedFields and last-applied dropped");
+	ok(!br_jpath(j, "spec.volumes") &&
+	   !br_jget(cJSON_GetArrayItem(br_jpath(j, "spec.containers"), 0),
+		    "env") &&
+	   br_jpath_str(cJSON_GetArrayItem(br_jpath(j, "spec.containers"), 0),
+			"resources.requests.cpu"),
+	   "store: a pod keeps its resources, not its env or volumes");
+	cJSON_Delete(j);
+	old = mk("{\"metadata\":{\"name\":\"p\",\"uid\":\"u1\","
+		 "\"resourceVersion\":\"8\",\"annotations\":{"
+		 "\"topogang.io/gang\":\"default/g\"}},\"spec\":{"
+		 "\"schedulerName\":\"topogang\",\"containers\":[{"
+		 "\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
+		 "\"schedulingGates\":[{\"name\":\"g\"}]},\"status\":{"
+		 "\"phase\":\"Pending\"}}", true);
+	ok(old->sig == o->sig, "store: a status-only change keeps the "
+	   "signature");
+	br_obj_free(old);
+	old = mk("{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"b\"}},"
+		 "\"spec\":{}}", true);
+	ok(old->sig != o->sig, "store: a label change changes it");
+	br_obj_free(old);
+	old = mk("{\"metadata\":{\"name\":\"q\",\"namespace\":\"n\"},\"spec\":"
+		 "{\"schedulingGroup\":{\"podGroupName\":\"pg\"}}}", true);
+	j = br_obj_parse(old);
+	is_str(br_jstr(br_jpath(j, "metadata.labels"),
+		       "pod-group.scheduling.sigs.k8s.io"), "pg",
+	       "store: upstream schedulingGroup spoken as a Koordinator "
+	       "PodGroup label");
+	cJSON_Delete(j);
+	br_obj_free(old);
+	old = mk("{\"metadata\":{\"name\":\"t\"},\"status\":{\"phase\":"
+		 "\"Succeeded\"}}", true);
+	ok(old->terminal, "store: terminal pods recognised");
+	br_obj_free(old);
+	ok(mk("{\"metadata\":{}}", false) == NULL, "store: no name, no "
+	   "object");
+
+	br_store_init(&s);
+	ok(br_store_put(&s, o) == NULL, "store: insert");
+	ok(br_store_get(&s, "default/p") == o, "store: get");
+	for (i = 0; i < 500; i++) {
+		char js[128];
+
+		snprintf(js, sizeof(js), "{\"metadata\":{\"name\":\"n%d\"}}",
+			 i);
+		br_store_put(&s, mk(js, false));
+	}
+	for (i = 0; i < 500; i++) {
+		snprintf(key, sizeof(key), "n%d", i);
+		if (!br_store_get(&s, key))
+			all = 0;
+	}
+	ok(all && s.n == 501, "store: 500 more, all found after growth");
+	for (i = 0; i < 500; i += 2) {
+		snprintf(key, sizeof(key), "n%d", i);
+		br_obj_free(br_store_take(&s, key));
+	}
+	all = 1;
+	for (i = 0; i < 500; i++) {
+		snprintf(key, sizeof(key), "n%d", i);
+		if ((br_store_get(&s, key) != NULL) != (i % 2 == 1))
+			all = 0;
+	}
+	ok(all && s.n == 251, "store: take half, the rest stay");
+	for (i = 0; i < (int)s.n; i++)
+		if (s.all[i]->idx != (size_t)i)
+			all = 0;
+	ok(all, "store: dense index consistent");
+	old = mk("{\"metadata\":{\"name\":\"n1\",\"resourceVersion\":\"9\"}}",
+		 false);
+	o = br_store_put(&s, old);
+	ok(o && br_store_get(&s, "n1") == old && s.n == 251,
+	   "store: replace returns the old object");
+	br_obj_free(o);
+	br_store_free(&s);
+}
+
+static void test_map(void)
+{
+	br_map m;
+	br_map_ent *e;
+	size_t slot, n = 0;
+	char k[16];
+	int i;
+
+	br_map_init(&m, free);
+	for (i = 0; i < 300; i++) {
+		snprintf(k, sizeof(k), "k%d", i);
+		br_map_put(&m, k, br_xstrdup(k));
+	}
+	ok(m.n == 300 && strcmp(br_map_get(&m, "k123"), "k123") == 0,
+	   "map: put and get");
+	br_map_put(&m, "k1", br_xstrdup("new"));
+	is_str(br_map_get(&m, "k1"), "new", "map: replace");
+	br_map_del(&m, "k2");
+	ok(!br_map_get(&m, "k2") && m.n == 299, "map: delete");
+	for (e = br_map_first(&m, &slot); e; e = br_map_next(&m, &slot, e))
+		n++;
+	is_int(n, 299, "map: iteration sees every entry");
+	br_map_free(&m);
+}
+
+/* ---- metrics, endpoint ------------------------------------------------- */
+
+static void test_metrics(void)
+{
+	br_metrics m;
+	br_buf b;
+
+	memset(&m, 0, sizeof(m));
+	m.gangs_scheduled = 3;
+	m.api_errors[409] = 2;
+	br_hist_observe(&m.decision, 0.0007);
+	br_hist_observe(&m.decision, 20);
+	br_buf_init(&b, 1 << 20);
+	br_metrics_render(&m, &b);
+	like(b.s, "# TYPE topogang_gangs_scheduled_total counter\n"
+	     "topogang_gangs_scheduled_total 3\n", "metrics: counter");
+	like(b.s, "topogang_api_errors_total{code=\"409\"} 2",
+	     "metrics: errors by code");
+	like(b.s, "topogang_decision_duration_seconds_bucket{le=\"0.0005\"} 0"
+	     "\ntopogang_decision_duration_seconds_bucket{le=\"0.001\"} 1",
+	     "metrics: histogram buckets are cumulative");
+	like(b.s, "topogang_decision_duration_seconds_bucket{le=\"+Inf\"} 2",
+	     "metrics: +Inf bucket counts everything");
+	like(b.s, "topogang_decision_duration_seconds_count 2",
+	     "metrics: histogram count");
+	br_buf_free(&b);
+}
+
+static int ep(void *ud, const char *path, br_buf *body, const char **ctype)
+{
+	BR_UNUSED(ud);
+	BR_UNUSED(ctype);
+	if (strcmp(path, "/healthz") == 0) {
+		br_buf_adds(body, "ok\n");
+		return 200;
+	}
+	return 404;
+}
+
+static void http_get(br_httpd *d, int port, const char *req, char *out,
+		     size_t n)
+{
+	struct sockaddr_in a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	size_t nread = 0;
+	int spins;
+	struct timespec ms1 = { 0, 1000000 };
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons((unsigned short)port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	out[0] = '\0';
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+		close(fd);
+		return;
+	}
+	if (write(fd, req, strlen(req)) < 0) {
+		close(fd);
+		return;
+	}
+	/* turn the endpoint until the answer is complete */
+	for (spins = 0; spins < 200; spins++) {
+		struct curl_waitfd fds[BR_HTTPD_MAX_CONNS + 1];
+		unsigned nf = br_httpd_fds(d, fds, BR_HTTPD_MAX_CONNS + 1), i;
+		ssize_t r;
+
+		for (i = 0; i < nf; i++)
+			fds[i].revents = fds[i].events;
+		br_httpd_process(d, fds, nf);
+		r = recv(fd, out + nread, n - 1 - nread, MSG_DONTWAIT);
+		if (r > 0)
+			nread += (size_t)r;
+		else if (r == 0)
+			break;
+		else
+			nanosleep(&ms1, NULL);
+	}
+	out[nread] = '\0';
+	close(fd);
+}
+
+static void test_httpd(void)
+{
+	char err[256], out[4096];
+	br_httpd *d = br_httpd_create("127.0.0.1:0", ep, NULL, err,
+				      sizeof(err));
+	int port;
+
+	ok(d != NULL, "httpd: listens on an ephemeral port");
+	if (!d)
+		return;
+	port = br_httpd_port(d);
+	ok(port > 0, "httpd: knows its port");
+	http_get(d, port, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", out,
+		 sizeof(out));
+	like(out, "HTTP/1.0 200 OK", "httpd: GET /healthz 200");
+	like(out, "\r\n\r\nok\n", "httpd: body");
+	http_get(d, port, "GET /nope HTTP/1.1\r\n\r\n", out, sizeof(out));
+	like(out, "HTTP/1.0 404", "httpd: unknown path 404");
+	http_get(d, port, "POST /healthz HTTP/1.1\r\n\r\n", out, sizeof(out));
+	like(out, "HTTP/1.0 405", "httpd: POST refused");
+	br_httpd_destroy(d);
+	ok(br_httpd_create("nonsense", ep, NULL, err, sizeof(err)) == NULL &&
+	   strstr(err, "HOST:PORT"), "httpd: bad address refused");
+}
+
+int main(void)
+{
+	const char *t = getenv("TMPDIR");
+	char *p;
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/tg-bridge-XXXXXX", t ? t : "/tmp");
+	p = mkdtemp(tmpdir);
+	if (!p) {
+		printf("1..0 # SKIP cannot make a temporary directory\n");
+		return 0;
+	}
+	br_log_set_level(BR_LOG_ERROR + 1);
+	test_util();
+	test_yaml();
+	test_config_file();
+	test_config_args();
+	test_kubeconfig();
+	test_in_cluster();
+	test_jframe();
+	test_store();
+	test_map();
+	test_metrics();
+	test_httpd();
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd) != 0)
+			diag("could not remove %s", tmpdir);
+	}
+	return done_testing();
+}

@@ -1,0 +1,579 @@
+"""tests/k8s/bridgetest.py - what the bridge daemon's end-to-end tests share:
+TAP output, the fake API server (tests/k8s/apiserver.py) over TLS with a
+bearer token, the real kubectl, and the real topogang-bridge binary.
+
+Every process a test starts is recorded and stopped by its PID when the
+test exits (atexit), whatever happened.  Nothing is left running.
+
+Env: TG_SRCDIR, TG_BUILDDIR (set by make check), KUBECTL (optional),
+TG_E2E_KEEP=1 keeps the temporary directory (logs) for a look.
+"""
+
+import atexit
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+
+SRC = os.environ.get("TG_SRCDIR") or os.path.abspath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+BUILD = os.environ.get("TG_BUILDDIR") or SRC
+SERVER = os.path.join(SRC, "tests", "k8s", "apiserver.py")
+BRIDGE = os.path.join(BUILD, "k8s_bridge", "topogang-bridge")
+KUBECTL = os.environ.get("KUBECTL") or shutil.which("kubectl")
+OPENSSL = shutil.which("openssl")
+SEED_PREFER = os.path.join(SRC, "config", "examples",
+                           "koordinator-12node.yaml")
+SEED_PREEMPT = os.path.join(SRC, "tests", "scenarios", "cases",
+                            "seed-02-must-gather-preempt.yaml")
+
+_n = 0
+_failed = 0
+_procs = []
+TMP = tempfile.mkdtemp(prefix="tg-bridge-e2e-")
+
+
+# ---------------------------------------------------------------------------
+# TAP
+
+def ok(cond, desc, diag=None):
+    global _n, _failed
+    _n += 1
+    if cond:
+        print("ok %d - %s" % (_n, desc))
+    else:
+        _failed += 1
+        print("not ok %d - %s" % (_n, desc))
+        if diag is not None:
+            for line in str(diag).splitlines()[-25:]:
+                print("#   " + line)
+    sys.stdout.flush()
+    return bool(cond)
+
+
+def is_eq(got, want, desc):
+    return ok(got == want, desc, "got:      %r\nexpected: %r" % (got, want))
+
+
+def skip(desc, why):
+    global _n
+    _n += 1
+    print("ok %d - %s # SKIP %s" % (_n, desc, why))
+    sys.stdout.flush()
+
+
+def note(msg):
+    for line in str(msg).splitlines():
+        print("# " + line)
+    sys.stdout.flush()
+
+
+def skip_all(why):
+    print("1..0 # SKIP " + why)
+    sys.exit(0)
+
+
+def done():
+    print("1..%d" % _n)
+    sys.stdout.flush()
+    return 1 if _failed else 0
+
+
+def require():
+    """Skips the whole script when a piece is missing."""
+    if not os.path.exists(SERVER):
+        skip_all("tests/k8s/apiserver.py not found")
+    if not os.access(BRIDGE, os.X_OK):
+        skip_all("%s not built (libcurl missing?)" % BRIDGE)
+    if not KUBECTL:
+        skip_all("kubectl not installed")
+    if not OPENSSL:
+        skip_all("openssl not installed (the fake serves TLS)")
+
+
+def wait_until(fn, timeout=15.0, step=0.05):
+    end = time.time() + timeout
+    while True:
+        v = fn()
+        if v or time.time() > end:
+            return v
+        time.sleep(step)
+
+
+@atexit.register
+def _cleanup():
+    for p in reversed(_procs):
+        if p.poll() is None:
+            try:
+                p.kill()
+                p.wait(5)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+    if os.environ.get("TG_E2E_KEEP"):
+        sys.stderr.write("kept %s\n" % TMP)
+    else:
+        shutil.rmtree(TMP, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------
+# TLS
+
+_TLS = None
+
+
+def tls_pair():
+    """A self-signed certificate for 127.0.0.1 (made once per test)."""
+    global _TLS
+    if _TLS:
+        return _TLS
+    d = os.path.join(TMP, "tls")
+    os.makedirs(d, exist_ok=True)
+    cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
+    subprocess.run([OPENSSL, "req", "-x509", "-newkey", "rsa:2048",
+                    "-nodes", "-keyout", key, "-out", cert, "-days", "2",
+                    "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    _TLS = (cert, key)
+    return _TLS
+
+
+# ---------------------------------------------------------------------------
+# the fake API server
+
+class ApiServer:
+    def __init__(self, name, *args, token="tg-e2e-token", tls=True,
+                 port=0):
+        self.dir = os.path.join(TMP, name)
+        os.makedirs(self.dir, exist_ok=True)
+        self.port_file = os.path.join(self.dir, "port")
+        self.token_file = os.path.join(self.dir, "token")
+        self.state_file = os.path.join(self.dir, "state.json")
+        self.token = token
+        if token:
+            with open(self.token_file, "w") as f:
+                f.write(token + "\n")
+        self.tls = tls_pair() if tls else None
+        self.args = list(args)
+        self.port = port
+        self.proc = None
+        self.start()
+
+    @property
+    def url(self):
+        return "%s://127.0.0.1:%d" % ("https" if self.tls else "http",
+                                      self.port)
+
+    def start(self):
+        if os.path.exists(self.port_file):
+            os.unlink(self.port_file)
+        cmd = [sys.executable, SERVER, "--port", str(self.port),
+               "--port-file", self.port_file, "--state-file",
+               self.state_file,
+               "--log", os.path.join(self.dir, "server.log")] + self.args
+        if self.token:
+            cmd += ["--token-file", self.token_file]
+        if self.tls:
+            cmd += ["--tls-cert", self.tls[0], "--tls-key", self.tls[1]]
+        self.proc = subprocess.Popen(
+            cmd, stdout=subprocess.DEVNULL,
+            stderr=open(os.path.join(self.dir, "stderr"), "a"))
+        _procs.append(self.proc)
+        end = time.time() + 20
+        while time.time() < end:
+            if os.path.exists(self.port_file):
+                txt = open(self.port_file).read().strip()
+                if txt:
+                    self.port = int(txt)
+                    return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        raise RuntimeError("the fake API server did not start: %s" %
+                           open(os.path.join(self.dir, "stderr")).read())
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def restart(self):
+        """Stops (saving its objects) and starts again on the same port."""
+        self.stop()
+        self.start()
+
+    def conn(self, timeout=15):
+        if self.tls:
+            ctx = ssl.create_default_context(cafile=self.tls[0])
+            return http.client.HTTPSConnection("127.0.0.1", self.port,
+                                               timeout=timeout, context=ctx)
+        return http.client.HTTPConnection("127.0.0.1", self.port,
+                                          timeout=timeout)
+
+    def req(self, method, path, body=None, ctype="application/json"):
+        c = self.conn()
+        h = {}
+        if self.token and not path.startswith("/_test"):
+            h["Authorization"] = "Bearer " + self.token
+        data = None
+        if body is not None:
+            data = body if isinstance(body, (bytes, str)) else \
+                json.dumps(body)
+            h["Content-Type"] = ctype
+        c.request(method, path, data, h)
+        r = c.getresponse()
+        raw = r.read()
+        c.close()
+        try:
+            return r.status, json.loads(raw) if raw else None
+        except ValueError:
+            return r.status, raw.decode(errors="replace")
+
+    def get(self, path):
+        return self.req("GET", path)[1]
+
+    def control(self, what, body=None, method="POST"):
+        return self.req(method, "/_test/" + what, body)[1]
+
+    def fault(self, **spec):
+        return self.control("faults", spec)
+
+    def clear_faults(self):
+        return self.control("faults", None, method="DELETE")
+
+    def stats(self):
+        return self.control("stats", method="GET")
+
+    def pods(self, ns="default"):
+        lst = self.get("/api/v1/namespaces/%s/pods" % ns)
+        return {p["metadata"]["name"]: p for p in lst.get("items", [])}
+
+    def requests(self, method=None, path_re=None, status=None):
+        """(method, path, status, count) rows of the server's counters."""
+        out = []
+        for r in self.stats()["requests"]:
+            if method and r["method"] != method:
+                continue
+            if path_re and not re.search(path_re, r["path"]):
+                continue
+            if status is not None and r["status"] != status:
+                continue
+            out.append(r)
+        return out
+
+    def count(self, method=None, path_re=None, status=None):
+        return sum(r["count"] for r in self.requests(method, path_re,
+                                                     status))
+
+    def rotate_token(self, token):
+        """Writes a new token to the file the server and daemons read."""
+        self.token = token
+        self.control("token", {"token": token})
+
+
+# ---------------------------------------------------------------------------
+# kubectl
+
+class Kubectl:
+    def __init__(self, srv, name="kubectl"):
+        self.srv = srv
+        self.cfg = os.path.join(srv.dir, name + ".kubeconfig")
+        self.cache = os.path.join(srv.dir, name + "-cache")
+        self.write()
+
+    def write(self):
+        ca = "    certificate-authority: %s\n" % self.srv.tls[0] \
+            if self.srv.tls else ""
+        user = "    token: %s\n" % self.srv.token if self.srv.token \
+            else "    {}\n"
+        with open(self.cfg, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\nclusters:\n"
+                    "- name: fake\n  cluster:\n    server: %s\n%s"
+                    "users:\n- name: tester\n  user:\n%s"
+                    "contexts:\n- name: fake\n  context:\n"
+                    "    cluster: fake\n    user: tester\n"
+                    "    namespace: default\n"
+                    "current-context: fake\n" % (self.srv.url, ca, user))
+
+    def run(self, *args, stdin=None, timeout=60):
+        self.write()
+        env = dict(os.environ)
+        env["KUBECONFIG"] = self.cfg
+        env["HOME"] = self.srv.dir
+        p = subprocess.run([KUBECTL, "--cache-dir", self.cache] +
+                           list(args), input=stdin, capture_output=True,
+                           text=True, env=env, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+
+    def apply(self, path_or_text):
+        """kubectl apply -f FILE (or YAML text through stdin)."""
+        if os.path.exists(path_or_text):
+            return self.run("apply", "--validate=false", "-f", path_or_text)
+        return self.run("apply", "--validate=false", "-f", "-",
+                        stdin=path_or_text)
+
+    def json(self, *args):
+        rc, out, err = self.run(*(list(args) + ["-o", "json"]))
+        if rc != 0:
+            return None
+        return json.loads(out)
+
+
+# ---------------------------------------------------------------------------
+# the daemon
+
+FAST_CONFIG = """\
+schedulerName: %(sched)s
+leaderElection:
+  leaseDurationSeconds: %(lease)s
+  renewDeadlineSeconds: %(renew)s
+  retryPeriodSeconds: %(retry)s
+queue:
+  initialBackoffSeconds: 0.2
+  maxBackoffSeconds: 2
+  unschedulableFlushSeconds: 5
+informers:
+  reprobeSeconds: 1
+binding:
+  repairGraceSeconds: %(repair)s
+preemption:
+  nominationTimeoutSeconds: 60
+"""
+
+
+class Daemon:
+    def __init__(self, srv, name="bridge", sched="topogang", args=(),
+                 lease=4, renew=3, retry=0.5, repair=3, config=None,
+                 start=True):
+        self.srv = srv
+        self.name = name
+        self.dir = os.path.join(srv.dir, name)
+        os.makedirs(self.dir, exist_ok=True)
+        self.log_path = os.path.join(self.dir, "log")
+        self.kubeconfig = os.path.join(self.dir, "kubeconfig")
+        self.config = os.path.join(self.dir, "bridge.yaml")
+        with open(self.config, "w") as f:
+            f.write(config if config is not None else FAST_CONFIG % {
+                "sched": sched, "lease": lease, "renew": renew,
+                "retry": retry, "repair": repair})
+        self.args = list(args)
+        self.proc = None
+        self.port = None
+        self.runs = 0
+        if start:
+            self.start()
+
+    def write_kubeconfig(self):
+        ca = "    certificate-authority: %s\n" % self.srv.tls[0] \
+            if self.srv.tls else ""
+        user = "    tokenFile: %s\n" % self.srv.token_file \
+            if self.srv.token else "    {}\n"
+        with open(self.kubeconfig, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\n"
+                    "current-context: e2e\nclusters:\n"
+                    "- name: fake\n  cluster:\n    server: %s\n%s"
+                    "users:\n- name: bridge\n  user:\n%s"
+                    "contexts:\n- name: e2e\n  context: {cluster: fake, "
+                    "user: bridge, namespace: kube-system}\n"
+                    % (self.srv.url, ca, user))
+
+    def start(self, extra=()):
+        self.write_kubeconfig()
+        self.runs += 1
+        self.log = open(self.log_path, "a")
+        self.log.write("# ---- run %d\n" % self.runs)
+        self.log.flush()
+        self.mark = os.path.getsize(self.log_path)
+        env = dict(os.environ)
+        env.setdefault("ASAN_OPTIONS", "detect_leaks=1")
+        self.proc = subprocess.Popen(
+            [BRIDGE, "--kubeconfig", self.kubeconfig, "--config",
+             self.config, "--listen", "127.0.0.1:0"] + self.args +
+            list(extra), stdout=self.log, stderr=self.log, env=env)
+        _procs.append(self.proc)
+        m = wait_until(lambda: re.search(r"msg=starting .*listen_port=(\d+)",
+                                         self.text()), 15)
+        if m:
+            self.port = int(m.group(1))
+
+    def text(self):
+        """The log of the current run."""
+        try:
+            with open(self.log_path, errors="replace") as f:
+                f.seek(self.mark)
+                return f.read()
+        except OSError:
+            return ""
+
+    def all_text(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def lines(self, msg):
+        """Parsed logfmt lines with msg=MSG of the current run."""
+        out = []
+        for line in self.text().splitlines():
+            kv = parse_logfmt(line)
+            if kv.get("msg") == msg:
+                out.append(kv)
+        return out
+
+    def wait_log(self, pattern, timeout=15):
+        return wait_until(lambda: re.search(pattern, self.text()), timeout)
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, sig=signal.SIGTERM, timeout=15):
+        """Stops the daemon; returns its exit status (None if killed)."""
+        if not self.alive():
+            return self.proc.returncode if self.proc else None
+        self.proc.send_signal(sig)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return None
+        return self.proc.returncode
+
+    def kill9(self):
+        if self.alive():
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def http(self, path):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+        c.request("GET", path)
+        r = c.getresponse()
+        body = r.read().decode()
+        c.close()
+        return r.status, body
+
+    def metric(self, name, labels=None):
+        """A sample of /metrics, None when absent."""
+        st, body = self.http("/metrics")
+        want = name + ("{%s}" % labels if labels else "")
+        for line in body.splitlines():
+            if line.startswith(want + " "):
+                return float(line.split()[-1])
+        return None
+
+    def sanitizer_report(self):
+        t = self.all_text()
+        i = t.find("Sanitizer")
+        return t[max(0, i - 200):i + 3000] if i >= 0 else ""
+
+
+def parse_logfmt(line):
+    out = {}
+    for m in re.finditer(r'(\w+)=("(?:[^"\\]|\\.)*"|\S*)', line):
+        v = m.group(2)
+        if v.startswith('"'):
+            try:
+                v = json.loads(v)
+            except ValueError:
+                v = v[1:-1]
+        out[m.group(1)] = v
+    return out
+
+
+# ---------------------------------------------------------------------------
+# manifests
+
+def seed_text(path, sched=None):
+    with open(path) as f:
+        t = f.read()
+    if sched:
+        t = t.replace("schedulerName: koord-scheduler",
+                      "schedulerName: " + sched)
+    return t
+
+
+def gang_yaml(name, n, cpu="1", group="scheduling.sigs.k8s.io",
+              extra_ann="", priority=None, spec="", sched="topogang",
+              gather=None):
+    """A PodGroup of \\p group and n member pods (YAML for kubectl).
+    \\p gather: [(layer, "MustGather"|"PreferGather"), ...] (Koordinator's
+    network-topology-spec on the PodGroup)."""
+    label = {"scheduling.sigs.k8s.io": "pod-group.scheduling.sigs.k8s.io",
+             "scheduling.x-k8s.io": "scheduling.x-k8s.io/pod-group"}[group]
+    if gather:
+        spec_json = json.dumps({"gatherStrategy": [
+            {"layer": layer, "strategy": how} for layer, how in gather]})
+        extra_ann += ("  annotations:\n    gang.scheduling.koordinator.sh/"
+                      "network-topology-spec: '%s'\n" % spec_json)
+    t = """apiVersion: %s/v1alpha1
+kind: PodGroup
+metadata:
+  name: %s
+  namespace: default
+%sspec: {minMember: %d}
+""" % (group, name, extra_ann, n)
+    for i in range(n):
+        t += """---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: %s-%d
+  namespace: default
+  labels: {%s: %s}
+spec:
+  schedulerName: %s
+%s%s  containers:
+  - name: c
+    image: busybox
+    resources: {requests: {cpu: "%s", memory: 1Gi}}
+""" % (name, i, label, name, sched,
+       "  priorityClassName: %s\n" % priority if priority else "", spec,
+       cpu)
+    return t
+
+
+def members(name, n):
+    return ["%s-%d" % (name, i) for i in range(n)]
+
+
+def pod_nodes(srv, names, ns="default"):
+    pods = srv.pods(ns)
+    return [pods.get(n, {}).get("spec", {}).get("nodeName") for n in names]
+
+
+def all_bound(srv, names, ns="default"):
+    return all(pod_nodes(srv, names, ns))
+
+
+def condition(pod, ctype):
+    for c in pod.get("status", {}).get("conditions", []) or []:
+        if c.get("type") == ctype:
+            return c
+    return None
+
+
+def node_load(srv, resource="cpu"):
+    """Requested cpu (cores) per node over all non-terminal bound pods."""
+    load = {}
+    lst = srv.get("/api/v1/pods")
+    for p in lst.get("items", []):
+        node = p.get("spec", {}).get("nodeName")
+        if not node or p.get("status", {}).get("phase") in ("Succeeded",
+                                                             "Failed"):
+            continue
+        tot = 0.0
+        for c in p["spec"].get("containers", []):
+            q = str(c.get("resources", {}).get("requests", {})
+                    .get(resource, "0"))
+            tot += float(q[:-1]) / 1000 if q.endswith("m") else float(q)
+        load[node] = load.get(node, 0) + tot
+    return load
