@@ -24,6 +24,22 @@ int cli_sim(int argc, char **argv);
 int cli_json_decision(void *gangs, const tg_topology *t,
 		      const tg_decision *d);
 
+/* An option that takes a value: "--name VALUE" (or the alias) stores
+ * VALUE in the const char * at offset \p off of the options struct. */
+typedef struct cli_opt {
+	const char *name;
+	const char *alias;	/* or NULL */
+	size_t off;
+} cli_opt;
+
+/*
+ * If argv[*i] is one of \p tab's options, stores its value and moves *i
+ * past it: 1.  Not one of them: 0.  No value after it: -1, with an error
+ * line naming the command (argv[0]).
+ */
+int cli_opt_take(int argc, char **argv, int *i, const cli_opt *tab,
+		 size_t n, void *opts);
+
 /* Prints an error line "topogang: ..." to stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

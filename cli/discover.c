@@ -22,6 +22,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "config.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,12 +108,24 @@ static void usage(FILE *f)
 
 static int parse(int argc, char **argv, int first, dopts *o)
 {
-	int i;
+	static const cli_opt tab[] = {
+		{ "--host-map", NULL, offsetof(dopts, hostmap) },
+		{ "--levels", NULL, offsetof(dopts, levels) },
+		{ "--keys", NULL, offsetof(dopts, keys) },
+		{ "--block-layer", NULL, offsetof(dopts, block_layer) },
+		{ "--block-sizes", NULL, offsetof(dopts, block_sizes) },
+		{ "--name", NULL, offsetof(dopts, name) },
+		{ "--output", "-o", offsetof(dopts, output) },
+		{ "--xml", NULL, offsetof(dopts, xml) },
+		{ "--nvidia-smi", NULL, offsetof(dopts, smi) },
+		{ "--node-name", NULL, offsetof(dopts, node) },
+	};
+	int i, r;
 
 	memset(o, 0, sizeof(*o));
 	o->format = -1;
 	for (i = first; i < argc; i++) {
-		const char *a = argv[i], **dst = NULL;
+		const char *a = argv[i];
 		unsigned k;
 		bool done = false;
 
@@ -157,35 +170,14 @@ static int parse(int argc, char **argv, int first, dopts *o)
 		}
 		if (done)
 			continue;
-		if (!strcmp(a, "--host-map"))
-			dst = &o->hostmap;
-		else if (!strcmp(a, "--levels"))
-			dst = &o->levels;
-		else if (!strcmp(a, "--keys"))
-			dst = &o->keys;
-		else if (!strcmp(a, "--block-layer"))
-			dst = &o->block_layer;
-		else if (!strcmp(a, "--block-sizes"))
-			dst = &o->block_sizes;
-		else if (!strcmp(a, "--name"))
-			dst = &o->name;
-		else if (!strcmp(a, "--output") || !strcmp(a, "-o"))
-			dst = &o->output;
-		else if (!strcmp(a, "--xml"))
-			dst = &o->xml;
-		else if (!strcmp(a, "--nvidia-smi"))
-			dst = &o->smi;
-		else if (!strcmp(a, "--node-name"))
-			dst = &o->node;
-		if (!dst) {
+		r = cli_opt_take(argc, argv, &i, tab,
+				 sizeof(tab) / sizeof(tab[0]), o);
+		if (r < 0)
+			return -1;
+		if (!r) {
 			cli_err("%s: unknown option '%s'", argv[0], a);
 			return -1;
 		}
-		if (i + 1 >= argc) {
-			cli_err("%s: option %s needs a value", argv[0], a);
-			return -1;
-		}
-		*dst = argv[++i];
 	}
 	return 0;
 }

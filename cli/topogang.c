@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,48 +82,57 @@ typedef struct opts {
 	const char *busy;
 } opts;
 
+int cli_opt_take(int argc, char **argv, int *i, const cli_opt *tab,
+		 size_t n, void *dst)
+{
+	const char *a = argv[*i];
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		if (strcmp(a, tab[k].name) &&
+		    (!tab[k].alias || strcmp(a, tab[k].alias)))
+			continue;
+		if (*i + 1 >= argc) {
+			cli_err("%s: option %s needs a value", argv[0], a);
+			return -1;
+		}
+		*(const char **)((char *)dst + tab[k].off) = argv[++*i];
+		return 1;
+	}
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, opts *o)
 {
-	int i;
+	static const cli_opt tab[] = {
+		{ "--cluster", NULL, offsetof(opts, cluster) },
+		{ "--topology-conf", NULL, offsetof(opts, topoconf) },
+		{ "--levels", NULL, offsetof(opts, levels) },
+		{ "--scheduler-name", NULL, offsetof(opts, scheduler) },
+		{ "--output", "-o", offsetof(opts, output) },
+		{ "--node", NULL, offsetof(opts, node_res) },
+		{ "--gang", NULL, offsetof(opts, gang) },
+		{ "--gather", NULL, offsetof(opts, gather) },
+		{ "--slice", NULL, offsetof(opts, slice) },
+		{ "--busy", NULL, offsetof(opts, busy) },
+	};
+	int i, r;
 
 	memset(o, 0, sizeof(*o));
 	o->output = "text";
 	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], **dst = NULL;
-
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			exit(0);
 		}
-		if (!strcmp(a, "--cluster"))
-			dst = &o->cluster;
-		else if (!strcmp(a, "--topology-conf"))
-			dst = &o->topoconf;
-		else if (!strcmp(a, "--levels"))
-			dst = &o->levels;
-		else if (!strcmp(a, "--scheduler-name"))
-			dst = &o->scheduler;
-		else if (!strcmp(a, "--output") || !strcmp(a, "-o"))
-			dst = &o->output;
-		else if (!strcmp(a, "--node"))
-			dst = &o->node_res;
-		else if (!strcmp(a, "--gang"))
-			dst = &o->gang;
-		else if (!strcmp(a, "--gather"))
-			dst = &o->gather;
-		else if (!strcmp(a, "--slice"))
-			dst = &o->slice;
-		else if (!strcmp(a, "--busy"))
-			dst = &o->busy;
-		if (!dst) {
-			cli_err("%s: unknown option '%s'", argv[0], a);
+		r = cli_opt_take(argc, argv, &i, tab,
+				 sizeof(tab) / sizeof(tab[0]), o);
+		if (r < 0)
+			return -1;
+		if (!r) {
+			cli_err("%s: unknown option '%s'", argv[0], argv[i]);
 			return -1;
 		}
-		if (i + 1 >= argc) {
-			cli_err("%s: option %s needs a value", argv[0], a);
-			return -1;
-		}
-		*dst = argv[++i];
 	}
 	if (strcmp(o->output, "text") && strcmp(o->output, "json")) {
 		cli_err("--output must be text or json, not '%s'", o->output);
