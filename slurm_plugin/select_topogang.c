@@ -1,0 +1,1932 @@
+/*****************************************************************************\
+ *  select_topogang.c - topology-aware gang placement for Slurm 22.05.
+ *
+ *  select/topogang keeps select/cons_tres doing what it does (cores,
+ *  memory, GRES, steps, job state) and decides which nodes a job gets:
+ *  it loads the packaged select_cons_tres.so, forwards every entry point
+ *  to it, and in select_p_job_test() first asks libtopogang's core where
+ *  the job goes on the site's topology.conf and slurmctld's live node and
+ *  job state, then narrows the candidate bitmap to those nodes before
+ *  cons_tres allocates inside them.
+ *
+ *  Preemption: when the core says "preempting", exactly its victims are
+ *  handed to cons_tres as the preemptee candidates, so Slurm preempts only
+ *  those; the freed nodes stay reserved for the preemptor (ReserveTime in
+ *  topogang.conf) so no other job takes them in between.
+ *
+ *  Safety: the plugin never calls fatal() after start-up and never blocks
+ *  slurmctld.  A bad topology.conf or topogang.conf at reconfigure is one
+ *  error() naming file and line, and the previous one stays.  When the
+ *  core cannot decide, cons_tres's own choice stands, with an error().
+ *
+ *  Per-job requests come from the topogang SPANK plugin (--topo-gather,
+ *  --topo-spread), through the job's control environment
+ *  (job_ptr->spank_job_env), from partition defaults in topogang.conf, and
+ *  from Slurm's own --switches=1[@time].
+ *
+ *  The core's model of the cluster is kept between calls and brought up
+ *  to date in each (see _model_sync), so a scheduling pass does not parse
+ *  topology.conf once per pending job.
+\*****************************************************************************/
+
+#include "config.h"
+
+#define _GNU_SOURCE
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "slurm/slurm.h"
+#include "slurm/slurm_errno.h"
+
+#include "src/common/slurm_xlator.h"
+#include "src/common/bitstring.h"
+#include "src/common/gres.h"
+#include "src/common/job_resources.h"
+#include "src/common/list.h"
+#include "src/common/log.h"
+#include "src/common/node_conf.h"
+#include "src/common/read_config.h"
+#include "src/common/run_in_daemon.h"
+#include "src/common/select.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
+#include "src/slurmctld/locks.h"
+#include "src/slurmctld/slurmctld.h"
+
+#include "topogang/topology.h"
+#include "topogang/gang.h"
+#include "topogang/place.h"
+#include "topogang/topoconf.h"
+
+#include "tgconf.h"
+
+/*
+ * These variables are required by the generic plugin interface.  If they
+ * are not found in the plugin, the plugin loader will ignore it.
+ *
+ * plugin_name - a string giving a human-readable description of the
+ * plugin.  There is no maximum length, but the symbol must refer to
+ * a valid string.
+ *
+ * plugin_type - a string suggesting the type of the plugin or its
+ * applicability to a particular form of data or method of data handling.
+ * Slurm uses the higher-level plugin interface which requires this string
+ * to be of the form "select/<name>".
+ *
+ * plugin_id - a number unique among select plugins: slurmctld and every
+ * client load all select_*.so in PluginDir and stop on a duplicate.  It
+ * is written into the state files with each job, so keep it stable.
+ * 0x7467 is "tg".
+ *
+ * plugin_version - an unsigned 32-bit integer containing the Slurm version
+ * (major.minor.micro combined into a single number).
+ */
+const char plugin_name[] = "Topology-aware gang placement (topogang)";
+const char plugin_type[] = "select/topogang";
+const uint32_t plugin_id = 29799;
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+/*
+ * slurmctld globals this plugin reads.  Clients and slurmd load every
+ * select plugin too, and a data symbol, unlike a function, must resolve
+ * when the plugin is loaded: these definitions satisfy it there, and in
+ * slurmctld the executable's own (exported) copies take precedence, as in
+ * select/cons_tres (cons_common.c).  They are exported for that reason.
+ */
+List job_list;
+time_t last_job_update;
+
+#ifndef TOPOGANG_CONS_TRES
+#define TOPOGANG_CONS_TRES \
+	"/usr/lib/x86_64-linux-gnu/slurm-wlm/select_cons_tres.so"
+#endif
+
+#define MAX_REASONS	4096	/* pending jobs with a core message */
+#define MAX_RESERVED	1024	/* preemptors holding freed nodes */
+#define MAX_REASON_LEN	1000	/* bytes of state_desc we write */
+#define PRIO_PENDING	(INT64_C(1) << 33)	/* above every uint32 */
+#define POD_SLOTS_SHARED (INT64_C(1) << 20)
+
+/* ---- the inner plugin (select/cons_tres), loaded by path ---- */
+
+/* Same order as slurm_select_ops_t and node_select_syms in select.c. */
+static const char *inner_syms[] = {
+	"plugin_id",
+	"select_p_state_save",
+	"select_p_state_restore",
+	"select_p_job_init",
+	"select_p_node_init",
+	"select_p_job_test",
+	"select_p_job_begin",
+	"select_p_job_ready",
+	"select_p_job_expand",
+	"select_p_job_resized",
+	"select_p_job_signal",
+	"select_p_job_fini",
+	"select_p_job_suspend",
+	"select_p_job_resume",
+	"select_p_step_pick_nodes",
+	"select_p_step_start",
+	"select_p_step_finish",
+	"select_p_select_nodeinfo_pack",
+	"select_p_select_nodeinfo_unpack",
+	"select_p_select_nodeinfo_alloc",
+	"select_p_select_nodeinfo_free",
+	"select_p_select_nodeinfo_set_all",
+	"select_p_select_nodeinfo_set",
+	"select_p_select_nodeinfo_get",
+	"select_p_select_jobinfo_alloc",
+	"select_p_select_jobinfo_free",
+	"select_p_select_jobinfo_set",
+	"select_p_select_jobinfo_get",
+	"select_p_select_jobinfo_copy",
+	"select_p_select_jobinfo_pack",
+	"select_p_select_jobinfo_unpack",
+	"select_p_select_jobinfo_sprint",
+	"select_p_select_jobinfo_xstrdup",
+	"select_p_get_info_from_plugin",
+	"select_p_update_node_config",
+	"select_p_reconfigure",
+	"select_p_resv_test",
+};
+
+static void *inner_handle = NULL;
+static slurm_select_ops_t inner;
+static int (*inner_init)(void) = NULL;
+static char inner_path[PATH_MAX];
+
+/* ---- slurmctld-side state, all under state_lock ---- */
+
+typedef struct reason {
+	uint32_t job_id;
+	char *msg;			/* malloc'd, state_desc to show */
+} reason_t;
+
+typedef struct reserved {
+	uint32_t job_id;
+	bitstr_t *nodes;		/* node indexes held for the job */
+	time_t expires;
+} reserved_t;
+
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool active = false;		/* SelectType=select/topogang in
+					 * slurmctld */
+static tgs_conf site_conf;
+static char conf_path[PATH_MAX];
+static char *topo_text = NULL;	/* last topology.conf that loaded */
+static size_t topo_len = 0;
+static char topo_path[PATH_MAX];
+static reason_t reasons[MAX_REASONS];
+static unsigned nreasons = 0;
+static reserved_t reserved[MAX_RESERVED];
+static unsigned nreserved = 0;
+static uint32_t gpu_plugin_id = 0;
+
+static void _model_drop(void);
+
+static pthread_t reason_thread;
+static bool reason_thread_started = false;
+static bool reason_thread_stop = false;
+static pthread_cond_t reason_cond = PTHREAD_COND_INITIALIZER;
+
+/* ---- helpers ---- */
+
+static void _log_decision(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static void _log_decision(const char *fmt, ...)
+{
+	va_list ap;
+	char buf[2048];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (site_conf.debug)
+		info("%s: %s", plugin_type, buf);
+	else
+		verbose("%s: %s", plugin_type, buf);
+}
+
+/* Finds select_cons_tres.so in PluginDir (a colon-separated list). */
+static void _inner_path(char *buf, size_t len)
+{
+	char *dirs = xstrdup(slurm_conf.plugindir), *save = NULL, *d;
+
+	snprintf(buf, len, "%s", TOPOGANG_CONS_TRES);
+	for (d = dirs ? strtok_r(dirs, ":", &save) : NULL; d;
+	     d = strtok_r(NULL, ":", &save)) {
+		char try[PATH_MAX];
+
+		snprintf(try, sizeof(try), "%s/select_cons_tres.so", d);
+		if (!access(try, R_OK)) {
+			snprintf(buf, len, "%s", try);
+			break;
+		}
+	}
+	xfree(dirs);
+}
+
+static int _inner_load(void)
+{
+	void **ptrs = (void **) &inner;
+	size_t i, n = sizeof(inner_syms) / sizeof(inner_syms[0]);
+
+	if (inner_handle)
+		return SLURM_SUCCESS;
+	if (n * sizeof(void *) != sizeof(inner)) {
+		error("%s: internal: %zu symbols for a %zu-byte ops table",
+		      plugin_type, n, sizeof(inner));
+		return SLURM_ERROR;
+	}
+	_inner_path(inner_path, sizeof(inner_path));
+	/* RTLD_LAZY: cons_tres refers to slurmctld-only symbols that
+	 * slurmd and the clients do not have. */
+	inner_handle = dlopen(inner_path, RTLD_LAZY);
+	if (!inner_handle) {
+		error("%s: cannot load %s: %s", plugin_type, inner_path,
+		      dlerror());
+		return SLURM_ERROR;
+	}
+	for (i = 0; i < n; i++) {
+		ptrs[i] = dlsym(inner_handle, inner_syms[i]);
+		if (!ptrs[i]) {
+			error("%s: %s lacks %s", plugin_type, inner_path,
+			      inner_syms[i]);
+			dlclose(inner_handle);
+			inner_handle = NULL;
+			return SLURM_ERROR;
+		}
+	}
+	/*
+	 * slurmd loads only SelectType, so nobody else runs cons_tres's
+	 * init() there (it sets cons_tres's callbacks and flags).  slurmctld
+	 * and the clients load every select plugin and run it once more on
+	 * the same handle, which cons_tres takes (it only sets the same
+	 * values again).  Its fini() is left to slurmctld for that reason.
+	 */
+	inner_init = (int (*)(void)) dlsym(inner_handle, "init");
+	if (inner_init && (*inner_init)() != SLURM_SUCCESS) {
+		error("%s: %s: init() failed", plugin_type, inner_path);
+		return SLURM_ERROR;
+	}
+	return SLURM_SUCCESS;
+}
+
+/* ---- pending reasons (applied by a thread; see _reason_loop) ---- */
+
+static reason_t *_reason_find(uint32_t job_id)
+{
+	unsigned i;
+
+	for (i = 0; i < nreasons; i++)
+		if (reasons[i].job_id == job_id)
+			return &reasons[i];
+	return NULL;
+}
+
+static void _reason_drop(uint32_t job_id)
+{
+	unsigned i;
+
+	for (i = 0; i < nreasons; i++) {
+		if (reasons[i].job_id != job_id)
+			continue;
+		free(reasons[i].msg);
+		reasons[i] = reasons[--nreasons];
+		return;
+	}
+}
+
+/* Sets the job's pending reason now and remembers it so it can be put
+ * back after slurmctld clears state_desc at the end of a failed
+ * select_nodes().  Returns true when the message is new for the job. */
+static bool _reason_set(job_record_t *job_ptr, const char *msg)
+{
+	reason_t *r = _reason_find(job_ptr->job_id);
+	char *dup;
+	bool fresh;
+
+	fresh = !r || strcmp(r->msg, msg);
+	if (fresh) {
+		dup = strndup(msg, MAX_REASON_LEN);
+		if (!dup)
+			return false;
+		if (!r) {
+			if (nreasons >= MAX_REASONS) {
+				/* drop the oldest */
+				free(reasons[0].msg);
+				memmove(&reasons[0], &reasons[1],
+					(nreasons - 1) * sizeof(reasons[0]));
+				nreasons--;
+			}
+			r = &reasons[nreasons++];
+			r->job_id = job_ptr->job_id;
+		} else {
+			free(r->msg);
+		}
+		r->msg = dup;
+	}
+	if (!job_ptr->state_desc || strcmp(job_ptr->state_desc, r->msg)) {
+		xfree(job_ptr->state_desc);
+		job_ptr->state_desc = xstrdup(r->msg);
+		last_job_update = time(NULL);
+	}
+	return fresh;
+}
+
+/*
+ * slurmctld sets state_reason = WAIT_RESOURCES and frees state_desc after
+ * every failed select_nodes(), after select_p_job_test() has returned, so
+ * a message written there does not survive.  This thread puts the core's
+ * message back about once a second; it holds the job write lock only for
+ * the few jobs it updates.
+ */
+static void *_reason_loop(void *arg)
+{
+	slurmctld_lock_t job_write_lock = {
+		NO_LOCK, WRITE_LOCK, NO_LOCK, NO_LOCK, NO_LOCK };
+
+	(void) arg;
+	for (;;) {
+		struct timespec ts;
+		bool any;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		slurm_mutex_lock(&state_lock);
+		if (!reason_thread_stop)
+			pthread_cond_timedwait(&reason_cond, &state_lock, &ts);
+		if (reason_thread_stop) {
+			slurm_mutex_unlock(&state_lock);
+			break;
+		}
+		any = nreasons > 0;
+		slurm_mutex_unlock(&state_lock);
+		if (!any)
+			continue;
+
+		lock_slurmctld(job_write_lock);
+		slurm_mutex_lock(&state_lock);
+		for (unsigned i = 0; i < nreasons;) {
+			job_record_t *job_ptr =
+				find_job_record(reasons[i].job_id);
+
+			if (!job_ptr || !IS_JOB_PENDING(job_ptr)) {
+				free(reasons[i].msg);
+				reasons[i] = reasons[--nreasons];
+				continue;
+			}
+			if ((job_ptr->state_reason == WAIT_RESOURCES) &&
+			    (!job_ptr->state_desc ||
+			     strcmp(job_ptr->state_desc, reasons[i].msg))) {
+				xfree(job_ptr->state_desc);
+				job_ptr->state_desc = xstrdup(reasons[i].msg);
+				last_job_update = time(NULL);
+			}
+			i++;
+		}
+		slurm_mutex_unlock(&state_lock);
+		unlock_slurmctld(job_write_lock);
+	}
+	return NULL;
+}
+
+/* ---- reservations held by preemptors ---- */
+
+static reserved_t *_reserved_find(uint32_t job_id)
+{
+	unsigned i;
+
+	for (i = 0; i < nreserved; i++)
+		if (reserved[i].job_id == job_id)
+			return &reserved[i];
+	return NULL;
+}
+
+static void _reserved_drop_at(unsigned i)
+{
+	FREE_NULL_BITMAP(reserved[i].nodes);
+	reserved[i] = reserved[--nreserved];
+}
+
+static void _reserved_drop(uint32_t job_id)
+{
+	unsigned i;
+
+	for (i = 0; i < nreserved; i++)
+		if (reserved[i].job_id == job_id) {
+			_reserved_drop_at(i);
+			return;
+		}
+}
+
+/* Drops reservations that lapsed or whose job no longer waits. */
+static void _reserved_expire(time_t now)
+{
+	unsigned i = 0;
+
+	while (i < nreserved) {
+		job_record_t *job_ptr = find_job_record(reserved[i].job_id);
+
+		if (!job_ptr || !IS_JOB_PENDING(job_ptr) ||
+		    reserved[i].expires <= now) {
+			if (job_ptr && IS_JOB_PENDING(job_ptr))
+				info("%s: JobId=%u: its hold on nodes freed "
+				     "by preemption lapsed", plugin_type,
+				     reserved[i].job_id);
+			_reserved_drop_at(i);
+			continue;
+		}
+		i++;
+	}
+}
+
+static void _reserved_add(uint32_t job_id, bitstr_t *nodes, time_t expires)
+{
+	_reserved_drop(job_id);
+	if (nreserved >= MAX_RESERVED) {
+		error("%s: more than %d jobs hold nodes freed by preemption; "
+		      "JobId=%u's nodes are not held", plugin_type,
+		      MAX_RESERVED, job_id);
+		return;
+	}
+	reserved[nreserved].job_id = job_id;
+	reserved[nreserved].nodes = bit_copy(nodes);
+	reserved[nreserved].expires = expires;
+	nreserved++;
+}
+
+/* ---- configuration ---- */
+
+static char *_slurm_conf_dir_file(const char *name)
+{
+	return get_extra_conf_path((char *) name);
+}
+
+/* What a file was when last read: a reconfigure re-reads only changed
+ * files (slurmctld calls select_p_reconfigure on every partition or node
+ * update too), and an error already reported is not repeated. */
+typedef struct fsig {
+	bool exists;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtim;
+} fsig_t;
+
+static fsig_t conf_sig, topo_sig;
+static char topo_sig_path[PATH_MAX];
+static bool tried_once = false;
+
+static void _sig(const char *path, fsig_t *sig)
+{
+	struct stat st;
+
+	memset(sig, 0, sizeof(*sig));
+	if (stat(path, &st))
+		return;
+	sig->exists = true;
+	sig->dev = st.st_dev;
+	sig->ino = st.st_ino;
+	sig->size = st.st_size;
+	sig->mtim = st.st_mtim;
+}
+
+static bool _sig_eq(const fsig_t *a, const fsig_t *b)
+{
+	return a->exists == b->exists && a->dev == b->dev &&
+	       a->ino == b->ino && a->size == b->size &&
+	       a->mtim.tv_sec == b->mtim.tv_sec &&
+	       a->mtim.tv_nsec == b->mtim.tv_nsec;
+}
+
+/* Reads a whole file of at most TG_MAX_FILE bytes into a malloc'd,
+ * NUL-terminated buffer. */
+static int _read_file(const char *path, char **text, size_t *len,
+		      char *err, size_t elen)
+{
+	FILE *f = fopen(path, "r");
+	size_t cap = 65536, n = 0, r;
+	char *buf, *nb;
+
+	if (!f) {
+		snprintf(err, elen, "%.400s: %s", path, strerror(errno));
+		return -1;
+	}
+	buf = malloc(cap + 1);
+	while (buf && (r = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += r;
+		if (n < cap)
+			continue;
+		if (cap >= TG_MAX_FILE) {
+			snprintf(err, elen, "%.400s: larger than %u bytes",
+				 path, TG_MAX_FILE);
+			goto fail;
+		}
+		cap *= 2;
+		nb = realloc(buf, cap + 1);
+		if (!nb)
+			goto fail;
+		buf = nb;
+	}
+	if (!buf || ferror(f)) {
+		snprintf(err, elen, "%.400s: %s", path,
+			 buf ? "read error" : "out of memory");
+		goto fail;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	*text = buf;
+	*len = n;
+	return 0;
+fail:
+	if (!err[0])
+		snprintf(err, elen, "%.400s: out of memory", path);
+	free(buf);
+	fclose(f);
+	return -1;
+}
+
+/*
+ * Reads topogang.conf and the topology file it names.  On success they
+ * replace what was there; on failure what was there stays and one
+ * error() says why, naming the file and line.  Unless \p force, files
+ * unchanged since the last attempt are not read again.
+ */
+static int _load(bool force)
+{
+	tgs_conf nc;
+	char msg[TGS_ERRLEN] = "", path[PATH_MAX], tpath[PATH_MAX];
+	const char *keep;
+	char *p, *text = NULL;
+	tg_errinfo ei;
+	tg_topology *t = NULL;
+	fsig_t csig, tsig;
+	size_t len = 0;
+	unsigned i;
+
+	keep = topo_text ? "keeping the previous configuration" :
+	       "placing every job with select/cons_tres alone until it is "
+	       "fixed";
+	p = _slurm_conf_dir_file("topogang.conf");
+	snprintf(path, sizeof(path), "%s", p);
+	xfree(p);
+	_sig(path, &csig);
+	tgs_conf_init(&nc);
+	if (tgs_conf_load(&nc, path, true, msg, sizeof(msg))) {
+		if (force || !tried_once || !_sig_eq(&csig, &conf_sig))
+			error("%s: %s; %s", plugin_type, msg, keep);
+		conf_sig = csig;
+		tried_once = true;
+		return SLURM_ERROR;
+	}
+	if (nc.topology_file[0] == '/') {
+		snprintf(tpath, sizeof(tpath), "%s", nc.topology_file);
+	} else {
+		p = _slurm_conf_dir_file(nc.topology_file[0] ?
+					 nc.topology_file : "topology.conf");
+		snprintf(tpath, sizeof(tpath), "%s", p);
+		xfree(p);
+	}
+	_sig(tpath, &tsig);
+	if (!force && tried_once && _sig_eq(&csig, &conf_sig) &&
+	    _sig_eq(&tsig, &topo_sig) && !strcmp(tpath, topo_sig_path)) {
+		tgs_conf_free(&nc);
+		return topo_text ? SLURM_SUCCESS : SLURM_ERROR;
+	}
+	conf_sig = csig;
+	topo_sig = tsig;
+	snprintf(topo_sig_path, sizeof(topo_sig_path), "%s", tpath);
+	tried_once = true;
+	if (topo_text)
+		keep = "keeping the previous topology";
+
+	if (_read_file(tpath, &text, &len, msg, sizeof(msg))) {
+		error("%s: %s; %s", plugin_type, msg, keep);
+		goto fail_conf;
+	}
+
+	/* Validate: load, give every node one CPU, build. */
+	memset(&ei, 0, sizeof(ei));
+	t = tg_topology_create();
+	if (!t) {
+		error("%s: out of memory loading %s", plugin_type, tpath);
+		goto fail_text;
+	}
+	if (tg_topoconf_load(t, text, len, tpath, &ei)) {
+		error("%s: %s; %s", plugin_type, ei.msg, keep);
+		goto fail_topo;
+	}
+	for (i = 0; i < tg_topology_nnodes(t); i++)
+		(void) tg_topology_node_set_resource(t, i, TG_RES_CPU, 1000);
+	if (tg_topology_build(t, &ei)) {
+		error("%s: %s: %s; %s", plugin_type, tpath, ei.msg, keep);
+		goto fail_topo;
+	}
+	for (i = 0; i < nc.nalias; i++)
+		if (tg_topology_layer_find(t, nc.alias[i].layer) == TG_NONE)
+			error("%s: %s: LayerName=%s names layer '%s', which "
+			      "%s does not have", plugin_type, path,
+			      nc.alias[i].name, nc.alias[i].layer, tpath);
+	for (i = 0; i < tg_topology_nwarnings(t) && i < 8; i++)
+		error("%s: %s", plugin_type, tg_topology_warning(t, i));
+
+	slurm_mutex_lock(&state_lock);
+	_model_drop();
+	free(topo_text);
+	topo_text = text;
+	topo_len = len;
+	snprintf(topo_path, sizeof(topo_path), "%s", tpath);
+	snprintf(conf_path, sizeof(conf_path), "%s", path);
+	tgs_conf_free(&site_conf);
+	site_conf = nc;
+	slurm_mutex_unlock(&state_lock);
+	info("%s: loaded %s (%u nodes, %u layers) and %s", plugin_type,
+	     tpath, tg_topology_nnodes(t), tg_topology_nlayers(t), path);
+	tg_topology_destroy(t);
+	return SLURM_SUCCESS;
+
+fail_topo:
+	tg_topology_destroy(t);
+fail_text:
+	free(text);
+fail_conf:
+	tgs_conf_free(&nc);
+	return SLURM_ERROR;
+}
+
+/* ---- translating slurmctld's state into the core's model ---- */
+
+static uint64_t _gres_node_gpus(node_record_t *node_ptr)
+{
+	ListIterator it;
+	gres_state_t *gs;
+	uint64_t n = 0;
+
+	if (!node_ptr->gres_list || !gpu_plugin_id)
+		return 0;
+	it = list_iterator_create(node_ptr->gres_list);
+	while ((gs = list_next(it))) {
+		if (gs->plugin_id == gpu_plugin_id && gs->gres_data) {
+			gres_node_state_t *ns = gs->gres_data;
+
+			n = ns->gres_cnt_avail;
+			break;
+		}
+	}
+	list_iterator_destroy(it);
+	return n;
+}
+
+/* GPUs a running job holds on its j-th node: count and index mask. */
+static uint64_t _gres_job_gpus(job_record_t *job_ptr, int j, uint64_t *mask)
+{
+	ListIterator it;
+	gres_state_t *gs;
+	uint64_t n = 0;
+
+	*mask = 0;
+	if (!job_ptr->gres_list_alloc || !gpu_plugin_id)
+		return 0;
+	it = list_iterator_create(job_ptr->gres_list_alloc);
+	while ((gs = list_next(it))) {
+		gres_job_state_t *js = gs->gres_data;
+
+		if (gs->plugin_id != gpu_plugin_id || !js ||
+		    j >= (int) js->node_cnt)
+			continue;
+		if (js->gres_cnt_node_alloc)
+			n += js->gres_cnt_node_alloc[j];
+		if (js->gres_bit_alloc && js->gres_bit_alloc[j]) {
+			bitstr_t *b = js->gres_bit_alloc[j];
+			int64_t k, sz = bit_size(b);
+
+			for (k = 0; k < sz && k < 64; k++)
+				if (bit_test(b, k))
+					*mask |= UINT64_C(1) << k;
+		}
+	}
+	list_iterator_destroy(it);
+	return n;
+}
+
+/* GPUs the job asks for on each of \p members nodes. */
+static uint64_t _gres_job_req_gpus(job_record_t *job_ptr, uint32_t members)
+{
+	ListIterator it;
+	gres_state_t *gs;
+	uint64_t n = 0;
+	uint32_t tasks;
+
+	if (!job_ptr->gres_list_req || !gpu_plugin_id || !members)
+		return 0;
+	tasks = job_ptr->details->num_tasks ? job_ptr->details->num_tasks :
+		members;
+	it = list_iterator_create(job_ptr->gres_list_req);
+	while ((gs = list_next(it))) {
+		gres_job_state_t *js = gs->gres_data;
+		uint64_t v = 0;
+
+		if (gs->plugin_id != gpu_plugin_id || !js)
+			continue;
+		if (js->gres_per_node)
+			v = js->gres_per_node;
+		else if (js->gres_per_job)
+			v = (js->gres_per_job + members - 1) / members;
+		else if (js->gres_per_task)
+			v = js->gres_per_task *
+			    ((tasks + members - 1) / members);
+		else if (js->gres_per_socket)
+			v = js->gres_per_socket;
+		n += v;
+	}
+	list_iterator_destroy(it);
+	return n;
+}
+
+static bool _job_exclusive(job_record_t *job_ptr)
+{
+	struct job_details *d = job_ptr->details;
+
+	if (d->whole_node & WHOLE_NODE_REQUIRED)
+		return true;
+	if (d->share_res == 0)
+		return true;
+	if (job_ptr->part_ptr && (job_ptr->part_ptr->max_share == 0))
+		return true;
+	/* Without a memory request cons_tres hands out a node's whole
+	 * memory when memory is consumable. */
+	if (!d->pn_min_memory &&
+	    (slurm_conf.select_type_param & CR_MEMORY))
+		return true;
+	return false;
+}
+
+/* The per-node shape and member count of a job's gang. */
+static int _job_shape(job_record_t *job_ptr, uint32_t min_nodes,
+		      uint32_t max_nodes, uint32_t max_node_cpus,
+		      tg_shape *sh, uint32_t *members, bool *exclusive)
+{
+	struct job_details *d = job_ptr->details;
+	uint64_t cpus, mem;
+	uint32_t m = min_nodes;
+
+	memset(sh, 0, sizeof(*sh));
+	*exclusive = _job_exclusive(job_ptr);
+	if (!*exclusive && max_node_cpus && d->min_cpus >
+	    (uint64_t) m * max_node_cpus) {
+		/* -n without -N: as many nodes as the CPUs need */
+		m = (d->min_cpus + max_node_cpus - 1) / max_node_cpus;
+		if (max_nodes && m > max_nodes)
+			return SLURM_ERROR;
+	}
+	cpus = (d->min_cpus + m - 1) / m;
+	if (d->pn_min_cpus > cpus)
+		cpus = d->pn_min_cpus;
+	if (d->ntasks_per_node && d->ntasks_per_node != NO_VAL16) {
+		uint64_t c = (uint64_t) d->ntasks_per_node *
+			     (d->cpus_per_task ? d->cpus_per_task : 1);
+
+		if (c > cpus)
+			cpus = c;
+	}
+	if (!cpus)
+		cpus = 1;
+	if (d->pn_min_memory & MEM_PER_CPU)
+		mem = (d->pn_min_memory & ~MEM_PER_CPU) * cpus;
+	else
+		mem = d->pn_min_memory;
+	if (!(slurm_conf.select_type_param & CR_MEMORY))
+		mem = 0;
+	sh->v[TG_RES_CPU] = (int64_t) cpus * 1000;
+	sh->v[TG_RES_MEMORY] = (int64_t) mem << 20;
+	sh->v[TG_RES_GPU] = (int64_t) _gres_job_req_gpus(job_ptr, m);
+	sh->v[TG_RES_PODS] = 1;
+	*members = m;
+	return SLURM_SUCCESS;
+}
+
+static int _u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+
+	return (x > y) - (x < y);
+}
+
+static bool _in_sorted(const uint32_t *v, size_t n, uint32_t x)
+{
+	return n && bsearch(&x, v, n, sizeof(*v), _u32_cmp);
+}
+
+/* The job's gather request: --topo-gather, else its partition's, else
+ * DefaultGather.  *src says where it came from, for the log. */
+static void _job_gather(job_record_t *job_ptr, tgs_gather *g,
+			const char **src)
+{
+	const tgs_gather *pg;
+	size_t vl = strlen(TGS_SPANK_GATHER_VAR);
+	uint32_t i;
+
+	memset(g, 0, sizeof(*g));
+	*src = "none";
+	for (i = 0; i < job_ptr->spank_job_env_size; i++) {
+		const char *e = job_ptr->spank_job_env[i];
+		char err[TGS_ERRLEN];
+
+		if (!e || strncmp(e, TGS_SPANK_GATHER_VAR, vl) ||
+		    e[vl] != '=')
+			continue;
+		if (!tgs_gather_parse(e + vl + 1, g, err, sizeof(err))) {
+			*src = "--topo-gather";
+			return;
+		}
+		error("%s: %pJ: --topo-gather: %s; using the partition "
+		      "default", plugin_type, job_ptr, err);
+		break;
+	}
+	pg = tgs_conf_part_gather(&site_conf, job_ptr->part_ptr ?
+				  job_ptr->part_ptr->name : NULL);
+	if (pg) {
+		*g = *pg;
+		*src = "topogang.conf";
+	}
+}
+
+/* The job's --topo-spread, if any; false when it has none. */
+static bool _job_spread(job_record_t *job_ptr, tgs_spread *sp)
+{
+	size_t vl = strlen(TGS_SPANK_SPREAD_VAR);
+	uint32_t i;
+
+	memset(sp, 0, sizeof(*sp));
+	for (i = 0; i < job_ptr->spank_job_env_size; i++) {
+		const char *e = job_ptr->spank_job_env[i];
+		char err[TGS_ERRLEN];
+
+		if (!e || strncmp(e, TGS_SPANK_SPREAD_VAR, vl) ||
+		    e[vl] != '=')
+			continue;
+		if (!tgs_spread_parse(e + vl + 1, sp, err, sizeof(err)))
+			return true;
+		error("%s: %pJ: --topo-spread: %s; ignored", plugin_type,
+		      job_ptr, err);
+		memset(sp, 0, sizeof(*sp));
+		return false;
+	}
+	return false;
+}
+
+/*
+ * The core's model of the cluster, kept between job_test calls (under
+ * state_lock): rebuilding it from topology.conf for every call costs a
+ * parse of the file and one allocation per busy node, which on thousands
+ * of nodes is most of a scheduling pass.  Each call brings it up to date
+ * instead: node resources and eligibility are set afresh, running jobs
+ * that ended are removed and new ones added, preemption candidates are
+ * re-added with this call's preemptibility, and held nodes are re-added.
+ * It is rebuilt when the topology is reloaded, when a node's GPU count
+ * changes, and after MODEL_MAX_ADDS allocations (the core interns every
+ * allocation name for the topology's life).
+ */
+#define MODEL_MAX_ADDS	(1u << 18)
+
+typedef struct mjob {
+	uint32_t job_id;
+	bool cand;			/* added as preemptible */
+	bool seen;			/* still running (per sync) */
+} mjob_t;
+
+typedef struct model {
+	tg_topology *t;			/* NULL: rebuild */
+	uint32_t *tg2slurm;		/* tg node id -> node index */
+	uint32_t ntg;
+	mjob_t *jobs;			/* running jobs in t, by job id */
+	size_t njobs, cap;
+	uint32_t *held;			/* job ids of held-node allocations */
+	size_t nheld, heldcap;
+	uint64_t adds;
+} model_t;
+
+static model_t model;
+
+static void _model_drop(void)
+{
+	tg_topology_destroy(model.t);
+	xfree(model.tg2slurm);
+	xfree(model.jobs);
+	xfree(model.held);
+	memset(&model, 0, sizeof(model));
+}
+
+static int _mjob_cmp(const void *a, const void *b)
+{
+	uint32_t x = ((const mjob_t *) a)->job_id;
+	uint32_t y = ((const mjob_t *) b)->job_id;
+
+	return (x > y) - (x < y);
+}
+
+static mjob_t *_mjob_find(uint32_t job_id)
+{
+	mjob_t key = { .job_id = job_id };
+
+	if (!model.njobs)
+		return NULL;
+	return bsearch(&key, model.jobs, model.njobs, sizeof(mjob_t),
+		       _mjob_cmp);
+}
+
+/* A fresh model from topology.conf; nodes get their GPU counts. */
+static int _model_build(char *why, size_t wlen)
+{
+	tg_errinfo ei;
+	node_record_t *node_ptr;
+	unsigned i;
+
+	memset(&ei, 0, sizeof(ei));
+	_model_drop();
+	model.t = tg_topology_create();
+	if (!model.t) {
+		snprintf(why, wlen, "out of memory");
+		return SLURM_ERROR;
+	}
+	if (tg_topoconf_load(model.t, topo_text, topo_len, topo_path, &ei)) {
+		snprintf(why, wlen, "%s", ei.msg);
+		goto fail;
+	}
+	model.ntg = tg_topology_nnodes(model.t);
+	model.tg2slurm = xcalloc(model.ntg ? model.ntg : 1,
+				 sizeof(uint32_t));
+	for (i = 0; i < model.ntg; i++) {
+		uint64_t gpus;
+
+		node_ptr = find_node_record(
+			(char *) tg_topology_node_name(model.t, i));
+		model.tg2slurm[i] = node_ptr ? node_ptr->index : NO_VAL;
+		if (!node_ptr)
+			continue;
+		gpus = MIN(_gres_node_gpus(node_ptr), TG_MAX_GPUS);
+		if (gpus && tg_topology_node_set_gpus(model.t, i,
+						      (unsigned) gpus, NULL)) {
+			snprintf(why, wlen, "node %s: bad GPU count",
+				 node_ptr->name);
+			goto fail;
+		}
+	}
+	if (tg_topology_build(model.t, &ei)) {
+		snprintf(why, wlen, "%s", ei.msg);
+		goto fail;
+	}
+	return SLURM_SUCCESS;
+fail:
+	_model_drop();
+	return SLURM_ERROR;
+}
+
+/* Adds a running job's allocations, one per node it holds. */
+static void _model_add_job(job_record_t *jp, bool cand)
+{
+	job_resources_t *jr = jp->job_resrcs;
+	node_record_t *node_ptr;
+	char pod[64], gang[32];
+	tg_shape as;
+	tg_node_id id;
+	int j = 0, n = bit_size(jr->node_bitmap);
+
+	snprintf(gang, sizeof(gang), "JobId=%u", jp->job_id);
+	for (int k = 0; k < n; k++) {
+		tg_alloc_spec a;
+		uint64_t mask = 0;
+
+		if (!bit_test(jr->node_bitmap, k))
+			continue;
+		node_ptr = node_record_table_ptr[k];
+		if (!node_ptr ||
+		    tg_topology_node_find(model.t, node_ptr->name, &id)) {
+			j++;
+			continue;
+		}
+		memset(&as, 0, sizeof(as));
+		as.v[TG_RES_CPU] = jr->cpus ? (int64_t) jr->cpus[j] * 1000 : 0;
+		as.v[TG_RES_MEMORY] = jr->memory_allocated ?
+			(int64_t) jr->memory_allocated[j] << 20 : 0;
+		as.v[TG_RES_GPU] = (int64_t) _gres_job_gpus(jp, j, &mask);
+		as.v[TG_RES_PODS] = 1;
+		memset(&a, 0, sizeof(a));
+		snprintf(pod, sizeof(pod), "JobId=%u/%s", jp->job_id,
+			 node_ptr->name);
+		a.pod = pod;
+		a.gang = gang;
+		a.node = id;
+		a.shape = &as;
+		a.gpus = mask;
+		a.priority = jp->priority;
+		a.preemptible = cand;
+		(void) tg_topology_add_alloc(model.t, &a);
+		model.adds++;
+		j++;
+	}
+}
+
+static void _model_remove_job(uint32_t job_id)
+{
+	char gang[32];
+
+	snprintf(gang, sizeof(gang), "JobId=%u", job_id);
+	(void) tg_topology_remove_gang(model.t, gang);
+}
+
+/*
+ * Brings the model up to date for one job_test: nodes outside \p bitmap
+ * may not be used, every node offers one pod slot when \p exclusive (so
+ * only empty nodes fit) and many otherwise, running jobs are
+ * allocations (preemptible when in \p cand), and nodes held for other
+ * preemptors are nominated allocations.
+ */
+static int _model_sync(job_record_t *job_ptr, bitstr_t *bitmap,
+		       bool exclusive, const uint32_t *cand, size_t ncand,
+		       char *why, size_t wlen)
+{
+	node_record_t *node_ptr;
+	job_record_t *jp;
+	ListIterator it;
+	mjob_t *mj;
+	size_t i, keep;
+	unsigned r;
+
+	if (model.t && model.adds > MODEL_MAX_ADDS)
+		_model_drop();
+	for (i = 0; model.t && i < model.ntg; i++) {
+		if (model.tg2slurm[i] == NO_VAL)
+			continue;
+		if ((int) model.tg2slurm[i] >= node_record_count ||
+		    !(node_ptr = node_record_table_ptr[model.tg2slurm[i]]) ||
+		    tg_topology_node_ngpus(model.t, i) !=
+		    MIN(_gres_node_gpus(node_ptr), TG_MAX_GPUS))
+			_model_drop();
+	}
+	if (!model.t && _model_build(why, wlen))
+		return SLURM_ERROR;
+
+	/* Nodes. */
+	for (i = 0; i < model.ntg; i++) {
+		if (model.tg2slurm[i] == NO_VAL) {
+			tg_topology_node_set_unschedulable(model.t, i, true);
+			continue;
+		}
+		node_ptr = node_record_table_ptr[model.tg2slurm[i]];
+		if (tg_topology_node_set_resource(model.t, i, TG_RES_CPU,
+				(int64_t) node_ptr->cpus_efctv * 1000) ||
+		    tg_topology_node_set_resource(model.t, i, TG_RES_MEMORY,
+				(int64_t) (node_ptr->real_memory -
+					   MIN(node_ptr->mem_spec_limit,
+					       node_ptr->real_memory)) << 20) ||
+		    tg_topology_node_set_resource(model.t, i, TG_RES_PODS,
+				exclusive ? 1 : POD_SLOTS_SHARED)) {
+			snprintf(why, wlen, "node %s: bad resources",
+				 node_ptr->name);
+			_model_drop();
+			return SLURM_ERROR;
+		}
+		tg_topology_node_set_unschedulable(model.t, i,
+				!bit_test(bitmap, node_ptr->index));
+	}
+
+	/* Held nodes are re-added below. */
+	for (i = 0; i < model.nheld; i++)
+		_model_remove_job(model.held[i]);
+	model.nheld = 0;
+
+	/* Running jobs: add the new, refresh the preemptible. */
+	for (i = 0; i < model.njobs; i++)
+		model.jobs[i].seen = false;
+	it = list_iterator_create(job_list);
+	while ((jp = list_next(it))) {
+		bool is_cand;
+
+		if (jp == job_ptr || !IS_JOB_RUNNING(jp) || !jp->job_resrcs ||
+		    !jp->job_resrcs->node_bitmap)
+			continue;
+		is_cand = _in_sorted(cand, ncand, jp->job_id);
+		mj = _mjob_find(jp->job_id);
+		if (mj) {
+			mj->seen = true;
+			if (!mj->cand && !is_cand)
+				continue;
+			_model_remove_job(jp->job_id);
+			mj->cand = is_cand;
+			_model_add_job(jp, is_cand);
+			continue;
+		}
+		if (model.njobs >= model.cap) {
+			model.cap = model.cap ? model.cap * 2 : 256;
+			xrecalloc(model.jobs, model.cap, sizeof(mjob_t));
+		}
+		model.jobs[model.njobs].job_id = jp->job_id;
+		model.jobs[model.njobs].cand = is_cand;
+		model.jobs[model.njobs].seen = true;
+		model.njobs++;
+		_model_add_job(jp, is_cand);
+		/* keep the array sorted for _mjob_find */
+		for (size_t k = model.njobs - 1;
+		     k > 0 && model.jobs[k - 1].job_id > model.jobs[k].job_id;
+		     k--) {
+			mjob_t tmp = model.jobs[k];
+
+			model.jobs[k] = model.jobs[k - 1];
+			model.jobs[k - 1] = tmp;
+		}
+	}
+	list_iterator_destroy(it);
+	for (i = 0, keep = 0; i < model.njobs; i++) {
+		if (!model.jobs[i].seen) {
+			_model_remove_job(model.jobs[i].job_id);
+			continue;
+		}
+		model.jobs[keep++] = model.jobs[i];
+	}
+	model.njobs = keep;
+
+	/* Nodes freed by preemption for other jobs. */
+	for (i = 0; i < nreserved; i++) {
+		char pod[64], gang[32];
+		tg_shape ns;
+		tg_node_id id;
+		int n;
+
+		if (reserved[i].job_id == job_ptr->job_id)
+			continue;
+		snprintf(gang, sizeof(gang), "JobId=%u", reserved[i].job_id);
+		n = bit_size(reserved[i].nodes);
+		for (int k = 0; k < n; k++) {
+			tg_alloc_spec a;
+
+			if (!bit_test(reserved[i].nodes, k) ||
+			    k >= node_record_count ||
+			    !(node_ptr = node_record_table_ptr[k]) ||
+			    tg_topology_node_find(model.t, node_ptr->name,
+						  &id))
+				continue;
+			memset(&ns, 0, sizeof(ns));
+			for (r = 0; r < TG_RES_PODS; r++)
+				ns.v[r] = tg_topology_node_allocatable(model.t,
+								       id, r);
+			ns.v[TG_RES_PODS] = 1;
+			memset(&a, 0, sizeof(a));
+			snprintf(pod, sizeof(pod), "JobId=%u/%s(held)",
+				 reserved[i].job_id, node_ptr->name);
+			a.pod = pod;
+			a.gang = gang;
+			a.node = id;
+			a.shape = &ns;
+			a.priority = PRIO_PENDING;
+			a.nominated = true;
+			(void) tg_topology_add_alloc(model.t, &a);
+			model.adds++;
+		}
+		if (model.nheld >= model.heldcap) {
+			model.heldcap = model.heldcap ? model.heldcap * 2 : 16;
+			xrecalloc(model.held, model.heldcap, sizeof(uint32_t));
+		}
+		model.held[model.nheld++] = reserved[i].job_id;
+	}
+	return SLURM_SUCCESS;
+}
+
+typedef struct ctx {
+	job_record_t *job_ptr;
+	tg_topology *t;			/* the model's, not owned */
+	tg_gang *g;
+	tg_decision *d;
+	uint32_t *tg2slurm;		/* the model's, not owned */
+	uint32_t ntg;
+	bool must;			/* the request has a MUST layer */
+	char gather_txt[512];
+	const char *gather_src;
+} ctx_t;
+
+static void _ctx_free(ctx_t *c)
+{
+	tg_decision_free(c->d);
+	tg_gang_destroy(c->g);
+}
+
+/*
+ * Sets up one job_test: the model brought up to date (see _model_sync)
+ * and the job's gang.  Returns SLURM_ERROR with \p why when the core
+ * could not be set up.
+ */
+static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
+		  uint32_t min_nodes, uint32_t max_nodes,
+		  const uint32_t *cand, size_t ncand, char *why, size_t wlen)
+{
+	tg_shape gs;
+	uint32_t members = 0, max_cpus = 0, ps;
+	bool exclusive;
+	node_record_t *node_ptr;
+	tgs_gather gather;
+	tgs_spread spread;
+	unsigned i;
+
+	c->job_ptr = job_ptr;
+	for (i = 0; i < (unsigned) node_record_count; i++) {
+		node_ptr = node_record_table_ptr[i];
+		if (node_ptr && node_ptr->cpus_efctv > max_cpus &&
+		    bit_test(bitmap, i))
+			max_cpus = node_ptr->cpus_efctv;
+	}
+	if (_job_shape(job_ptr, min_nodes, max_nodes, max_cpus, &gs,
+		       &members, &exclusive)) {
+		snprintf(why, wlen, "the job's CPUs need more than %u nodes",
+			 max_nodes);
+		return SLURM_ERROR;
+	}
+	if (_model_sync(job_ptr, bitmap, exclusive, cand, ncand, why, wlen))
+		return SLURM_ERROR;
+	c->t = model.t;
+	c->tg2slurm = model.tg2slurm;
+	c->ntg = model.ntg;
+
+	/* The job's gang. */
+	{
+		char name[32];
+
+		snprintf(name, sizeof(name), "JobId=%u", job_ptr->job_id);
+		c->g = tg_gang_create(name);
+	}
+	if (!c->g || tg_gang_add_podset(c->g, "node", &gs, members, &ps) ||
+	    tg_gang_podset_set_max_per_node(c->g, ps, 1)) {
+		snprintf(why, wlen, "out of memory");
+		return SLURM_ERROR;
+	}
+	tg_gang_set_priority(c->g, PRIO_PENDING);
+	/* Only slurmctld's preemptee candidates are preemptible, so a job
+	 * that may not preempt finds no victim; the message says so. */
+	tg_gang_set_can_preempt(c->g, true);
+	_job_gather(job_ptr, &gather, &c->gather_src);
+	tgs_gather_format(&gather, c->gather_txt, sizeof(c->gather_txt));
+	if (_job_spread(job_ptr, &spread) && spread.n) {
+		size_t off = strlen(c->gather_txt);
+
+		snprintf(c->gather_txt + off, sizeof(c->gather_txt) - off,
+			 " spread=");
+		off = strlen(c->gather_txt);
+		tgs_spread_format(&spread, c->gather_txt + off,
+				  sizeof(c->gather_txt) - off);
+		for (i = 0; i < spread.n; i++)
+			if (tg_gang_add_spread(c->g,
+					tgs_conf_layer(&site_conf,
+						       spread.item[i].layer),
+					spread.item[i].skew,
+					spread.item[i].hard)) {
+				snprintf(why, wlen, "out of memory");
+				return SLURM_ERROR;
+			}
+	}
+	for (i = 0; i < gather.n; i++) {
+		const char *layer = tgs_conf_layer(&site_conf,
+						   gather.item[i].layer);
+
+		if (gather.item[i].how == TGS_MUST)
+			c->must = true;
+		if (tg_gang_set_gather(c->g, layer,
+				       gather.item[i].how == TGS_MUST ?
+				       TG_GATHER_MUST : TG_GATHER_PREFER)) {
+			snprintf(why, wlen, "out of memory");
+			return SLURM_ERROR;
+		}
+	}
+	/*
+	 * --switches=1[@time]: every node under one leaf switch (the
+	 * lowest layer) until the job has waited its time, as cons_tres
+	 * does (22.05 ignores counts above 1).
+	 */
+	if (job_ptr->req_switch == 1 && tg_topology_nlayers(c->t)) {
+		time_t now = time(NULL);
+		unsigned leaf = tg_topology_nlayers(c->t) - 1;
+
+		if (!job_ptr->wait4switch_start)
+			job_ptr->wait4switch_start = now;
+		if (now - job_ptr->wait4switch_start <
+		    (time_t) job_ptr->wait4switch) {
+			size_t off = strlen(c->gather_txt);
+
+			if (tg_gang_set_gather(c->g,
+					       tg_topology_layer_name(c->t,
+								      leaf),
+					       TG_GATHER_MUST)) {
+				snprintf(why, wlen, "out of memory");
+				return SLURM_ERROR;
+			}
+			c->must = true;
+			snprintf(c->gather_txt + off,
+				 sizeof(c->gather_txt) - off,
+				 "+switches=1(%s:must)",
+				 tg_topology_layer_name(c->t, leaf));
+		}
+	}
+	return SLURM_SUCCESS;
+}
+
+/* The decision's nodes as a bitmap of node indexes. */
+static bitstr_t *_decision_bitmap(ctx_t *c)
+{
+	bitstr_t *b = bit_alloc(node_record_count);
+	unsigned i;
+
+	for (i = 0; i < tg_decision_nplacements(c->d); i++) {
+		const tg_placement *p = tg_decision_placement(c->d, i);
+
+		if (p->node < c->ntg && c->tg2slurm[p->node] != NO_VAL)
+			bit_set(b, c->tg2slurm[p->node]);
+	}
+	return b;
+}
+
+static job_record_t *_victim_job(const tg_victim *v)
+{
+	unsigned long id;
+	char *end;
+
+	if (!v->gang || strncmp(v->gang, "JobId=", 6))
+		return NULL;
+	errno = 0;
+	id = strtoul(v->gang + 6, &end, 10);
+	if (errno || *end || !id || id > UINT32_MAX)
+		return NULL;
+	return find_job_record((uint32_t) id);
+}
+
+static int _ptr_eq(void *x, void *key)
+{
+	return x == key;
+}
+
+/* Calls cons_tres on \p bitmap narrowed to \p want. */
+static int _inner_narrowed(job_record_t *job_ptr, bitstr_t *bitmap,
+			   bitstr_t *want, uint32_t min_nodes,
+			   uint32_t max_nodes, uint32_t req_nodes,
+			   uint16_t mode, List cands, List *preemptee_job_list,
+			   bitstr_t *exc_core_bitmap)
+{
+	bit_and(bitmap, want);
+	return (*(inner.job_test))(job_ptr, bitmap, min_nodes, max_nodes,
+				   req_nodes, mode, cands, preemptee_job_list,
+				   exc_core_bitmap);
+}
+
+/* The core could not decide: cons_tres chooses (Fallback=yes) or the job
+ * waits with the error as its reason (Fallback=no). */
+static void _core_failed(job_record_t *job_ptr, const char *why,
+			 bool *fallback)
+{
+	char msg[TGS_ERRLEN + 64];
+
+	if (site_conf.fallback) {
+		error("%s: %pJ: the core cannot decide (%s); select/cons_tres "
+		      "chooses", plugin_type, job_ptr, why);
+		*fallback = true;
+		return;
+	}
+	snprintf(msg, sizeof(msg), "topogang: cannot decide: %s", why);
+	if (_reason_set(job_ptr, msg))
+		error("%s: %pJ: the core cannot decide (%s); the job waits "
+		      "(Fallback=no)", plugin_type, job_ptr, why);
+}
+
+/* select_p_job_test for a job the core places; see select_p_job_test. */
+static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
+			  uint32_t min_nodes, uint32_t max_nodes,
+			  uint32_t req_nodes, uint16_t mode,
+			  List preemptee_candidates,
+			  List *preemptee_job_list,
+			  bitstr_t *exc_core_bitmap, bool *fallback)
+{
+	ctx_t c;
+	char why[TGS_ERRLEN + 64], *nodes = NULL;
+	tg_errinfo ei;
+	uint32_t *cand = NULL;
+	size_t ncand = 0;
+	bitstr_t *orig = NULL, *want = NULL;
+	reserved_t *own;
+	time_t now = time(NULL);
+	bool run_now = SELECT_IS_MODE_RUN_NOW(mode);
+	List victims = NULL;
+	int rc = SLURM_ERROR;
+
+	memset(&c, 0, sizeof(c));
+	memset(&ei, 0, sizeof(ei));
+	*fallback = false;
+	_reserved_expire(now);
+
+	/* A preemptor waits for the nodes it freed. */
+	own = _reserved_find(job_ptr->job_id);
+	if (own) {
+		orig = bit_copy(bitmap);
+		if (!bit_super_set(own->nodes, bitmap) && run_now) {
+			bitstr_t *miss = bit_copy(own->nodes);
+
+			bit_and_not(miss, bitmap);
+			nodes = bitmap2node_name(miss);
+			snprintf(why, sizeof(why), "topogang: waiting for "
+				 "preempted jobs to leave %s (held for this "
+				 "job)", nodes);
+			_reason_set(job_ptr, why);
+			FREE_NULL_BITMAP(miss);
+			goto out;
+		}
+		rc = _inner_narrowed(job_ptr, bitmap, own->nodes, min_nodes,
+				     max_nodes, req_nodes, mode,
+				     preemptee_candidates, preemptee_job_list,
+				     exc_core_bitmap);
+		if (rc == SLURM_SUCCESS) {
+			if (run_now) {
+				nodes = bitmap2node_name(bitmap);
+				info("%s: %pJ placed on %s, the nodes its "
+				     "preemption freed", plugin_type, job_ptr,
+				     nodes);
+			}
+			goto out;
+		}
+		bit_copybits(bitmap, orig);
+		if (run_now) {
+			nodes = bitmap2node_name(own->nodes);
+			snprintf(why, sizeof(why), "topogang: waiting for "
+				 "held nodes %s", nodes);
+			_reason_set(job_ptr, why);
+		}
+		goto out;
+	}
+
+	if (preemptee_candidates) {
+		ListIterator it = list_iterator_create(preemptee_candidates);
+		job_record_t *jp;
+
+		cand = xcalloc(list_count(preemptee_candidates) + 1,
+			       sizeof(*cand));
+		while ((jp = list_next(it)))
+			cand[ncand++] = jp->job_id;
+		list_iterator_destroy(it);
+		qsort(cand, ncand, sizeof(*cand), _u32_cmp);
+	}
+
+	why[0] = '\0';
+	if (_build(&c, job_ptr, bitmap, min_nodes, max_nodes, cand, ncand,
+		   why, sizeof(why))) {
+		_core_failed(job_ptr, why, fallback);
+		goto out;
+	}
+	if (tg_gang_check(c.t, c.g, &ei)) {
+		/* the request itself is wrong (an unknown layer ...) */
+		snprintf(why, sizeof(why), "topogang: %s", ei.msg);
+		if (_reason_set(job_ptr, why))
+			info("%s: %pJ: %s", plugin_type, job_ptr, why);
+		goto out;
+	}
+	if (tg_place(c.t, c.g, &c.d, &ei)) {
+		_core_failed(job_ptr, ei.msg[0] ? ei.msg : "placement failed",
+			     fallback);
+		goto out;
+	}
+
+	switch (tg_decision_status(c.d)) {
+	case TG_STATUS_UNSCHEDULABLE:
+		snprintf(why, sizeof(why), "topogang: %s",
+			 tg_decision_message(c.d));
+		if (_reason_set(job_ptr, why))
+			_log_decision("JobId=%u gather=%s (%s) mode=%u: %s",
+				      job_ptr->job_id, c.gather_txt,
+				      c.gather_src, mode, why);
+		if (SELECT_IS_MODE_WILL_RUN(mode) && !c.must) {
+			/* Let cons_tres say when it could start. */
+			*fallback = true;
+		}
+		goto out;
+	case TG_STATUS_PLACED:
+		want = _decision_bitmap(&c);
+		orig = bit_copy(bitmap);
+		rc = _inner_narrowed(job_ptr, bitmap, want, min_nodes,
+				     max_nodes, req_nodes, mode, NULL,
+				     preemptee_job_list, exc_core_bitmap);
+		break;
+	case TG_STATUS_PREEMPTING:
+	{
+		unsigned i;
+
+		want = _decision_bitmap(&c);
+		orig = bit_copy(bitmap);
+		victims = list_create(NULL);
+		for (i = 0; i < tg_decision_nvictims(c.d); i++) {
+			const tg_victim *v = tg_decision_victim(c.d, i);
+			job_record_t *vj = _victim_job(v);
+
+			if (!vj || v->reservation ||
+			    list_find_first(victims, _ptr_eq, vj))
+				continue;
+			list_append(victims, vj);
+		}
+		rc = _inner_narrowed(job_ptr, bitmap, want, min_nodes,
+				     max_nodes, req_nodes, mode, victims,
+				     preemptee_job_list, exc_core_bitmap);
+		break;
+	}
+	}
+
+	nodes = bitmap2node_name(want);
+	if (rc != SLURM_SUCCESS) {
+		bit_copybits(bitmap, orig);
+		snprintf(why, sizeof(why), "topogang: select/cons_tres "
+			 "refused %s chosen in %s", nodes,
+			 tg_decision_domain(c.d));
+		if (c.must) {
+			if (_reason_set(job_ptr, why))
+				error("%s: %pJ: %s; the job waits (its "
+				      "request has a must layer)",
+				      plugin_type, job_ptr, why);
+		} else {
+			if (run_now)
+				error("%s: %pJ: %s; select/cons_tres chooses",
+				      plugin_type, job_ptr, why);
+			*fallback = true;
+		}
+		goto out;
+	}
+
+	_reason_drop(job_ptr->job_id);
+	if (tg_decision_status(c.d) == TG_STATUS_PREEMPTING &&
+	    (!run_now || (preemptee_job_list && *preemptee_job_list))) {
+		char *vnames = NULL, *sel = bitmap2node_name(bitmap);
+		ListIterator it;
+		job_record_t *vj;
+
+		if (preemptee_job_list && *preemptee_job_list) {
+			it = list_iterator_create(*preemptee_job_list);
+			while ((vj = list_next(it)))
+				xstrfmtcat(vnames, "%sJobId=%u(%s)",
+					   vnames ? "," : "", vj->job_id,
+					   vj->nodes);
+			list_iterator_destroy(it);
+		}
+		if (run_now) {
+			_reserved_add(job_ptr->job_id, want,
+				      now + site_conf.reserve_time);
+			info("%s: %pJ gather=%s (%s) preempting %s for %s in "
+			     "%s: %s", plugin_type, job_ptr, c.gather_txt,
+			     c.gather_src, vnames, nodes,
+			     tg_decision_domain(c.d),
+			     tg_decision_message(c.d));
+		} else {
+			_log_decision("JobId=%u mode=%u would preempt for %s "
+				      "in %s", job_ptr->job_id, mode, sel,
+				      tg_decision_domain(c.d));
+		}
+		xfree(vnames);
+		xfree(sel);
+	} else if (run_now) {
+		char *sel = bitmap2node_name(bitmap);
+
+		info("%s: %pJ gather=%s (%s) placed on %s in %s (%g Gbit/s)",
+		     plugin_type, job_ptr, c.gather_txt, c.gather_src, sel,
+		     tg_decision_domain(c.d),
+		     tg_decision_bandwidth_gbps(c.d));
+		xfree(sel);
+	} else {
+		_log_decision("JobId=%u mode=%u placed on %s in %s",
+			      job_ptr->job_id, mode, nodes,
+			      tg_decision_domain(c.d));
+	}
+
+out:
+	FREE_NULL_LIST(victims);
+	FREE_NULL_BITMAP(orig);
+	FREE_NULL_BITMAP(want);
+	xfree(nodes);
+	xfree(cand);
+	_ctx_free(&c);
+	return rc;
+}
+
+/* ---- the plugin's entry points ---- */
+
+extern int init(void)
+{
+	if (_inner_load() != SLURM_SUCCESS)
+		return SLURM_ERROR;
+	if (!running_in_slurmctld() ||
+	    xstrcmp(slurm_conf.select_type, plugin_type)) {
+		/* sinfo, srun, slurmd ...: forward only, quietly */
+		debug("%s: forwarding to %s", plugin_type, inner_path);
+		return SLURM_SUCCESS;
+	}
+	gpu_plugin_id = gres_build_id("gpu");
+	tgs_conf_init(&site_conf);
+	if (_load(true) == SLURM_SUCCESS)
+		active = true;
+	if (pthread_create(&reason_thread, NULL, _reason_loop, NULL))
+		error("%s: cannot start the pending-reason thread: %m; "
+		      "pending reasons show only between scheduling passes",
+		      plugin_type);
+	else
+		reason_thread_started = true;
+	info("%s: forwarding to %s (plugin_id %u); topology placement %s",
+	     plugin_type, inner_path, *(inner.plugin_id),
+	     active ? "on" : "OFF until the configuration is fixed");
+	return SLURM_SUCCESS;
+}
+
+extern int fini(void)
+{
+	unsigned i;
+
+	if (reason_thread_started) {
+		slurm_mutex_lock(&state_lock);
+		reason_thread_stop = true;
+		pthread_cond_broadcast(&reason_cond);
+		slurm_mutex_unlock(&state_lock);
+		pthread_join(reason_thread, NULL);
+		reason_thread_started = false;
+	}
+	slurm_mutex_lock(&state_lock);
+	for (i = 0; i < nreasons; i++)
+		free(reasons[i].msg);
+	nreasons = 0;
+	for (i = 0; i < nreserved; i++)
+		FREE_NULL_BITMAP(reserved[i].nodes);
+	nreserved = 0;
+	_model_drop();
+	free(topo_text);
+	topo_text = NULL;
+	tgs_conf_free(&site_conf);
+	active = false;
+	slurm_mutex_unlock(&state_lock);
+	/* cons_tres stays loaded: slurmctld may hold its own handle. */
+	return SLURM_SUCCESS;
+}
+
+extern int select_p_state_save(char *dir_name)
+{
+	return (*(inner.state_save))(dir_name);
+}
+
+extern int select_p_state_restore(char *dir_name)
+{
+	return (*(inner.state_restore))(dir_name);
+}
+
+extern int select_p_job_init(List job_list_arg)
+{
+	return (*(inner.job_init))(job_list_arg);
+}
+
+extern int select_p_node_init(void)
+{
+	return (*(inner.node_init))();
+}
+
+/*
+ * select_p_job_test - see select/cons_tres.  TEST_ONLY (is the job ever
+ * runnable) and jobs naming nodes (-w), contiguous jobs and zero-node
+ * jobs go to cons_tres untouched.  Otherwise the core decides and the
+ * bitmap is narrowed to its nodes before cons_tres allocates.
+ */
+extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
+			     uint32_t min_nodes, uint32_t max_nodes,
+			     uint32_t req_nodes, uint16_t mode,
+			     List preemptee_candidates,
+			     List *preemptee_job_list,
+			     bitstr_t *exc_core_bitmap)
+{
+	bool fallback = false;
+	int rc;
+
+	if (!active || !job_ptr || !job_ptr->details || !bitmap ||
+	    SELECT_IS_MODE_TEST_ONLY(mode) || SELECT_IS_MODE_RESV(mode) ||
+	    !min_nodes || job_ptr->details->req_node_bitmap ||
+	    job_ptr->details->contiguous || !topo_text)
+		goto forward;
+
+	slurm_mutex_lock(&state_lock);
+	rc = _topo_job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes,
+			    mode, preemptee_candidates, preemptee_job_list,
+			    exc_core_bitmap, &fallback);
+	slurm_mutex_unlock(&state_lock);
+	if (!fallback)
+		return rc;
+forward:
+	return (*(inner.job_test))(job_ptr, bitmap, min_nodes, max_nodes,
+				   req_nodes, mode, preemptee_candidates,
+				   preemptee_job_list, exc_core_bitmap);
+}
+
+extern int select_p_job_begin(job_record_t *job_ptr)
+{
+	if (active && job_ptr) {
+		slurm_mutex_lock(&state_lock);
+		_reserved_drop(job_ptr->job_id);
+		_reason_drop(job_ptr->job_id);
+		slurm_mutex_unlock(&state_lock);
+	}
+	return (*(inner.job_begin))(job_ptr);
+}
+
+extern int select_p_job_ready(job_record_t *job_ptr)
+{
+	return (*(inner.job_ready))(job_ptr);
+}
+
+extern int select_p_job_expand(job_record_t *from_job_ptr,
+			       job_record_t *to_job_ptr)
+{
+	return (*(inner.job_expand))(from_job_ptr, to_job_ptr);
+}
+
+extern int select_p_job_resized(job_record_t *job_ptr,
+				node_record_t *node_ptr)
+{
+	return (*(inner.job_resized))(job_ptr, node_ptr);
+}
+
+extern int select_p_job_signal(job_record_t *job_ptr, int signal)
+{
+	return (*(inner.job_signal))(job_ptr, signal);
+}
+
+extern int select_p_job_fini(job_record_t *job_ptr)
+{
+	return (*(inner.job_fini))(job_ptr);
+}
+
+extern int select_p_job_suspend(job_record_t *job_ptr, bool indf_susp)
+{
+	return (*(inner.job_suspend))(job_ptr, indf_susp);
+}
+
+extern int select_p_job_resume(job_record_t *job_ptr, bool indf_susp)
+{
+	return (*(inner.job_resume))(job_ptr, indf_susp);
+}
+
+extern bitstr_t *select_p_step_pick_nodes(job_record_t *job_ptr,
+					  select_jobinfo_t *jobinfo,
+					  uint32_t node_count,
+					  bitstr_t **avail_nodes)
+{
+	return (*(inner.step_pick_nodes))(job_ptr, jobinfo, node_count,
+					  avail_nodes);
+}
+
+extern int select_p_step_start(step_record_t *step_ptr)
+{
+	return (*(inner.step_start))(step_ptr);
+}
+
+extern int select_p_step_finish(step_record_t *step_ptr, bool killing_step)
+{
+	return (*(inner.step_finish))(step_ptr, killing_step);
+}
+
+extern int select_p_select_nodeinfo_pack(select_nodeinfo_t *nodeinfo,
+					 buf_t *buffer,
+					 uint16_t protocol_version)
+{
+	return (*(inner.nodeinfo_pack))(nodeinfo, buffer, protocol_version);
+}
+
+extern int select_p_select_nodeinfo_unpack(select_nodeinfo_t **nodeinfo,
+					   buf_t *buffer,
+					   uint16_t protocol_version)
+{
+	return (*(inner.nodeinfo_unpack))(nodeinfo, buffer,
+					  protocol_version);
+}
+
+extern select_nodeinfo_t *select_p_select_nodeinfo_alloc(void)
+{
+	return (*(inner.nodeinfo_alloc))();
+}
+
+extern int select_p_select_nodeinfo_free(select_nodeinfo_t *nodeinfo)
+{
+	return (*(inner.nodeinfo_free))(nodeinfo);
+}
+
+extern int select_p_select_nodeinfo_set_all(void)
+{
+	return (*(inner.nodeinfo_set_all))();
+}
+
+extern int select_p_select_nodeinfo_set(job_record_t *job_ptr)
+{
+	return (*(inner.nodeinfo_set))(job_ptr);
+}
+
+extern int select_p_select_nodeinfo_get(select_nodeinfo_t *nodeinfo,
+					enum select_nodedata_type dinfo,
+					enum node_states state, void *data)
+{
+	return (*(inner.nodeinfo_get))(nodeinfo, dinfo, state, data);
+}
+
+extern select_jobinfo_t *select_p_select_jobinfo_alloc(void)
+{
+	return (*(inner.jobinfo_alloc))();
+}
+
+extern int select_p_select_jobinfo_free(select_jobinfo_t *jobinfo)
+{
+	return (*(inner.jobinfo_free))(jobinfo);
+}
+
+extern int select_p_select_jobinfo_set(select_jobinfo_t *jobinfo,
+				       enum select_jobdata_type data_type,
+				       void *data)
+{
+	return (*(inner.jobinfo_set))(jobinfo, data_type, data);
+}
+
+extern int select_p_select_jobinfo_get(select_jobinfo_t *jobinfo,
+				       enum select_jobdata_type data_type,
+				       void *data)
+{
+	return (*(inner.jobinfo_get))(jobinfo, data_type, data);
+}
+
+extern select_jobinfo_t *select_p_select_jobinfo_copy(
+	select_jobinfo_t *jobinfo)
+{
+	return (*(inner.jobinfo_copy))(jobinfo);
+}
+
+extern int select_p_select_jobinfo_pack(select_jobinfo_t *jobinfo,
+					buf_t *buffer,
+					uint16_t protocol_version)
+{
+	return (*(inner.jobinfo_pack))(jobinfo, buffer, protocol_version);
+}
+
+extern int select_p_select_jobinfo_unpack(select_jobinfo_t **jobinfo,
+					  buf_t *buffer,
+					  uint16_t protocol_version)
+{
+	return (*(inner.jobinfo_unpack))(jobinfo, buffer, protocol_version);
+}
+
+extern char *select_p_select_jobinfo_sprint(select_jobinfo_t *jobinfo,
+					    char *buf, size_t size, int mode)
+{
+	return (*(inner.jobinfo_sprint))(jobinfo, buf, size, mode);
+}
+
+extern char *select_p_select_jobinfo_xstrdup(select_jobinfo_t *jobinfo,
+					     int mode)
+{
+	return (*(inner.jobinfo_xstrdup))(jobinfo, mode);
+}
+
+extern int select_p_get_info_from_plugin(enum select_plugindata_info info,
+					 job_record_t *job_ptr, void *data)
+{
+	return (*(inner.get_info_from_plugin))(info, job_ptr, data);
+}
+
+extern int select_p_update_node_config(int index)
+{
+	return (*(inner.update_node_config))(index);
+}
+
+/*
+ * Re-reads topogang.conf and topology.conf.  A bad file is one error()
+ * naming it and its line; the previous configuration stays.
+ */
+extern int select_p_reconfigure(void)
+{
+	if (running_in_slurmctld() &&
+	    !xstrcmp(slurm_conf.select_type, plugin_type)) {
+		/* the node table may have changed: rebuild the model */
+		slurm_mutex_lock(&state_lock);
+		_model_drop();
+		slurm_mutex_unlock(&state_lock);
+		if (_load(false) == SLURM_SUCCESS)
+			active = true;
+	}
+	return (*(inner.reconfigure))();
+}
+
+extern bitstr_t *select_p_resv_test(resv_desc_msg_t *resv_desc_ptr,
+				    uint32_t node_cnt,
+				    bitstr_t *avail_bitmap,
+				    bitstr_t **core_bitmap)
+{
+	return (*(inner.resv_test))(resv_desc_ptr, node_cnt, avail_bitmap,
+				    core_bitmap);
+}

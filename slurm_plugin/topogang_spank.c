@@ -1,0 +1,227 @@
+/*****************************************************************************\
+ *  topogang_spank.c - per-job topology requests for select/topogang.
+ *
+ *  Adds --topo-gather=LAYER:must|prefer[,...] and
+ *  --topo-spread=LAYER[:SKEW][:hard|:soft][,...] to srun, sbatch and
+ *  salloc (also as #SBATCH lines).  The values are checked when the
+ *  job is submitted and passed to slurmctld in the job's control
+ *  environment (job_desc->spank_job_env, the channel SPANK has for
+ *  telling slurmctld about a job), where select/topogang reads it.
+ *
+ *  Enable in plugstack.conf:
+ *	optional /usr/lib/x86_64-linux-gnu/slurm-wlm/topogang_spank.so
+ *  Arguments: conf=PATH names topogang.conf (default: beside slurm.conf);
+ *  when it defines LayerName= aliases, layers not named there (nor as
+ *  switch-lN / block...) are refused at submit time.
+\*****************************************************************************/
+
+#define _GNU_SOURCE
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "slurm/spank.h"
+
+#include "tgconf.h"
+
+SPANK_PLUGIN(topogang, 1);
+
+static tgs_gather gather;
+static bool gather_set = false;
+static tgs_spread spread;
+static bool spread_set = false;
+static char conf_arg[PATH_MAX];
+
+static int _opt_gather(int val, const char *optarg, int remote);
+static int _opt_spread(int val, const char *optarg, int remote);
+
+static struct spank_option gather_opt = {
+	"topo-gather", "LAYER:must|prefer[,...]",
+	"Topology gathering for the job's nodes, per layer of the fabric "
+	"(layer names from topogang.conf, e.g. block:prefer,spine:must; "
+	"\"none\" turns the partition default off).",
+	1, 0, _opt_gather
+};
+
+static struct spank_option spread_opt = {
+	"topo-spread", "LAYER[:SKEW][:hard|:soft][,...]",
+	"Spread the job's nodes over the domains of a layer, member counts "
+	"differing by at most SKEW (default 1); hard never exceeds it.",
+	1, 0, _opt_spread
+};
+
+static bool _layer_generic(const char *l)
+{
+	size_t n;
+
+	if (!strncasecmp(l, "switch-l", 8)) {
+		n = strspn(l + 8, "0123456789");
+		return n && !l[8 + n];
+	}
+	return !strncasecmp(l, "block", 5);
+}
+
+static void _conf_path(char *buf, size_t len)
+{
+	const char *sc = getenv("SLURM_CONF");
+	const char *slash;
+
+	if (conf_arg[0]) {
+		snprintf(buf, len, "%s", conf_arg);
+		return;
+	}
+	if (!sc || !*sc)
+		sc = "/etc/slurm/slurm.conf";
+	slash = strrchr(sc, '/');
+	if (!slash)
+		snprintf(buf, len, "topogang.conf");
+	else
+		snprintf(buf, len, "%.*s/topogang.conf", (int) (slash - sc),
+			 sc);
+}
+
+/* Layer names must be aliases of topogang.conf when it has any. */
+static int _check_layers(const char *opt, const char *const *layers,
+			 unsigned n)
+{
+	tgs_conf c;
+	char path[PATH_MAX], err[TGS_ERRLEN];
+	unsigned i, j;
+	int rc = 0;
+
+	_conf_path(path, sizeof(path));
+	tgs_conf_init(&c);
+	if (tgs_conf_load(&c, path, true, err, sizeof(err))) {
+		/* select/topogang reports it; do not block submission */
+		slurm_verbose("topogang: %s", err);
+		return 0;
+	}
+	for (i = 0; c.nalias && i < n; i++) {
+		const char *l = layers[i];
+		bool known = _layer_generic(l);
+
+		for (j = 0; j < c.nalias && !known; j++)
+			known = !strcasecmp(c.alias[j].name, l) ||
+				!strcasecmp(c.alias[j].layer, l);
+		if (!known) {
+			char names[512];
+			size_t off = 0;
+
+			names[0] = '\0';
+			for (j = 0; j < c.nalias && off < sizeof(names); j++)
+				off += snprintf(names + off,
+						sizeof(names) - off, "%s%s",
+						j ? ", " : "",
+						c.alias[j].name);
+			slurm_error("--%s: unknown layer '%s' (%s names: %s)",
+				    opt, l, path, names);
+			rc = -1;
+			break;
+		}
+	}
+	tgs_conf_free(&c);
+	return rc;
+}
+
+static int _opt_gather(int val, const char *optarg, int remote)
+{
+	char err[TGS_ERRLEN];
+
+	(void) val;
+	if (remote)
+		return 0;
+	if (tgs_gather_parse(optarg, &gather, err, sizeof(err))) {
+		slurm_error("--topo-gather: %s", err);
+		return -1;
+	}
+	{
+		const char *names[TGS_MAX_GATHER];
+		unsigned i;
+
+		for (i = 0; i < gather.n; i++)
+			names[i] = gather.item[i].layer;
+		if (_check_layers("topo-gather", names, gather.n))
+			return -1;
+	}
+	gather_set = true;
+	return 0;
+}
+
+static int _opt_spread(int val, const char *optarg, int remote)
+{
+	char err[TGS_ERRLEN];
+	const char *names[TGS_MAX_GATHER];
+	unsigned i;
+
+	(void) val;
+	if (remote)
+		return 0;
+	if (tgs_spread_parse(optarg, &spread, err, sizeof(err))) {
+		slurm_error("--topo-spread: %s", err);
+		return -1;
+	}
+	for (i = 0; i < spread.n; i++)
+		names[i] = spread.item[i].layer;
+	if (_check_layers("topo-spread", names, spread.n))
+		return -1;
+	spread_set = true;
+	return 0;
+}
+
+extern int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	int i;
+
+	for (i = 0; i < ac; i++) {
+		if (!strncmp(av[i], "conf=", 5)) {
+			snprintf(conf_arg, sizeof(conf_arg), "%s", av[i] + 5);
+		} else {
+			slurm_error("topogang: unknown plugstack.conf "
+				    "argument '%s'", av[i]);
+			return -1;
+		}
+	}
+	if (spank_option_register(sp, &gather_opt) != ESPANK_SUCCESS ||
+	    spank_option_register(sp, &spread_opt) != ESPANK_SUCCESS) {
+		slurm_error("topogang: cannot register --topo-gather and "
+			    "--topo-spread");
+		return -1;
+	}
+	return 0;
+}
+
+extern int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	char buf[TGS_MAX_GATHER * (TGS_MAX_NAME + 16)];
+	spank_context_t ctx = spank_context();
+	spank_err_t rc;
+
+	(void) ac;
+	(void) av;
+	if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR)
+		return 0;
+	if (gather_set) {
+		tgs_gather_format(&gather, buf, sizeof(buf));
+		rc = spank_job_control_setenv(sp, TGS_SPANK_GATHER_VAR, buf,
+					      1);
+		if (rc != ESPANK_SUCCESS) {
+			slurm_error("topogang: cannot pass --topo-gather to "
+				    "slurmctld: %s", spank_strerror(rc));
+			return -1;
+		}
+	}
+	if (spread_set) {
+		tgs_spread_format(&spread, buf, sizeof(buf));
+		rc = spank_job_control_setenv(sp, TGS_SPANK_SPREAD_VAR, buf,
+					      1);
+		if (rc != ESPANK_SUCCESS) {
+			slurm_error("topogang: cannot pass --topo-spread to "
+				    "slurmctld: %s", spank_strerror(rc));
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,440 @@
+# tests/slurm/lab.sh - a real Slurm 22.05 cluster on loopback, for the
+# select/topogang tests (sourced, POSIX sh).  The recipe is the measured
+# one of shared/research/slurm-lab.md: slurmctld and 12 slurmd
+# (multiple-slurmd, one port each) on 127.0.0.1, auth/none, fake GPUs
+# (symlinks to /dev/null), everything under one temporary lab directory,
+# started by the test and stopped by PID.
+#
+#   lab_init NAME BASEPORT     prerequisites (or "1..0 # SKIP why", exit)
+#   lab_write [tree|none]      slurm.conf, topology.conf, gres.conf, ...
+#                              (LAB_AUTH=munge: auth/munge with a private
+#                              munged; default auth/none)
+#   lab_start                  slurmctld -c + 12 slurmd, wait for IDLE
+#   lab_stop                   cancel the jobs, kill the daemons by PID
+#
+# TAP: ok DESC / nok DESC / is GOT WANT DESC / tap_done.
+
+LAB_NODES=12
+tap_n=0
+tap_fail=0
+
+ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $*"; }
+nok() { tap_n=$((tap_n + 1)); echo "not ok $tap_n - $*"; tap_fail=1; }
+diag() { echo "$*" | sed 's/^/# /'; }
+# is GOT WANT DESC: equal strings, both shown on failure
+is() {
+	if [ "$1" = "$2" ]; then ok "$3"
+	else nok "$3"; diag "  got:      '$1'"; diag "  expected: '$2'"; fi
+}
+# like GOT PATTERN DESC: grep -E PATTERN matches GOT
+like() {
+	if printf '%s\n' "$1" | grep -Eq -e "$2"; then ok "$3"
+	else nok "$3"; diag "  got:      '$1'"; diag "  expected: /$2/"; fi
+}
+tap_done() { echo "1..$tap_n"; exit $tap_fail; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+# Clients wait long for a dead controller (slurm-lab.md pitfall 3).
+sl() { timeout 10 "$@"; }
+
+# lab_claim_ports PREFERRED: a base port with base..base+12 free, claimed
+# with a lock directory so that labs of concurrent test runs (make -j,
+# two build trees on one machine) never share ports.
+lab_claim_ports() {
+	b=$1 tries=0
+	while [ $tries -lt 40 ]; do
+		lock=${TMPDIR:-/tmp}/tg-lab-port-$b
+		if mkdir "$lock" 2>/dev/null; then
+			echo $$ >"$lock/pid"
+			busy=$(ss -Hltn 2>/dev/null | awk '{print $4}' |
+				sed 's/.*://' | awk -v lo="$b" \
+				-v hi=$((b + LAB_NODES)) \
+				'$1 >= lo && $1 <= hi' | head -1)
+			if [ -z "$busy" ]; then
+				lab_port=$b
+				lab_lock=$lock
+				return 0
+			fi
+			rm -rf "$lock"
+		elif [ -f "$lock/pid" ] &&
+		     ! kill -0 "$(cat "$lock/pid" 2>/dev/null)" 2>/dev/null; then
+			rm -rf "$lock"	# left by a run that died
+			continue
+		fi
+		b=$((b + 20))
+		tries=$((tries + 1))
+	done
+	return 1
+}
+
+lab_init() {
+	lab_name=$1
+	lab_port=$2
+	lab_lock=""
+	TG_SRCDIR=${TG_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+	TG_BUILDDIR=${TG_BUILDDIR:-$TG_SRCDIR}
+	TOPOGANG=${TOPOGANG:-$TG_BUILDDIR/cli/topogang}
+	plugdir=$TG_BUILDDIR/slurm_plugin/.libs
+	debdir=/usr/lib/x86_64-linux-gnu/slurm-wlm
+	[ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] ||
+		skip_all "Slurm is not installed (scripts/bootstrap installs slurmctld, slurmd, slurm-client)"
+	command -v sbatch >/dev/null 2>&1 ||
+		skip_all "slurm-client is not installed"
+	[ "$(id -u)" -eq 0 ] ||
+		skip_all "the loopback cluster runs slurmd as root; run as root"
+	[ -f "$plugdir/select_topogang.so" ] ||
+		skip_all "select_topogang.so not built (configure found no Slurm source tree: run scripts/bootstrap)"
+	[ -f "$debdir/select_cons_tres.so" ] ||
+		skip_all "no $debdir/select_cons_tres.so"
+	case $(readlink -f /usr/sbin/slurmctld) in
+	*emulator*) skip_all "/usr/sbin/slurmctld is the emulator (update-alternatives --set slurmctld /usr/sbin/slurmctld-wlm)" ;;
+	esac
+	lab_host=$(hostname -s)
+	lab_claim_ports "$lab_port" ||
+		skip_all "no free ports for the lab near $lab_port"
+	LAB=$(mktemp -d "${TMPDIR:-/tmp}/tg-$lab_name.XXXXXX") || exit 1
+	export SLURM_CONF=$LAB/etc/slurm.conf
+	trap 'lab_stop; lab_keep; [ -z "$lab_lock" ] || rm -rf "$lab_lock"' EXIT
+	trap 'exit 1' INT TERM HUP
+}
+
+# Keeps the lab directory of a failed run for reading (TG_KEEP_LAB=1
+# keeps every run's).
+lab_keep() {
+	if [ "$tap_fail" = 0 ] && [ -z "${TG_KEEP_LAB:-}" ]; then
+		rm -rf "$LAB"
+	else
+		echo "# lab kept in $LAB"
+	fi
+}
+
+# lab_write [tree|none]: TopologyPlugin; topogang reads topology.conf
+# either way.
+lab_write() {
+	topo=${1:-tree}
+	mkdir -p "$LAB/etc" "$LAB/state" "$LAB/run" "$LAB/log" \
+		"$LAB/plugins" "$LAB/fakedev" || return 1
+	i=0
+	while [ $i -lt $LAB_NODES ]; do
+		mkdir -p "$LAB/spool/node-$i"
+		i=$((i + 1))
+	done
+	for g in 0 1 2 3 4 5 6 7; do
+		ln -sf /dev/null "$LAB/fakedev/gpu$g"
+	done
+	# A private PluginDir: every Debian plugin plus ours (slurm-lab.md
+	# section 5, variant B: our own plugin_id, cons_tres beside it).
+	for f in "$debdir"/*.so; do
+		ln -sf "$f" "$LAB/plugins/"
+	done
+	cp "$plugdir/select_topogang.so" "$plugdir/topogang_spank.so" \
+		"$LAB/plugins/"
+	last=$((lab_port + LAB_NODES))
+	if [ "${LAB_AUTH:-none}" = munge ]; then
+		# munged runs as the munge user: it must reach its directory
+		chmod 711 "$LAB"
+		mkdir -p "$LAB/munge"
+		chown munge:munge "$LAB/munge"
+		auth="AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$LAB/munge/sock"
+	else
+		auth="AuthType=auth/none
+CredType=cred/none"
+	fi
+	cat >"$LAB/etc/slurm.conf" <<EOF
+ClusterName=tg$lab_port
+SlurmctldHost=$lab_host(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+$auth
+SlurmctldPort=$lab_port
+StateSaveLocation=$LAB/state
+SlurmdSpoolDir=$LAB/spool/%n
+SlurmctldPidFile=$LAB/run/slurmctld.pid
+SlurmdPidFile=$LAB/run/slurmd-%n.pid
+SlurmctldLogFile=$LAB/log/slurmctld.log
+SlurmdLogFile=$LAB/log/slurmd-%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+PluginDir=$LAB/plugins
+PlugStackConfig=$LAB/etc/plugstack.conf
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+SwitchType=switch/none
+SchedulerType=sched/backfill
+SelectType=${LAB_SELECT:-select/topogang}
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=1000
+TopologyPlugin=topology/$topo
+SlurmdParameters=config_overrides
+ReturnToService=2
+GresTypes=gpu
+PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
+JobRequeue=1
+MinJobAge=300
+InactiveLimit=0
+KillWait=2
+SlurmdTimeout=60
+NodeName=node-[0-11] NodeHostname=$lab_host NodeAddr=127.0.0.1 Port=[$((lab_port + 1))-$last] CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=32000 Gres=gpu:8 State=UNKNOWN
+PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=OFF
+PartitionName=low Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=REQUEUE
+PartitionName=high Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=10 PreemptMode=OFF
+EOF
+	# The seed's fabric: three spines over five blocks, a core above.
+	cat >"$LAB/etc/topology.conf" <<EOF
+SwitchName=block-0 Nodes=node-[0-2]
+SwitchName=block-1 Nodes=node-[3-4]
+SwitchName=block-2 Nodes=node-[5-6]
+SwitchName=block-3 Nodes=node-[7-8]
+SwitchName=block-4 Nodes=node-[9-11]
+SwitchName=spine-0 Switches=block-[0-1]
+SwitchName=spine-1 Switches=block-[2-3]
+SwitchName=spine-2 Switches=block-4
+SwitchName=core Switches=spine-[0-2]
+EOF
+	cat >"$LAB/etc/gres.conf" <<EOF
+AutoDetect=off
+NodeName=node-[0-11] Name=gpu File=$LAB/fakedev/gpu[0-7]
+EOF
+	cat >"$LAB/etc/topogang.conf" <<EOF
+# select/topogang for the test lab
+LayerName=block Layer=switch-l0
+LayerName=spine Layer=switch-l1
+ReserveTime=120
+Debug=yes
+EOF
+	cat >"$LAB/etc/plugstack.conf" <<EOF
+required $LAB/plugins/topogang_spank.so
+EOF
+}
+
+lab_alive() {
+	[ -f "$LAB/run/slurmctld.pid" ] &&
+		kill -0 "$(cat "$LAB/run/slurmctld.pid")" 2>/dev/null
+}
+
+# lab_wait_idle N SECONDS: N nodes IDLE in partition batch
+lab_wait_idle() {
+	want=$1 left=$(($2 * 5))
+	while [ $left -gt 0 ]; do
+		lab_alive || return 1
+		n=$(sl sinfo -h -N -p batch -t idle -o %N 2>/dev/null | sort -u |
+			wc -l)
+		[ "$n" -ge "$want" ] && return 0
+		sleep 0.2
+		left=$((left - 1))
+	done
+	return 1
+}
+
+lab_start() {
+	lab_t0=$(date +%s)
+	if [ "${LAB_AUTH:-none}" = munge ] &&
+	   ! { [ -f "$LAB/munge/munged.pid" ] &&
+	       kill -0 "$(cat "$LAB/munge/munged.pid")" 2>/dev/null; }; then
+		runuser -u munge -- munged --socket="$LAB/munge/sock" \
+			--pid-file="$LAB/munge/munged.pid" \
+			--log-file="$LAB/munge/munged.log" \
+			--seed-file="$LAB/munge/seed" ||
+			{ diag "munged did not start"; return 1; }
+	fi
+	/usr/sbin/slurmctld -c >"$LAB/log/slurmctld.out" 2>&1
+	i=0
+	while [ $i -lt 50 ] && ! lab_alive; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+	lab_alive || { diag "slurmctld did not start:";
+		tail -5 "$LAB/log/slurmctld.log" "$LAB/log/slurmctld.out" |
+			sed 's/^/#   /'; return 1; }
+	i=0
+	while [ $i -lt $LAB_NODES ]; do
+		/usr/sbin/slurmd -N "node-$i" >>"$LAB/log/slurmd.out" 2>&1
+		i=$((i + 1))
+	done
+	lab_wait_idle $LAB_NODES 60 || { diag "nodes not IDLE:";
+		sl sinfo -N -p batch 2>&1 | sed 's/^/#   /';
+		tail -5 "$LAB/log/slurmctld.log" | sed 's/^/#   /'; return 1; }
+	diag "lab up in $(($(date +%s) - lab_t0)) s: $LAB"
+	return 0
+}
+
+# Cancels every job and waits until no node is allocated or completing.
+lab_drain() {
+	[ -f "$LAB/run/slurmctld.pid" ] && lab_alive || return 0
+	sl scancel --quiet --full $(sl squeue -h -o %i 2>/dev/null) \
+		2>/dev/null
+	left=100
+	while [ $left -gt 0 ]; do
+		n=$(sl squeue -h -t running,completing,suspended -o %i \
+			2>/dev/null | wc -l)
+		[ "$n" -eq 0 ] && break
+		sleep 0.2
+		left=$((left - 1))
+	done
+	lab_wait_idle $LAB_NODES 20
+}
+
+lab_pids() {
+	for f in "$LAB"/run/slurmd-*.pid "$LAB/run/slurmctld.pid"; do
+		[ -f "$f" ] && cat "$f"
+	done
+}
+
+lab_stop() {
+	[ -n "${LAB:-}" ] && [ -d "$LAB/run" ] || return 0
+	lab_drain >/dev/null 2>&1
+	lab_kill
+	lab_stop_munge
+	return 0
+}
+
+# Kills slurmctld and the slurmd by PID; jobs' slurmstepd keep running.
+lab_kill() {
+	pids=$(lab_pids)
+	[ -n "$pids" ] || return 0
+	kill $pids 2>/dev/null
+	i=0
+	while [ $i -lt 50 ]; do
+		alive=""
+		for p in $pids; do
+			kill -0 "$p" 2>/dev/null && alive="$alive $p"
+		done
+		[ -z "$alive" ] && break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	# slurmd ignores SIGTERM while it cannot register (pitfall 8)
+	[ -n "$alive" ] && kill -9 $alive 2>/dev/null
+	rm -f "$LAB"/run/*.pid
+	return 0
+}
+
+# lab_restart: the daemons again, keeping the state and the jobs (no -c),
+# e.g. after a SelectType change (slurmd loads SelectType too).
+lab_restart() {
+	lab_kill
+	/usr/sbin/slurmctld >>"$LAB/log/slurmctld.out" 2>&1
+	i=0
+	while [ $i -lt 50 ] && ! lab_alive; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+	lab_alive || return 1
+	i=0
+	while [ $i -lt $LAB_NODES ]; do
+		/usr/sbin/slurmd -N "node-$i" >>"$LAB/log/slurmd.out" 2>&1
+		i=$((i + 1))
+	done
+	left=150
+	while [ $left -gt 0 ]; do
+		n=$(sl sinfo -h -N -p batch -t idle,alloc,mix -o %N 2>/dev/null |
+			sort -u | wc -l)
+		[ "$n" -ge $LAB_NODES ] && return 0
+		lab_alive || return 1
+		sleep 0.2
+		left=$((left - 1))
+	done
+	return 1
+}
+
+lab_stop_munge() {
+	[ -f "$LAB/munge/munged.pid" ] || return 0
+	kill "$(cat "$LAB/munge/munged.pid")" 2>/dev/null
+	rm -f "$LAB/munge/munged.pid"
+}
+
+# ---- jobs ----
+
+# submit ARGS...: sbatch, prints the job id ("" and the error on failure)
+submit() {
+	sl sbatch --parsable -t 10 -o /dev/null "$@" 2>"$LAB/submit.err" |
+		cut -d';' -f1
+}
+
+jstate() { sl squeue -h -j "$1" -o %T 2>/dev/null; }
+jnodes() { sl squeue -h -j "$1" -o %N 2>/dev/null; }
+# squeue shows "(REASON)"; the parentheses are dropped
+jreason() {
+	sl squeue -h -j "$1" -o %R 2>/dev/null | sed 's/^(\(.*\))$/\1/'
+}
+
+# wait_state ID STATE SECONDS
+wait_state() {
+	left=$(($3 * 5))
+	while [ $left -gt 0 ]; do
+		[ "$(jstate "$1")" = "$2" ] && return 0
+		lab_alive || return 1
+		sleep 0.2
+		left=$((left - 1))
+	done
+	return 1
+}
+
+# wait_step ID SECONDS: the job's batch step runs (its slurmstepd has
+# read slurm.conf: edit slurm.conf only after this)
+wait_step() {
+	left=$(($2 * 5))
+	while [ $left -gt 0 ]; do
+		sl squeue -h -s -j "$1" -o %i 2>/dev/null | grep -qx "$1.batch" &&
+			return 0
+		lab_alive || return 1
+		sleep 0.2
+		left=$((left - 1))
+	done
+	return 1
+}
+
+# wait_reason ID PATTERN SECONDS
+wait_reason() {
+	left=$(($3 * 5))
+	while [ $left -gt 0 ]; do
+		jreason "$1" | grep -Eq -e "$2" && return 0
+		lab_alive || return 1
+		sleep 0.2
+		left=$((left - 1))
+	done
+	return 1
+}
+
+# wait_log PATTERN SECONDS: slurmctld.log has a line matching
+wait_log() {
+	left=$(($2 * 5))
+	while [ $left -gt 0 ]; do
+		grep -Eq -e "$1" "$LAB/log/slurmctld.log" && return 0
+		sleep 0.2
+		left=$((left - 1))
+	done
+	return 1
+}
+
+ctld_log() { grep -E -e "$1" "$LAB/log/slurmctld.log"; }
+
+# hosts HOSTLIST: one comma-separated name list ("node-5,node-6")
+hosts() { sl scontrol show hostnames "$1" 2>/dev/null | paste -sd, -; }
+
+# cli_place ARGS...: topogang place on the lab's topology.conf, JSON
+# summarized as "STATUS NODES VICTIM-NODES" (comma lists, "-" if none)
+# and the message on a second line.
+cli_place() {
+	"$TOPOGANG" place --topology-conf "$LAB/etc/topology.conf" \
+		--node cpu=8,memory=32000Mi,nvidia.com/gpu=8 \
+		--output json "$@" 2>&1 | python3 -c '
+import json, sys
+try:
+    g = json.load(sys.stdin)["gangs"][0]
+except Exception as e:
+    print("error", e)
+    sys.exit(0)
+nodes = ",".join(p["node"] for p in g["placements"]) or "-"
+vict = ",".join(sorted(set(v.get("node", "?") for v in g["victims"]))) or "-"
+print(g["status"], nodes, vict)
+print(g["message"])
+'
+}
