@@ -447,7 +447,7 @@ static bool same_snap(const snap *a, const snap *b)
 
 /* ---- property bookkeeping ---- */
 
-enum { P_PLACE, P_A, P_B, P_C, P_D, P_E, P_F, NPROP };
+enum { P_PLACE, P_A, P_B, P_C, P_D, P_E, P_F, P_G, NPROP };
 
 static const char *const prop_name[NPROP] = {
 	"tg_place returns TG_OK with a decision",
@@ -458,6 +458,8 @@ static const char *const prop_name[NPROP] = {
 	"(e) tiny clusters: placed exactly when brute force fits it",
 	"(f) victims: whole lower-priority preemptible gangs, or "
 	"lower-priority reservations on the nodes used",
+	"(g) no victim gang could be reprieved: each has a member on a "
+	"node the nominated placement uses",
 };
 
 static unsigned nbad[NPROP], curcase;
@@ -704,6 +706,28 @@ static void check_victims(const cluster *c, const cgang *cg,
 		if (st != TG_STATUS_PREEMPTING)
 			fail(P_F, "running victim %s of a %s decision", v->pod,
 			     tg_status_name(st));
+		/* (g): a victim gang none of whose pods sits on a node the
+		 * placement uses could stay: the placement would not change */
+		{
+			bool touches = false;
+
+			for (j = 0; j < nv && !touches; j++) {
+				const tg_victim *w = tg_decision_victim(d, j);
+				unsigned k;
+
+				if (w->reservation || strcmp(w->gang, v->gang))
+					continue;
+				for (k = 0; k < tg_decision_nplacements(d);
+				     k++)
+					if (tg_decision_placement(d, k)->node ==
+					    w->node)
+						touches = true;
+			}
+			if (!touches)
+				fail(P_G, "victim gang %s has no pod on a node "
+				     "the gang uses: it could be reprieved",
+				     v->gang);
+		}
 		if (r->nominated || !r->preemptible)
 			fail(P_F, "victim %s: nominated %d, preemptible %d",
 			     v->pod, r->nominated, r->preemptible);
