@@ -957,17 +957,11 @@ static tg_err fill(const tg_topology *t, const req *q, scratch *s,
 		return TG_OK;
 	if (level != TG_NONE && level >= t->nlayers)
 		return fill_push(s, u, (uint32_t)k);
+	/* the root's children: layer-0 domains (the nodes outside the tree
+	 * are taken last, below); without layers, the nodes */
 	cl = next_level(t, level);
 	children(t, level, u, &lo, &hi);
-	if (level == TG_NONE) {
-		/* root: layer-0 domains, then the nodes outside the tree */
-		if (!t->nlayers)
-			cl = t->nlayers;
-	}
 	n = hi - lo;
-	if (level == TG_NONE && t->nlayers && t->ntree < t->nnodes &&
-	    !q->topo)
-		n += (uint32_t)(t->nnodes - t->ntree);
 	idx = tgi_malloc((n ? n : 1) * sizeof(uint32_t));
 	if (!idx)
 		return TG_ENOMEM;
