@@ -192,13 +192,12 @@ static tg_err smi_fail(smi_ctx *c, tg_err err, const char *fmt, ...)
 
 static tg_err smi_fail(smi_ctx *c, tg_err err, const char *fmt, ...)
 {
-	char why[400];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
+	err = tgi_verrf_at(c->ei, err, c->source, c->line, fmt, ap);
 	va_end(ap);
-	return tgi_errf(c->ei, err, "%s:%u: %s", c->source, c->line, why);
+	return err;
 }
 
 /* Removes ANSI escapes ("\033[4m") in place. */
@@ -1246,20 +1245,7 @@ static const char *path_name(tg_pci_path p)
 
 static void ni_json_str(tgi_buf *b, const char *s)
 {
-	tgi_buf_add(b, "\"", 1);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\') {
-			tgi_buf_add(b, "\\", 1);
-			tgi_buf_add(b, s, 1);
-		} else if (ch < 0x20) {
-			tgi_buf_addf(b, "\\u%04x", ch);
-		} else {
-			tgi_buf_add(b, s, 1);
-		}
-	}
-	tgi_buf_add(b, "\"", 1);
+	tgi_buf_json(b, s);
 }
 
 /* "0-3_6.4-5_7": island GPU lists as ranges ('_' between ranges, '.'

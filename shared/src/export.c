@@ -558,20 +558,7 @@ static void ex_shell(tgi_buf *b, const char *s)
 /* A JSON string literal. */
 static void ex_json(tgi_buf *b, const char *s)
 {
-	tgi_buf_add(b, "\"", 1);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\') {
-			tgi_buf_add(b, "\\", 1);
-			tgi_buf_add(b, s, 1);
-		} else if (ch < 0x20) {
-			tgi_buf_addf(b, "\\u%04x", ch);
-		} else {
-			tgi_buf_add(b, s, 1);
-		}
-	}
-	tgi_buf_add(b, "\"", 1);
+	tgi_buf_json(b, s);
 }
 
 /* The domain of node position \p pos on layer \p l. */

@@ -1200,13 +1200,12 @@ static tg_err csv_fail(csv_ctx *c, tg_err err, const char *fmt, ...)
 
 static tg_err csv_fail(csv_ctx *c, tg_err err, const char *fmt, ...)
 {
-	char why[400];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
+	err = tgi_verrf_at(c->ei, err, c->source, c->line, fmt, ap);
 	va_end(ap);
-	return tgi_errf(c->ei, err, "%s:%u: %s", c->source, c->line, why);
+	return err;
 }
 
 /*

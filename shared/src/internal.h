@@ -32,6 +32,10 @@ char *tgi_strndup(const char *s, size_t n);
 tg_err tgi_errf(tg_errinfo *ei, tg_err err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* "source:line: message" into ei->msg (if ei); returns err. */
+tg_err tgi_verrf_at(tg_errinfo *ei, tg_err err, const char *source,
+		    unsigned line, const char *fmt, va_list ap);
+
 /*
  * A growable string with a hard limit (curl's dynbuf): appending past
  * \p max bytes fails with TG_ELIMIT and leaves the buffer as it was.
@@ -47,6 +51,8 @@ tg_err tgi_buf_add(tgi_buf *b, const char *s, size_t n);
 tg_err tgi_buf_adds(tgi_buf *b, const char *s);
 tg_err tgi_buf_addf(tgi_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Appends \p s as a JSON string literal (quotes and escapes). */
+void tgi_buf_json(tgi_buf *b, const char *s);
 /* Returns the string (owned by the caller) or NULL on error; resets b. */
 char *tgi_buf_take(tgi_buf *b);
 void tgi_buf_free(tgi_buf *b);

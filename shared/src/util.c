@@ -139,6 +139,33 @@ tg_err tgi_errf(tg_errinfo *ei, tg_err err, const char *fmt, ...)
 	return err;
 }
 
+tg_err tgi_verrf_at(tg_errinfo *ei, tg_err err, const char *source,
+		    unsigned line, const char *fmt, va_list ap)
+{
+	char why[400];
+
+	vsnprintf(why, sizeof(why), fmt, ap);
+	return tgi_errf(ei, err, "%s:%u: %s", source, line, why);
+}
+
+void tgi_buf_json(tgi_buf *b, const char *s)
+{
+	tgi_buf_add(b, "\"", 1);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\') {
+			tgi_buf_add(b, "\\", 1);
+			tgi_buf_add(b, s, 1);
+		} else if (ch < 0x20) {
+			tgi_buf_addf(b, "\\u%04x", ch);
+		} else {
+			tgi_buf_add(b, s, 1);
+		}
+	}
+	tgi_buf_add(b, "\"", 1);
+}
+
 void tgi_buf_init(tgi_buf *b, size_t max)
 {
 	memset(b, 0, sizeof(*b));
