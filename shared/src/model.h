@@ -20,6 +20,8 @@
 
 #define TGI_NODE_UNSCHED	0x01	/* cordoned / drained */
 #define TGI_NODE_IN_TREE	0x02	/* has a full path */
+#define TGI_NODE_TAINTED	0x08	/* has taints: the slow path checks
+					 * them (saves reading taint_head) */
 #define TGI_NODE_OWN_ACCEL	0x04	/* build made it its own accelerator
 					 * domain (undone if build fails) */
 

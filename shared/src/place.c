@@ -656,11 +656,11 @@ static void node_slots(const tg_topology *t, const req *q, scratch *s,
 	const unsigned cap = p->max_per_node;
 	const bool trim = cap || slice > 1;
 	const uint8_t in_tree = q->topo ? TGI_NODE_IN_TREE : 0;
-	const uint8_t mask = TGI_NODE_UNSCHED | in_tree;
+	const uint8_t mask = TGI_NODE_UNSCHED | TGI_NODE_TAINTED | in_tree;
 	const int64_t *freev = t->freev, *allocv = t->alloc;
 	const uint8_t *gfree = t->gfree;
 	uint8_t gwant;
-	const uint32_t *order = t->order, *taint_head = t->taint_head;
+	const uint32_t *order = t->order;
 	const uint8_t *flags = t->flags;
 	const uint32_t *take = s->take;
 	int32_t *nslots = s->nslots;
@@ -728,10 +728,10 @@ static void node_slots(const tg_topology *t, const req *q, scratch *s,
 		pa = fv[TG_RES_PODS] > 0 ? 1 :
 		     allocv[(size_t)n * stride + TG_RES_PODS];
 
-		if (!simple || taint_head[n] || (flags[n] & mask) != in_tree) {
+		if (!simple || (flags[n] & mask) != in_tree) {
 			int reason;
 
-			if (simple && !taint_head[n])
+			if (simple && !(flags[n] & TGI_NODE_TAINTED))
 				reason = (flags[n] & TGI_NODE_UNSCHED) ?
 					 WHY_UNSCHED : WHY_NOT_IN_TREE;
 			else

@@ -480,6 +480,7 @@ tg_err tg_topology_node_add_taint(tg_topology *t, tg_node_id n,
 	t->taints[t->ntaints].effect = effect;
 	t->taints[t->ntaints].next = t->taint_head[n];
 	t->taint_head[n] = (uint32_t)++t->ntaints;
+	t->flags[n] |= TGI_NODE_TAINTED;
 	return TG_OK;
 }
 
