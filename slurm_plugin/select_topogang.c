@@ -994,6 +994,22 @@ fail:
 }
 
 /* Adds a running job's allocations, one per node it holds. */
+/*
+ * How costly a running job is as a victim, as Slurm's preemption ranks
+ * candidates: its partition's PriorityTier, then its QOS priority.  The
+ * job priority itself is not used: with priority/basic it only says which
+ * job was submitted first, and Kubernetes' and the CLI's answers for the
+ * same request would then differ from slurmctld's (tests/parity).
+ * Whether a job may be a victim at all is slurmctld's candidate list.
+ */
+static int64_t _preempt_rank(const job_record_t *jp)
+{
+	int64_t tier = jp->part_ptr ? jp->part_ptr->priority_tier : 0;
+	int64_t qos = jp->qos_ptr ? jp->qos_ptr->priority : 0;
+
+	return (tier << 32) + qos;
+}
+
 static void _model_add_job(job_record_t *jp, bool cand)
 {
 	job_resources_t *jr = jp->job_resrcs;
@@ -1030,7 +1046,7 @@ static void _model_add_job(job_record_t *jp, bool cand)
 		a.node = id;
 		a.shape = &as;
 		a.gpus = mask;
-		a.priority = jp->priority;
+		a.priority = _preempt_rank(jp);
 		a.preemptible = cand;
 		(void) tg_topology_add_alloc(model.t, &a);
 		model.adds++;
