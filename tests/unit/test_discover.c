@@ -21,34 +21,12 @@
 
 static char datadir[1024];
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
-		if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		} else {
-			buf[n] = '\0';
-			*len = (size_t)n;
-		}
-	}
-	fclose(f);
-	return buf;
-}
-
 static char *data(const char *name, size_t *len)
 {
 	char path[1200];
 
 	snprintf(path, sizeof(path), "%s/%s", datadir, name);
-	return slurp(path, len);
+	return tap_slurp(path, len);
 }
 
 static void golden(const char *got, const char *name, const char *what)
@@ -66,7 +44,7 @@ static void golden(const char *got, const char *name, const char *what)
 			fclose(f);
 		return;
 	}
-	want = slurp(path, &len);
+	want = tap_slurp(path, &len);
 	is_str(got, want, "%s: matches %s", what, name);
 	free(want);
 }

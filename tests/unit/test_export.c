@@ -25,28 +25,6 @@
 
 static char srcdir[1024];
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
-		if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		} else {
-			buf[n] = '\0';
-			*len = (size_t)n;
-		}
-	}
-	fclose(f);
-	return buf;
-}
-
 static void golden(const char *got, const char *name, const char *what)
 {
 	char path[1200];
@@ -63,7 +41,7 @@ static void golden(const char *got, const char *name, const char *what)
 			fclose(f);
 		return;
 	}
-	want = slurp(path, &len);
+	want = tap_slurp(path, &len);
 	if (!ok(want && got && strcmp(got, want) == 0, "%s: matches %s", what,
 		name)) {
 		const char *a = got ? got : "", *b = want ? want : "";
