@@ -49,7 +49,9 @@ static void usage(FILE *f)
 	      "--gang SPEC\n"
 	      "                      [--gather LAYER:must|prefer,...] "
 	      "[--slice LAYER:N]\n"
-	      "                      [--busy HOSTLIST] [--output json|text]\n"
+	      "                      [--spread LAYER[:SKEW][:hard|:soft]] "
+	      "[--busy HOSTLIST]\n"
+	      "                      [--output json|text]\n"
 	      "       topogang check --cluster FILE | --topology-conf FILE\n"
 	      "       topogang draw  --cluster FILE | --topology-conf FILE\n"
 	      "       topogang bench [--output text|json] [--quick] "
@@ -79,6 +81,7 @@ typedef struct opts {
 	const char *gang;
 	const char *gather;
 	const char *slice;
+	const char *spread;
 	const char *busy;
 } opts;
 
@@ -114,6 +117,7 @@ static int parse_opts(int argc, char **argv, opts *o)
 		{ "--gang", NULL, offsetof(opts, gang) },
 		{ "--gather", NULL, offsetof(opts, gather) },
 		{ "--slice", NULL, offsetof(opts, slice) },
+		{ "--spread", NULL, offsetof(opts, spread) },
 		{ "--busy", NULL, offsetof(opts, busy) },
 	};
 	int i, r;
@@ -467,6 +471,32 @@ static int load_topoconf(const opts *o, input *in)
 		*c = '\0';
 		if (tg_gang_add_slice(in->own, dup, (unsigned)sz)) {
 			cli_err("--slice: bad layer '%s'", dup);
+			goto out;
+		}
+	}
+	if (o->spread) {
+		/* LAYER:SKEW[:hard|:soft], as the SPANK --topo-spread */
+		char *parts[3], *end;
+		unsigned np;
+		long skew = 1;
+
+		free(dup);
+		dup = strdup(o->spread);
+		if (!dup)
+			return 2;
+		np = split(dup, ':', parts, 3);
+		if (np > 3 || np < 1 ||
+		    (np >= 2 && ((skew = strtol(parts[1], &end, 10)) < 1 ||
+				 *end || skew > 1000000)) ||
+		    (np == 3 && strcmp(parts[2], "hard") &&
+		     strcmp(parts[2], "soft"))) {
+			cli_err("--spread '%s': expected LAYER[:SKEW][:hard|"
+				":soft]", o->spread);
+			goto out;
+		}
+		if (tg_gang_add_spread(in->own, parts[0], (unsigned)skew,
+				       np < 3 || !strcmp(parts[2], "hard"))) {
+			cli_err("--spread: bad layer '%s'", parts[0]);
 			goto out;
 		}
 	}
