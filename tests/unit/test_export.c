@@ -22,6 +22,7 @@
 
 #include "topogang/topogang.h"
 #include "tap.h"
+#include "oom.h"
 
 static char srcdir[1024];
 
@@ -699,43 +700,6 @@ static void test_fuzz_regressions(void)
 
 /* ---- allocation failures: every call from the Nth on fails ---- */
 
-static long oom_at, oom_calls, oom_live;
-static bool oom_hit;
-
-static void *oom_malloc(size_t n)
-{
-	void *p;
-
-	if (oom_at && ++oom_calls >= oom_at) {
-		oom_hit = true;
-		return NULL;
-	}
-	p = malloc(n);
-	if (p)
-		oom_live++;
-	return p;
-}
-
-static void *oom_realloc(void *p, size_t n)
-{
-	void *q;
-
-	if (oom_at && ++oom_calls >= oom_at) {
-		oom_hit = true;
-		return NULL;
-	}
-	q = realloc(p, n);
-	if (q && !p)
-		oom_live++;
-	return q;
-}
-
-static void oom_free(void *p)
-{
-	if (p)
-		oom_live--;
-	free(p);
-}
 
 /* Fabric, build, every export, a comparison; the first error. */
 static tg_err oom_scenario(void)
