@@ -16,6 +16,8 @@ int cli_draw(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_discover(int argc, char **argv);
 int cli_export(int argc, char **argv);
+/* `check` given both --topology-conf and --cluster: `discover compare`. */
+int cli_compare(int argc, char **argv);
 int cli_sim(int argc, char **argv);
 
 /* Appends one decision as a JSON object (the documented schema) to the

@@ -6,6 +6,8 @@
  *   topogang discover fabric SOURCE... [--host-map RULE]
  *                          [--output text|json]
  *   topogang discover compare SOURCE SOURCE [--levels K1,K2,...]
+ *   topogang check --topology-conf FILE --cluster FILE [--levels K,...]
+ *                  (the same comparison, see cli_compare())
  *   topogang export FORMAT SOURCE... [--host-map RULE] [--levels K,...]
  *                   [--keys K1,K2,...] [--block-layer LAYER]
  *                   [--block-sizes N,N,...] [--no-pad] [--name NAME]
@@ -693,6 +695,24 @@ out:
 	tg_topology_destroy(a);
 	tg_topology_destroy(b);
 	return rc;
+}
+
+/* `topogang check --topology-conf F --cluster DUMP` (argv[0] "check"). */
+int cli_compare(int argc, char **argv)
+{
+	dopts o;
+
+	if (parse(argc, argv, 1, &o))
+		return 2;
+	if (o.nsrc != 2 || o.src[0].kind == o.src[1].kind ||
+	    is_fabric(o.src[0].kind) != is_fabric(o.src[1].kind) ||
+	    is_fabric(o.src[0].kind) || o.format >= 0 || o.output ||
+	    o.xml || o.smi || o.node || o.hostmap || o.keys) {
+		cli_err("%s: compare with --topology-conf FILE --cluster FILE "
+			"[--levels K1,...]", argv[0]);
+		return 2;
+	}
+	return cmd_compare(&o);
 }
 
 int cli_discover(int argc, char **argv)

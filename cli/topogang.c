@@ -7,12 +7,14 @@
  *                  [--gather LAYER:must|prefer,...] [--slice LAYER:N]
  *                  [--busy HOSTLIST] [--output json|text]
  *   topogang check --cluster FILE | --topology-conf FILE
+ *   topogang check --topology-conf FILE --cluster FILE [--levels K,...]
  *   topogang draw  --cluster FILE | --topology-conf FILE
  *   topogang bench [--output json] ...
  *
  * Exit status: 0 when every gang was placed (place) or no problem was
- * found (check); 1 when some gang is unschedulable or check found an
- * error; 2 for bad usage or bad input.
+ * found (check); 1 when some gang is unschedulable, check found an
+ * error, or (given both files) topology.conf and the cluster's labels
+ * disagree; 2 for bad usage or bad input.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "config.h"
@@ -53,6 +55,8 @@ static void usage(FILE *f)
 	      "[--busy HOSTLIST]\n"
 	      "                      [--output json|text]\n"
 	      "       topogang check --cluster FILE | --topology-conf FILE\n"
+	      "       topogang check --topology-conf FILE --cluster FILE "
+	      "[--levels K1,...]\n"
 	      "       topogang draw  --cluster FILE | --topology-conf FILE\n"
 	      "       topogang bench [--output text|json] [--quick] "
 	      "[--preempt] ...\n"
@@ -668,7 +672,16 @@ int cli_check(int argc, char **argv)
 	input in;
 	unsigned i, errors = 0, nw;
 	int rc;
+	bool tc = false, cl = false;
 
+	/* both sides given: compare them (discover compare) */
+	for (i = 1; i < (unsigned)argc; i++)
+		if (!strcmp(argv[i], "--topology-conf"))
+			tc = true;
+		else if (!strcmp(argv[i], "--cluster"))
+			cl = true;
+	if (tc && cl)
+		return cli_compare(argc, argv);
 	if (parse_opts(argc, argv, &o))
 		return 2;
 	if ((rc = load_input(&o, &in))) {
