@@ -2,7 +2,8 @@
  * cli/discover.c - "describe your fabric once".
  *
  *   topogang discover node [--xml FILE | --nvidia-smi FILE]
- *                          [--node-name NAME] [--output json|labels|gres]
+ *                          [--node-name NAME]
+ *                          [--output json|labels|gres|patch]
  *   topogang discover fabric SOURCE... [--host-map RULE]
  *                          [--output text|json]
  *   topogang discover compare SOURCE SOURCE [--levels K1,K2,...]
@@ -85,7 +86,8 @@ static void usage(FILE *f)
 {
 	fputs("usage: topogang discover node [--xml FILE | --nvidia-smi FILE]"
 	      " [--node-name NAME]\n"
-	      "                              [--output json|labels|gres]\n"
+	      "                              [--output json|labels|gres|"
+	      "patch]\n"
 	      "       topogang discover fabric SOURCE... [--host-map RULE] "
 	      "[--output text|json]\n"
 	      "       topogang discover compare SOURCE SOURCE "
@@ -411,8 +413,11 @@ static int cmd_node(const dopts *o)
 		fmt = TG_NODEINFO_LABELS;
 	else if (o->output && !strcmp(o->output, "gres"))
 		fmt = TG_NODEINFO_GRES;
+	else if (o->output && !strcmp(o->output, "patch"))
+		fmt = TG_NODEINFO_PATCH;
 	else if (o->output && strcmp(o->output, "json")) {
-		cli_err("--output must be json, labels or gres, not '%s'",
+		cli_err("--output must be json, labels, gres or patch, not "
+			"'%s'",
 			o->output);
 		return 2;
 	}

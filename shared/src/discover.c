@@ -1428,6 +1428,40 @@ static void ni_labels(const tg_nodeinfo *ni, const char *node, tgi_buf *b)
 	tgi_buf_add(b, "\n", 1);
 }
 
+/* The labels and the annotation of ni_labels() as one JSON merge patch
+ * of the Node: {"metadata": {"labels": {...}, "annotations": {...}}}. */
+static void ni_patch(const tg_nodeinfo *ni, tgi_buf *b)
+{
+	tgi_buf lay, ann;
+	char *s;
+
+	tgi_buf_addf(b, "{\"metadata\": {\"labels\": {\""
+		     TG_LABEL_GPU_COUNT "\": \"%u\"", ni->ngpus);
+	if (ni->nvlink_known && ni->ngpus) {
+		tgi_buf_init(&lay, 64);
+		ni_layout(ni, &lay);
+		s = tgi_buf_take(&lay);
+		if (s && strlen(s) <= 63)
+			tgi_buf_addf(b, ", \"" TG_LABEL_NVLINK_ISLANDS
+				     "\": \"%s\"", s);
+		tgi_free(s);
+		tgi_buf_addf(b, ", \"" TG_LABEL_ISLAND_SIZE "\": \"%u\"",
+			     ni_largest(ni));
+	}
+	tgi_buf_adds(b, "}, \"annotations\": {\"" TG_ANNOT_GPU_TOPOLOGY
+		     "\": ");
+	tgi_buf_init(&ann, TG_MAX_FILE);
+	ni_json(ni, NULL, &ann, true);
+	s = tgi_buf_take(&ann);
+	if (!s) {
+		b->err = TG_ENOMEM;
+		return;
+	}
+	ni_json_str(b, s);
+	tgi_free(s);
+	tgi_buf_adds(b, "}}}\n");
+}
+
 /* "Tesla V100-SXM3-32GB-H" -> "v100-sxm3-32gb-h". */
 static void ni_type(const char *model, char *out, size_t cap)
 {
@@ -1545,6 +1579,9 @@ tg_err tg_nodeinfo_export(const tg_nodeinfo *ni, tg_nodeinfo_format fmt,
 		break;
 	case TG_NODEINFO_GRES:
 		ni_gres(ni, node, &b);
+		break;
+	case TG_NODEINFO_PATCH:
+		ni_patch(ni, &b);
 		break;
 	default:
 		return tgi_errf(ei, TG_EINVAL, "tg_nodeinfo_export: unknown "

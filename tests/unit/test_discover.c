@@ -136,6 +136,19 @@ static void test_nvidia_smi(void)
 	like(out, "kubectl annotate node hgx-01 --overwrite "
 	     "'topogang.io/gpu-topology={\"gpus\":[", "HGX annotation");
 	tg_free(out);
+	out = export(ni, TG_NODEINFO_PATCH, "hgx-01");
+	like(out, "{\"metadata\": {\"labels\": {\"topogang.io/gpu-count\": "
+	     "\"8\", \"topogang.io/nvlink-islands\": \"0-7\", "
+	     "\"topogang.io/nvlink-island-size\": \"8\"}, \"annotations\": "
+	     "{\"topogang.io/gpu-topology\": \"{\\\"gpus\\\":[", "HGX: merge "
+	     "patch of the Node");
+	{
+		cJSON *js = out ? cJSON_Parse(out) : NULL;
+
+		ok(js != NULL, "HGX merge patch parses");
+		cJSON_Delete(js);
+	}
+	tg_free(out);
 	out = export(ni, TG_NODEINFO_JSON, "hgx-01");
 	{
 		cJSON *js = out ? cJSON_Parse(out) : NULL;
@@ -470,7 +483,8 @@ static tg_err oom_scenario(const char *smi_text, const char *xml,
 			   size_t xmllen)
 {
 	static const tg_nodeinfo_format fmts[] = {
-		TG_NODEINFO_JSON, TG_NODEINFO_LABELS, TG_NODEINFO_GRES
+		TG_NODEINFO_JSON, TG_NODEINFO_LABELS, TG_NODEINFO_GRES,
+		TG_NODEINFO_PATCH
 	};
 	tg_nodeinfo *ni = NULL;
 	tg_errinfo ei = { "" };
@@ -480,7 +494,7 @@ static tg_err oom_scenario(const char *smi_text, const char *xml,
 
 	err = tg_nodeinfo_parse_nvidia_smi(smi_text, strlen(smi_text), "s",
 					   &ni, &ei);
-	for (i = 0; !err && i < 3; i++) {
+	for (i = 0; !err && i < sizeof(fmts) / sizeof(fmts[0]); i++) {
 		err = tg_nodeinfo_export(ni, fmts[i], "n1", &out, &ei);
 		tg_free(out);
 		out = NULL;

@@ -374,7 +374,8 @@ tg_err tg_nodeinfo_apply(const tg_nodeinfo *ni, tg_topology *t,
 typedef enum tg_nodeinfo_format {
 	TG_NODEINFO_JSON = 0,	/* GPUs, NICs, links, islands */
 	TG_NODEINFO_LABELS,	/* kubectl label + annotate commands */
-	TG_NODEINFO_GRES	/* gres.conf, one line per GPU with Links= */
+	TG_NODEINFO_GRES,	/* gres.conf, one line per GPU with Links= */
+	TG_NODEINFO_PATCH	/* the labels as a Node merge patch */
 } tg_nodeinfo_format;
 
 /*
@@ -386,7 +387,10 @@ typedef enum tg_nodeinfo_format {
  * annotation TG_ANNOT_GPU_TOPOLOGY (the JSON form, compact).  gres.conf:
  * "NodeName=N Name=gpu [Type=T] File=/dev/nvidiaI [Cores=C] Links=...",
  * Links as Slurm reads them (-1 for the GPU itself, else NVLink counts;
- * /dev/nvidiaI assumes device minors follow PCI order).
+ * /dev/nvidiaI assumes device minors follow PCI order).  Patch: the same
+ * labels and annotation as one JSON merge patch of the Node object,
+ * {"metadata": {"labels": {...}, "annotations": {...}}} (what
+ * `topogang-bridge --label-nodes` applies).
  * \note *out belongs to the caller: tg_free().
  */
 tg_err tg_nodeinfo_export(const tg_nodeinfo *ni, tg_nodeinfo_format fmt,
