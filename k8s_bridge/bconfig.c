@@ -668,7 +668,11 @@ static void usage(FILE *f)
 "Other:\n"
 "  --listen HOST:PORT     /healthz /readyz /metrics (\"\" = off)\n"
 "  --log-level debug|info|warn|error\n"
-"  --help  --version\n", f);
+"  --help  --version\n"
+"Node labeller (instead of scheduling; k8s_bridge/README.md):\n"
+"  --label-nodes [--node-name N (else $NODE_NAME)] [--once]\n"
+"  [--xml FILE] [--nvidia-smi FILE] [--topology-conf FILE]\n"
+"  [--interval S (300)] [--drift report|correct]\n", f);
 }
 
 /* "--name=value" or "--name value"; NULL when argv[i] is not --name. */

@@ -11,6 +11,8 @@
  *
  * Exit status: 0 after SIGTERM/SIGINT (the lease released), 2 for bad
  * usage or configuration (one line on stderr), 1 for a failure to start.
+ *
+ * With --label-nodes it is the node labeller instead (labeller.h).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "config.h"
@@ -26,6 +28,7 @@
 #include "http.h"
 #include "httpd.h"
 #include "informer.h"
+#include "labeller.h"
 #include "leader.h"
 #include "log.h"
 #include "metrics.h"
@@ -274,6 +277,8 @@ int main(int argc, char **argv)
 	br_sched_env env;
 	struct sigaction sa;
 
+	if (br_labeller_wanted(argc, argv))
+		return br_labeller_main(argc, argv);
 	memset(&a, 0, sizeof(a));
 	br_config_init(&a.cfg);
 	r = br_config_from_args(&a.cfg, argc, argv, err, sizeof(err));

@@ -355,8 +355,11 @@ preemption:
 class Daemon:
     def __init__(self, srv, name="bridge", sched="topogang", args=(),
                  lease=4, renew=3, retry=0.5, repair=3, config=None,
-                 start=True):
+                 start=True, labeller=False):
+        """\p labeller: run `topogang-bridge --label-nodes` (no
+        --config, no --listen; \p args carry its flags)."""
         self.srv = srv
+        self.labeller = labeller
         self.name = name
         self.dir = os.path.join(srv.dir, name)
         os.makedirs(self.dir, exist_ok=True)
@@ -397,11 +400,19 @@ class Daemon:
         self.mark = os.path.getsize(self.log_path)
         env = dict(os.environ)
         env.setdefault("ASAN_OPTIONS", "detect_leaks=1")
+        if self.labeller:
+            cmd = [BRIDGE, "--label-nodes", "--kubeconfig", self.kubeconfig]
+        else:
+            cmd = [BRIDGE, "--kubeconfig", self.kubeconfig, "--config",
+                   self.config, "--listen", "127.0.0.1:0"]
         self.proc = subprocess.Popen(
-            [BRIDGE, "--kubeconfig", self.kubeconfig, "--config",
-             self.config, "--listen", "127.0.0.1:0"] + self.args +
-            list(extra), stdout=self.log, stderr=self.log, env=env)
+            cmd + self.args + list(extra), stdout=self.log,
+            stderr=self.log, env=env)
         _procs.append(self.proc)
+        if self.labeller:
+            wait_until(lambda: "starting node labeller" in self.text() or
+                       self.proc.poll() is not None, 15)
+            return
         m = wait_until(lambda: re.search(r"msg=starting .*listen_port=(\d+)",
                                          self.text()), 15)
         if m:
@@ -487,6 +498,48 @@ def parse_logfmt(line):
                 v = v[1:-1]
         out[m.group(1)] = v
     return out
+
+
+# ---------------------------------------------------------------------------
+# RBAC: which rule of a (Cluster)Role allows a request
+
+def parse_req(method, path):
+    """(group, resource, subresource, namespace, name, verbs) or None."""
+    p = path.strip("/").split("/")
+    if p[0] == "api" and len(p) >= 2:
+        group, rest = "", p[2:]
+    elif p[0] == "apis" and len(p) >= 3:
+        group, rest = p[1], p[3:]
+    else:
+        return None
+    ns = None
+    if len(rest) >= 2 and rest[0] == "namespaces" and len(rest) > 2:
+        ns, rest = rest[1], rest[2:]
+    if not rest:
+        return None
+    res = rest[0]
+    name = rest[1] if len(rest) > 1 else None
+    sub = rest[2] if len(rest) > 2 else None
+    verbs = {"GET": ["get"] if name else ["list", "watch"],
+             "POST": ["create"], "PUT": ["update"], "PATCH": ["patch"],
+             "DELETE": ["delete"]}[method]
+    if method == "POST" and sub:
+        verbs = ["create"]
+    return group, res, sub, ns, name, verbs
+
+
+def allowed(rules, group, res, sub, name, verb):
+    """The first rule that allows the request, or None."""
+    full = res + ("/" + sub if sub else "")
+    for r in rules:
+        if group not in r["apiGroups"] or full not in r["resources"]:
+            continue
+        if verb not in r["verbs"]:
+            continue
+        if r.get("resourceNames") and name not in r["resourceNames"]:
+            continue
+        return r
+    return None
 
 
 # ---------------------------------------------------------------------------
