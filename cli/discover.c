@@ -14,7 +14,8 @@
  *                   [--block-sizes N,N,...] [--no-pad] [--name NAME]
  *
  * SOURCE is --ibnetdiscover FILE, --netq FILE or --crux FILE (fabric
- * discovery output; fabric options may repeat), --topology-conf FILE or
+ * discovery output; fabric options may repeat), --netq-compute-nodes FILE
+ * (NVLink domains; alone or with a fabric), --topology-conf FILE or
  * --cluster FILE (`kubectl get nodes -o json`).  FORMAT is one of
  * --slurm-tree, --slurm-block, --k8s-labels, --k8s-patch, --kai-topology,
  * --kueue-topology, --koordinator, --json.
@@ -39,11 +40,12 @@
 #define MAX_WARN_SHOWN	5		/* warnings printed per source */
 
 enum src_kind {
-	SRC_IB = 0, SRC_NETQ, SRC_CRUX, SRC_TOPOCONF, SRC_CLUSTER
+	SRC_IB = 0, SRC_NETQ, SRC_CRUX, SRC_TOPOCONF, SRC_CLUSTER, SRC_NVL
 };
 
 static const char *const src_flag[] = {
-	"--ibnetdiscover", "--netq", "--crux", "--topology-conf", "--cluster"
+	"--ibnetdiscover", "--netq", "--crux", "--topology-conf", "--cluster",
+	"--netq-compute-nodes"
 };
 
 typedef struct source {
@@ -99,6 +101,8 @@ static void usage(FILE *f)
 	      "                       [--no-pad] [--name NAME]\n"
 	      "\n"
 	      "SOURCE: --ibnetdiscover FILE | --netq FILE | --crux FILE |\n"
+	      "        --netq-compute-nodes FILE (NVLink domains; alone or "
+	      "with a fabric) |\n"
 	      "        --topology-conf FILE | --cluster FILE\n"
 	      "FORMAT: --slurm-tree | --slurm-block | --k8s-labels | "
 	      "--k8s-patch |\n"
@@ -214,13 +218,14 @@ static int split_list(const char *s, char **dup, char **out)
 
 static bool is_fabric(enum src_kind k)
 {
-	return k == SRC_IB || k == SRC_NETQ || k == SRC_CRUX;
+	return k == SRC_IB || k == SRC_NETQ || k == SRC_CRUX || k == SRC_NVL;
 }
 
 static tg_fabric_format fabric_format(enum src_kind k)
 {
 	return k == SRC_IB ? TG_FABRIC_IBNETDISCOVER :
-	       k == SRC_NETQ ? TG_FABRIC_NETQ : TG_FABRIC_CSV;
+	       k == SRC_NETQ ? TG_FABRIC_NETQ :
+	       k == SRC_NVL ? TG_FABRIC_NETQ_NVL : TG_FABRIC_CSV;
 }
 
 /* Prints warning \p i of \p n; past MAX_WARN_SHOWN, one line counts the
@@ -340,22 +345,27 @@ static int load(const dopts *o, unsigned from, unsigned to, bool quiet,
 }
 
 /* Checks that sources [0, nsrc) are one topology: one non-fabric file or
- * fabric files of one kind. */
+ * fabric files of one kind (NetQ compute nodes go with any). */
 static int one_topology(const dopts *o, const char *cmd)
 {
-	unsigned i;
+	unsigned i, first = 0;
 
 	if (!o->nsrc) {
 		cli_err("%s: give a source (--ibnetdiscover, --netq, --crux, "
-			"--topology-conf or --cluster)", cmd);
+			"--netq-compute-nodes, --topology-conf or --cluster)",
+			cmd);
 		return -1;
 	}
-	for (i = 1; i < o->nsrc; i++)
-		if (!is_fabric(o->src[0].kind) ||
-		    o->src[i].kind != o->src[0].kind) {
+	while (first + 1 < o->nsrc && o->src[first].kind == SRC_NVL)
+		first++;
+	for (i = 0; i < o->nsrc; i++)
+		if (i != first && (!is_fabric(o->src[first].kind) ||
+				   (o->src[i].kind != o->src[first].kind &&
+				    o->src[i].kind != SRC_NVL))) {
 			cli_err("%s: %s and %s: give one topology.conf, one "
-				"cluster, or fabric files of one kind", cmd,
-				src_flag[o->src[0].kind],
+				"cluster, or fabric files of one kind (and "
+				"NetQ compute nodes)", cmd,
+				src_flag[o->src[first].kind],
 				src_flag[o->src[i].kind]);
 			return -1;
 		}
@@ -570,8 +580,8 @@ static int cmd_fabric(const dopts *o)
 	if (one_topology(o, "discover fabric"))
 		return 2;
 	if (!is_fabric(o->src[0].kind)) {
-		cli_err("discover fabric: give --ibnetdiscover, --netq or "
-			"--crux");
+		cli_err("discover fabric: give --ibnetdiscover, --netq, "
+			"--crux or --netq-compute-nodes");
 		return 2;
 	}
 	if (o->output && strcmp(o->output, "text") &&
@@ -603,6 +613,9 @@ static int cmd_fabric(const dopts *o)
 	if (s.unlinked)
 		printf("%u switches reach no host and are left out\n",
 		       s.unlinked);
+	if (s.nvl_hosts)
+		printf("%u hosts in %u NVLink domain%s\n", s.nvl_hosts,
+		       s.nvl_domains, s.nvl_domains == 1 ? "" : "s");
 	printf("tree: %u level%s", tg_topology_nlayers(t),
 	       tg_topology_nlayers(t) == 1 ? "" : "s");
 	for (l = 0; l < tg_topology_nlayers(t); l++)

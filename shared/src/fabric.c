@@ -87,6 +87,14 @@ typedef struct frow {
 	uint32_t src;
 } frow;
 
+typedef struct fnvl {
+	uint32_t host;		/* strtab id in strs (mapped name) */
+	uint32_t domain;	/* strtab id in strs */
+	unsigned idx;		/* entry in its input */
+	uint32_t src;
+	bool used;		/* build: a host of the switch fabric */
+} fnvl;
+
 typedef struct fgroup {
 	uint32_t name;		/* strtab id in strs */
 	const char *sname;	/* its text, for sorting */
@@ -122,6 +130,12 @@ struct tg_fabric {
 	size_t nrows, rowcap;
 	uint32_t *row_of;	/* strs id of a host -> row index + 1 */
 	size_t nrowof, rowofcap;
+
+	/* NVLink domains (NetQ compute nodes), with either shape */
+	fnvl *nvl;
+	size_t nnvl, nvlcap;
+	uint32_t *nvl_of;	/* strs id of a host -> nvl index + 1 */
+	size_t nnvlof, nvlofcap;
 
 	char **warn;
 	size_t nwarn, warncap, nmore;
@@ -516,6 +530,8 @@ void tg_fabric_destroy(tg_fabric *f)
 		tgi_free(f->layer_name[i]);
 	tgi_free(f->rows);
 	tgi_free(f->row_of);
+	tgi_free(f->nvl);
+	tgi_free(f->nvl_of);
 	for (i = 0; i < f->nwarn; i++)
 		tgi_free(f->warn[i]);
 	tgi_free(f->warn);
@@ -1186,6 +1202,134 @@ static tg_err nq_parse(tg_fabric *f, const char *buf, size_t len,
 	return err;
 }
 
+/* ---- NetQ compute nodes (NVLink domains) ------------------------------- */
+
+/*
+ * One entry of NMX's compute-node list:
+ *   {"Name": "node1", "DomainUUID": "3fbf...", "GpuIDList": [...], ...}
+ * Only Name and DomainUUID are read.
+ */
+static tg_err nvl_entry(tg_fabric *f, const cJSON *e, unsigned idx,
+			uint32_t src, const char *source, tg_errinfo *ei)
+{
+	const char *name = nq_str(e, "Name"), *dom = nq_str(e, "DomainUUID");
+	char nm[TG_MAX_NAME + 1], show[FAB_SHOW + 4], show2[FAB_SHOW + 4];
+	uint32_t hid, did, *slot;
+	fnvl *v;
+	int kept;
+
+	if (!cJSON_IsObject(e) || !name || !*name || !dom)
+		return tgi_errf(ei, TG_EPARSE, "%s: [%u]: expected a compute "
+				"node with string \"Name\" and \"DomainUUID\" "
+				"(NetQ nmx/v1/compute-nodes)", source, idx);
+	if (!*dom) {
+		if (fab_warn(f, "%s: [%u]: node '%s' has no DomainUUID (no "
+			     "NVLink domain); skipped", source, idx,
+			     fab_show(name, strlen(name), show, sizeof(show))))
+			return tgi_errf(ei, TG_ENOMEM, "%s: out of memory",
+					source);
+		return TG_OK;
+	}
+	if (strlen(dom) > TG_MAX_NAME || !fab_name_ok(dom))
+		return tgi_errf(ei, TG_EPARSE, "%s: [%u]: DomainUUID '%s' is "
+				"not a domain name (1 to %d of "
+				"[A-Za-z0-9._-])", source, idx,
+				fab_show(dom, strlen(dom), show, sizeof(show)),
+				TG_MAX_NAME);
+	kept = hm_apply(f, name, nm);
+	if (kept < 0)
+		return tgi_errf(ei, TG_ELIMIT, "%s: [%u]: node '%s': too long "
+				"(at most %d bytes after the host-map rule)",
+				source, idx, fab_show(name, strlen(name), show,
+						      sizeof(show)),
+				TG_MAX_NAME);
+	if (kept == 0)
+		return TG_OK;
+	if (!fab_name_ok(nm)) {
+		if (fab_warn(f, "%s: [%u]: node '%s' is not a valid node "
+			     "name; skipped", source, idx,
+			     fab_show(nm, strlen(nm), show, sizeof(show))))
+			return tgi_errf(ei, TG_ENOMEM, "%s: out of memory",
+					source);
+		return TG_OK;
+	}
+	if (tgi_strtab_intern(&f->strs, nm, &hid) ||
+	    tgi_strtab_intern(&f->strs, dom, &did))
+		return tgi_errf(ei, TG_ENOMEM, "%s: out of memory", source);
+	if (hid >= f->nnvlof) {
+		size_t old = f->nnvlof;
+
+		if (tgi_grow(&f->nvl_of, &f->nvlofcap, (size_t)hid + 1,
+			     sizeof(uint32_t)))
+			return tgi_errf(ei, TG_ENOMEM, "%s: out of memory",
+					source);
+		memset(f->nvl_of + old, 0,
+		       ((size_t)hid + 1 - old) * sizeof(uint32_t));
+		f->nnvlof = (size_t)hid + 1;
+	}
+	slot = &f->nvl_of[hid];
+	if (*slot) {
+		const fnvl *o = &f->nvl[*slot - 1];
+
+		if (o->domain == did)
+			return TG_OK;	/* listed twice, same domain */
+		return tgi_errf(ei, TG_EEXIST, "%s: [%u]: node '%s' is "
+				"already in NVLink domain '%s' (%s: [%u]), "
+				"not '%s'", source, idx, nm,
+				fab_show(tgi_strtab_get(&f->strs, o->domain),
+					 strlen(tgi_strtab_get(&f->strs,
+							       o->domain)),
+					 show, sizeof(show)),
+				fab_src(f, o->src), o->idx,
+				fab_show(dom, strlen(dom), show2,
+					 sizeof(show2)));
+	}
+	if (f->nnvl >= TG_MAX_NODES)
+		return tgi_errf(ei, TG_ELIMIT, "%s: more than %u compute "
+				"nodes", source, TG_MAX_NODES);
+	if (tgi_grow(&f->nvl, &f->nvlcap, f->nnvl + 1, sizeof(fnvl)))
+		return tgi_errf(ei, TG_ENOMEM, "%s: out of memory", source);
+	v = &f->nvl[f->nnvl];
+	memset(v, 0, sizeof(*v));
+	v->host = hid;
+	v->domain = did;
+	v->idx = idx;
+	v->src = src;
+	*slot = (uint32_t)++f->nnvl;
+	return TG_OK;
+}
+
+static tg_err nvl_parse(tg_fabric *f, const char *buf, size_t len,
+			uint32_t src, const char *source, tg_errinfo *ei)
+{
+	cJSON *docs = NULL, *d, *e;
+	unsigned idx = 0;
+	tg_err err;
+
+	err = tgi_json_parse_stream(buf, len, source, &docs, ei);
+	if (err)
+		return err;
+	cJSON_ArrayForEach(d, docs) {
+		if (cJSON_IsArray(d)) {
+			cJSON_ArrayForEach(e, d) {
+				err = nvl_entry(f, e, idx++, src, source, ei);
+				if (err)
+					break;
+			}
+		} else {
+			err = nvl_entry(f, d, idx++, src, source, ei);
+		}
+		if (err)
+			break;
+	}
+	if (!err && idx == 0)
+		err = tgi_errf(ei, TG_EPARSE, "%s: no compute node in the "
+			       "input (expected NetQ's nmx/v1/compute-nodes "
+			       "list)", source);
+	cJSON_Delete(docs);
+	return err;
+}
+
 /* ---- CSV (host, top switch, ..., leaf switch) --------------------------- */
 
 typedef struct csv_ctx {
@@ -1479,22 +1623,25 @@ static tg_err csv_parse(tg_fabric *f, char *buf, size_t len, uint32_t src,
 tg_err tg_fabric_add(tg_fabric *f, tg_fabric_format fmt, const char *buf,
 		     size_t len, const char *source, tg_errinfo *ei)
 {
-	int mode = fmt == TG_FABRIC_CSV ? MODE_TABLE : MODE_GRAPH;
+	int mode = fmt == TG_FABRIC_CSV ? MODE_TABLE :
+		   fmt == TG_FABRIC_NETQ_NVL ? MODE_NONE : MODE_GRAPH;
 	char *copy = NULL;
 	uint32_t src;
 	tg_err err;
 
 	if (!source)
 		source = fmt == TG_FABRIC_IBNETDISCOVER ? "ibnetdiscover" :
-			 fmt == TG_FABRIC_NETQ ? "netq" : "csv";
+			 fmt == TG_FABRIC_NETQ ? "netq" :
+			 fmt == TG_FABRIC_NETQ_NVL ? "compute-nodes" : "csv";
 	if (!f || (!buf && len) || (fmt != TG_FABRIC_IBNETDISCOVER &&
 				    fmt != TG_FABRIC_NETQ &&
-				    fmt != TG_FABRIC_CSV))
+				    fmt != TG_FABRIC_CSV &&
+				    fmt != TG_FABRIC_NETQ_NVL))
 		return tgi_errf(ei, TG_EINVAL, "%s: bad arguments", source);
 	if (f->failed)
 		return tgi_errf(ei, TG_ESTATE, "%s: an earlier input failed; "
 				"the fabric takes no more", source);
-	if (f->mode && f->mode != mode)
+	if (f->mode && mode && f->mode != mode)
 		return tgi_errf(ei, TG_ESTATE, "%s: a %s cannot be added to "
 				"a fabric read from %s", source,
 				mode == MODE_TABLE ? "host table" :
@@ -1514,10 +1661,11 @@ tg_err tg_fabric_add(tg_fabric *f, tg_fabric_format fmt, const char *buf,
 		return tgi_errf(ei, TG_ENOMEM, "%s: out of memory", source);
 	src = (uint32_t)f->nsrcs++;
 	f->any_input = true;
-	f->mode = mode;
+	if (mode)
+		f->mode = mode;
 	groups_free(f);
 	/* the line parsers cut lines in place: work on a copy */
-	if (fmt != TG_FABRIC_NETQ) {
+	if (fmt != TG_FABRIC_NETQ && fmt != TG_FABRIC_NETQ_NVL) {
 		copy = tgi_malloc(len + 1);
 		if (!copy) {
 			f->failed = true;
@@ -1532,6 +1680,8 @@ tg_err tg_fabric_add(tg_fabric *f, tg_fabric_format fmt, const char *buf,
 		err = ib_parse(f, copy, len, src, source, ei);
 	else if (fmt == TG_FABRIC_NETQ)
 		err = nq_parse(f, buf ? buf : "", len, src, source, ei);
+	else if (fmt == TG_FABRIC_NETQ_NVL)
+		err = nvl_parse(f, buf ? buf : "", len, src, source, ei);
 	else
 		err = csv_parse(f, copy, len, src, source, ei);
 	tgi_free(copy);
@@ -2103,9 +2253,247 @@ static int group_cmp(const void *x, const void *y)
 	return tg_name_cmp(a->sname, b->sname);
 }
 
+/* ---- NVLink domains in the tree ----------------------------------------- */
+
+/* A path filler: the switch values of host \p h, farthest first. */
+typedef void (*path_fn)(void *ctx, uint32_t h, const char **path);
+
+/* The first host seen of an NVLink domain, and where it hangs. */
+typedef struct nvl_span {
+	uint32_t domain;
+	uint32_t host;
+	const char *path[TG_MAX_LAYERS];
+	bool warned;
+} nvl_span;
+
+/* The NVLink domain (strs id) of host \p h, 0 when none. */
+static uint32_t nvl_domain(const tg_fabric *f, uint32_t h)
+{
+	if (h >= f->nnvlof || !f->nvl_of[h])
+		return 0;
+	return f->nvl[f->nvl_of[h] - 1].domain;
+}
+
+/* "a/b/c" of \p n values into \p out. */
+static const char *path_text(const char *const *path, unsigned n, char *out,
+			     size_t cap)
+{
+	size_t k = 0;
+	unsigned i;
+
+	out[0] = '\0';
+	for (i = 0; i < n && k + 1 < cap; i++)
+		k += (size_t)snprintf(out + k, cap - k, "%s%s", i ? "/" : "",
+				      path[i] ? path[i] : "?");
+	return out;
+}
+
+/* Warns once per domain whose hosts hang off different switches. */
+static tg_err nvl_span_check(tg_fabric *f, nvl_span **sp, size_t *nsp,
+			     size_t *cap, uint32_t dom, uint32_t host,
+			     const char *const *path, unsigned nlev)
+{
+	char a[512], b[512];
+	nvl_span *s = NULL;
+	size_t i;
+	unsigned k;
+
+	for (i = 0; i < *nsp && !s; i++)
+		if ((*sp)[i].domain == dom)
+			s = &(*sp)[i];
+	if (!s) {
+		if (tgi_grow(sp, cap, *nsp + 1, sizeof(nvl_span)))
+			return TG_ENOMEM;
+		s = &(*sp)[(*nsp)++];
+		memset(s, 0, sizeof(*s));
+		s->domain = dom;
+		s->host = host;
+		for (k = 0; k < nlev; k++)
+			s->path[k] = path[k];
+		return TG_OK;
+	}
+	if (s->warned)
+		return TG_OK;
+	for (k = 0; k < nlev; k++)
+		if (!s->path[k] != !path[k] ||
+		    (path[k] && strcmp(s->path[k], path[k]) != 0))
+			break;
+	if (k == nlev)
+		return TG_OK;
+	s->warned = true;
+	return fab_warn(f, "NVLink domain '%s' spans switches: %s is under "
+			"%s, %s under %s; each part is a domain of its own",
+			tgi_strtab_get(&f->strs, dom),
+			tgi_strtab_get(&f->strs, s->host),
+			path_text(s->path, nlev, a, sizeof(a)),
+			tgi_strtab_get(&f->strs, host),
+			path_text(path, nlev, b, sizeof(b)));
+}
+
+/* One warning naming the hosts of \p ids (a compressed hostlist). */
+static tg_err warn_hosts(tg_fabric *f, const uint32_t *ids, size_t n,
+			 const char *what)
+{
+	const char **names;
+	char *hl;
+	size_t i;
+	tg_err err;
+
+	if (!n)
+		return TG_OK;
+	names = tgi_malloc(n * sizeof(char *));
+	if (!names)
+		return TG_ENOMEM;
+	for (i = 0; i < n; i++)
+		names[i] = tgi_strtab_get(&f->strs, ids[i]);
+	hl = tg_hostlist_compress(names, (unsigned)n);
+	tgi_free(names);
+	if (!hl)
+		return TG_ENOMEM;
+	err = fab_warn(f, "%zu host%s %s: %.300s%s", n, n == 1 ? "" : "s",
+		       what, hl, strlen(hl) > 300 ? "..." : "");
+	tg_free(hl);
+	return err;
+}
+
+/*
+ * Adds the hosts to \p t, in tg_name_cmp() order: \p hosts (nh strs
+ * ids, sorted) of the switch fabric, whose \p nlev switch values \p fn
+ * fills, and the hosts that only the NVLink list names (no switch
+ * values).  With NVLink domains the lowest layer "nvlink" (key
+ * TG_LABEL_ACCEL) is added first and each path gets the host's domain
+ * (missing when it has none).  Counts into f->sum.
+ */
+static tg_err add_hosts(tg_fabric *f, tg_topology *t, const uint32_t *hosts,
+			size_t nh, unsigned nlev, path_fn fn, void *ctx,
+			tg_errinfo *ei)
+{
+	uint32_t *extra = NULL, *nodom = NULL, *doms = NULL;
+	nvl_span *sp = NULL;
+	size_t nx = 0, nnd = 0, nsp = 0, spcap = 0, i = 0, j = 0, k;
+	tg_err err = TG_OK;
+
+	if (f->nnvl) {
+		err = tg_topology_add_layer(t, "nvlink", TG_LABEL_ACCEL);
+		if (err)
+			return tgi_errf(ei, err, "cannot add layer nvlink: %s",
+					tg_strerror(err));
+		extra = tgi_malloc((f->nnvl + 1) * sizeof(uint32_t));
+		nodom = tgi_malloc((nh + 1) * sizeof(uint32_t));
+		doms = tgi_malloc((f->nnvl + 1) * sizeof(uint32_t));
+		if (!extra || !nodom || !doms)
+			goto nomem;
+		for (k = 0; k < f->nnvl; k++)
+			f->nvl[k].used = false;
+		for (k = 0; k < nh; k++)
+			if (hosts[k] < f->nnvlof && f->nvl_of[hosts[k]])
+				f->nvl[f->nvl_of[hosts[k]] - 1].used = true;
+		for (k = 0; k < f->nnvl; k++)
+			if (!f->nvl[k].used)
+				extra[nx++] = f->nvl[k].host;
+		if (sort_ids(&f->strs, extra, nx))
+			goto nomem;
+		/* distinct domains, for the summary */
+		for (k = 0; k < f->nnvl; k++)
+			doms[k] = f->nvl[k].domain;
+		if (sort_ids(&f->strs, doms, f->nnvl))
+			goto nomem;
+		f->sum.nvl_domains = 0;
+		for (k = 0; k < f->nnvl; k++)
+			if (!k || doms[k] != doms[k - 1])
+				f->sum.nvl_domains++;
+		f->sum.nvl_hosts = (unsigned)f->nnvl;
+	}
+	while (i < nh || j < nx) {
+		const char *path[TG_MAX_LAYERS + 1];
+		bool sw = j == nx || (i < nh &&
+			  tg_name_cmp(tgi_strtab_get(&f->strs, hosts[i]),
+				      tgi_strtab_get(&f->strs, extra[j])) < 0);
+		uint32_t h = sw ? hosts[i++] : extra[j++], dom;
+		const char *hn = tgi_strtab_get(&f->strs, h);
+
+		for (k = 0; k < nlev; k++)
+			path[k] = NULL;
+		if (sw)
+			fn(ctx, h, path);
+		if (f->nnvl) {
+			dom = nvl_domain(f, h);
+			path[nlev] = dom ? tgi_strtab_get(&f->strs, dom) :
+				     NULL;
+			if (!dom)
+				nodom[nnd++] = h;
+			else if (sw && nvl_span_check(f, &sp, &nsp, &spcap,
+						      dom, h, path, nlev))
+				goto nomem;
+		}
+		err = tg_topology_add_node(t, hn, path, NULL);
+		if (err) {
+			err = tgi_errf(ei, err, "cannot add node %s: %s", hn,
+				       tg_strerror(err));
+			goto out;
+		}
+	}
+	f->sum.hosts = (unsigned)(nh + nx);
+	if (warn_hosts(f, nodom, nnd, "of the switch fabric are in no "
+		       "NVLink domain of the compute-node list") ||
+	    (nh && warn_hosts(f, extra, nx, "of the compute-node list are "
+			      "on no switch of the fabric")))
+		goto nomem;
+	goto out;
+nomem:
+	err = tgi_errf(ei, TG_ENOMEM, "out of memory building the fabric");
+out:
+	tgi_free(extra);
+	tgi_free(nodom);
+	tgi_free(doms);
+	tgi_free(sp);
+	return err;
+}
+
+/* The switch path of a graph host: a group stands on its level and those
+ * up to its parent's. */
+typedef struct graph_paths {
+	tg_fabric *f;
+	gb_ctx *g;
+	uint32_t *gname;
+	unsigned nlevels;
+} graph_paths;
+
+static void graph_path(void *ctx, uint32_t h, const char **path)
+{
+	graph_paths *gp = ctx;
+	gb_ctx *g = gp->g;
+	uint32_t s = g->hostleaf[h] - 1;
+	unsigned k, n = gp->nlevels;
+
+	for (;;) {
+		uint32_t r = uf_find(g->uf, s), up = g->uplink[r];
+		unsigned lo = g->level[s];
+		unsigned hi = up == TG_NONE ? n : g->level[up];
+
+		for (k = lo; k < hi; k++)
+			path[n - 1 - k] = tgi_strtab_get(&gp->f->strs,
+							 gp->gname[r]);
+		if (up == TG_NONE)
+			break;
+		s = up;
+	}
+}
+
+static void table_path(void *ctx, uint32_t h, const char **path)
+{
+	tg_fabric *f = ctx;
+	const frow *r = &f->rows[f->row_of[h] - 1];
+	unsigned k;
+
+	for (k = 0; k < f->nlayers; k++)
+		path[k] = tgi_strtab_get(&f->strs, r->path[k]);
+}
+
 static tg_err build_graph(tg_fabric *f, tg_topology *t, tg_errinfo *ei)
 {
 	gb_ctx g;
+	graph_paths gp;
 	uint32_t *gname = NULL;
 	unsigned nlevels = 0, k;
 	size_t i;
@@ -2160,33 +2548,12 @@ static tg_err build_graph(tg_fabric *f, tg_topology *t, tg_errinfo *ei)
 	}
 	if (sort_ids(&f->strs, g.hosts, g.nhosts))
 		goto nomem;
-	for (i = 0; i < g.nhosts; i++) {
-		const char *path[TG_MAX_LAYERS];
-		uint32_t h = g.hosts[i], s = g.hostleaf[h] - 1;
-		const char *hn = tgi_strtab_get(&f->strs, h);
-
-		/* walk up: a group stands on its level and those up to its
-		 * parent's */
-		for (;;) {
-			uint32_t r = uf_find(g.uf, s), up = g.uplink[r];
-			unsigned lo = g.level[s];
-			unsigned hi = up == TG_NONE ? nlevels : g.level[up];
-
-			for (k = lo; k < hi; k++)
-				path[nlevels - 1 - k] =
-					tgi_strtab_get(&f->strs, gname[r]);
-			if (up == TG_NONE)
-				break;
-			s = up;
-		}
-		err = tg_topology_add_node(t, hn, path, NULL);
-		if (err) {
-			err = tgi_errf(ei, err, "cannot add node %s: %s", hn,
-				       tg_strerror(err));
-			goto out;
-		}
-	}
-	err = TG_OK;
+	gp.f = f;
+	gp.g = &g;
+	gp.gname = gname;
+	gp.nlevels = nlevels;
+	err = add_hosts(f, t, g.hosts, g.nhosts, nlevels, graph_path, &gp,
+			ei);
 	goto out;
 nomem:
 	err = tgi_errf(ei, TG_ENOMEM, "out of memory building the fabric");
@@ -2228,22 +2595,10 @@ static tg_err build_table(tg_fabric *f, tg_topology *t, tg_errinfo *ei)
 		tgi_free(order);
 		return tgi_errf(ei, TG_ENOMEM, "out of memory");
 	}
-	for (i = 0; i < f->nrows; i++) {
-		const frow *r = &f->rows[f->row_of[order[i]] - 1];
-		const char *path[TG_MAX_LAYERS];
-		const char *hn = tgi_strtab_get(&f->strs, r->host);
-
-		for (k = 0; k < f->nlayers; k++)
-			path[k] = tgi_strtab_get(&f->strs, r->path[k]);
-		err = tg_topology_add_node(t, hn, path, NULL);
-		if (err) {
-			tgi_free(order);
-			return tgi_errf(ei, err, "cannot add node %s: %s", hn,
-					tg_strerror(err));
-		}
-	}
+	err = add_hosts(f, t, order, f->nrows, f->nlayers, table_path, f, ei);
 	tgi_free(order);
-	f->sum.hosts = (unsigned)f->nrows;
+	if (err)
+		return err;
 	f->sum.levels = f->nlayers;
 	f->sum.groups = 0;
 	return TG_OK;
@@ -2263,5 +2618,13 @@ tg_err tg_fabric_build(tg_fabric *f, tg_topology *t, tg_errinfo *ei)
 				"layers or nodes");
 	if (f->mode == MODE_TABLE)
 		return build_table(f, t, ei);
-	return build_graph(f, t, ei);
+	if (f->mode == MODE_GRAPH)
+		return build_graph(f, t, ei);
+	/* NVLink domains alone: one layer */
+	if (!f->nnvl)
+		return tgi_errf(ei, TG_EINVAL, "%s: no compute node with an "
+				"NVLink domain", fab_src(f, 0));
+	f->sum.levels = 0;
+	f->sum.groups = 0;
+	return add_hosts(f, t, NULL, 0, 0, NULL, NULL, ei);
 }

@@ -5,7 +5,8 @@
  *
  * Input: the first byte picks what the rest is (bits 0-1: ibnetdiscover,
  * NetQ, CSV, nvidia-smi; bit 2: the rest starts with a host-map rule
- * line).
+ * line; bit 3: a NetQ compute-node list (NVLink domains) follows the
+ * first NUL byte, or is the whole rest when there is none).
  *
  * Oracles beyond the sanitizers: every error message names its source;
  * a fabric that loads builds and passes tg_topology_check(); every
@@ -120,8 +121,11 @@ static void fuzz_exports(const tg_topology *t)
 	tg_topology_destroy(back);
 }
 
+/* \p nvl (nvllen bytes, may be NULL): a compute-node list added after
+ * \p buf; \p buf NULL: the list alone. */
 static void fuzz_fabric(tg_fabric_format fmt, const char *rule,
-			const char *buf, size_t len)
+			const char *buf, size_t len, const char *nvl,
+			size_t nvllen)
 {
 	tg_fabric *f = tg_fabric_create();
 	tg_topology *t = tg_topology_create();
@@ -135,7 +139,11 @@ static void fuzz_fabric(tg_fabric_format fmt, const char *rule,
 		source_named(&ei, "host-map rule error");
 		goto out;
 	}
-	err = tg_fabric_add(f, fmt, buf, len, SOURCE, &ei);
+	if (buf)
+		err = tg_fabric_add(f, fmt, buf, len, SOURCE, &ei);
+	if (!err && nvl)
+		err = tg_fabric_add(f, TG_FABRIC_NETQ_NVL, nvl, nvllen,
+				    SOURCE, &ei);
 	if (err) {
 		source_named(&ei, "error without the source");
 		goto out;
@@ -159,7 +167,8 @@ out:
 static void fuzz_smi(const char *buf, size_t len)
 {
 	static const tg_nodeinfo_format fmts[] = {
-		TG_NODEINFO_JSON, TG_NODEINFO_LABELS, TG_NODEINFO_GRES
+		TG_NODEINFO_JSON, TG_NODEINFO_LABELS, TG_NODEINFO_GRES,
+		TG_NODEINFO_PATCH
 	};
 	tg_nodeinfo *ni = NULL;
 	tg_errinfo ei = { "" };
@@ -184,7 +193,7 @@ static void fuzz_smi(const char *buf, size_t len)
 				fail("nvidia-smi", "linked GPUs in two "
 				     "islands");
 	}
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
 		if (tg_nodeinfo_export(ni, fmts[i], "n1", &out, &ei))
 			fail("node export", ei.msg);
 		tg_free(out);
@@ -224,15 +233,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		text = nl + 1;
 		len -= (size_t)(nl - buf) + 1;
 	}
+	if (sel & 8) {
+		char *nul = memchr(text, '\0', len);
+
+		if (!nul || (sel & 3) == 3) {
+			fuzz_fabric(TG_FABRIC_NETQ_NVL, rule, NULL, 0, text,
+				    len);
+		} else {
+			size_t n = (size_t)(nul - text);
+			static const tg_fabric_format fmt[] = {
+				TG_FABRIC_IBNETDISCOVER, TG_FABRIC_NETQ,
+				TG_FABRIC_CSV
+			};
+
+			fuzz_fabric(fmt[sel & 3], rule, text, n, nul + 1,
+				    len - n - 1);
+		}
+		free(buf);
+		return 0;
+	}
 	switch (sel & 3) {
 	case 0:
-		fuzz_fabric(TG_FABRIC_IBNETDISCOVER, rule, text, len);
+		fuzz_fabric(TG_FABRIC_IBNETDISCOVER, rule, text, len, NULL, 0);
 		break;
 	case 1:
-		fuzz_fabric(TG_FABRIC_NETQ, rule, text, len);
+		fuzz_fabric(TG_FABRIC_NETQ, rule, text, len, NULL, 0);
 		break;
 	case 2:
-		fuzz_fabric(TG_FABRIC_CSV, rule, text, len);
+		fuzz_fabric(TG_FABRIC_CSV, rule, text, len, NULL, 0);
 		break;
 	default:
 		fuzz_smi(text, len);

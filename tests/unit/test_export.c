@@ -701,7 +701,8 @@ static void test_fuzz_regressions(void)
 /* ---- allocation failures: every call from the Nth on fails ---- */
 
 
-/* Fabric, build, every export, a comparison; the first error. */
+/* Fabrics (one with NVLink domains), build, every export, a comparison;
+ * the first error. */
 static tg_err oom_scenario(void)
 {
 	static const char csv[] =
@@ -712,6 +713,10 @@ static tg_err oom_scenario(void)
 		"[2] \"H-2\"[1] # \"h2 mlx5_0\"\n\n"
 		"Ca 1 \"H-1\" # \"h1 mlx5_0\"\n[1](1) \"S-1\"[1]\n\n"
 		"Ca 1 \"H-2\" # \"h2 mlx5_0\"\n[1](2) \"S-1\"[2]\n";
+	static const char nvl[] =
+		"[{\"Name\": \"h1\", \"DomainUUID\": \"D1\"}, "
+		"{\"Name\": \"h2\", \"DomainUUID\": \"D1\"}, "
+		"{\"Name\": \"h3\", \"DomainUUID\": \"D2\"}]";
 	static const tg_export_format fmts[] = {
 		TG_EXPORT_SLURM_TREE, TG_EXPORT_SLURM_BLOCK,
 		TG_EXPORT_K8S_LABELS, TG_EXPORT_K8S_PATCH,
@@ -742,6 +747,9 @@ static tg_err oom_scenario(void)
 	if (!err)
 		err = tg_fabric_add(g, TG_FABRIC_IBNETDISCOVER, ib, strlen(ib),
 				    "i", &ei);
+	if (!err)	/* NVLink domains: h3 is on no switch (warned) */
+		err = tg_fabric_add(g, TG_FABRIC_NETQ_NVL, nvl, strlen(nvl),
+				    "n", &ei);
 	if (!err)
 		err = tg_fabric_build(g, u, &ei);
 	if (!err)

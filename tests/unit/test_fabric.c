@@ -573,6 +573,169 @@ static void test_netq(void)
 	like(msg, "no host is attached", "no host: message");
 }
 
+/* ---- NetQ compute nodes (NVLink domains) ---- */
+
+/* The switch graph (optional) plus a compute-node list, built. */
+static tg_topology *load_nvl(const char *graph, const char *nodes,
+			     tg_fabric **keep)
+{
+	tg_fabric *f = tg_fabric_create();
+	tg_topology *t = tg_topology_create();
+	tg_errinfo ei = { "" };
+	char p1[1200], p2[1200];
+	tg_err err = TG_OK;
+
+	snprintf(p1, sizeof(p1), "%s/%s", datadir, graph ? graph : "");
+	snprintf(p2, sizeof(p2), "%s/%s", datadir, nodes);
+	if (graph)
+		err = tg_fabric_add_file(f, TG_FABRIC_NETQ, p1, &ei);
+	if (!err)
+		err = tg_fabric_add_file(f, TG_FABRIC_NETQ_NVL, p2, &ei);
+	if (!err)
+		err = tg_fabric_build(f, t, &ei);
+	if (!err)
+		err = tg_topology_build(t, &ei);
+	if (!err)
+		err = tg_topology_check(t, &ei);
+	is_int(err, TG_OK, "%s%s%s: loads, builds, checks",
+	       graph ? graph : "", graph ? " + " : "", nodes);
+	if (err)
+		diag("%s", ei.msg);
+	*keep = f;
+	return t;
+}
+
+static const char split_g[] =
+	"{\"nodes\": [{\"id\": \"a\", \"name\": \"l1\", \"device_type\": "
+	"\"switch\"}, {\"id\": \"b\", \"name\": \"l2\", \"device_type\": "
+	"\"switch\"}, {\"id\": \"c\", \"name\": \"h1\"}, {\"id\": \"d\", "
+	"\"name\": \"h2\"}], \"links\": [{\"id\": \"a-*-c\"}, "
+	"{\"id\": \"b-*-d\"}]}";
+static const char split_n[] =
+	"[{\"Name\": \"h1\", \"DomainUUID\": \"D\"}, {\"Name\": \"h2\", "
+	"\"DomainUUID\": \"D\"}]";
+
+static void test_netq_nvl(void)
+{
+	tg_fabric *f = NULL;
+	tg_fabric_summary s;
+	tg_topology *t;
+	char msg[512], *out = NULL;
+	tg_errinfo ei = { "" };
+	unsigned i;
+	bool warned = false;
+
+	/* the real list alone: one layer, one block */
+	t = load_nvl(NULL, "netq_compute_nodes.json", &f);
+	tg_fabric_summary_get(f, &s);
+	is_int(s.nvl_hosts, 2, "compute nodes: node1 and node2");
+	is_int(s.nvl_domains, 1, "compute nodes: one NVLink domain");
+	is_int(tg_topology_nlayers(t), 1, "compute nodes alone: one layer");
+	is_str(tg_topology_layer_key(t, 0), TG_LABEL_ACCEL,
+	       "compute nodes: the accelerator label key");
+	is_str(path_of(t, "node2"), "3fbfc98b-7f95-4749-ab11-bd351a2aab3e",
+	       "compute nodes: node2 in the DomainUUID");
+	is_int(tg_export(t, TG_EXPORT_SLURM_BLOCK, NULL, &out, &ei), TG_OK,
+	       "compute nodes: block export");
+	golden(out, "netq_nvl.block.conf", "compute nodes block");
+	tg_free(out);
+	tg_fabric_destroy(f);
+	tg_topology_destroy(t);
+
+	/* with the real graph: their hosts do not meet, and that is said */
+	t = load_nvl("netq_topology_graph.json", "netq_compute_nodes.json",
+		     &f);
+	is_int(tg_topology_nlayers(t), 3, "graph + list: 2 switch levels "
+	       "and nvlink");
+	for (i = 0; i < tg_fabric_nwarnings(f); i++)
+		warned |= strstr(tg_fabric_warning(f, i), "2 hosts of the "
+				 "compute-node list are on no switch of the "
+				 "fabric: node[1-2]") != NULL;
+	ok(warned, "graph + list: hosts on no switch, named");
+	is_str(path_of(t, "node1"), "(outside)", "graph + list: node1 "
+	       "outside the tree");
+	out = tree_of(t);
+	golden(out, "netq_nvl.tree.conf", "graph + list tree");
+	tg_free(out);
+	tg_fabric_destroy(f);
+	tg_topology_destroy(t);
+
+	/* the graph with a list of its own hosts: a domain under each leaf */
+	t = load_nvl("netq_topology_graph.json", "netq_compute_nodes_dgx.json",
+		     &f);
+	tg_fabric_summary_get(f, &s);
+	is_int(s.hosts, 8, "graph + own list: 8 hosts");
+	is_int(tg_fabric_nwarnings(f), 0, "graph + own list: no warning");
+	is_str(path_of(t, "dgx-05"), "net-unit-s1/net-unit-l2/"
+	       "0b3a5f1e-6c2d-4f7a-9e21-5d8c7b6a4e02",
+	       "graph + own list: dgx-05 in the second domain");
+	is_int(layer_domains(t, 2), 2, "graph + own list: 2 NVLink domains");
+	out = tree_of(t);
+	golden(out, "netq_dgx_nvl.tree.conf", "graph + own list tree");
+	tg_free(out);
+	tg_fabric_destroy(f);
+	tg_topology_destroy(t);
+
+	/* a domain across two leaves: split, with a warning */
+	f = tg_fabric_create();
+	t = tg_topology_create();
+	msg[0] = '\0';
+	if (!tg_fabric_add(f, TG_FABRIC_NETQ, split_g, strlen(split_g),
+			   "g.json", &ei) &&
+	    !tg_fabric_add(f, TG_FABRIC_NETQ_NVL, split_n, strlen(split_n),
+			   "n.json", &ei) &&
+	    !tg_fabric_build(f, t, &ei) && tg_fabric_nwarnings(f))
+		snprintf(msg, sizeof(msg), "%s", tg_fabric_warning(f, 0));
+	if (!msg[0])
+		diag("%s", ei.msg);
+	like(msg, "NVLink domain 'D' spans switches: h1 is under l1, h2 "
+	     "under l2",
+	     "a domain across two leaves: warned");
+	tg_fabric_destroy(f);
+	tg_topology_destroy(t);
+
+	/* malformed lists: one error naming the input and the entry */
+	load_text(TG_FABRIC_NETQ_NVL, "[{\"Name\": \"n1\", \"DomainUUID\": "
+		  "\"D\"},\n{", NULL, TG_EPARSE, "compute nodes: truncated",
+		  msg, sizeof(msg));
+	like(msg, "in.txt:", "truncated list: names the input");
+	load_text(TG_FABRIC_NETQ_NVL, "[{\"Name\": \"n1\"}]", NULL,
+		  TG_EPARSE, "compute nodes: no DomainUUID", msg, sizeof(msg));
+	like(msg, "in.txt: [0]: expected a compute node with string "
+	     "\"Name\" and \"DomainUUID\"", "no DomainUUID: message");
+	load_text(TG_FABRIC_NETQ_NVL, "[{\"Name\": \"n1\", \"DomainUUID\": "
+		  "\"a b\"}]", NULL, TG_EPARSE, "compute nodes: bad domain",
+		  msg, sizeof(msg));
+	like(msg, "[0]: DomainUUID 'a b' is not a domain name",
+	     "bad domain: message");
+	load_text(TG_FABRIC_NETQ_NVL, "[{\"Name\": \"n1\", \"DomainUUID\": "
+		  "\"A\"}, {\"Name\": \"n1\", \"DomainUUID\": \"B\"}]", NULL,
+		  TG_EEXIST, "compute nodes: a node in two domains", msg,
+		  sizeof(msg));
+	like(msg, "in.txt: [1]: node 'n1' is already in NVLink domain 'A' "
+	     "(in.txt: [0]), not 'B'", "two domains: message");
+	load_text(TG_FABRIC_NETQ_NVL, "[]", NULL, TG_EPARSE,
+		  "compute nodes: empty list", msg, sizeof(msg));
+	like(msg, "in.txt: no compute node", "empty list: message");
+	load_text(TG_FABRIC_NETQ_NVL, "[{\"Name\": \"n1\", \"DomainUUID\": "
+		  "\"\"}]", NULL, TG_EINVAL, "compute nodes: none in a domain",
+		  msg, sizeof(msg));
+	like(msg, "no compute node with an NVLink domain",
+	     "none in a domain: message");
+	t = load_text(TG_FABRIC_NETQ_NVL, "[{\"Name\": \"gpu-1.example\", "
+		      "\"DomainUUID\": \"D\"}]", "strip-domain", TG_OK,
+		      "compute nodes: the host-map rule applies", NULL, 0);
+	if (t) {
+		is_str(path_of(t, "gpu-1"), "D", "host-map: gpu-1 in D");
+		tg_topology_destroy(t);
+	}
+	/* the graph file given as a compute-node list */
+	load_text(TG_FABRIC_NETQ_NVL, "[{\"nodes\": [], \"links\": []}]",
+		  NULL, TG_EPARSE, "compute nodes: a topology graph instead",
+		  msg, sizeof(msg));
+	like(msg, "expected a compute node", "graph for list: message");
+}
+
 /* ---- CSV (Crux) ---- */
 
 static void test_csv(void)
@@ -697,6 +860,7 @@ int main(void)
 	test_truncated();
 	test_hostmap();
 	test_netq();
+	test_netq_nvl();
 	test_csv();
 	test_api();
 	return done_testing();

@@ -80,10 +80,23 @@ extern "C" {
  * ':' of "MF0;A09-P1-IBLEAF-04-04:MQM9701/U1", else the description when
  * it is a valid label value, else the node id ("S-2c5eab0300b87b40").
  *
+ * NVLink domains (TG_FABRIC_NETQ_NVL: the JSON list NetQ's NMX API
+ * serves at nmx/v1/compute-nodes, [{"Name": "node1", "DomainUUID":
+ * "3fbf...", ...}], as NVIDIA topograph reads it) may be added to either
+ * kind of input, or alone.  They become one more layer below the
+ * switches, "nvlink" with key TG_LABEL_ACCEL, whose domains are named
+ * by DomainUUID (alone: the only layer, so the block form of topology.conf
+ * has one block per NVLink domain).  Names go through the host-map rule
+ * like the others.  A host of the switch fabric in no NVLink domain, or
+ * a host of the list on no switch, misses a value (one warning each way,
+ * naming them); a domain whose hosts hang off different switches is
+ * split, with a warning.  A node listed in two domains is TG_EEXIST.
+ *
  * Life cycle:
  *   tg_fabric_create(); [tg_fabric_set_hostmap();]
  *   tg_fabric_add() ... (any number of inputs of one kind: switch graphs
- *                        or tables, not both)
+ *                        or tables, not both; NVLink domains with
+ *                        either)
  *   tg_fabric_build(f, t) into an empty topology, then
  *   tg_topology_build(t) as after the other loaders;
  *   tg_fabric_destroy().
@@ -95,7 +108,9 @@ typedef struct tg_fabric tg_fabric;
 typedef enum tg_fabric_format {
 	TG_FABRIC_IBNETDISCOVER = 0,	/* `ibnetdiscover` text */
 	TG_FABRIC_NETQ,			/* NetQ topology-graph JSON */
-	TG_FABRIC_CSV			/* host,top,...,leaf (Crux) */
+	TG_FABRIC_CSV,			/* host,top,...,leaf (Crux) */
+	TG_FABRIC_NETQ_NVL		/* NetQ compute nodes: NVLink
+					 * domains */
 } tg_fabric_format;
 
 /* Bounds on fabric inputs, hitting one is TG_ELIMIT: switches and CA
@@ -156,6 +171,8 @@ typedef struct tg_fabric_summary {
 	unsigned unlinked;	/* switches no host can reach (ignored) */
 	unsigned levels;	/* switch levels of the tree */
 	unsigned groups;	/* switch groups (see tg_fabric_group()) */
+	unsigned nvl_hosts;	/* hosts with an NVLink domain */
+	unsigned nvl_domains;	/* distinct NVLink domains */
 } tg_fabric_summary;
 
 void tg_fabric_summary_get(const tg_fabric *f, tg_fabric_summary *s);
