@@ -122,6 +122,9 @@ static int lb_args(lb *L, int argc, char **argv, char **rest, int *nrest,
 		"--interval", "--drift"
 	};
 	const char *drift = "report", *interval = NULL;
+	const char **dst[] = {
+		&L->node, &L->xml, &L->smi, &L->topoconf, &interval, &drift
+	};
 	int i, r;
 	unsigned k;
 
@@ -151,18 +154,7 @@ static int lb_args(lb *L, int argc, char **argv, char **rest, int *nrest,
 			if (!r)
 				continue;
 			took = true;
-			if (k == 0)
-				L->node = v;
-			else if (k == 1)
-				L->xml = v;
-			else if (k == 2)
-				L->smi = v;
-			else if (k == 3)
-				L->topoconf = v;
-			else if (k == 4)
-				interval = v;
-			else
-				drift = v;
+			*dst[k] = v;
 			break;
 		}
 		if (!took)
