@@ -1734,6 +1734,8 @@ static tg_err eng_jobs(eng *e, const sim_trace *tr, uint64_t seed)
 		e->res[i].start = -1;
 		e->res[i].end = -1;
 		e->res[i].nmembers = j->members;
+		e->res[i].gpus = j->gpus;
+		e->res[i].priority = j->prio;
 		e->res[i].level = TG_NONE;
 		if (j->gpus > TG_MAX_GPUS) {
 			lvl = NOFIT;

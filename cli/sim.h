@@ -276,7 +276,8 @@ typedef struct sim_jobres {
 	unsigned level;		/* sim_world_level() of the last run */
 	unsigned smallest;	/* lowest level free at its start */
 	unsigned preempted;	/* times killed */
-	unsigned nmembers;
+	int64_t priority;	/* as the engine gave it (--priority-mix) */
+	unsigned nmembers, gpus;	/* members, GPUs per member */
 	tg_node_id *nodes;	/* last run, rank order */
 	bool rejected;		/* never fits the empty fabric */
 } sim_jobres;

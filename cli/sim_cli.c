@@ -6,7 +6,7 @@
  *                [--policy P[,P...]] [--seed N] [--priority-mix F]
  *                [--comm-fraction F] [--time-scale F] [--gpus-per-node N]
  *                [--bandwidth LAYER=GBPS,...] [--no-preempt]
- *                [--output text|json] [--svg FILE]
+ *                [--output text|json] [--svg FILE] [--jobs-csv FILE]
  *   topogang sim --calibrate EVENTS --fabric topology.conf
  *                [--policy P[,P...]] [--output text|json]
  *
@@ -32,7 +32,7 @@
 #define MAX_RUN	16	/* policies in one invocation */
 
 typedef struct opts {
-	const char *trace, *fabric, *bandwidth, *svg, *calibrate;
+	const char *trace, *fabric, *bandwidth, *svg, *calibrate, *jobs_csv;
 	const char *policy[MAX_RUN];
 	unsigned npolicy;
 	bool policy_set;
@@ -50,6 +50,7 @@ static void usage(FILE *f)
 "                    [--comm-fraction F] [--time-scale F]\n"
 "                    [--gpus-per-node N] [--bandwidth LAYER=GBPS,...]\n"
 "                    [--no-preempt] [--output text|json] [--svg FILE]\n"
+"                    [--jobs-csv FILE]\n"
 "       topogang sim --calibrate EVENTS --fabric topology.conf\n"
 "                    [--policy P[,P...]] [--output text|json]\n"
 "\n"
@@ -69,6 +70,9 @@ static void usage(FILE *f)
 "  --no-preempt         no preemption for any policy\n"
 "  --output text|json   a table (default) or JSON\n"
 "  --svg FILE           bar charts of the main metrics\n"
+"  --jobs-csv FILE      one row per policy and job: priority, size,\n"
+"                       submit, start, end, wait, stretch, preemptions,\n"
+"                       level and nodes of its last run\n"
 "  --calibrate EVENTS   compare the policy (default slurm-tree) with a\n"
 "                       real scheduler's recorded decisions, one by one\n"
 "                       on the same state (tests/slurm/slurm-replay.py)\n", f);
@@ -261,6 +265,12 @@ static int parse_opts(int argc, char **argv, opts *o)
 				cli_err("sim: --output '%s': text or json", v);
 				return 2;
 			}
+		} else if ((v = opt_value(argc, argv, &i, "--jobs-csv",
+					  &m)) || m) {
+			if (!v)
+				goto missing;
+			o->jobs_csv = v;
+			o->cfg.keep_jobs = true;
 		} else if ((v = opt_value(argc, argv, &i, "--calibrate",
 					  &m)) || m) {
 			if (!v)
@@ -584,6 +594,61 @@ static int write_svg(const char *path, const opts *o, const sim_trace *tr,
 	return 0;
 }
 
+/* ---- per-job rows ---- */
+
+static int write_jobs_csv(const opts *o, const sim_trace *tr,
+			  const sim_fabric *f, const sim_result *r,
+			  unsigned nr)
+{
+	FILE *fp = fopen(o->jobs_csv, "w");
+	unsigned i, k, m;
+	tg_topology *t = NULL;
+	tg_errinfo ei;
+
+	if (!fp) {
+		cli_err("sim: --jobs-csv %s: %s", o->jobs_csv,
+			strerror(errno));
+		return 2;
+	}
+	if (sim_fabric_instantiate(f, &t, &ei)) {
+		cli_err("%s", ei.msg);
+		fclose(fp);
+		return 1;
+	}
+	fputs("policy,job_id,priority,members,gpus_per_member,submit_s,"
+	      "start_s,end_s,wait_s,stretch,preempted,level,nodes\n", fp);
+	for (i = 0; i < nr; i++)
+		for (k = 0; k < r[i].njobs && r[i].jobs; k++) {
+			const sim_jobres *j = &r[i].jobs[k];
+
+			fprintf(fp, "%s,%s,%lld,%u,%u,%.3f,%.3f,%.3f,%.3f,"
+				"%.4f,%u,", r[i].policy, tr->jobs[k].id,
+				(long long)j->priority, j->nmembers, j->gpus,
+				tr->jobs[k].submit / o->cfg.time_scale,
+				j->start, j->end, j->wait, j->stretch,
+				j->preempted);
+			if (j->start < 0)
+				fputs("-,", fp);
+			else if (j->level == TG_NONE)
+				fputs("root,", fp);
+			else if (j->level >= tg_topology_nlayers(t))
+				fputs("node,", fp);
+			else
+				fprintf(fp, "%s,", tg_topology_layer_name(
+					t, j->level));
+			for (m = 0; j->start >= 0 && m < j->nmembers; m++)
+				fprintf(fp, "%s%s", m ? " " : "",
+					tg_topology_node_name(t, j->nodes[m]));
+			fputc('\n', fp);
+		}
+	tg_topology_destroy(t);
+	if (fclose(fp)) {
+		cli_err("sim: --jobs-csv %s: write error", o->jobs_csv);
+		return 1;
+	}
+	return 0;
+}
+
 /* ---- calibration ---- */
 
 static int print_calib(const opts *o, const sim_fabric *f,
@@ -766,6 +831,8 @@ int cli_sim(int argc, char **argv)
 		print_text(&o, &tr, f, res, nr);
 	}
 	if (o.svg && (rc = write_svg(o.svg, &o, &tr, f, res, nr)))
+		goto out;
+	if (o.jobs_csv && (rc = write_jobs_csv(&o, &tr, f, res, nr)))
 		goto out;
 	rc = fflush(stdout) ? 1 : 0;
 out:
