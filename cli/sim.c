@@ -347,8 +347,8 @@ tg_err sim_trace_parse(sim_trace *tr, const char *buf, size_t len,
 	return TG_OK;
 }
 
-static tg_err read_file(const char *path, char **buf, size_t *len,
-			tg_errinfo *ei)
+tg_err sim_read_file(const char *path, char **buf, size_t *len,
+		     tg_errinfo *ei)
 {
 	FILE *fp;
 	char *b = NULL;
@@ -403,7 +403,7 @@ tg_err sim_trace_load(sim_trace *tr, const char *path, tg_errinfo *ei)
 	tg_err err;
 
 	memset(tr, 0, sizeof(*tr));
-	if ((err = read_file(path, &buf, &len, ei)))
+	if ((err = sim_read_file(path, &buf, &len, ei)))
 		return err;
 	err = sim_trace_parse(tr, buf, len, path, ei);
 	free(buf);
@@ -752,7 +752,7 @@ tg_err sim_fabric_load(const char *arg, unsigned gpus_per_node,
 		       TG_MAX_GPUS);
 		return TG_EINVAL;
 	}
-	if ((err = read_file(arg, &buf, &len, ei)))
+	if ((err = sim_read_file(arg, &buf, &len, ei)))
 		return err;
 	if (looks_k8s(buf, len)) {
 		err = TG_ENOMEM;
@@ -1734,6 +1734,8 @@ static tg_err eng_jobs(eng *e, const sim_trace *tr, uint64_t seed)
 		e->res[i].start = -1;
 		e->res[i].end = -1;
 		e->res[i].nmembers = j->members;
+		e->res[i].gpus = j->gpus;
+		e->res[i].priority = j->prio;
 		e->res[i].level = TG_NONE;
 		if (j->gpus > TG_MAX_GPUS) {
 			lvl = NOFIT;

@@ -103,6 +103,10 @@ typedef struct sim_trace {
 tg_err sim_trace_parse(sim_trace *tr, const char *buf, size_t len,
 		       const char *source, tg_errinfo *ei);
 tg_err sim_trace_load(sim_trace *tr, const char *path, tg_errinfo *ei);
+/* A whole file, NUL-terminated, at most TG_MAX_FILE bytes; errors name
+ * the file.  \note The caller frees *buf. */
+tg_err sim_read_file(const char *path, char **buf, size_t *len,
+		     tg_errinfo *ei);
 void sim_trace_free(sim_trace *tr);
 
 /* ---- fabric ---- */
@@ -272,7 +276,8 @@ typedef struct sim_jobres {
 	unsigned level;		/* sim_world_level() of the last run */
 	unsigned smallest;	/* lowest level free at its start */
 	unsigned preempted;	/* times killed */
-	unsigned nmembers;
+	int64_t priority;	/* as the engine gave it (--priority-mix) */
+	unsigned nmembers, gpus;	/* members, GPUs per member */
 	tg_node_id *nodes;	/* last run, rank order */
 	bool rejected;		/* never fits the empty fabric */
 } sim_jobres;
@@ -309,5 +314,37 @@ tg_err sim_run(const sim_fabric *f, const sim_trace *tr,
 	       const char *policy, const sim_config *cfg, sim_result *res,
 	       tg_errinfo *ei);
 void sim_result_free(sim_result *res);
+
+/* ---- calibration against a real scheduler (sim_calib.c) ---- */
+
+typedef struct sim_calib_miss {
+	char job[SIM_MAX_ID + 1];
+	unsigned line;		/* of the start or pending event */
+	char *sched;		/* the scheduler's nodes, "-" if pending */
+	char *policy;		/* the policy's nodes, "-" if none fit */
+	char *sched_leaves, *policy_leaves;	/* their leaf domains */
+} sim_calib_miss;
+
+typedef struct sim_calib {
+	char policy[32];
+	unsigned decisions;	/* starts and pendings compared */
+	unsigned matches;	/* same node set (or both not placed) */
+	unsigned sched_pending;	/* the scheduler did not start the job */
+	sim_calib_miss *miss;	/* in stream order */
+	unsigned nmiss, capmiss;
+} sim_calib;
+
+/*
+ * Replays a scheduler's recorded decisions (tests/slurm/slurm-replay.py:
+ * "start JOB GPUS NODE,...", "end JOB", "pending JOB GPUS MEMBERS") on a
+ * fresh instance of \p f and, before applying each, asks \p policy for
+ * its choice on the same state.  Errors name "source:line" (an unknown
+ * node, GPUs not free, an end without a start).
+ * \note Release \p out with sim_calib_free(), also after an error.
+ */
+tg_err sim_calibrate(const sim_fabric *f, const char *buf, size_t len,
+		     const char *source, const char *policy, sim_calib *out,
+		     tg_errinfo *ei);
+void sim_calib_free(sim_calib *c);
 
 #endif /* TG_SIM_H */

@@ -6,7 +6,9 @@
  *                [--policy P[,P...]] [--seed N] [--priority-mix F]
  *                [--comm-fraction F] [--time-scale F] [--gpus-per-node N]
  *                [--bandwidth LAYER=GBPS,...] [--no-preempt]
- *                [--output text|json] [--svg FILE]
+ *                [--output text|json] [--svg FILE] [--jobs-csv FILE]
+ *   topogang sim --calibrate EVENTS --fabric topology.conf
+ *                [--policy P[,P...]] [--output text|json]
  *
  * The engine and the policies are sim.c and sim_policy.c (see sim.h for
  * the model); this file is options, output and the SVG chart.
@@ -30,9 +32,10 @@
 #define MAX_RUN	16	/* policies in one invocation */
 
 typedef struct opts {
-	const char *trace, *fabric, *bandwidth, *svg;
+	const char *trace, *fabric, *bandwidth, *svg, *calibrate, *jobs_csv;
 	const char *policy[MAX_RUN];
 	unsigned npolicy;
+	bool policy_set;
 	char polbuf[512];
 	bool json;
 	unsigned gpus_per_node;
@@ -47,6 +50,9 @@ static void usage(FILE *f)
 "                    [--comm-fraction F] [--time-scale F]\n"
 "                    [--gpus-per-node N] [--bandwidth LAYER=GBPS,...]\n"
 "                    [--no-preempt] [--output text|json] [--svg FILE]\n"
+"                    [--jobs-csv FILE]\n"
+"       topogang sim --calibrate EVENTS --fabric topology.conf\n"
+"                    [--policy P[,P...]] [--output text|json]\n"
 "\n"
 "  --trace CSV          job_id,submit_s,duration_s,gpus[,nodes,priority]\n"
 "  --fabric SPEC|FILE   zone:2,spine:4,block:8,node:18,gpu:8 (layers\n"
@@ -63,7 +69,13 @@ static void usage(FILE *f)
 "  --bandwidth L=G,...  Gbit/s inside one domain of layer L (or 'node')\n"
 "  --no-preempt         no preemption for any policy\n"
 "  --output text|json   a table (default) or JSON\n"
-"  --svg FILE           bar charts of the main metrics\n", f);
+"  --svg FILE           bar charts of the main metrics\n"
+"  --jobs-csv FILE      one row per policy and job: priority, size,\n"
+"                       submit, start, end, wait, stretch, preemptions,\n"
+"                       level and nodes of its last run\n"
+"  --calibrate EVENTS   compare the policy (default slurm-tree) with a\n"
+"                       real scheduler's recorded decisions, one by one\n"
+"                       on the same state (tests/slurm/slurm-replay.py)\n", f);
 }
 
 static const char *opt_value(int argc, char **argv, int *i,
@@ -186,6 +198,7 @@ static int parse_opts(int argc, char **argv, opts *o)
 				goto missing;
 			if ((rc = set_policies(o, v)))
 				return rc;
+			o->policy_set = true;
 		} else if ((v = opt_value(argc, argv, &i, "--seed", &m)) || m) {
 			if (!v)
 				goto missing;
@@ -252,6 +265,17 @@ static int parse_opts(int argc, char **argv, opts *o)
 				cli_err("sim: --output '%s': text or json", v);
 				return 2;
 			}
+		} else if ((v = opt_value(argc, argv, &i, "--jobs-csv",
+					  &m)) || m) {
+			if (!v)
+				goto missing;
+			o->jobs_csv = v;
+			o->cfg.keep_jobs = true;
+		} else if ((v = opt_value(argc, argv, &i, "--calibrate",
+					  &m)) || m) {
+			if (!v)
+				goto missing;
+			o->calibrate = v;
 		} else if ((v = opt_value(argc, argv, &i, "--svg", &m)) || m) {
 			if (!v)
 				goto missing;
@@ -265,6 +289,19 @@ static int parse_opts(int argc, char **argv, opts *o)
 missing:
 		cli_err("sim: %s needs a value", a);
 		return 2;
+	}
+	if (o->calibrate) {
+		if (!o->fabric || o->trace || o->svg) {
+			cli_err("sim: --calibrate takes --fabric, and no "
+				"--trace or --svg");
+			usage(stderr);
+			return 2;
+		}
+		if (!o->policy_set) {
+			o->policy[0] = "slurm-tree";
+			o->npolicy = 1;
+		}
+		return 0;
 	}
 	if (!o->trace || !o->fabric) {
 		cli_err("sim: --trace and --fabric are required");
@@ -557,6 +594,177 @@ static int write_svg(const char *path, const opts *o, const sim_trace *tr,
 	return 0;
 }
 
+/* ---- per-job rows ---- */
+
+static int write_jobs_csv(const opts *o, const sim_trace *tr,
+			  const sim_fabric *f, const sim_result *r,
+			  unsigned nr)
+{
+	FILE *fp = fopen(o->jobs_csv, "w");
+	unsigned i, k, m;
+	tg_topology *t = NULL;
+	tg_errinfo ei;
+
+	if (!fp) {
+		cli_err("sim: --jobs-csv %s: %s", o->jobs_csv,
+			strerror(errno));
+		return 2;
+	}
+	if (sim_fabric_instantiate(f, &t, &ei)) {
+		cli_err("%s", ei.msg);
+		fclose(fp);
+		return 1;
+	}
+	fputs("policy,job_id,priority,members,gpus_per_member,submit_s,"
+	      "start_s,end_s,wait_s,stretch,preempted,level,nodes\n", fp);
+	for (i = 0; i < nr; i++)
+		for (k = 0; k < r[i].njobs && r[i].jobs; k++) {
+			const sim_jobres *j = &r[i].jobs[k];
+
+			fprintf(fp, "%s,%s,%lld,%u,%u,%.3f,%.3f,%.3f,%.3f,"
+				"%.4f,%u,", r[i].policy, tr->jobs[k].id,
+				(long long)j->priority, j->nmembers, j->gpus,
+				tr->jobs[k].submit / o->cfg.time_scale,
+				j->start, j->end, j->wait, j->stretch,
+				j->preempted);
+			if (j->start < 0)
+				fputs("-,", fp);
+			else if (j->level == TG_NONE)
+				fputs("root,", fp);
+			else if (j->level >= tg_topology_nlayers(t))
+				fputs("node,", fp);
+			else
+				fprintf(fp, "%s,", tg_topology_layer_name(
+					t, j->level));
+			for (m = 0; j->start >= 0 && m < j->nmembers; m++)
+				fprintf(fp, "%s%s", m ? " " : "",
+					tg_topology_node_name(t, j->nodes[m]));
+			fputc('\n', fp);
+		}
+	tg_topology_destroy(t);
+	if (fclose(fp)) {
+		cli_err("sim: --jobs-csv %s: write error", o->jobs_csv);
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- calibration ---- */
+
+static int print_calib(const opts *o, const sim_fabric *f,
+		       const sim_calib *c, unsigned nc)
+{
+	unsigned i, k;
+
+	if (!o->json) {
+		printf("calibration against %s on %s\n", o->calibrate,
+		       sim_fabric_describe(f));
+		for (i = 0; i < nc; i++) {
+			printf("%s: %u decisions, %u the same (%.1f%%), %u "
+			       "left pending by the scheduler\n",
+			       c[i].policy, c[i].decisions, c[i].matches,
+			       c[i].decisions ? 100.0 * c[i].matches /
+			       c[i].decisions : 0.0, c[i].sched_pending);
+			for (k = 0; k < c[i].nmiss; k++) {
+				const sim_calib_miss *m = &c[i].miss[k];
+
+				printf("  job %s (line %u): scheduler %s [%s]"
+				       ", %s %s [%s]\n", m->job, m->line,
+				       m->sched, m->sched_leaves,
+				       c[i].policy, m->policy,
+				       m->policy_leaves);
+			}
+		}
+		return 0;
+	}
+	{
+		cJSON *root = cJSON_CreateObject(), *arr, *o1, *mm, *x;
+		char *txt;
+
+		if (!root)
+			return 1;
+		cJSON_AddStringToObject(root, "events", o->calibrate);
+		cJSON_AddStringToObject(root, "fabric",
+					sim_fabric_describe(f));
+		arr = cJSON_AddArrayToObject(root, "policies");
+		for (i = 0; arr && i < nc; i++) {
+			if (!(o1 = cJSON_CreateObject()) ||
+			    !cJSON_AddItemToArray(arr, o1))
+				break;
+			cJSON_AddStringToObject(o1, "policy", c[i].policy);
+			cJSON_AddNumberToObject(o1, "decisions",
+						c[i].decisions);
+			cJSON_AddNumberToObject(o1, "matches", c[i].matches);
+			cJSON_AddNumberToObject(o1, "scheduler_pending",
+						c[i].sched_pending);
+			mm = cJSON_AddArrayToObject(o1, "mismatches");
+			for (k = 0; mm && k < c[i].nmiss; k++) {
+				const sim_calib_miss *m = &c[i].miss[k];
+
+				if (!(x = cJSON_CreateObject()) ||
+				    !cJSON_AddItemToArray(mm, x))
+					break;
+				cJSON_AddStringToObject(x, "job", m->job);
+				cJSON_AddNumberToObject(x, "line", m->line);
+				cJSON_AddStringToObject(x, "scheduler",
+							m->sched);
+				cJSON_AddStringToObject(x, "scheduler_leaves",
+							m->sched_leaves);
+				cJSON_AddStringToObject(x, "policy",
+							m->policy);
+				cJSON_AddStringToObject(x, "policy_leaves",
+							m->policy_leaves);
+			}
+		}
+		txt = cJSON_Print(root);
+		cJSON_Delete(root);
+		if (!txt)
+			return 1;
+		puts(txt);
+		free(txt);
+	}
+	return 0;
+}
+
+static int run_calibrate(const opts *o, const sim_fabric *f)
+{
+	sim_calib c[MAX_RUN];
+	unsigned i, nc = 0;
+	tg_errinfo ei;
+	char *buf = NULL;
+	size_t len;
+	int rc = 2;
+
+	ei.msg[0] = '\0';
+	memset(c, 0, sizeof(c));
+	if (sim_read_file(o->calibrate, &buf, &len, &ei)) {
+		cli_err("%s", ei.msg);
+		return 2;
+	}
+	for (i = 0; i < o->npolicy; i++) {
+		tg_err err = sim_calibrate(f, buf, len, o->calibrate,
+					   o->policy[i], &c[nc], &ei);
+
+		if (err) {
+			cli_err("%s", ei.msg[0] ? ei.msg : tg_strerror(err));
+			rc = err == TG_EINVAL ? 2 : 1;
+			goto out;
+		}
+		nc++;
+	}
+	if (print_calib(o, f, c, nc)) {
+		cli_err("sim: out of memory writing JSON");
+		rc = 1;
+		goto out;
+	}
+	rc = fflush(stdout) ? 1 : 0;
+out:
+	for (i = 0; i < nc; i++)
+		sim_calib_free(&c[i]);
+	free(buf);
+	return rc;
+}
+
 int cli_sim(int argc, char **argv)
 {
 	sim_result res[MAX_RUN];
@@ -573,6 +781,14 @@ int cli_sim(int argc, char **argv)
 	if ((rc = parse_opts(argc, argv, &o)))
 		return rc == 1 ? 0 : rc;
 	rc = 2;
+	if (o.calibrate) {
+		if (sim_fabric_load(o.fabric, o.gpus_per_node, &f, &ei)) {
+			cli_err("%s", ei.msg);
+			goto out;
+		}
+		rc = run_calibrate(&o, f);
+		goto out;
+	}
 	if (sim_trace_load(&tr, o.trace, &ei)) {
 		cli_err("%s", ei.msg);
 		goto out;
@@ -615,6 +831,8 @@ int cli_sim(int argc, char **argv)
 		print_text(&o, &tr, f, res, nr);
 	}
 	if (o.svg && (rc = write_svg(o.svg, &o, &tr, f, res, nr)))
+		goto out;
+	if (o.jobs_csv && (rc = write_jobs_csv(&o, &tr, f, res, nr)))
 		goto out;
 	rc = fflush(stdout) ? 1 : 0;
 out:

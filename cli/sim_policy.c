@@ -514,23 +514,32 @@ out:
 
 /* ---- slurm-tree ----
  *
- * Source: SchedMD/slurm src/plugins/topology/tree/eval_nodes_tree.c,
- * _eval_nodes_topo() and helpers (anchors.md section 5.1), with one
- * weight for every node and no required nodes.  The nodes that can take
- * a member are counted under every switch; the top switch is the
- * highest-level one with enough of them (here the core above the
- * fabric's top layer, as a site lists it with SwitchName=core
+ * Source: Slurm 22.05 src/plugins/select/cons_tres/job_test.c,
+ * _eval_nodes_topo() with _topo_choose_best_switch() and
+ * _topo_compare_switches() (not master's topology/tree/eval_nodes_tree.c,
+ * which differs), with one weight for every node and no required nodes.
+ * The nodes that can take a member are counted under every switch; the
+ * top switch is the highest-level one with enough of them (here the core
+ * above the fabric's top layer, as a site lists it with SwitchName=core
  * Switches=...); then, until enough nodes are taken, every leaf switch
  * with nodes left is scanned in order, and a leaf replaces the best so
  * far when it is closer (sum of switch hops to the leaves taken so far)
- * and fits the rest, or as close and a better fit: both fit -> fewer
- * nodes; one fits -> it; neither -> compare the parents the same way
- * while they differ, then more nodes, then lower level.  The chosen
- * leaf gives its nodes in node order until enough, and all its nodes
- * are struck from its switches' counts.  Hops between two leaf switches
- * are twice the levels up to their common switch (switch_record.c).
- * Switches are in the topology's order on full paths (Slurm keeps the
- * file order).
+ * and not a worse fit, or as close and a better fit.  Fit compares two
+ * switches: both hold the rest -> fewer nodes is better; one does -> it;
+ * neither -> compare their parents the same way while they differ, then
+ * more nodes is better, then lower level.  The chosen leaf gives its
+ * nodes in node order until enough, and only its own count drops to
+ * zero: the counts of the switches above it stay those of the start, as
+ * in 22.05.  Hops between two leaf switches are twice the levels up to
+ * their common switch (topology/tree switches_dist).  Switches are in
+ * the topology's order on full paths (Slurm keeps the file order; the
+ * calibration fabric lists them so).
+ *
+ * Calibrated against slurmctld 22.05.8 (select/cons_tres, topology/tree)
+ * with tests/slurm/slurm-replay.py and `topogang sim --calibrate`: see
+ * the README.  The earlier reading (master's code: a closer leaf must fit
+ * the whole rest, taken leaves leave their ancestors' counts) disagreed
+ * with slurmctld on jobs spanning aggregation switches.
  *
  * Preemption (cons_tres job_test.c _run_now with preempt/partition_prio
  * or qos, PreemptMode=REQUEUE, preempt_reorder_count=1): candidates are
@@ -596,7 +605,7 @@ static uint64_t leaf_hops(const sim_policy *p, uint32_t a, uint32_t b)
 static bool slurm_select(sim_policy *p, unsigned g, unsigned m)
 {
 	const sim_world *w = p->w;
-	const unsigned nl = w->nlayers, k1 = nl + 1;
+	const unsigned nl = w->nlayers;
 	unsigned n, l, rem = m, taken = 0, i, x;
 
 	if (!nl) {
@@ -634,7 +643,7 @@ static bool slurm_select(sim_policy *p, unsigned g, unsigned m)
 				continue;
 			}
 			tcs = slurm_cmp(p, li, p->leaves[best], rem, &ifit);
-			if ((p->dist[i] < p->dist[best] && ifit) ||
+			if ((p->dist[i] < p->dist[best] && tcs >= 0) ||
 			    (p->dist[i] == p->dist[best] && tcs > 0))
 				best = (int)i;
 		}
@@ -649,16 +658,7 @@ static bool slurm_select(sim_policy *p, unsigned g, unsigned m)
 			p->sel[taken++] = n;
 			rem--;
 		}
-		{
-			uint32_t li = p->leaves[best], c = p->cnt[li];
-			uint32_t a = p->dpar[li];
-
-			for (l = 1; l < k1; l++) {
-				p->cnt[a] -= c;
-				a = p->dpar[a];
-			}
-			p->cnt[li] = 0;
-		}
+		p->cnt[p->leaves[best]] = 0;
 	}
 	return rem == 0;
 }

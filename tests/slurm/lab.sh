@@ -8,13 +8,16 @@
 #   lab_init NAME BASEPORT     prerequisites (or "1..0 # SKIP why", exit)
 #   lab_write [tree|none]      slurm.conf, topology.conf, gres.conf, ...
 #                              (LAB_AUTH=munge: auth/munge with a private
-#                              munged; default auth/none)
+#                              munged; default auth/none; LAB_NODES=N and
+#                              LAB_TOPOLOGY=FILE: N nodes node-[0..N-1]
+#                              under that topology.conf instead of the
+#                              seed's 12)
 #   lab_start                  slurmctld -c + 12 slurmd, wait for IDLE
 #   lab_stop                   cancel the jobs, kill the daemons by PID
 #
 # TAP: ok DESC / nok DESC / is GOT WANT DESC / tap_done.
 
-LAB_NODES=12
+LAB_NODES=${LAB_NODES:-12}
 tap_n=0
 tap_fail=0
 
@@ -181,11 +184,14 @@ MinJobAge=300
 InactiveLimit=0
 KillWait=2
 SlurmdTimeout=60
-NodeName=node-[0-11] NodeHostname=$lab_host NodeAddr=127.0.0.1 Port=[$((lab_port + 1))-$last] CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=32000 Gres=gpu:8 State=UNKNOWN
+NodeName=node-[0-$((LAB_NODES - 1))] NodeHostname=$lab_host NodeAddr=127.0.0.1 Port=[$((lab_port + 1))-$last] CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=32000 Gres=gpu:8 State=UNKNOWN
 PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=OFF
 PartitionName=low Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=REQUEUE
 PartitionName=high Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=10 PreemptMode=OFF
 EOF
+	if [ -n "${LAB_TOPOLOGY:-}" ]; then
+		cp "$LAB_TOPOLOGY" "$LAB/etc/topology.conf" || return 1
+	else
 	# The seed's fabric: three spines over five blocks, a core above.
 	cat >"$LAB/etc/topology.conf" <<EOF
 SwitchName=block-0 Nodes=node-[0-2]
@@ -198,9 +204,10 @@ SwitchName=spine-1 Switches=block-[2-3]
 SwitchName=spine-2 Switches=block-4
 SwitchName=core Switches=spine-[0-2]
 EOF
+	fi
 	cat >"$LAB/etc/gres.conf" <<EOF
 AutoDetect=off
-NodeName=node-[0-11] Name=gpu File=$LAB/fakedev/gpu[0-7]
+NodeName=node-[0-$((LAB_NODES - 1))] Name=gpu File=$LAB/fakedev/gpu[0-7]
 EOF
 	cat >"$LAB/etc/topogang.conf" <<EOF
 # select/topogang for the test lab

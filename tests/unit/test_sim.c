@@ -402,8 +402,11 @@ static void test_policies(void)
 		fx_close(&x);
 	}
 	/* Slurm tree: tightest leaf that fits; else the leaf under the
-	 * tightest fitting parent, then closer leaves (hand-traced from
-	 * _eval_nodes_topo, see sim_policy.c) */
+	 * tightest fitting parent, then a closer leaf only if it is not a
+	 * worse fit (hand-traced from 22.05's _eval_nodes_topo, see
+	 * sim_policy.c, and what slurmctld 22.05.8 did with the same
+	 * fabric and busy nodes: node-[2-3,8-11], across the spines,
+	 * although spine-1 holds all six) */
 	if (fx_open(&x, "spine:2,leaf:2,node:4")) {
 		busy(&x, "node-0", 8);
 		busy(&x, "node-1", 8);
@@ -413,9 +416,9 @@ static void test_policies(void)
 		is_str(pick(&x, "slurm-tree", 3, 8, 1), "node-5,node-6,node-7",
 		       "slurm-tree: 3 nodes in the 3-node leaf");
 		is_str(pick(&x, "slurm-tree", 6, 8, 1),
-		       "node-8,node-9,node-10,node-11,node-12,node-13",
-		       "slurm-tree: 6 nodes: the spine that fits, nearest "
-		       "leaf next");
+		       "node-8,node-9,node-10,node-11,node-2,node-3",
+		       "slurm-tree: 6 nodes: the leaf under the spine that "
+		       "fits, then the tighter far leaf over the near one");
 		is_str(pick(&x, "topogang", 3, 8, 1), "node-5,node-6,node-7",
 		       "topogang: the same best fit");
 		fx_close(&x);
@@ -709,6 +712,113 @@ static void test_acme(void)
 	sim_fabric_destroy(f);
 }
 
+/* ---- calibration: a policy against recorded decisions ---- */
+
+static bool calib(const sim_fabric *f, const char *ev, const char *pol,
+		  sim_calib *c, tg_errinfo *ei)
+{
+	ei->msg[0] = '\0';
+	return sim_calibrate(f, ev, strlen(ev), "ev.txt", pol, c, ei) ==
+	       TG_OK;
+}
+
+static void calib_err(const sim_fabric *f, const char *ev,
+		      const char *want, const char *what)
+{
+	sim_calib c;
+	tg_errinfo ei;
+
+	ok(!calib(f, ev, "slurm-tree", &c, &ei), "calibrate: %s is an error",
+	   what);
+	like(ei.msg, want, "calibrate: %s: message", what);
+	sim_calib_free(&c);
+}
+
+static void test_calibrate(void)
+{
+	/* the hand-made case of test-slurm-tree-calib: slurmctld 22.05.8
+	 * put 6 nodes on node-[2-3,8-11] */
+	sim_fabric *f = spec("spine:2,leaf:2,node:4");
+	sim_calib c;
+	tg_errinfo ei;
+
+	if (!ok(f != NULL, "calibrate: fabric"))
+		return;
+	if (ok(calib(f, "# by hand\n"
+		     "fixed a 8 node-0\nfixed b 8 node-1\nfixed c 8 node-4\n"
+		     "start six 8 node-2,node-3,node-8,node-9,node-10,node-11\n",
+		     "slurm-tree", &c, &ei), "calibrate: reads (%s)", ei.msg)) {
+		is_int(c.decisions, 1, "calibrate: fixed starts are state, "
+		       "not decisions");
+		is_int(c.matches, 1, "calibrate: slurm-tree matches "
+		       "slurmctld across the spines");
+		sim_calib_free(&c);
+	}
+	/* a different choice is reported with both node sets and leaves;
+	 * the state follows the scheduler, not the policy */
+	if (ok(calib(f, "start x 8 node-8\n"	/* empty: node-0 */
+		     "start y 4 node-9\n"	/* leaf-2 tightest: same */
+		     "start w 4 node-0\n"	/* node-9 has 4 left */
+		     "end x\n"
+		     "start z 8 node-8\n",	/* leaf-0 has 3: node-1 */
+		     "slurm-tree", &c, &ei),
+	       "calibrate: reads a stream (%s)", ei.msg)) {
+		is_int(c.decisions, 4, "calibrate: 4 decisions");
+		is_int(c.matches, 1, "calibrate: one as slurm-tree would");
+		is_int(c.nmiss, 3, "calibrate: 3 mismatches");
+		if (c.nmiss == 3) {
+			is_str(c.miss[0].sched, "node-8",
+			       "calibrate: the scheduler's nodes");
+			is_str(c.miss[0].policy, "node-0",
+			       "calibrate: slurm-tree's: first leaf, first "
+			       "node");
+			is_str(c.miss[0].sched_leaves, "leaf-2",
+			       "calibrate: the scheduler's leaf");
+			is_str(c.miss[0].policy_leaves, "leaf-0",
+			       "calibrate: the policy's leaf");
+			is_int(c.miss[1].line, 3, "calibrate: the line");
+			is_str(c.miss[1].policy, "node-9",
+			       "calibrate: 4 GPUs: the rest of node-9");
+			is_str(c.miss[2].policy, "node-1",
+			       "calibrate: after the end, leaf-0 is the "
+			       "tightest for 8 GPUs");
+		}
+		sim_calib_free(&c);
+	}
+	if (ok(calib(f, "fixed a 8 node-0\npending p 8 16\npending q 8 2\n",
+		     "slurm-tree", &c, &ei), "calibrate: pendings (%s)",
+	       ei.msg)) {
+		is_int(c.sched_pending, 2, "calibrate: 2 left pending");
+		is_int(c.matches, 1, "calibrate: 16 nodes do not fit 15: "
+		       "slurm-tree agrees");
+		if (c.nmiss == 1)
+			is_str(c.miss[0].sched, "-",
+			       "calibrate: pending shows as '-'");
+		sim_calib_free(&c);
+	}
+	if (ok(calib(f, "start t 8 node-4,node-5\nend t\n", "topogang", &c,
+		     &ei), "calibrate: any policy (%s)", ei.msg)) {
+		is_int(c.decisions, 1, "calibrate: topogang: 1 decision");
+		sim_calib_free(&c);
+	}
+	calib_err(f, "start a 8 node-99\n", "ev.txt:1: node 'node-99'",
+		  "an unknown node");
+	calib_err(f, "start a 8 node-1\nstart b 1 node-1\n",
+		  "ev.txt:2: node 'node-1' has not the GPUs free",
+		  "GPUs not free");
+	calib_err(f, "end a\n", "ev.txt:1: 'end a': no such running job",
+		  "an end without a start");
+	calib_err(f, "start a 8 node-1\nstart a 8 node-2\n",
+		  "ev.txt:2: job a started twice", "a start twice");
+	calib_err(f, "begin a 8 node-1\n", "ev.txt:1: expected",
+		  "an unknown event");
+	calib_err(f, "start a 0 node-1\n", "ev.txt:1: GPUS '0'",
+		  "zero GPUs");
+	calib_err(f, "start a 8 node-1,node-1\n", "node 'node-1' twice",
+		  "a node twice");
+	sim_fabric_destroy(f);
+}
+
 int main(void)
 {
 	const char *src = getenv("TG_SRCDIR");
@@ -724,5 +834,6 @@ int main(void)
 	test_preempt();
 	test_engine_errors();
 	test_acme();
+	test_calibrate();
 	return done_testing();
 }
