@@ -1250,7 +1250,7 @@ typedef struct ctx {
 	tg_decision *d;
 	uint32_t *tg2slurm;		/* the model's, not owned */
 	uint32_t ntg;
-	bool must;			/* the request has a MUST layer */
+	bool must;			/* a MUST layer or a hard spread */
 	char gather_txt[512];
 	const char *gather_src;
 } ctx_t;
@@ -1324,7 +1324,11 @@ static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 		off = strlen(c->gather_txt);
 		tgs_spread_format(&spread, c->gather_txt + off,
 				  sizeof(c->gather_txt) - off);
-		for (i = 0; i < spread.n; i++)
+		for (i = 0; i < spread.n; i++) {
+			/* a hard spread is required, as a must layer: the
+			 * job waits for it (no cons_tres estimate) */
+			if (spread.item[i].hard)
+				c->must = true;
 			if (tg_gang_add_spread(c->g,
 					tgs_conf_layer(&site_conf,
 						       spread.item[i].layer),
@@ -1333,6 +1337,7 @@ static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 				snprintf(why, wlen, "out of memory");
 				return SLURM_ERROR;
 			}
+		}
 	}
 	if (_job_slice(job_ptr, &slice) && slice.n) {
 		size_t off = strlen(c->gather_txt);
