@@ -4,8 +4,10 @@
  *   topogang place --cluster FILE [--levels K1,K2,...]
  *                  [--scheduler-name NAME] [--output json|text]
  *   topogang place --topology-conf FILE --node RES --gang SPEC
- *                  [--gather LAYER:must|prefer,...] [--slice LAYER:N]
- *                  [--busy HOSTLIST] [--output json|text]
+ *                  [--podset SPEC]... [--gather LAYER:must|prefer,...]
+ *                  [--slice LAYER:N] [--spread LAYER[:SKEW][:hard|:soft]]
+ *                  [--busy HOSTLIST] [--running HOSTLIST[:SPEC]]...
+ *                  [--output json|text]
  *   topogang check --cluster FILE | --topology-conf FILE
  *   topogang check --topology-conf FILE --cluster FILE [--levels K,...]
  *   topogang draw  --cluster FILE | --topology-conf FILE
@@ -30,6 +32,7 @@
 #include "cli.h"
 
 #define MAX_GATHER 16
+#define MAX_RUNNING 256		/* --running options */
 
 void cli_err(const char *fmt, ...)
 {
@@ -49,10 +52,11 @@ static void usage(FILE *f)
 	      "                      [--output json|text]\n"
 	      "       topogang place --topology-conf FILE --node RES "
 	      "--gang SPEC\n"
-	      "                      [--gather LAYER:must|prefer,...] "
-	      "[--slice LAYER:N]\n"
+	      "                      [--podset SPEC]... "
+	      "[--gather LAYER:must|prefer,...] [--slice LAYER:N]\n"
 	      "                      [--spread LAYER[:SKEW][:hard|:soft]] "
 	      "[--busy HOSTLIST]\n"
+	      "                      [--running HOSTLIST[:SPEC]]...\n"
 	      "                      [--output json|text]\n"
 	      "       topogang check --cluster FILE | --topology-conf FILE\n"
 	      "       topogang check --topology-conf FILE --cluster FILE "
@@ -87,6 +91,10 @@ typedef struct opts {
 	const char *slice;
 	const char *spread;
 	const char *busy;
+	const char *running[MAX_RUNNING];	/* repeatable */
+	unsigned nrunning;
+	const char *podset[TG_MAX_PODSETS];	/* repeatable */
+	unsigned npodset;
 } opts;
 
 int cli_opt_take(int argc, char **argv, int *i, const cli_opt *tab,
@@ -133,6 +141,25 @@ static int parse_opts(int argc, char **argv, opts *o)
 			usage(stdout);
 			exit(0);
 		}
+		if (!strcmp(argv[i], "--running") ||
+		    !strcmp(argv[i], "--podset")) {
+			bool run = argv[i][2] == 'r';
+			unsigned *n = run ? &o->nrunning : &o->npodset;
+			unsigned max = run ? MAX_RUNNING : TG_MAX_PODSETS - 1;
+
+			if (i + 1 >= argc) {
+				cli_err("%s: option %s needs a value", argv[0],
+					argv[i]);
+				return -1;
+			}
+			if (*n == max) {
+				cli_err("%s: more than %u %s options", argv[0],
+					max, argv[i]);
+				return -1;
+			}
+			(run ? o->running : o->podset)[(*n)++] = argv[++i];
+			continue;
+		}
 		r = cli_opt_take(argc, argv, &i, tab,
 				 sizeof(tab) / sizeof(tab[0]), o);
 		if (r < 0)
@@ -171,12 +198,24 @@ static unsigned split(char *s, char sep, char **out, unsigned max)
 	return s && *s ? max + 1 : n;
 }
 
-/* "cpu=8,memory=32Gi,nvidia.com/gpu=8" into a shape; other keys (name,
- * members, priority) are returned through the pointers when given. */
+/* Keys of a --gang, --podset or --running SPEC that are not resources;
+ * a NULL pointer means the key is not accepted there. */
+typedef struct spec_keys {
+	const char **name;
+	unsigned *members;
+	int64_t *prio;
+	unsigned *per_node;	/* max-per-node=N */
+	bool *preemptible;	/* preemptible=yes|no */
+} spec_keys;
+
+/* "cpu=8,memory=32Gi,nvidia.com/gpu=8" into a shape; the other keys of
+ * \p kx (NULL: none) are returned through its pointers. */
 static int parse_res(tg_topology *t, const char *what, const char *spec,
-		     tg_shape *sh, const char **name, unsigned *members,
-		     int64_t *prio)
+		     tg_shape *sh, const spec_keys *kx)
 {
+	const char **name = kx ? kx->name : NULL;
+	unsigned *members = kx ? kx->members : NULL;
+	int64_t *prio = kx ? kx->prio : NULL;
 	char *dup = strdup(spec), *kv[TG_MAX_RESOURCES + 8];
 	unsigned n, i;
 	int rc = -1;
@@ -215,6 +254,27 @@ static int parse_res(tg_topology *t, const char *what, const char *spec,
 				goto out;
 			}
 			*members = (unsigned)m;
+			continue;
+		}
+		if (kx && kx->per_node && !strcmp(kv[i], "max-per-node")) {
+			char *end;
+			long m = strtol(eq, &end, 10);
+
+			if (*end || m < 0 || m > (long)TG_MAX_MEMBERS) {
+				cli_err("%s '%s': bad max-per-node '%s'",
+					what, spec, eq);
+				goto out;
+			}
+			*kx->per_node = (unsigned)m;
+			continue;
+		}
+		if (kx && kx->preemptible && !strcmp(kv[i], "preemptible")) {
+			if (strcmp(eq, "yes") && strcmp(eq, "no")) {
+				cli_err("%s '%s': preemptible must be yes or "
+					"no, not '%s'", what, spec, eq);
+				goto out;
+			}
+			*kx->preemptible = !strcmp(eq, "yes");
 			continue;
 		}
 		if (prio && !strcmp(kv[i], "priority")) {
@@ -327,11 +387,98 @@ static int load_k8s(const opts *o, input *in)
 	return 0;
 }
 
+/*
+ * --running HOSTLIST[:SPEC]: one running gang with an allocation on every
+ * node of HOSTLIST; SPEC: name=NAME, priority=N, preemptible=yes|no and
+ * the resources of each allocation (default the whole node, \p node).
+ * GPU indices: the lowest ones no earlier allocation holds.
+ */
+static int add_running(tg_topology *t, const opts *o, const tg_shape *node,
+		       unsigned k)
+{
+	const char *arg = o->running[k], *colon = strchr(arg, ':');
+	const char *gname = NULL;
+	char *hl, gang[TG_MAX_NAME + 1], pod[2 * TG_MAX_NAME + 2], **names;
+	tg_errinfo ei = { "" };
+	tg_shape sh = *node;
+	int64_t prio = 0;
+	bool pre = true;
+	unsigned nn = 0, i, r;
+	int rc = -1;
+
+	hl = strndup(arg, colon ? (size_t)(colon - arg) : strlen(arg));
+	if (!hl)
+		return -1;
+	if (colon) {
+		spec_keys kx = { &gname, NULL, &prio, NULL, &pre };
+		bool any = false;
+
+		if (parse_res(t, "--running", colon + 1, &sh, &kx)) {
+			free(hl);
+			return -1;
+		}
+		for (r = 0; r < TG_MAX_RESOURCES; r++)
+			any = any || sh.v[r];
+		if (!any)
+			sh = *node;
+	}
+	if (gname) {
+		size_t len = strcspn(gname, ",");
+
+		snprintf(gang, sizeof(gang), "%.*s",
+			 (int)(len > TG_MAX_NAME ? TG_MAX_NAME : len), gname);
+	} else {
+		snprintf(gang, sizeof(gang), "running-%u", k + 1);
+	}
+	if (tg_hostlist_expand(hl, &names, &nn, &ei)) {
+		cli_err("--running '%s': %s", arg, ei.msg);
+		free(hl);
+		return -1;
+	}
+	for (i = 0; i < nn; i++) {
+		tg_node_id id;
+		tg_alloc_spec a;
+		uint64_t fr;
+		int64_t want = sh.v[TG_RES_GPU];
+		unsigned g;
+
+		if (tg_topology_node_find(t, names[i], &id)) {
+			cli_err("--running '%s': no node '%s' in %s", arg,
+				names[i], o->topoconf);
+			goto out;
+		}
+		memset(&a, 0, sizeof(a));
+		fr = tg_topology_node_free_gpus(t, id);
+		for (g = 0; g < 64 && want > 0; g++)
+			if (fr & (UINT64_C(1) << g)) {
+				a.gpus |= UINT64_C(1) << g;
+				want--;
+			}
+		snprintf(pod, sizeof(pod), "%s/%s", gang, names[i]);
+		a.pod = pod;
+		a.gang = gang;
+		a.node = id;
+		a.shape = &sh;
+		a.priority = prio;
+		a.preemptible = pre;
+		if (tg_topology_add_alloc(t, &a)) {
+			cli_err("--running '%s': cannot add %s (twice?)", arg,
+				pod);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	tg_hostlist_free(names, nn);
+	free(hl);
+	return rc;
+}
+
 static int load_topoconf(const opts *o, input *in)
 {
 	tg_errinfo ei = { "" };
 	tg_shape node, gs;
-	unsigned n, i, members = 1, ps;
+	unsigned n, i, members = 1, ps, per_node = 0;
 	const char *gname = NULL;
 	int64_t prio = 0;
 	char *dup = NULL, *items[MAX_GATHER + 1];
@@ -349,7 +496,7 @@ static int load_topoconf(const opts *o, input *in)
 			"every node), e.g. --node cpu=64,nvidia.com/gpu=8");
 		return 2;
 	}
-	if (parse_res(in->t, "--node", o->node_res, &node, NULL, NULL, NULL))
+	if (parse_res(in->t, "--node", o->node_res, &node, NULL))
 		return 2;
 	n = tg_topology_nnodes(in->t);
 	for (i = 0; i < n; i++) {
@@ -408,10 +555,17 @@ static int load_topoconf(const opts *o, input *in)
 		}
 		tg_hostlist_free(names, nn);
 	}
+	for (i = 0; i < o->nrunning; i++)
+		if (add_running(in->t, o, &node, i))
+			return 2;
 	if (!o->gang)
 		return 0;
-	if (parse_res(in->t, "--gang", o->gang, &gs, &gname, &members, &prio))
-		return 2;
+	{
+		spec_keys kx = { &gname, &members, &prio, &per_node, NULL };
+
+		if (parse_res(in->t, "--gang", o->gang, &gs, &kx))
+			return 2;
+	}
 	{
 		char nm[TG_MAX_NAME + 1];
 		size_t len = 0;
@@ -426,8 +580,28 @@ static int load_topoconf(const opts *o, input *in)
 		in->own = tg_gang_create(len ? nm : "gang");
 	}
 	if (!in->own ||
-	    tg_gang_add_podset(in->own, "task", &gs, members, &ps))
+	    tg_gang_add_podset(in->own, "task", &gs, members, &ps) ||
+	    (per_node && tg_gang_podset_set_max_per_node(in->own, ps,
+							  per_node)))
 		return 2;
+	for (i = 0; i < o->npodset; i++) {
+		/* more pod sets of the same gang: "task-2", "task-3", ... */
+		spec_keys kx = { NULL, &members, NULL, &per_node, NULL };
+		char psname[32];
+
+		members = 1;
+		per_node = 0;
+		if (parse_res(in->t, "--podset", o->podset[i], &gs, &kx))
+			return 2;
+		snprintf(psname, sizeof(psname), "task-%u", i + 2);
+		if (tg_gang_add_podset(in->own, psname, &gs, members, &ps) ||
+		    (per_node &&
+		     tg_gang_podset_set_max_per_node(in->own, ps, per_node))) {
+			cli_err("--podset '%s': cannot add the pod set",
+				o->podset[i]);
+			return 2;
+		}
+	}
 	tg_gang_set_priority(in->own, prio);
 	if (o->gather) {
 		dup = strdup(o->gather);
@@ -479,27 +653,36 @@ static int load_topoconf(const opts *o, input *in)
 		}
 	}
 	if (o->spread) {
-		/* LAYER:SKEW[:hard|:soft], as the SPANK --topo-spread */
+		/* LAYER[:SKEW][:hard|:soft], as the SPANK --topo-spread */
 		char *parts[3], *end;
+		const char *mode = NULL;
 		unsigned np;
 		long skew = 1;
+		bool hard;	/* soft by default, as --topo-spread */
 
 		free(dup);
 		dup = strdup(o->spread);
 		if (!dup)
 			return 2;
+
 		np = split(dup, ':', parts, 3);
+		if (np == 2 && (!strcmp(parts[1], "hard") ||
+				!strcmp(parts[1], "soft")))
+			mode = parts[1];
+		else if (np == 3)
+			mode = parts[2];
 		if (np > 3 || np < 1 ||
-		    (np >= 2 && ((skew = strtol(parts[1], &end, 10)) < 1 ||
-				 *end || skew > 1000000)) ||
-		    (np == 3 && strcmp(parts[2], "hard") &&
-		     strcmp(parts[2], "soft"))) {
+		    (np >= 2 && !(np == 2 && mode) &&
+		     ((skew = strtol(parts[1], &end, 10)) < 1 || *end ||
+		      skew > 1000000)) ||
+		    (mode && strcmp(mode, "hard") && strcmp(mode, "soft"))) {
 			cli_err("--spread '%s': expected LAYER[:SKEW][:hard|"
 				":soft]", o->spread);
 			goto out;
 		}
+		hard = mode && !strcmp(mode, "hard");
 		if (tg_gang_add_spread(in->own, parts[0], (unsigned)skew,
-				       np < 3 || !strcmp(parts[2], "hard"))) {
+				       hard)) {
 			cli_err("--spread: bad layer '%s'", parts[0]);
 			goto out;
 		}

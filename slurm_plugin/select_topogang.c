@@ -886,6 +886,30 @@ static bool _job_spread(job_record_t *job_ptr, tgs_spread *sp)
 	return false;
 }
 
+/* The job's --topo-slice, if any; false when it has none. */
+static bool _job_slice(job_record_t *job_ptr, tgs_slice *sl)
+{
+	size_t vl = strlen(TGS_SPANK_SLICE_VAR);
+	uint32_t i;
+
+	memset(sl, 0, sizeof(*sl));
+	for (i = 0; i < job_ptr->spank_job_env_size; i++) {
+		const char *e = job_ptr->spank_job_env[i];
+		char err[TGS_ERRLEN];
+
+		if (!e || strncmp(e, TGS_SPANK_SLICE_VAR, vl) ||
+		    e[vl] != '=')
+			continue;
+		if (!tgs_slice_parse(e + vl + 1, sl, err, sizeof(err)))
+			return true;
+		error("%s: %pJ: --topo-slice: %s; ignored", plugin_type,
+		      job_ptr, err);
+		memset(sl, 0, sizeof(*sl));
+		return false;
+	}
+	return false;
+}
+
 /*
  * The core's model of the cluster, kept between job_test calls (under
  * state_lock): rebuilding it from topology.conf for every call costs a
@@ -1226,7 +1250,7 @@ typedef struct ctx {
 	tg_decision *d;
 	uint32_t *tg2slurm;		/* the model's, not owned */
 	uint32_t ntg;
-	bool must;			/* the request has a MUST layer */
+	bool must;			/* a MUST layer or a hard spread */
 	char gather_txt[512];
 	const char *gather_src;
 } ctx_t;
@@ -1252,6 +1276,7 @@ static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 	node_record_t *node_ptr;
 	tgs_gather gather;
 	tgs_spread spread;
+	tgs_slice slice;
 	unsigned i;
 
 	c->job_ptr = job_ptr;
@@ -1299,13 +1324,38 @@ static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 		off = strlen(c->gather_txt);
 		tgs_spread_format(&spread, c->gather_txt + off,
 				  sizeof(c->gather_txt) - off);
-		for (i = 0; i < spread.n; i++)
+		for (i = 0; i < spread.n; i++) {
+			/* a hard spread is required, as a must layer: the
+			 * job waits for it (no cons_tres estimate) */
+			if (spread.item[i].hard)
+				c->must = true;
 			if (tg_gang_add_spread(c->g,
 					tgs_conf_layer(&site_conf,
 						       spread.item[i].layer),
 					spread.item[i].skew,
 					spread.item[i].hard)) {
 				snprintf(why, wlen, "out of memory");
+				return SLURM_ERROR;
+			}
+		}
+	}
+	if (_job_slice(job_ptr, &slice) && slice.n) {
+		size_t off = strlen(c->gather_txt);
+
+		snprintf(c->gather_txt + off, sizeof(c->gather_txt) - off,
+			 " slice=");
+		off = strlen(c->gather_txt);
+		tgs_slice_format(&slice, c->gather_txt + off,
+				 sizeof(c->gather_txt) - off);
+		for (i = 0; i < slice.n; i++)
+			if (tg_gang_add_slice(c->g,
+					tgs_conf_layer(&site_conf,
+						       slice.item[i].layer),
+					slice.item[i].size)) {
+				snprintf(why, wlen, "--topo-slice %s:%u: not "
+					 "a valid slice for %u nodes",
+					 slice.item[i].layer,
+					 slice.item[i].size, members);
 				return SLURM_ERROR;
 			}
 	}

@@ -104,6 +104,33 @@ static void test_spread(void)
 	   "spread: empty refused");
 }
 
+static void test_slice(void)
+{
+	tgs_slice sl;
+	char err[TGS_ERRLEN], buf[256];
+
+	is_int(tgs_slice_parse("block:2,spine:4", &sl, err, sizeof(err)), 0,
+	       "slice: two layers parse");
+	ok(sl.n == 2 && sl.item[0].size == 2 && sl.item[1].size == 4,
+	   "slice: sizes");
+	tgs_slice_format(&sl, buf, sizeof(buf));
+	is_str(buf, "block:2,spine:4", "slice: canonical form");
+	ok(tgs_slice_parse("block", &sl, err, sizeof(err)) == -1,
+	   "slice: a size is needed");
+	like(err, "expected LAYER:SIZE", "slice: says the form");
+	ok(tgs_slice_parse("block:0", &sl, err, sizeof(err)) == -1,
+	   "slice: size 0 refused");
+	like(err, "size must be 1 to", "slice: says the range");
+	ok(tgs_slice_parse("block:2x", &sl, err, sizeof(err)) == -1,
+	   "slice: junk size refused");
+	ok(tgs_slice_parse("block:2,block:4", &sl, err, sizeof(err)) == -1,
+	   "slice: repeated layer refused");
+	ok(tgs_slice_parse("block:2,", &sl, err, sizeof(err)) == -1,
+	   "slice: trailing comma refused");
+	ok(tgs_slice_parse("", &sl, err, sizeof(err)) == -1,
+	   "slice: empty refused");
+}
+
 static void test_conf(void)
 {
 	tgs_conf c;
@@ -229,6 +256,7 @@ int main(void)
 {
 	test_gather();
 	test_spread();
+	test_slice();
 	test_conf();
 	test_bad();
 	test_file();

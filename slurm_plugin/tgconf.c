@@ -220,6 +220,73 @@ extern void tgs_spread_format(const tgs_spread *s, char *buf, size_t len)
 	}
 }
 
+extern int tgs_slice_parse(const char *spec, tgs_slice *out,
+			   char *err, size_t errlen)
+{
+	const char *p = spec;
+
+	memset(out, 0, sizeof(*out));
+	if (!spec || !*spec)
+		return _err(err, errlen, "empty slice request");
+	while (*p) {
+		const char *end = strchr(p, ','), *c;
+		size_t n = end ? (size_t) (end - p) : strlen(p), ln, sl;
+		tgs_slice_item *it;
+		unsigned long v;
+		unsigned i;
+
+		c = memchr(p, ':', n);
+		ln = c ? (size_t) (c - p) : n;
+		if (!_name_ok(p, ln))
+			return _err(err, errlen, "'%.*s': bad layer name",
+				    (int) n, p);
+		sl = c ? (size_t) (p + n - c - 1) : 0;
+		if (!c || !sl || sl > 6 || strspn(c + 1, "0123456789") != sl)
+			return _err(err, errlen, "'%.*s': expected LAYER:SIZE",
+				    (int) n, p);
+		v = strtoul(c + 1, NULL, 10);
+		if (!v || v > TGS_MAX_SLICE)
+			return _err(err, errlen, "'%.*s': size must be 1 to "
+				    "%d nodes", (int) n, p, TGS_MAX_SLICE);
+		if (out->n >= TGS_MAX_GATHER)
+			return _err(err, errlen, "more than %d layers in "
+				    "'%s'", TGS_MAX_GATHER, spec);
+		it = &out->item[out->n];
+		memcpy(it->layer, p, ln);
+		it->layer[ln] = '\0';
+		it->size = (unsigned) v;
+		for (i = 0; i < out->n; i++)
+			if (!strcasecmp(out->item[i].layer, it->layer))
+				return _err(err, errlen, "layer '%s' given "
+					    "twice", it->layer);
+		out->n++;
+		if (!end)
+			break;
+		p = end + 1;
+		if (!*p)
+			return _err(err, errlen, "'%s': trailing comma", spec);
+	}
+	return 0;
+}
+
+extern void tgs_slice_format(const tgs_slice *s, char *buf, size_t len)
+{
+	size_t off = 0;
+	unsigned i;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	for (i = 0; i < s->n && off < len; i++) {
+		int w = snprintf(buf + off, len - off, "%s%s:%u",
+				 i ? "," : "", s->item[i].layer,
+				 s->item[i].size);
+		if (w < 0)
+			break;
+		off += (size_t) w;
+	}
+}
+
 extern void tgs_conf_init(tgs_conf *c)
 {
 	memset(c, 0, sizeof(*c));

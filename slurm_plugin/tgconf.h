@@ -28,7 +28,9 @@
  * environment (job_desc->spank_job_env); the select plugin reads it. */
 #define TGS_SPANK_GATHER_VAR	"TOPOGANG_GATHER"
 #define TGS_SPANK_SPREAD_VAR	"TOPOGANG_SPREAD"
+#define TGS_SPANK_SLICE_VAR	"TOPOGANG_SLICE"
 #define TGS_MAX_SKEW		65536
+#define TGS_MAX_SLICE		65536	/* nodes in one slice */
 
 typedef enum tgs_how {
 	TGS_PREFER = 1,
@@ -59,6 +61,19 @@ typedef struct tgs_spread {
 	unsigned n;
 	tgs_spread_item item[TGS_MAX_GATHER];
 } tgs_spread;
+
+/* A parsed --topo-slice value: every size consecutive nodes of the job
+ * (by rank) share one domain of the layer (Kueue podset slices,
+ * Koordinator podCountMultiple, KAI segments). */
+typedef struct tgs_slice_item {
+	char layer[TGS_MAX_NAME + 1];
+	unsigned size;
+} tgs_slice_item;
+
+typedef struct tgs_slice {
+	unsigned n;
+	tgs_slice_item item[TGS_MAX_GATHER];
+} tgs_slice;
 
 typedef struct tgs_alias {
 	char name[TGS_MAX_NAME + 1];	/* what users write: "spine" */
@@ -105,6 +120,16 @@ extern int tgs_spread_parse(const char *spec, tgs_spread *out,
 
 /* Writes the canonical form ("rack:1:hard") into \p buf. */
 extern void tgs_spread_format(const tgs_spread *s, char *buf, size_t len);
+
+/*
+ * Parses a slice request "LAYER:SIZE[,...]" (SIZE 1 to TGS_MAX_SLICE
+ * nodes).  Returns 0, or -1 with a one-line reason in \p err.
+ */
+extern int tgs_slice_parse(const char *spec, tgs_slice *out,
+			   char *err, size_t errlen);
+
+/* Writes the canonical form ("block:2") into \p buf. */
+extern void tgs_slice_format(const tgs_slice *s, char *buf, size_t len);
 
 /* Sets the defaults (no aliases, 120 s reservations, fallback on). */
 extern void tgs_conf_init(tgs_conf *c);

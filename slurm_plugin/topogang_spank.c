@@ -1,9 +1,10 @@
 /*****************************************************************************\
  *  topogang_spank.c - per-job topology requests for select/topogang.
  *
- *  Adds --topo-gather=LAYER:must|prefer[,...] and
- *  --topo-spread=LAYER[:SKEW][:hard|:soft][,...] to srun, sbatch and
- *  salloc (also as #SBATCH lines).  The values are checked when the
+ *  Adds --topo-gather=LAYER:must|prefer[,...],
+ *  --topo-spread=LAYER[:SKEW][:hard|:soft][,...] and
+ *  --topo-slice=LAYER:SIZE[,...] to srun, sbatch and salloc (also as
+ *  #SBATCH lines).  The values are checked when the
  *  job is submitted and passed to slurmctld in the job's control
  *  environment (job_desc->spank_job_env, the channel SPANK has for
  *  telling slurmctld about a job), where select/topogang reads it.
@@ -33,10 +34,13 @@ static tgs_gather gather;
 static bool gather_set = false;
 static tgs_spread spread;
 static bool spread_set = false;
+static tgs_slice slice;
+static bool slice_set = false;
 static char conf_arg[PATH_MAX];
 
 static int _opt_gather(int val, const char *optarg, int remote);
 static int _opt_spread(int val, const char *optarg, int remote);
+static int _opt_slice(int val, const char *optarg, int remote);
 
 static struct spank_option gather_opt = {
 	"topo-gather", "LAYER:must|prefer[,...]",
@@ -51,6 +55,13 @@ static struct spank_option spread_opt = {
 	"Spread the job's nodes over the domains of a layer, member counts "
 	"differing by at most SKEW (default 1); hard never exceeds it.",
 	1, 0, _opt_spread
+};
+
+static struct spank_option slice_opt = {
+	"topo-slice", "LAYER:SIZE[,...]",
+	"Every SIZE consecutive nodes of the job share one domain of the "
+	"layer (slices: e.g. block:2 puts the nodes two by two in blocks).",
+	1, 0, _opt_slice
 };
 
 static bool _layer_generic(const char *l)
@@ -171,6 +182,27 @@ static int _opt_spread(int val, const char *optarg, int remote)
 	return 0;
 }
 
+static int _opt_slice(int val, const char *optarg, int remote)
+{
+	char err[TGS_ERRLEN];
+	const char *names[TGS_MAX_GATHER];
+	unsigned i;
+
+	(void) val;
+	if (remote)
+		return 0;
+	if (tgs_slice_parse(optarg, &slice, err, sizeof(err))) {
+		slurm_error("--topo-slice: %s", err);
+		return -1;
+	}
+	for (i = 0; i < slice.n; i++)
+		names[i] = slice.item[i].layer;
+	if (_check_layers("topo-slice", names, slice.n))
+		return -1;
+	slice_set = true;
+	return 0;
+}
+
 extern int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	int i;
@@ -185,9 +217,10 @@ extern int slurm_spank_init(spank_t sp, int ac, char **av)
 		}
 	}
 	if (spank_option_register(sp, &gather_opt) != ESPANK_SUCCESS ||
-	    spank_option_register(sp, &spread_opt) != ESPANK_SUCCESS) {
-		slurm_error("topogang: cannot register --topo-gather and "
-			    "--topo-spread");
+	    spank_option_register(sp, &spread_opt) != ESPANK_SUCCESS ||
+	    spank_option_register(sp, &slice_opt) != ESPANK_SUCCESS) {
+		slurm_error("topogang: cannot register --topo-gather, "
+			    "--topo-spread and --topo-slice");
 		return -1;
 	}
 	return 0;
@@ -219,6 +252,16 @@ extern int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 					      1);
 		if (rc != ESPANK_SUCCESS) {
 			slurm_error("topogang: cannot pass --topo-spread to "
+				    "slurmctld: %s", spank_strerror(rc));
+			return -1;
+		}
+	}
+	if (slice_set) {
+		tgs_slice_format(&slice, buf, sizeof(buf));
+		rc = spank_job_control_setenv(sp, TGS_SPANK_SLICE_VAR, buf,
+					      1);
+		if (rc != ESPANK_SUCCESS) {
+			slurm_error("topogang: cannot pass --topo-slice to "
 				    "slurmctld: %s", spank_strerror(rc));
 			return -1;
 		}

@@ -1,14 +1,18 @@
 #!/bin/sh
 # tests/parity/slurm-path.sh - path (b) of the parity suite: one loopback
-# Slurm lab (tests/slurm/lab.sh) for every scenario.  Reads one scenario
-# a line on stdin:
-#   NAME BUSY MEMBERS GATHER PRIO
-# (BUSY: comma list of nodes running a low-priority exclusive job or "-";
-# GATHER: LAYER:must|prefer or "-"; PRIO: high|normal) and prints
+# Slurm lab (tests/slurm/lab.sh) for every scenario.  Reads the scenarios
+# on stdin, written by run-parity:
+#   S NAME              a scenario starts
+#   R NODES ARGS...     a running job: sbatch ARGS (partition, -w NODES,
+#                       shape), NODES a comma list
+#   J ARGS...           the request: sbatch ARGS (" : " between the
+#                       components of a heterogeneous job); runs it
+# and prints for each
 #   RESULT NAME STATUS NODES VICTIMS
 # (STATUS placed|preempting|unschedulable|error:...; NODES, VICTIMS comma
-# lists or "-").  Prints "SKIP why" when the lab cannot run, "LABERR why"
-# when it does not start.  Run by run-parity, not by make check itself.
+# lists or "-"; a victim is every node of a preempted running job).
+# Prints "SKIP why" when the lab cannot run, "LABERR why" when it does not
+# start.  Run by run-parity, not by make check itself.
 set -u
 . "${TG_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/slurm/lab.sh"
 
@@ -18,6 +22,14 @@ skip_all() { echo "SKIP $*"; exit 0; }
 
 lab_init parity 17400
 lab_write tree
+# a second preemptible tier between low (1) and high (10); batch jobs
+# scheduled at once rather than up to 3 s later (batch_sched_delay), and
+# heterogeneous jobs, which only the backfill scheduler starts, within a
+# second (bf_interval)
+cat >>"$LAB/etc/slurm.conf" <<EOF
+PartitionName=mid Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=5 PreemptMode=REQUEUE
+SchedulerParameters=batch_sched_delay=0,bf_interval=1
+EOF
 if ! lab_start >"$LAB/start.out" 2>&1; then
 	echo "LABERR slurmctld or slurmd did not start: $(tr '\n' ' ' <"$LAB/start.out")"
 	# shellcheck disable=SC2034  # read by lab.sh's exit trap: keep the lab
@@ -25,38 +37,32 @@ if ! lab_start >"$LAB/start.out" 2>&1; then
 	exit 0
 fi
 echo "INFO lab up: $LAB"
+set -f	# from here on node lists and sbatch arguments are never globbed
 
-while read -r name busy members gather prio; do
-	[ -n "$name" ] || continue
-	lows=""
-	if [ "$busy" != "-" ]; then
-		for n in $(echo "$busy" | tr ',' ' '); do
-			l=$(submit -p low -N1 -w "$n" --exclusive \
-				--wrap "trap '' TERM; sleep 300")
-			lows="$lows $l:$n"
-		done
-		for ln in $lows; do wait_state "${ln%%:*}" RUNNING 20; done
-	fi
-	part="batch"
-	[ "$prio" = high ] && part=high
-	set -- -p "$part" -N "$members" --exclusive
-	[ "$gather" != "-" ] && set -- "$@" "--topo-gather=$gather"
+# squeue of a job, one line per component of a heterogeneous job
+jstates() { sl squeue -h -j "$1" -o %T 2>/dev/null | sort -u | paste -sd' ' -; }
+
+# run_request NAME ARGS...: the request, its result line
+run_request() {
+	name=$1
+	shift
 	j=$(submit "$@" --wrap 'sleep 300')
 	if [ -z "$j" ]; then
 		echo "RESULT $name error:sbatch:$(tr ' \n' '__' <"$LAB/submit.err") - -"
-		lab_drain >/dev/null 2>&1
-		continue
+		return
 	fi
-	# RUNNING, or PENDING with topogang's reason for 4 s in a row
+	# RUNNING, or PENDING with topogang's reason for 3 s in a row
 	left=200 stable=0 st=""
 	while [ $left -gt 0 ]; do
-		st=$(jstate "$j")
+		st=$(jstates "$j")
 		[ "$st" = RUNNING ] && break
-		if [ "$st" = PENDING ] && jreason "$j" | grep -q '^topogang: ' &&
-		   ! grep -Eq "JobId=$j gather=.* preempting " \
+		if [ "$st" = PENDING ] &&
+		   sl squeue -h -j "$j" -o %R 2>/dev/null |
+			grep -q '^(topogang: ' &&
+		   ! grep -Eq "JobId=$j(\\+[0-9]+)? gather=.* preempting " \
 			"$LAB/log/slurmctld.log" 2>/dev/null; then
 			stable=$((stable + 1))
-			[ $stable -ge 20 ] && break
+			[ $stable -ge 15 ] && break
 		else
 			stable=0
 		fi
@@ -64,24 +70,55 @@ while read -r name busy members gather prio; do
 		left=$((left - 1))
 	done
 	vict=""
-	for ln in $lows; do
-		if grep -Eq "preempted JobId=${ln%%:*} .*for JobId=$j( |\$)" \
+	for r in $runs; do
+		if grep -Eq "preempted JobId=${r%%:*} .*for JobId=$j(\\+[0-9]+)?( |\$)" \
 			"$LAB/log/slurmctld.log"; then
-			vict="$vict,${ln#*:}"
+			vict="$vict,${r#*:}"
 		fi
 	done
 	vict=${vict#,}
 	if [ "$st" = RUNNING ]; then
-		nodes=$(hosts "$(jnodes "$j")")
+		nodes=$(for h in $(sl squeue -h -j "$j" -o %N 2>/dev/null); do
+			hosts "$h"; done | paste -sd, -)
 		status=placed
 		[ -n "$vict" ] && status=preempting
 	elif [ "$st" = PENDING ]; then
 		nodes="-" status=unschedulable
-		echo "INFO $name reason: $(jreason "$j")"
+		echo "INFO $name reason: $(jreason "$j" | head -1)"
 	else
-		nodes="-" status="error:state:$st"
+		nodes="-" status="error:state:$(echo "$st" | tr ' ' '_')"
 	fi
 	echo "RESULT $name $status ${nodes:--} ${vict:--}"
-	lab_drain >/dev/null 2>&1
+}
+
+name="" runs=""
+while read -r tag rest; do
+	case $tag in
+	S)
+		name=$rest runs=""
+		t0=$(date +%s%N)
+		;;
+	R)
+		# shellcheck disable=SC2086  # the arguments, split on purpose
+		set -- $rest
+		nodes=$1
+		shift
+		r=$(submit "$@" --wrap 'sleep 300')
+		if [ -z "$r" ]; then
+			echo "INFO $name: running job on $nodes: $(cat "$LAB/submit.err")"
+			continue
+		fi
+		runs="$runs $r:$nodes"
+		;;
+	J)
+		for r in $runs; do wait_state "${r%%:*}" RUNNING 20; done
+		t1=$(date +%s%N)
+		# shellcheck disable=SC2086  # the arguments, split on purpose
+		run_request "$name" $rest
+		t2=$(date +%s%N)
+		lab_drain >/dev/null 2>&1
+		echo "INFO $name: $(( (t1 - t0) / 1000000 )) ms running jobs, $(( (t2 - t1) / 1000000 )) ms request, $(( ($(date +%s%N) - t2) / 1000000 )) ms drain"
+		;;
+	esac
 done
 exit 0
