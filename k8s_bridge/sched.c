@@ -22,7 +22,6 @@
 #include "sched.h"
 
 /* Bounds and timings. */
-#define SNAP_CHUNK		(64u << 20)	/* bytes per tg_k8s_add() */
 #define SNAP_MAX		(4ull << 30)	/* bytes of one snapshot */
 #define ASSUME_TTL_MS		30000
 #define BIND_ATTEMPTS		3
@@ -661,58 +660,62 @@ static br_req *evict_req(br_sched *s, const char *ns, const char *name,
 
 /* ---- the snapshot ------------------------------------------------------ */
 
+/*
+ * The caches go to the core's loader object by object, by reference
+ * (tg_k8s_add_object): the loader parses a pod only when the build reads
+ * it and keeps the tree of pending pods only, so a cycle holds no copy of
+ * the cluster.  Texts made for the snapshot (assumed pods, upstream
+ * PodGroups) live in sn->made until the build is over.
+ */
 typedef struct snap {
 	cyc *c;
-	br_buf b;
 	size_t total;
 	tg_errinfo ei;
 	tg_err err;
-	unsigned chunk;
+	char **made;
+	size_t nmade, capmade;
 } snap;
 
-static bool snap_flush(snap *sn)
+static bool snap_obj(snap *sn, const br_informer *inf, const br_obj *o,
+		     const char *text, size_t len)
 {
-	char src[32];
+	const br_resdef *def = br_informer_def(inf);
 
-	if (sn->err || !sn->b.len)
-		return !sn->err;
-	snprintf(src, sizeof(src), "cache#%u", sn->chunk++);
-	sn->err = tg_k8s_add(sn->c->k, sn->b.s, sn->b.len, src, &sn->ei);
-	sn->total += sn->b.len;
-	br_buf_reset(&sn->b);
-	return !sn->err;
-}
-
-static bool snap_text(snap *sn, const char *t, size_t n)
-{
-	if (sn->b.len + n + 1 > SNAP_CHUNK && !snap_flush(sn))
-		return false;
-	if (sn->total + sn->b.len + n > SNAP_MAX) {
+	if (sn->total + len > SNAP_MAX) {
 		sn->err = TG_ELIMIT;
 		snprintf(sn->ei.msg, sizeof(sn->ei.msg),
 			 "snapshot larger than %llu bytes",
 			 (unsigned long long)SNAP_MAX);
 		return false;
 	}
-	br_buf_add(&sn->b, t, n);
-	br_buf_add(&sn->b, "\n", 1);
-	if (sn->b.err) {
-		sn->err = TG_ENOMEM;
-		snprintf(sn->ei.msg, sizeof(sn->ei.msg), "snapshot buffer");
-		return false;
+	sn->total += len;
+	sn->err = tg_k8s_add_object(sn->c->k, text, len, def->kind,
+				    br_informer_api_version(inf), o->ns,
+				    o->name, "cache", &sn->ei);
+	return !sn->err;
+}
+
+/* Text made for the snapshot: kept until the build is over. */
+static bool snap_made(snap *sn, const br_informer *inf, const br_obj *o,
+		      char *t)
+{
+	if (sn->nmade == sn->capmade) {
+		sn->capmade = sn->capmade ? sn->capmade * 2 : 16;
+		sn->made = br_xrealloc(sn->made, sn->capmade * sizeof(char *));
 	}
-	return true;
+	sn->made[sn->nmade++] = t;
+	return snap_obj(sn, inf, o, t, strlen(t));
 }
 
 /* A pod bound by us, not yet seen bound: written bound. */
-static bool snap_assumed(snap *sn, const br_obj *o, const assumed *a)
+static bool snap_assumed(snap *sn, const br_informer *inf, const br_obj *o,
+			 const assumed *a)
 {
 	cJSON *j = br_obj_parse(o), *spec, *md, *ann;
 	char *t, rk[16];
-	bool ok;
 
 	if (!j)
-		return snap_text(sn, o->text, o->len);
+		return snap_obj(sn, inf, o, o->text, o->len);
 	spec = cJSON_GetObjectItemCaseSensitive(j, "spec");
 	md = cJSON_GetObjectItemCaseSensitive(j, "metadata");
 	if (cJSON_IsObject(spec)) {
@@ -742,10 +745,8 @@ static bool snap_assumed(snap *sn, const br_obj *o, const assumed *a)
 	t = cJSON_PrintUnformatted(j);
 	cJSON_Delete(j);
 	if (!t)
-		return snap_text(sn, o->text, o->len);
-	ok = snap_text(sn, t, strlen(t));
-	cJSON_free(t);
-	return ok;
+		return snap_obj(sn, inf, o, o->text, o->len);
+	return snap_made(sn, inf, o, t);
 }
 
 static const assumed *assumed_for(const br_sched *s, const br_obj *o)
@@ -768,20 +769,24 @@ static bool snap_store(snap *sn, const br_informer *inf, bool pods)
 			const assumed *a = assumed_for(sn->c->s, o);
 
 			if (a) {
-				if (!snap_assumed(sn, o, a))
+				if (!snap_assumed(sn, inf, o, a))
 					return false;
 				continue;
 			}
 			if (strcmp(o->sched, ours) != 0)
 				continue;	/* not ours, holds nothing */
 		}
-		if (!snap_text(sn, o->text, o->len))
+		if (!snap_obj(sn, inf, o, o->text, o->len))
 			return false;
 	}
 	return true;
 }
 
-/* Upstream PodGroups (scheduling.k8s.io/v1alpha2) as Koordinator ones. */
+/*
+ * Upstream PodGroups (scheduling.k8s.io/v1alpha2) as Koordinator ones,
+ * filed under the Koordinator kind (the informer's own kind and version
+ * would name the upstream API).
+ */
 static bool snap_upstream_groups(snap *sn, const br_informer *inf)
 {
 	const br_store *st = br_informer_store(inf);
@@ -793,8 +798,8 @@ static bool snap_upstream_groups(snap *sn, const br_informer *inf)
 		const cJSON *min = br_jpath(j, "spec.schedulingPolicy.gang."
 					    "minCount");
 		const char *ts = br_jpath_str(j, "metadata.creationTimestamp");
+		const char *ns = *o->ns ? o->ns : "default";
 		char *t;
-		bool ok;
 
 		out = cJSON_CreateObject();
 		cJSON_AddStringToObject(out, "apiVersion",
@@ -802,8 +807,7 @@ static bool snap_upstream_groups(snap *sn, const br_informer *inf)
 		cJSON_AddStringToObject(out, "kind", "PodGroup");
 		md = cJSON_AddObjectToObject(out, "metadata");
 		cJSON_AddStringToObject(md, "name", o->name);
-		cJSON_AddStringToObject(md, "namespace",
-					*o->ns ? o->ns : "default");
+		cJSON_AddStringToObject(md, "namespace", ns);
 		if (ts)
 			cJSON_AddStringToObject(md, "creationTimestamp", ts);
 		spec = cJSON_AddObjectToObject(out, "spec");
@@ -815,9 +819,18 @@ static bool snap_upstream_groups(snap *sn, const br_informer *inf)
 		cJSON_Delete(j);
 		if (!t)
 			continue;
-		ok = snap_text(sn, t, strlen(t));
-		cJSON_free(t);
-		if (!ok)
+		if (sn->nmade == sn->capmade) {
+			sn->capmade = sn->capmade ? sn->capmade * 2 : 16;
+			sn->made = br_xrealloc(sn->made,
+					       sn->capmade * sizeof(char *));
+		}
+		sn->made[sn->nmade++] = t;
+		sn->total += strlen(t);
+		sn->err = tg_k8s_add_object(sn->c->k, t, strlen(t),
+					    "PodGroup",
+					    "scheduling.sigs.k8s.io/v1alpha1",
+					    ns, o->name, "cache", &sn->ei);
+		if (sn->err)
 			return false;
 	}
 	return true;
@@ -830,6 +843,7 @@ static bool build_snapshot(cyc *c)
 	const br_config *cfg = s->env.cfg;
 	snap sn;
 	unsigned i;
+	size_t m;
 	bool ok;
 	int64_t t0 = br_now_ms();
 
@@ -842,7 +856,6 @@ static bool build_snapshot(cyc *c)
 				  cfg->nlevels);
 	memset(&sn, 0, sizeof(sn));
 	sn.c = c;
-	br_buf_init(&sn.b, SNAP_CHUNK + BR_MAX_OBJECT);
 	ok = snap_store(&sn, s->env.nodes, false) &&
 	     snap_store(&sn, s->env.pods, true) &&
 	     snap_store(&sn, s->env.pcs, false) &&
@@ -851,13 +864,14 @@ static bool build_snapshot(cyc *c)
 		ok = snap_store(&sn, s->env.feed[i], false);
 	if (ok && s->env.upg)
 		ok = snap_upstream_groups(&sn, s->env.upg);
-	if (ok)
-		ok = snap_flush(&sn);
-	br_buf_free(&sn.b);
 	if (ok) {
 		sn.err = tg_k8s_build(c->k, &c->t, &sn.ei);
 		ok = !sn.err;
 	}
+	/* the loader read the texts it borrowed: the made ones can go */
+	for (m = 0; m < sn.nmade; m++)
+		cJSON_free(sn.made[m]);
+	free(sn.made);
 	if (!ok) {
 		br_log(BR_LOG_ERROR, "cannot build the snapshot; retrying",
 		       "error", sn.ei.msg, "code", tg_strerror(sn.err), NULL);

@@ -28,6 +28,7 @@
 #define BR_ANN_RANK	"topogang.io/rank"
 
 typedef struct br_obj {
+	/* key, ns, name, uid, rv, node and sched share key's allocation */
 	char *key;		/* "namespace/name", or "name" */
 	char *ns, *name;
 	char *uid;
