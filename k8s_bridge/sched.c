@@ -37,17 +37,6 @@
 #define EVENTS_INFLIGHT		8	/* events posted at once */
 #define EVENTS_QUEUED		100000	/* queued; then dropped */
 
-/* Gang dialect keys the member index reads (as shared/src/k8s.c). */
-#define L_KOORD_PG	"pod-group.scheduling.sigs.k8s.io"
-#define L_KOORD_PG_OLD	"pod-group.scheduling.sigs.k8s.io/name"
-#define L_SP_PG		"scheduling.x-k8s.io/pod-group"
-#define A_KOORD_NAME	"gang.scheduling.koordinator.sh/name"
-#define A_KOORD_GROUPS	"gang.scheduling.koordinator.sh/groups"
-#define A_KAI_PG	"pod-group-name"
-#define L_KUEUE_GROUP	"kueue.x-k8s.io/pod-group-name"
-#define L_LWS_NAME	"leaderworkerset.sigs.k8s.io/name"
-#define L_LWS_GROUP	"leaderworkerset.sigs.k8s.io/group-index"
-
 typedef struct gstate {
 	unsigned attempts;	/* consecutive failed attempts */
 	int64_t next_ms;	/* not before (backoff) */
@@ -125,7 +114,6 @@ typedef struct cyc {
 	int64_t now;
 	tg_k8s *k;
 	tg_topology *t;
-	br_map members;		/* gang name -> strvec of pending keys */
 	br_map bound;		/* gang name -> bound_info */
 	br_map terminating;	/* node name -> a bound pod terminating */
 	plan *pl;
@@ -152,12 +140,6 @@ static void sv_free(strvec *v)
 	free(v->v);
 	v->v = NULL;
 	v->n = v->cap = 0;
-}
-
-static void free_strvec(void *p)
-{
-	sv_free(p);
-	free(p);
 }
 
 static void free_bound(void *p)
@@ -930,52 +912,14 @@ static void after_build(cyc *c)
 	}
 }
 
-/* ---- indexes: pending members by gang, bound members by gang ---------- */
-
-static void index_add(br_map *m, const char *gang, const char *key)
-{
-	strvec *v = br_map_get(m, gang);
-
-	if (!v) {
-		v = br_xcalloc(1, sizeof(*v));
-		br_map_put(m, gang, v);
-	}
-	sv_push(v, key);
-}
-
-/*
- * The gang a pending pod belongs to, named as the core names it
- * ("namespace/group"); the same precedence as the loader.
- */
-static void pod_gang(const br_obj *o, const cJSON *labels,
-		     const cJSON *annots, char *out, size_t n)
-{
-	const char *v, *w;
-
-	if ((v = br_jstr(labels, L_KOORD_PG)) && *v) {
-	} else if ((v = br_jstr(labels, L_KOORD_PG_OLD)) && *v) {
-	} else if ((v = br_jstr(labels, L_SP_PG)) && *v) {
-	} else if ((v = br_jstr(annots, A_KOORD_NAME)) && *v) {
-	} else if ((v = br_jstr(annots, A_KAI_PG)) && *v) {
-	} else if ((v = br_jstr(labels, L_KUEUE_GROUP)) && *v) {
-	} else if ((v = br_jstr(labels, L_LWS_NAME)) && *v &&
-		   (w = br_jstr(labels, L_LWS_GROUP)) && *w) {
-		snprintf(out, n, "%s/%s-%s", o->ns, v, w);
-		return;
-	} else {
-		v = o->name;
-	}
-	snprintf(out, n, "%s/%s", o->ns, v);
-}
+/* ---- indexes: bound members by gang (pending ones are the core's) ----- */
 
 static void build_indexes(cyc *c)
 {
 	br_sched *s = c->s;
 	const br_store *st = br_informer_store(s->env.pods);
-	const char *ours = s->env.cfg->scheduler_name;
 	size_t i;
 
-	br_map_init(&c->members, free_strvec);
 	br_map_init(&c->bound, free_bound);
 	br_map_init(&c->terminating, NULL);
 	for (i = 0; i < st->n; i++) {
@@ -999,33 +943,6 @@ static void build_indexes(cyc *c)
 				br_map_put(&c->bound, gang, b);
 			}
 			sv_push(&b->keys, o->key);
-			continue;
-		}
-		if (strcmp(o->sched, ours) != 0 || o->gated || o->deleting)
-			continue;
-		{
-			cJSON *j = br_obj_parse(o);
-			const cJSON *md = br_jget(j, "metadata");
-			const cJSON *labels = br_jget(md, "labels");
-			const cJSON *annots = br_jget(md, "annotations");
-			const char *groups = br_jstr(annots, A_KOORD_GROUPS);
-			char name[600];
-
-			pod_gang(o, labels, annots, name, sizeof(name));
-			index_add(&c->members, name, o->key);
-			if (groups) {
-				cJSON *arr = cJSON_Parse(groups);
-				const cJSON *e;
-
-				cJSON_ArrayForEach(e, arr)
-					if (cJSON_IsString(e) &&
-					    strcmp(e->valuestring, name) != 0)
-						index_add(&c->members,
-							  e->valuestring,
-							  o->key);
-				cJSON_Delete(arr);
-			}
-			cJSON_Delete(j);
 		}
 	}
 }
@@ -1686,21 +1603,16 @@ static void do_unschedulable(cyc *c)
 
 	for (i = 0; i < c->npl; i++) {
 		plan *p = &c->pl[i];
-		const char *gang = tg_decision_gang(p->d);
 		const char *msg = tg_decision_message(p->d);
-		const strvec *mem;
 
 		if (tg_decision_status(p->d) != TG_STATUS_UNSCHEDULABLE)
 			continue;
 		failed(s, p->gs, now, true);
-		mem = br_map_get(&c->members, gang);
-		if (!mem) {
-			br_log(BR_LOG_DEBUG, "no members found for a gang",
-			       "gang", gang, NULL);
-			continue;
-		}
-		for (m = 0; m < mem->n; m++) {
-			const br_obj *o = br_store_get(pods, mem->v[m]);
+		/* the members as the core's loader found them (the loader
+		 * gives each the pod's namespace/name) */
+		for (m = 0; m < tg_gang_nmembers(p->g); m++) {
+			const char *pod = tg_gang_member(p->g, (unsigned)m);
+			const br_obj *o = pod ? br_store_get(pods, pod) : NULL;
 			char ns[254], name[254];
 
 			if (!o || (o->cond_msg && strcmp(o->cond_msg, msg) ==
@@ -1919,7 +1831,6 @@ void br_sched_cycle(br_sched *s)
 		       "write_ms", ms_str(w, sizeof(w),
 					  (double)(br_now_ms() - t2)), NULL);
 	}
-	br_map_free(&c.members);
 	br_map_free(&c.bound);
 	br_map_free(&c.terminating);
 out:

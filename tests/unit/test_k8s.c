@@ -284,6 +284,11 @@ static void test_seed_prefer(void)
 	is_str(tg_gang_name(g), "default/topology-demo-job", "its name");
 	is_int(tg_gang_nmembers(g), 4, "4 members");
 	is_int(tg_gang_npodsets(g), 1, "one pod set");
+	is_str(tg_gang_member(g, 0), "default/training-pod-0",
+	       "tg_gang_member: rank 0 is the pod, namespace/name");
+	is_str(tg_gang_member(g, 3), "default/training-pod-3",
+	       "tg_gang_member: rank 3");
+	ok(tg_gang_member(g, 4) == NULL, "tg_gang_member: past the end");
 	is_str(members(g, 0),
 	       "default/training-pod-0,default/training-pod-1,"
 	       "default/training-pod-2,default/training-pod-3",
