@@ -74,6 +74,7 @@ static void pod_fields(br_obj *o, const cJSON *j)
 	o->gated = cJSON_IsArray(gates) && cJSON_GetArraySize(gates) > 0;
 	o->terminal = phase && (strcmp(phase, "Succeeded") == 0 ||
 				strcmp(phase, "Failed") == 0);
+	o->running = phase && strcmp(phase, "Running") == 0;
 	cJSON_ArrayForEach(c, br_jget(st, "conditions")) {
 		const char *type = br_jstr(c, "type");
 		const char *status = br_jstr(c, "status");
@@ -182,7 +183,6 @@ static uint64_t sig_of(const cJSON *slim)
 			h ^= (unsigned char)*p;
 			h *= 1099511628211ull;
 		}
-		/* resourceVersion changes on every write: not part of it */
 		cJSON_free(t);
 	}
 	return h;
@@ -261,22 +261,23 @@ br_obj *br_obj_from_json(cJSON *j, const char *kind, const char *api_version,
 	if (!ts || !br_parse_rfc3339(ts, &o->created_us))
 		o->created_us = 0;
 	if (is_pod) {
-		cJSON *rv;
-
 		pod_fields(o, j);
 		slim = slim_pod(j);
 		if (!slim) {
 			br_obj_free(o);
 			return NULL;
 		}
-		rv = cJSON_DetachItemFromObjectCaseSensitive(
-			cJSON_GetObjectItemCaseSensitive(slim, "metadata"),
-			"resourceVersion");
-		o->sig = sig_of(slim);
+	}
+	{
+		/* resourceVersion changes on every write: not part of it */
+		cJSON *t = slim ? slim : j;
+		cJSON *m = cJSON_GetObjectItemCaseSensitive(t, "metadata");
+		cJSON *rv = cJSON_DetachItemFromObjectCaseSensitive(
+			m, "resourceVersion");
+
+		o->sig = sig_of(t);
 		if (rv)
-			cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(
-						      slim, "metadata"),
-					      "resourceVersion", rv);
+			cJSON_AddItemToObject(m, "resourceVersion", rv);
 	}
 	o->text = cJSON_PrintUnformatted(slim ? slim : j);
 	cJSON_Delete(slim);
