@@ -1900,6 +1900,19 @@ static pgcount *pg_count(br_map *m, const char *gang)
 	return pc;
 }
 
+/* Order of the phases this scheduler writes. */
+static int pg_rank(const char *phase)
+{
+	static const char *const order[] = { "Pending", "Scheduling",
+					     "Scheduled", "Running", NULL };
+	int i;
+
+	for (i = 0; order[i]; i++)
+		if (strcmp(phase, order[i]) == 0)
+			return i;
+	return -1;
+}
+
 static int64_t jint(const cJSON *v, int64_t dflt)
 {
 	return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : dflt;
@@ -1913,7 +1926,9 @@ static int64_t jint(const cJSON *v, int64_t dflt)
  * plus what its PodGroup controller adds from the pods: running, and
  * phase Running once minMember run.  A gang still waiting with nothing
  * bound is Pending.  Finished and Failed need the terminal pods, which
- * the caches do not hold: left to a controller that has them.  Merge
+ * the caches do not hold: left to a controller that has them; for the
+ * same reason a gang none of whose members is pending any more is not
+ * moved back to an earlier phase (its members are finishing).  Merge
  * patch of the status subresource (custom resources take no strategic
  * merge), only when something changed.
  */
@@ -1995,6 +2010,13 @@ static void do_podgroups(cyc *c)
 				phase = "Scheduling";
 			else
 				phase = "Pending";
+			if (!pc->pending && pg_rank(phase) < pg_rank(cur)) {
+				/* members going away (finished: the caches
+				 * hold no terminal pods, so no count of
+				 * them) is not a step back */
+				cJSON_Delete(j);
+				continue;
+			}
 			start = pc->scheduled &&
 				!br_jpath_str(j, "status.scheduleStartTime");
 			if (strcmp(cur, phase) == 0 && !start &&
