@@ -40,10 +40,10 @@
 					 * joins the series (client-go's
 					 * tools/events finishes a series
 					 * after 6 min without one) */
-#define SERIES_PATCH_MS		1000	/* a series is patched at most once a
-					 * second (repeats in between are
-					 * counted) */
-#define SERIES_MAX		100000	/* series remembered; then plain */
+#define SERIES_PATCH_MS		1000	/* a series is patched at most
+					 * once a second (repeats in
+					 * between are counted) */
+#define SERIES_MAX		100000	/* series kept; then plain */
 
 typedef struct gstate {
 	unsigned attempts;	/* consecutive failed attempts */
@@ -110,7 +110,7 @@ struct br_sched {
 	size_t evhead, evn, evcap;
 	br_req *evfly[EVENTS_INFLIGHT];
 	uint64_t ev_dropped;
-	br_map series;		/* evseries by identity (see send_event) */
+	br_map series;		/* evseries by identity (send_event) */
 	strvec series_dirty;	/* identities with repeats to patch */
 	int64_t series_next_ms;
 };
@@ -349,7 +349,7 @@ void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 	if (inf != s->env.pods) {
 		if (type == BR_EV_MODIFIED && old && cur &&
 		    old->sig == cur->sig && pg_status_feed(inf))
-			return;	/* a status write (ours): nothing to decide */
+			return;	/* a status write (ours): nothing new */
 		mark(s, true);
 		return;
 	}
@@ -373,7 +373,7 @@ void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 		    old->deleting != cur->deleting || old->gated != cur->gated)
 			mark(s, true);
 		else if (old->running != cur->running && cur->ann_gang)
-			mark(s, false);	/* its PodGroup's status.running */
+			mark(s, false);	/* its PodGroup's running */
 	}
 }
 
@@ -605,7 +605,8 @@ static void send_event(br_sched *s, const char *type, const char *reason,
 		e->count = e->sent = 1;
 		e->first_ms = e->last_ms = br_now_ms();
 		e->last_us = us;
-		br_map_put(&s->series, id, e);	/* replaces a finished one */
+		br_map_put(&s->series, id, e);	/* replaces a finished
+						 * one */
 	}
 	free(id);
 }
@@ -2031,7 +2032,8 @@ static void do_podgroups(cyc *c)
 			out = cJSON_CreateObject();
 			stj = cJSON_AddObjectToObject(out, "status");
 			cJSON_AddStringToObject(stj, "phase", phase);
-			cJSON_AddNumberToObject(stj, "scheduled", pc->scheduled);
+			cJSON_AddNumberToObject(stj, "scheduled",
+						pc->scheduled);
 			cJSON_AddNumberToObject(stj, "running", pc->running);
 			if (start)
 				cJSON_AddStringToObject(stj,

@@ -119,7 +119,7 @@ typedef struct kobj {
 				 * by tg_k8s_add_object() is not parsed yet,
 				 * and again once it has been read */
 	const char *kind;	/* interned; from the List when absent */
-	const char *group;	/* interned API group, "" for the core group */
+	const char *group;	/* interned API group, "" for the core one */
 	const char *ns;		/* "" when cluster-scoped or absent */
 	const char *name;	/* "" when absent */
 	const char *text;	/* tg_k8s_add_object(): the caller's text */
