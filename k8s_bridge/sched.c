@@ -22,7 +22,6 @@
 #include "sched.h"
 
 /* Bounds and timings. */
-#define SNAP_CHUNK		(64u << 20)	/* bytes per tg_k8s_add() */
 #define SNAP_MAX		(4ull << 30)	/* bytes of one snapshot */
 #define ASSUME_TTL_MS		30000
 #define BIND_ATTEMPTS		3
@@ -37,17 +36,14 @@
 #define LOG_NODES_MAX		16
 #define EVENTS_INFLIGHT		8	/* events posted at once */
 #define EVENTS_QUEUED		100000	/* queued; then dropped */
-
-/* Gang dialect keys the member index reads (as shared/src/k8s.c). */
-#define L_KOORD_PG	"pod-group.scheduling.sigs.k8s.io"
-#define L_KOORD_PG_OLD	"pod-group.scheduling.sigs.k8s.io/name"
-#define L_SP_PG		"scheduling.x-k8s.io/pod-group"
-#define A_KOORD_NAME	"gang.scheduling.koordinator.sh/name"
-#define A_KOORD_GROUPS	"gang.scheduling.koordinator.sh/groups"
-#define A_KAI_PG	"pod-group-name"
-#define L_KUEUE_GROUP	"kueue.x-k8s.io/pod-group-name"
-#define L_LWS_NAME	"leaderworkerset.sigs.k8s.io/name"
-#define L_LWS_GROUP	"leaderworkerset.sigs.k8s.io/group-index"
+#define SERIES_WINDOW_MS	360000	/* an identical event within 6 min
+					 * joins the series (client-go's
+					 * tools/events finishes a series
+					 * after 6 min without one) */
+#define SERIES_PATCH_MS		1000	/* a series is patched at most
+					 * once a second (repeats in
+					 * between are counted) */
+#define SERIES_MAX		100000	/* series kept; then plain */
 
 typedef struct gstate {
 	unsigned attempts;	/* consecutive failed attempts */
@@ -77,6 +73,17 @@ typedef struct strvec {
 	size_t n, cap;
 } strvec;
 
+/* An events.k8s.io/v1 Event and its repeats (series). */
+typedef struct evseries {
+	char *name, *ns;	/* the Event object */
+	uint32_t count;		/* occurrences; > 1: a series */
+	uint32_t sent;		/* count the API has */
+	int64_t first_ms;	/* created */
+	int64_t last_ms;	/* last observed */
+	int64_t last_us;	/* the same, wall clock */
+	bool dirty;		/* in series_dirty */
+} evseries;
+
 struct br_sched {
 	br_sched_env env;
 	br_map gangs;		/* gstate by gang name */
@@ -103,6 +110,9 @@ struct br_sched {
 	size_t evhead, evn, evcap;
 	br_req *evfly[EVENTS_INFLIGHT];
 	uint64_t ev_dropped;
+	br_map series;		/* evseries by identity (send_event) */
+	strvec series_dirty;	/* identities with repeats to patch */
+	int64_t series_next_ms;
 };
 
 /* One cycle's working set. */
@@ -126,7 +136,6 @@ typedef struct cyc {
 	int64_t now;
 	tg_k8s *k;
 	tg_topology *t;
-	br_map members;		/* gang name -> strvec of pending keys */
 	br_map bound;		/* gang name -> bound_info */
 	br_map terminating;	/* node name -> a bound pod terminating */
 	plan *pl;
@@ -155,12 +164,6 @@ static void sv_free(strvec *v)
 	v->n = v->cap = 0;
 }
 
-static void free_strvec(void *p)
-{
-	sv_free(p);
-	free(p);
-}
-
 static void free_bound(void *p)
 {
 	bound_info *b = p;
@@ -168,6 +171,15 @@ static void free_bound(void *p)
 	free(b->domain);
 	sv_free(&b->keys);
 	free(b);
+}
+
+static void free_series(void *p)
+{
+	evseries *e = p;
+
+	free(e->name);
+	free(e->ns);
+	free(e);
 }
 
 static void free_vstate(void *p)
@@ -259,6 +271,7 @@ br_sched *br_sched_create(const br_sched_env *env)
 	br_map_init(&s->assumed, free_assumed);
 	br_map_init(&s->warned_nodes, NULL);
 	br_map_init(&s->warnings, NULL);
+	br_map_init(&s->series, free_series);
 	s->dirty = true;
 	return s;
 }
@@ -285,6 +298,8 @@ void br_sched_destroy(br_sched *s)
 	br_map_free(&s->assumed);
 	br_map_free(&s->warned_nodes);
 	br_map_free(&s->warnings);
+	br_map_free(&s->series);
+	sv_free(&s->series_dirty);
 	free(s);
 }
 
@@ -298,6 +313,19 @@ static void mark(br_sched *s, bool event)
 	s->last_change_ms = now;
 	if (event)
 		s->seq++;
+}
+
+/*
+ * PodGroups whose status this scheduler writes, as scheduler-plugins'
+ * coscheduling does (the same v1alpha1 schema in both groups).
+ */
+static bool pg_status_feed(const br_informer *inf)
+{
+	const br_resdef *d = br_informer_def(inf);
+
+	return strcmp(d->kind, "PodGroup") == 0 &&
+	       (strcmp(d->group, "scheduling.x-k8s.io") == 0 ||
+		strcmp(d->group, "scheduling.sigs.k8s.io") == 0);
 }
 
 void br_sched_on_event(br_sched *s, br_informer *inf, int type,
@@ -319,6 +347,9 @@ void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 			((vstate *)e->val)->next_ms = 0;
 	}
 	if (inf != s->env.pods) {
+		if (type == BR_EV_MODIFIED && old && cur &&
+		    old->sig == cur->sig && pg_status_feed(inf))
+			return;	/* a status write (ours): nothing new */
 		mark(s, true);
 		return;
 	}
@@ -341,6 +372,8 @@ void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 		if (old->sig != cur->sig || !streq0(old->node, cur->node) ||
 		    old->deleting != cur->deleting || old->gated != cur->gated)
 			mark(s, true);
+		else if (old->running != cur->running && cur->ann_gang)
+			mark(s, false);	/* its PodGroup's running */
 	}
 }
 
@@ -396,18 +429,131 @@ static void on_fire_done(br_req *r, void *ud)
 		       br_req_reason(r, why, sizeof(why)), NULL);
 }
 
-/* An events.k8s.io/v1 Event, fire and forget. */
+/* Queues a request behind the others (events are for people: bindings
+ * and status writes go first); over EVENTS_QUEUED the oldest goes. */
+static void event_queue(br_sched *s, br_req *r)
+{
+	if (s->evn == EVENTS_QUEUED) {
+		/* over the bound: the oldest goes, and it is counted */
+		br_req_free(s->evq[s->evhead]);
+		s->evhead = (s->evhead + 1) % s->evcap;
+		s->evn--;
+		if (!s->ev_dropped++)
+			br_log(BR_LOG_WARN, "event queue full; dropping the "
+			       "oldest events", NULL);
+		s->env.m->events_dropped++;
+	}
+	if (s->evn == s->evcap) {
+		size_t cap = s->evcap ? s->evcap * 2 : 256, i;
+		br_req **q = br_xcalloc(cap, sizeof(*q));
+
+		for (i = 0; i < s->evn; i++)
+			q[i] = s->evq[(s->evhead + i) % s->evcap];
+		free(s->evq);
+		s->evq = q;
+		s->evcap = cap;
+		s->evhead = 0;
+	}
+	s->evq[(s->evhead + s->evn) % s->evcap] = r;
+	s->evn++;
+}
+
+/*
+ * Event series, as client-go's events recorder (tools/events) keeps them
+ * for kube-scheduler: an Event identical to one sent less than
+ * SERIES_WINDOW_MS ago (same regarding object, type, reason, action and
+ * note; one reporting controller and instance) is not created again: the
+ * first one's series.count and series.lastObservedTime are patched
+ * (strategic merge, as the recorder does), at most every SERIES_PATCH_MS.
+ * True when the event joined a series.
+ */
+static bool event_repeat(br_sched *s, const char *id)
+{
+	evseries *e = br_map_get(&s->series, id);
+	int64_t now = br_now_ms();
+
+	if (!e || now - e->last_ms > SERIES_WINDOW_MS)
+		return false;
+	e->count++;
+	e->last_ms = now;
+	e->last_us = br_wall_us();
+	if (!e->dirty) {
+		e->dirty = true;
+		sv_push(&s->series_dirty, id);
+	}
+	return true;
+}
+
+static void series_flush(br_sched *s)
+{
+	int64_t now = br_now_ms();
+	strvec keep = { 0 };
+	size_t i;
+
+	if (now < s->series_next_ms || !s->series_dirty.n)
+		return;
+	s->series_next_ms = now + SERIES_PATCH_MS;
+	for (i = 0; i < s->series_dirty.n; i++) {
+		evseries *e = br_map_get(&s->series, s->series_dirty.v[i]);
+		char ts[40], *path, *body;
+		cJSON *j, *ser;
+		br_req *r;
+
+		if (!e)
+			continue;
+		if (now - e->first_ms < SERIES_PATCH_MS) {
+			/* the create may still be on its way */
+			sv_push(&keep, s->series_dirty.v[i]);
+			continue;
+		}
+		e->dirty = false;
+		if (e->count == e->sent)
+			continue;
+		j = cJSON_CreateObject();
+		ser = cJSON_AddObjectToObject(j, "series");
+		cJSON_AddNumberToObject(ser, "count", (double)e->count);
+		cJSON_AddStringToObject(ser, "lastObservedTime",
+					br_rfc3339(ts, sizeof(ts), e->last_us,
+						   true));
+		body = cJSON_PrintUnformatted(j);
+		cJSON_Delete(j);
+		if (!body)
+			continue;
+		path = br_xasprintf("/apis/events.k8s.io/v1/namespaces/%s/"
+				    "events/%s", e->ns, e->name);
+		r = br_req_create("PATCH", path);
+		br_req_set_body(r, "application/strategic-merge-patch+json",
+				body);
+		free(path);
+		cJSON_free(body);
+		e->sent = e->count;
+		event_queue(s, r);
+	}
+	sv_free(&s->series_dirty);
+	s->series_dirty = keep;
+}
+
+/* An events.k8s.io/v1 Event, fire and forget; repeats make a series. */
 static void send_event(br_sched *s, const char *type, const char *reason,
 		       const char *action, const char *note,
 		       const char *kind, const char *ns, const char *name,
 		       const char *uid)
 {
-	char ts[40], nm[320], inst[160], *path, *body;
+	char ts[40], nm[320], inst[160], *path, *body, *id;
 	cJSON *j, *md, *reg;
 	int64_t us = br_wall_us();
 	br_req *r;
 	char trunc[NOTE_MAX + 1];
 	const char *evns = *ns ? ns : "default";
+	evseries *e;
+
+	id = br_xasprintf("%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s",
+			  type, reason, action, kind, ns, name, uid ? uid : "",
+			  note);
+	if (event_repeat(s, id)) {
+		free(id);
+		return;
+	}
 
 	snprintf(nm, sizeof(nm), "%.240s.%llx%llx", name,
 		 (unsigned long long)us * 1000ull,
@@ -451,29 +597,37 @@ static void send_event(br_sched *s, const char *type, const char *reason,
 	br_req_set_body(r, "application/json", body);
 	free(path);
 	cJSON_free(body);
-	if (s->evn == EVENTS_QUEUED) {
-		/* over the bound: the oldest goes, and it is counted */
-		br_req_free(s->evq[s->evhead]);
-		s->evhead = (s->evhead + 1) % s->evcap;
-		s->evn--;
-		if (!s->ev_dropped++)
-			br_log(BR_LOG_WARN, "event queue full; dropping the "
-			       "oldest events", NULL);
-		s->env.m->events_dropped++;
+	event_queue(s, r);
+	if (s->series.n < SERIES_MAX) {
+		e = br_xcalloc(1, sizeof(*e));
+		e->name = br_xstrdup(nm);
+		e->ns = br_xstrdup(evns);
+		e->count = e->sent = 1;
+		e->first_ms = e->last_ms = br_now_ms();
+		e->last_us = us;
+		br_map_put(&s->series, id, e);	/* replaces a finished
+						 * one */
 	}
-	if (s->evn == s->evcap) {
-		size_t cap = s->evcap ? s->evcap * 2 : 256, i;
-		br_req **q = br_xcalloc(cap, sizeof(*q));
+	free(id);
+}
 
-		for (i = 0; i < s->evn; i++)
-			q[i] = s->evq[(s->evhead + i) % s->evcap];
-		free(s->evq);
-		s->evq = q;
-		s->evcap = cap;
-		s->evhead = 0;
+/* Series not observed for SERIES_WINDOW_MS are finished: forgotten. */
+static void series_expire(br_sched *s, int64_t now)
+{
+	strvec dead = { 0 };
+	br_map_ent *en;
+	size_t slot, i;
+
+	for (en = br_map_first(&s->series, &slot); en;
+	     en = br_map_next(&s->series, &slot, en)) {
+		const evseries *e = en->val;
+
+		if (now - e->last_ms > SERIES_WINDOW_MS && !e->dirty)
+			sv_push(&dead, en->key);
 	}
-	s->evq[(s->evhead + s->evn) % s->evcap] = r;
-	s->evn++;
+	for (i = 0; i < dead.n; i++)
+		br_map_del(&s->series, dead.v[i]);
+	sv_free(&dead);
 }
 
 static void on_event_done(br_req *r, void *ud)
@@ -489,6 +643,24 @@ static void on_event_done(br_req *r, void *ud)
 			s->evfly[i] = NULL;
 	if (r->status >= 200 && r->status < 300)
 		s->env.m->events_sent++;
+	if (r->status == 404 && strcmp(r->method, "PATCH") == 0) {
+		/* the series' Event is gone (expired): the next repeat
+		 * creates a new one */
+		const char *slash = strrchr(r->path, '/');
+		br_map_ent *en;
+		size_t slot;
+
+		for (en = br_map_first(&s->series, &slot); slash && en;
+		     en = br_map_next(&s->series, &slot, en))
+			if (strcmp(((evseries *)en->val)->name,
+				   slash + 1) == 0) {
+				char *k = br_xstrdup(en->key);
+
+				br_map_del(&s->series, k);
+				free(k);
+				break;
+			}
+	}
 }
 
 void br_sched_pump(br_sched *s)
@@ -497,6 +669,7 @@ void br_sched_pump(br_sched *s)
 
 	if (s->busy)
 		return;		/* a cycle is writing: it goes first */
+	series_flush(s);
 	for (i = 0; i < EVENTS_INFLIGHT && s->evn; i++) {
 		br_req *r;
 
@@ -661,58 +834,62 @@ static br_req *evict_req(br_sched *s, const char *ns, const char *name,
 
 /* ---- the snapshot ------------------------------------------------------ */
 
+/*
+ * The caches go to the core's loader object by object, by reference
+ * (tg_k8s_add_object): the loader parses a pod only when the build reads
+ * it and keeps the tree of pending pods only, so a cycle holds no copy of
+ * the cluster.  Texts made for the snapshot (assumed pods, upstream
+ * PodGroups) live in sn->made until the build is over.
+ */
 typedef struct snap {
 	cyc *c;
-	br_buf b;
 	size_t total;
 	tg_errinfo ei;
 	tg_err err;
-	unsigned chunk;
+	char **made;
+	size_t nmade, capmade;
 } snap;
 
-static bool snap_flush(snap *sn)
+static bool snap_obj(snap *sn, const br_informer *inf, const br_obj *o,
+		     const char *text, size_t len)
 {
-	char src[32];
+	const br_resdef *def = br_informer_def(inf);
 
-	if (sn->err || !sn->b.len)
-		return !sn->err;
-	snprintf(src, sizeof(src), "cache#%u", sn->chunk++);
-	sn->err = tg_k8s_add(sn->c->k, sn->b.s, sn->b.len, src, &sn->ei);
-	sn->total += sn->b.len;
-	br_buf_reset(&sn->b);
-	return !sn->err;
-}
-
-static bool snap_text(snap *sn, const char *t, size_t n)
-{
-	if (sn->b.len + n + 1 > SNAP_CHUNK && !snap_flush(sn))
-		return false;
-	if (sn->total + sn->b.len + n > SNAP_MAX) {
+	if (sn->total + len > SNAP_MAX) {
 		sn->err = TG_ELIMIT;
 		snprintf(sn->ei.msg, sizeof(sn->ei.msg),
 			 "snapshot larger than %llu bytes",
 			 (unsigned long long)SNAP_MAX);
 		return false;
 	}
-	br_buf_add(&sn->b, t, n);
-	br_buf_add(&sn->b, "\n", 1);
-	if (sn->b.err) {
-		sn->err = TG_ENOMEM;
-		snprintf(sn->ei.msg, sizeof(sn->ei.msg), "snapshot buffer");
-		return false;
+	sn->total += len;
+	sn->err = tg_k8s_add_object(sn->c->k, text, len, def->kind,
+				    br_informer_api_version(inf), o->ns,
+				    o->name, "cache", &sn->ei);
+	return !sn->err;
+}
+
+/* Text made for the snapshot: kept until the build is over. */
+static bool snap_made(snap *sn, const br_informer *inf, const br_obj *o,
+		      char *t)
+{
+	if (sn->nmade == sn->capmade) {
+		sn->capmade = sn->capmade ? sn->capmade * 2 : 16;
+		sn->made = br_xrealloc(sn->made, sn->capmade * sizeof(char *));
 	}
-	return true;
+	sn->made[sn->nmade++] = t;
+	return snap_obj(sn, inf, o, t, strlen(t));
 }
 
 /* A pod bound by us, not yet seen bound: written bound. */
-static bool snap_assumed(snap *sn, const br_obj *o, const assumed *a)
+static bool snap_assumed(snap *sn, const br_informer *inf, const br_obj *o,
+			 const assumed *a)
 {
 	cJSON *j = br_obj_parse(o), *spec, *md, *ann;
 	char *t, rk[16];
-	bool ok;
 
 	if (!j)
-		return snap_text(sn, o->text, o->len);
+		return snap_obj(sn, inf, o, o->text, o->len);
 	spec = cJSON_GetObjectItemCaseSensitive(j, "spec");
 	md = cJSON_GetObjectItemCaseSensitive(j, "metadata");
 	if (cJSON_IsObject(spec)) {
@@ -742,10 +919,8 @@ static bool snap_assumed(snap *sn, const br_obj *o, const assumed *a)
 	t = cJSON_PrintUnformatted(j);
 	cJSON_Delete(j);
 	if (!t)
-		return snap_text(sn, o->text, o->len);
-	ok = snap_text(sn, t, strlen(t));
-	cJSON_free(t);
-	return ok;
+		return snap_obj(sn, inf, o, o->text, o->len);
+	return snap_made(sn, inf, o, t);
 }
 
 static const assumed *assumed_for(const br_sched *s, const br_obj *o)
@@ -768,20 +943,24 @@ static bool snap_store(snap *sn, const br_informer *inf, bool pods)
 			const assumed *a = assumed_for(sn->c->s, o);
 
 			if (a) {
-				if (!snap_assumed(sn, o, a))
+				if (!snap_assumed(sn, inf, o, a))
 					return false;
 				continue;
 			}
 			if (strcmp(o->sched, ours) != 0)
 				continue;	/* not ours, holds nothing */
 		}
-		if (!snap_text(sn, o->text, o->len))
+		if (!snap_obj(sn, inf, o, o->text, o->len))
 			return false;
 	}
 	return true;
 }
 
-/* Upstream PodGroups (scheduling.k8s.io/v1alpha2) as Koordinator ones. */
+/*
+ * Upstream PodGroups (scheduling.k8s.io/v1alpha2) as Koordinator ones,
+ * filed under the Koordinator kind (the informer's own kind and version
+ * would name the upstream API).
+ */
 static bool snap_upstream_groups(snap *sn, const br_informer *inf)
 {
 	const br_store *st = br_informer_store(inf);
@@ -793,8 +972,8 @@ static bool snap_upstream_groups(snap *sn, const br_informer *inf)
 		const cJSON *min = br_jpath(j, "spec.schedulingPolicy.gang."
 					    "minCount");
 		const char *ts = br_jpath_str(j, "metadata.creationTimestamp");
+		const char *ns = *o->ns ? o->ns : "default";
 		char *t;
-		bool ok;
 
 		out = cJSON_CreateObject();
 		cJSON_AddStringToObject(out, "apiVersion",
@@ -802,8 +981,7 @@ static bool snap_upstream_groups(snap *sn, const br_informer *inf)
 		cJSON_AddStringToObject(out, "kind", "PodGroup");
 		md = cJSON_AddObjectToObject(out, "metadata");
 		cJSON_AddStringToObject(md, "name", o->name);
-		cJSON_AddStringToObject(md, "namespace",
-					*o->ns ? o->ns : "default");
+		cJSON_AddStringToObject(md, "namespace", ns);
 		if (ts)
 			cJSON_AddStringToObject(md, "creationTimestamp", ts);
 		spec = cJSON_AddObjectToObject(out, "spec");
@@ -815,9 +993,18 @@ static bool snap_upstream_groups(snap *sn, const br_informer *inf)
 		cJSON_Delete(j);
 		if (!t)
 			continue;
-		ok = snap_text(sn, t, strlen(t));
-		cJSON_free(t);
-		if (!ok)
+		if (sn->nmade == sn->capmade) {
+			sn->capmade = sn->capmade ? sn->capmade * 2 : 16;
+			sn->made = br_xrealloc(sn->made,
+					       sn->capmade * sizeof(char *));
+		}
+		sn->made[sn->nmade++] = t;
+		sn->total += strlen(t);
+		sn->err = tg_k8s_add_object(sn->c->k, t, strlen(t),
+					    "PodGroup",
+					    "scheduling.sigs.k8s.io/v1alpha1",
+					    ns, o->name, "cache", &sn->ei);
+		if (sn->err)
 			return false;
 	}
 	return true;
@@ -830,6 +1017,7 @@ static bool build_snapshot(cyc *c)
 	const br_config *cfg = s->env.cfg;
 	snap sn;
 	unsigned i;
+	size_t m;
 	bool ok;
 	int64_t t0 = br_now_ms();
 
@@ -842,7 +1030,6 @@ static bool build_snapshot(cyc *c)
 				  cfg->nlevels);
 	memset(&sn, 0, sizeof(sn));
 	sn.c = c;
-	br_buf_init(&sn.b, SNAP_CHUNK + BR_MAX_OBJECT);
 	ok = snap_store(&sn, s->env.nodes, false) &&
 	     snap_store(&sn, s->env.pods, true) &&
 	     snap_store(&sn, s->env.pcs, false) &&
@@ -851,13 +1038,14 @@ static bool build_snapshot(cyc *c)
 		ok = snap_store(&sn, s->env.feed[i], false);
 	if (ok && s->env.upg)
 		ok = snap_upstream_groups(&sn, s->env.upg);
-	if (ok)
-		ok = snap_flush(&sn);
-	br_buf_free(&sn.b);
 	if (ok) {
 		sn.err = tg_k8s_build(c->k, &c->t, &sn.ei);
 		ok = !sn.err;
 	}
+	/* the loader read the texts it borrowed: the made ones can go */
+	for (m = 0; m < sn.nmade; m++)
+		cJSON_free(sn.made[m]);
+	free(sn.made);
 	if (!ok) {
 		br_log(BR_LOG_ERROR, "cannot build the snapshot; retrying",
 		       "error", sn.ei.msg, "code", tg_strerror(sn.err), NULL);
@@ -916,52 +1104,14 @@ static void after_build(cyc *c)
 	}
 }
 
-/* ---- indexes: pending members by gang, bound members by gang ---------- */
-
-static void index_add(br_map *m, const char *gang, const char *key)
-{
-	strvec *v = br_map_get(m, gang);
-
-	if (!v) {
-		v = br_xcalloc(1, sizeof(*v));
-		br_map_put(m, gang, v);
-	}
-	sv_push(v, key);
-}
-
-/*
- * The gang a pending pod belongs to, named as the core names it
- * ("namespace/group"); the same precedence as the loader.
- */
-static void pod_gang(const br_obj *o, const cJSON *labels,
-		     const cJSON *annots, char *out, size_t n)
-{
-	const char *v, *w;
-
-	if ((v = br_jstr(labels, L_KOORD_PG)) && *v) {
-	} else if ((v = br_jstr(labels, L_KOORD_PG_OLD)) && *v) {
-	} else if ((v = br_jstr(labels, L_SP_PG)) && *v) {
-	} else if ((v = br_jstr(annots, A_KOORD_NAME)) && *v) {
-	} else if ((v = br_jstr(annots, A_KAI_PG)) && *v) {
-	} else if ((v = br_jstr(labels, L_KUEUE_GROUP)) && *v) {
-	} else if ((v = br_jstr(labels, L_LWS_NAME)) && *v &&
-		   (w = br_jstr(labels, L_LWS_GROUP)) && *w) {
-		snprintf(out, n, "%s/%s-%s", o->ns, v, w);
-		return;
-	} else {
-		v = o->name;
-	}
-	snprintf(out, n, "%s/%s", o->ns, v);
-}
+/* ---- indexes: bound members by gang (pending ones are the core's) ----- */
 
 static void build_indexes(cyc *c)
 {
 	br_sched *s = c->s;
 	const br_store *st = br_informer_store(s->env.pods);
-	const char *ours = s->env.cfg->scheduler_name;
 	size_t i;
 
-	br_map_init(&c->members, free_strvec);
 	br_map_init(&c->bound, free_bound);
 	br_map_init(&c->terminating, NULL);
 	for (i = 0; i < st->n; i++) {
@@ -985,33 +1135,6 @@ static void build_indexes(cyc *c)
 				br_map_put(&c->bound, gang, b);
 			}
 			sv_push(&b->keys, o->key);
-			continue;
-		}
-		if (strcmp(o->sched, ours) != 0 || o->gated || o->deleting)
-			continue;
-		{
-			cJSON *j = br_obj_parse(o);
-			const cJSON *md = br_jget(j, "metadata");
-			const cJSON *labels = br_jget(md, "labels");
-			const cJSON *annots = br_jget(md, "annotations");
-			const char *groups = br_jstr(annots, A_KOORD_GROUPS);
-			char name[600];
-
-			pod_gang(o, labels, annots, name, sizeof(name));
-			index_add(&c->members, name, o->key);
-			if (groups) {
-				cJSON *arr = cJSON_Parse(groups);
-				const cJSON *e;
-
-				cJSON_ArrayForEach(e, arr)
-					if (cJSON_IsString(e) &&
-					    strcmp(e->valuestring, name) != 0)
-						index_add(&c->members,
-							  e->valuestring,
-							  o->key);
-				cJSON_Delete(arr);
-			}
-			cJSON_Delete(j);
 		}
 	}
 }
@@ -1672,35 +1795,34 @@ static void do_unschedulable(cyc *c)
 
 	for (i = 0; i < c->npl; i++) {
 		plan *p = &c->pl[i];
-		const char *gang = tg_decision_gang(p->d);
 		const char *msg = tg_decision_message(p->d);
-		const strvec *mem;
 
 		if (tg_decision_status(p->d) != TG_STATUS_UNSCHEDULABLE)
 			continue;
 		failed(s, p->gs, now, true);
-		mem = br_map_get(&c->members, gang);
-		if (!mem) {
-			br_log(BR_LOG_DEBUG, "no members found for a gang",
-			       "gang", gang, NULL);
-			continue;
-		}
-		for (m = 0; m < mem->n; m++) {
-			const br_obj *o = br_store_get(pods, mem->v[m]);
+		/* the members as the core's loader found them (the loader
+		 * gives each the pod's namespace/name) */
+		for (m = 0; m < tg_gang_nmembers(p->g); m++) {
+			const char *pod = tg_gang_member(p->g, (unsigned)m);
+			const br_obj *o = pod ? br_store_get(pods, pod) : NULL;
 			char ns[254], name[254];
 
-			if (!o || (o->cond_msg && strcmp(o->cond_msg, msg) ==
-				   0 && !o->nominated))
+			if (!o)
 				continue;
 			split_key(o->key, ns, sizeof(ns), name, sizeof(name));
+			/* an event per attempt, as kube-scheduler (repeats
+			 * join a series); the condition when it changed */
+			send_event(s, "Warning", "FailedScheduling",
+				   "Scheduling", msg, "Pod", ns, name, o->uid);
+			if (o->cond_msg && strcmp(o->cond_msg, msg) == 0 &&
+			    !o->nominated)
+				continue;
 			if (n == cap) {
 				cap = cap ? cap * 2 : 64;
 				reqs = br_xrealloc(reqs, cap * sizeof(*reqs));
 			}
 			reqs[n++] = status_req(ns, name, msg,
 					       o->nominated ? "" : NULL);
-			send_event(s, "Warning", "FailedScheduling",
-				   "Scheduling", msg, "Pod", ns, name, o->uid);
 		}
 	}
 	if (n && leading(s))
@@ -1760,6 +1882,204 @@ static void do_repairs(cyc *c)
 	free(reqs);
 }
 
+/* ---- PodGroup status -------------------------------------------------- */
+
+typedef struct pgcount {
+	unsigned scheduled;	/* members bound (or assumed) by us */
+	unsigned running;	/* of those, phase Running */
+	bool pending;		/* in our queue */
+} pgcount;
+
+static pgcount *pg_count(br_map *m, const char *gang)
+{
+	pgcount *pc = br_map_get(m, gang);
+
+	if (!pc) {
+		pc = br_xcalloc(1, sizeof(*pc));
+		br_map_put(m, gang, pc);
+	}
+	return pc;
+}
+
+/* Order of the phases this scheduler writes. */
+static int pg_rank(const char *phase)
+{
+	static const char *const order[] = { "Pending", "Scheduling",
+					     "Scheduled", "Running", NULL };
+	int i;
+
+	for (i = 0; order[i]; i++)
+		if (strcmp(phase, order[i]) == 0)
+			return i;
+	return -1;
+}
+
+static int64_t jint(const cJSON *v, int64_t dflt)
+{
+	return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : dflt;
+}
+
+/*
+ * The status of the PodGroups of gangs this scheduler handles, as
+ * scheduler-plugins' coscheduling writes it (its PostBind: status.
+ * scheduled counts bound members, phase Scheduling until minMember are
+ * bound, then Scheduled, and scheduleStartTime when scheduling starts),
+ * plus what its PodGroup controller adds from the pods: running, and
+ * phase Running once minMember run.  A gang still waiting with nothing
+ * bound is Pending.  Finished and Failed need the terminal pods, which
+ * the caches do not hold: left to a controller that has them; for the
+ * same reason a gang none of whose members is pending any more is not
+ * moved back to an earlier phase (its members are finishing).  Merge
+ * patch of the status subresource (custom resources take no strategic
+ * merge), only when something changed.
+ */
+static void do_podgroups(cyc *c)
+{
+	br_sched *s = c->s;
+	const br_store *pods = br_informer_store(s->env.pods);
+	br_req **reqs = NULL;
+	size_t n = 0, cap = 0, i;
+	unsigned f, g;
+	br_map counts;
+	br_map_ent *e;
+	size_t slot;
+
+	for (f = 0; f < s->env.nfeed; f++)
+		if (pg_status_feed(s->env.feed[f]) &&
+		    br_informer_store(s->env.feed[f])->n)
+			break;
+	if (f == s->env.nfeed)
+		return;		/* no PodGroup of that kind cached */
+	br_map_init(&counts, free);
+	for (i = 0; i < pods->n; i++) {
+		const br_obj *o = pods->all[i];
+
+		if (o->node && o->ann_gang && !o->deleting) {
+			pgcount *pc = pg_count(&counts, o->ann_gang);
+
+			pc->scheduled++;
+			if (o->running)
+				pc->running++;
+		}
+	}
+	for (e = br_map_first(&s->assumed, &slot); e;
+	     e = br_map_next(&s->assumed, &slot, e)) {
+		const assumed *a = e->val;
+		const br_obj *o = br_store_get(pods, e->key);
+
+		if (o && !o->node && strcmp(o->uid, a->uid) == 0)
+			pg_count(&counts, a->gang)->scheduled++;
+	}
+	for (g = 0; g < tg_k8s_ngangs(c->k); g++)
+		pg_count(&counts, tg_gang_name(tg_k8s_gang(c->k, g)))->pending =
+			true;
+	for (f = 0; f < s->env.nfeed; f++) {
+		br_informer *inf = s->env.feed[f];
+		const br_store *st = br_informer_store(inf);
+
+		if (!pg_status_feed(inf))
+			continue;
+		for (i = 0; i < st->n; i++) {
+			const br_obj *o = st->all[i];
+			char gang[600], ts[40], *path, *body;
+			const pgcount *pc;
+			const char *phase, *cur;
+			cJSON *j, *out, *stj;
+			int64_t min;
+			bool start;
+			br_req *r;
+
+			snprintf(gang, sizeof(gang), "%s/%s",
+				 *o->ns ? o->ns : "default", o->name);
+			pc = br_map_get(&counts, gang);
+			if (!pc || (!pc->scheduled && !pc->pending))
+				continue;	/* not ours (or not yet) */
+			j = br_obj_parse(o);
+			min = jint(br_jpath(j, "spec.minMember"), 1);
+			cur = br_jpath_str(j, "status.phase");
+			cur = cur ? cur : "";
+			if (strcmp(cur, "Finished") == 0 ||
+			    strcmp(cur, "Failed") == 0) {
+				cJSON_Delete(j);
+				continue;	/* the controller's word */
+			}
+			if (min > 0 && pc->running >= min)
+				phase = "Running";
+			else if (min > 0 && pc->scheduled >= min)
+				phase = "Scheduled";
+			else if (pc->scheduled)
+				phase = "Scheduling";
+			else
+				phase = "Pending";
+			if (!pc->pending && pg_rank(phase) < pg_rank(cur)) {
+				/* members going away (finished: the caches
+				 * hold no terminal pods, so no count of
+				 * them) is not a step back */
+				cJSON_Delete(j);
+				continue;
+			}
+			start = pc->scheduled &&
+				!br_jpath_str(j, "status.scheduleStartTime");
+			if (strcmp(cur, phase) == 0 && !start &&
+			    jint(br_jpath(j, "status.scheduled"), 0) ==
+			    pc->scheduled &&
+			    jint(br_jpath(j, "status.running"), 0) ==
+			    pc->running) {
+				cJSON_Delete(j);
+				continue;
+			}
+			cJSON_Delete(j);
+			out = cJSON_CreateObject();
+			stj = cJSON_AddObjectToObject(out, "status");
+			cJSON_AddStringToObject(stj, "phase", phase);
+			cJSON_AddNumberToObject(stj, "scheduled",
+						pc->scheduled);
+			cJSON_AddNumberToObject(stj, "running", pc->running);
+			if (start)
+				cJSON_AddStringToObject(stj,
+					"scheduleStartTime",
+					br_rfc3339(ts, sizeof(ts),
+						   br_wall_us(), false));
+			body = cJSON_PrintUnformatted(out);
+			cJSON_Delete(out);
+			path = br_xasprintf("/apis/%s/namespaces/%s/podgroups/"
+					    "%s/status",
+					    br_informer_api_version(inf),
+					    *o->ns ? o->ns : "default",
+					    o->name);
+			r = br_req_create("PATCH", path);
+			br_req_set_body(r, "application/merge-patch+json",
+					body ? body : "{}");
+			free(path);
+			cJSON_free(body);
+			if (n == cap) {
+				cap = cap ? cap * 2 : 16;
+				reqs = br_xrealloc(reqs, cap * sizeof(*reqs));
+			}
+			reqs[n++] = r;
+			br_log(BR_LOG_INFO, "podgroup status", "gang", gang,
+			       "phase", phase, NULL);
+		}
+	}
+	br_map_free(&counts);
+	if (n && leading(s)) {
+		run_batch(s, reqs, n);
+		for (i = 0; i < n; i++)
+			if (reqs[i]->status < 200 || reqs[i]->status >= 300) {
+				char why[300];
+
+				br_log(BR_LOG_WARN, "podgroup status not "
+				       "written", "path", reqs[i]->path,
+				       "error", br_req_reason(reqs[i], why,
+							      sizeof(why)),
+				       NULL);
+			}
+	}
+	for (i = 0; i < n; i++)
+		br_req_free(reqs[i]);
+	free(reqs);
+}
+
 /* ---- the cycle --------------------------------------------------------- */
 
 static void expire_state(br_sched *s, int64_t now)
@@ -1768,6 +2088,8 @@ static void expire_state(br_sched *s, int64_t now)
 	strvec dead = { 0 };
 	br_map_ent *e;
 	size_t slot, i;
+
+	series_expire(s, now);
 
 	for (e = br_map_first(&s->assumed, &slot); e;
 	     e = br_map_next(&s->assumed, &slot, e)) {
@@ -1891,6 +2213,8 @@ void br_sched_cycle(br_sched *s)
 		do_unschedulable(&c);
 	if (leading(s))
 		do_repairs(&c);
+	if (leading(s))
+		do_podgroups(&c);
 	next_timers(&c);
 	s->last_snap_ms = t1 - c.now;
 	if (c.npl) {
@@ -1905,7 +2229,6 @@ void br_sched_cycle(br_sched *s)
 		       "write_ms", ms_str(w, sizeof(w),
 					  (double)(br_now_ms() - t2)), NULL);
 	}
-	br_map_free(&c.members);
 	br_map_free(&c.bound);
 	br_map_free(&c.terminating);
 out:

@@ -6,21 +6,22 @@
  *
  *  1. Snapshot: the cached objects (nodes, pods bound anywhere and pods
  *     pending for our scheduler name, PriorityClasses, PodDisruption-
- *     Budgets, the dialect CRs) are written out as one JSON stream and
- *     read back by the core's
- *     Kubernetes loader (tg_k8s_add + tg_k8s_build), which gives the
- *     topology and the pending gangs in decision order (priority, then
- *     age, then name).  Simple and always consistent with the loader;
- *     the cost is one serialize + parse of the cluster per cycle (about
- *     20 us and 5 KB of transient memory per cached object: 2 s and
- *     ~500 MB at 12,500 nodes + 100,000 pods), which is why changes are
- *     batched (50 ms quiet, 500 ms at most), a cycle starts no sooner
- *     after the last one than its snapshot took (at most half the time
- *     goes to snapshots), pods are slimmed in the cache (store.h) and
- *     the heap is trimmed after each cycle.  An incremental model in the
- *     core (deltas instead of a rebuild) would remove this cost.
- *     Pods bound by this daemon but not yet seen bound by the watch
- *     ("assumed", as in kube-scheduler) are written bound.
+ *     Budgets, the dialect CRs) go to the core's Kubernetes loader one
+ *     by one, by reference to the cache's own text (tg_k8s_add_object),
+ *     and tg_k8s_build gives the topology and the pending gangs in
+ *     decision order (priority, then age, then name).  The loader parses
+ *     a pod only when the build reads it and keeps the tree of pending
+ *     pods only (a bound pod keeps its labels), so a cycle holds no
+ *     copy of the cluster: at 12,500 nodes + 100,000 pods the peak is
+ *     about 65 MB over the caches (it was ~530 MB when the caches were
+ *     written out as one stream and parsed whole).  The parse is still
+ *     O(cluster) per cycle (about 1 s at that size), which is why
+ *     changes are batched (50 ms quiet, 500 ms at most), a cycle starts
+ *     no sooner after the last one than its snapshot took (at most half
+ *     the time goes to snapshots), pods are slimmed in the cache
+ *     (store.h) and the heap is trimmed after each cycle.  Pods bound by
+ *     this daemon but not yet seen bound by the watch ("assumed", as in
+ *     kube-scheduler) are given bound.
  *  2. Queue: gangs come in the core's order; a gang that was
  *     unschedulable backs off (initial doubling to max) and then waits
  *     for a cluster event (a node changed, a pod went away, ...) or the
@@ -44,8 +45,17 @@
  *                   PodScheduled=False with the core's message.
  *     unschedulable: PodScheduled=False reason Unschedulable with the
  *                   core's message on every member (strategic merge
- *                   patch of pods/status) and a FailedScheduling event,
- *                   when the message changed.
+ *                   patch of pods/status) when the message changed, and
+ *                   a FailedScheduling event on every attempt.
+ *     PodGroups:    the scheduler-plugins / Koordinator PodGroup of each
+ *                   gang we handle gets status.phase (Pending, Scheduling,
+ *                   Scheduled, Running), scheduled, running and
+ *                   scheduleStartTime (merge patch of podgroups/status),
+ *                   when they changed.
+ *  Events: an Event identical to one sent in the last 6 minutes (same
+ *  object, type, reason, action and note) joins its series: the first
+ *  one's series.count and lastObservedTime are patched, at most once a
+ *  second, instead of a new Event (client-go's events recorder).
  *
  * Half-bound gangs (binding is not atomic): a binding that fails for good
  * leaves a gang with some members bound.  The daemon does not unbind

@@ -28,6 +28,7 @@
 #define BR_ANN_RANK	"topogang.io/rank"
 
 typedef struct br_obj {
+	/* key, ns, name, uid, rv, node and sched share key's allocation */
 	char *key;		/* "namespace/name", or "name" */
 	char *ns, *name;
 	char *uid;
@@ -45,9 +46,12 @@ typedef struct br_obj {
 	bool deleting;		/* metadata.deletionTimestamp set */
 	bool gated;		/* spec.schedulingGates not empty */
 	bool terminal;		/* Succeeded or Failed */
+	bool running;		/* status.phase Running */
 	bool disruption;	/* DisruptionTarget=True */
-	uint64_t sig;		/* hash of metadata and spec: a pod change
-				 * that matters to placement changes it */
+	uint64_t sig;		/* hash of metadata and spec (not the
+				 * resourceVersion): a pod change that
+				 * matters to placement changes it, a write
+				 * to status alone does not */
 	/* store */
 	struct br_obj *chain;
 	size_t idx;

@@ -378,3 +378,17 @@ unsigned tg_gang_nmembers(const tg_gang *g)
 {
 	return g ? g->nmembers : 0;
 }
+
+const char *tg_gang_member(const tg_gang *g, unsigned rank)
+{
+	unsigned ps;
+
+	if (!g)
+		return NULL;
+	for (ps = 0; ps < g->nps; ps++) {
+		if (rank < g->ps[ps]->count)
+			return g->ps[ps]->members[rank];
+		rank -= g->ps[ps]->count;
+	}
+	return NULL;
+}

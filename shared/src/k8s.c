@@ -114,14 +114,20 @@ enum {
 };
 
 typedef struct kobj {
-	cJSON *j;		/* borrowed from a document of k->docs */
-	char *kind;		/* owned; from the List when absent */
-	char *group;		/* owned API group, "" for the core group */
+	cJSON *j;		/* borrowed from a document of k->docs, or
+				 * owned (own_tree); NULL while a pod added
+				 * by tg_k8s_add_object() is not parsed yet,
+				 * and again once it has been read */
+	const char *kind;	/* interned; from the List when absent */
+	const char *group;	/* interned API group, "" for the core one */
 	const char *ns;		/* "" when cluster-scoped or absent */
 	const char *name;	/* "" when absent */
+	const char *text;	/* tg_k8s_add_object(): the caller's text */
+	uint32_t len;
 	uint32_t src;		/* index into k->srcs */
-	size_t seq;		/* order of arrival */
-	int cls;
+	uint32_t seq;		/* order of arrival */
+	int8_t cls;
+	bool own_tree;		/* j is this object's, not a document's */
 } kobj;
 
 struct tg_k8s {
@@ -130,6 +136,7 @@ struct tg_k8s {
 	bool have_levels;
 	char *scheduler;
 	cJSON **docs;		/* one cJSON array per tg_k8s_add() */
+	tgi_strtab names;	/* kinds and API groups of the objects */
 	size_t ndocs, capdocs;
 	kobj *objs;
 	size_t nobjs, capobjs;
@@ -140,13 +147,24 @@ struct tg_k8s {
 	tg_gang **gangs;
 	size_t ngangs;
 	bool built;
+	bool spent;		/* a build dropped node trees: no retry */
 };
 
 /* ---- handle, warnings -------------------------------------------------- */
 
 tg_k8s *tg_k8s_create(void)
 {
-	return tgi_calloc(1, sizeof(tg_k8s));
+	tg_k8s *k = tgi_calloc(1, sizeof(tg_k8s));
+
+	if (k)
+		tgi_strtab_init(&k->names);
+	return k;
+}
+
+static void obj_free(kobj *o)
+{
+	if (o->own_tree)
+		cJSON_Delete(o->j);
 }
 
 static void free_gangs(tg_gang **g, size_t n)
@@ -170,11 +188,10 @@ void tg_k8s_destroy(tg_k8s *k)
 	for (i = 0; i < k->ndocs; i++)
 		cJSON_Delete(k->docs[i]);
 	tgi_free(k->docs);
-	for (i = 0; i < k->nobjs; i++) {
-		tgi_free(k->objs[i].kind);
-		tgi_free(k->objs[i].group);
-	}
+	for (i = 0; i < k->nobjs; i++)
+		obj_free(&k->objs[i]);
 	tgi_free(k->objs);
+	tgi_strtab_free(&k->names);
 	for (i = 0; i < k->nsrcs; i++)
 		tgi_free(k->srcs[i]);
 	tgi_free(k->srcs);
@@ -354,22 +371,30 @@ static tg_err file_obj(tg_k8s *k, cJSON *j, const char *kind,
 	o = &k->objs[k->nobjs];
 	memset(o, 0, sizeof(*o));
 	o->j = j;
-	o->kind = tgi_strdup(kind);
 	slash = api ? strchr(api, '/') : NULL;
-	o->group = slash ? tgi_strndup(api, (size_t)(slash - api)) :
-			   tgi_strdup("");
-	if (!o->kind || !o->group) {
-		tgi_free(o->kind);
-		tgi_free(o->group);
-		return TG_ENOMEM;
+	{
+		char *grp = tgi_strndup(slash ? api : "",
+					slash ? (size_t)(slash - api) : 0);
+		uint32_t kid, gid;
+		tg_err err = grp ? TG_OK : TG_ENOMEM;
+
+		if (!err)
+			err = tgi_strtab_intern(&k->names, kind, &kid);
+		if (!err)
+			err = tgi_strtab_intern(&k->names, grp, &gid);
+		tgi_free(grp);
+		if (err)
+			return TG_ENOMEM;
+		o->kind = tgi_strtab_get(&k->names, kid);
+		o->group = tgi_strtab_get(&k->names, gid);
 	}
 	o->name = jstr(md, "name");
 	o->name = o->name ? o->name : "";
 	o->ns = jstr(md, "namespace");
 	o->ns = o->ns ? o->ns : "";
 	o->src = src;
-	o->seq = k->nobjs;
-	o->cls = classify(o->kind, o->group);
+	o->seq = (uint32_t)k->nobjs;
+	o->cls = (int8_t)classify(o->kind, o->group);
 	if ((o->cls == C_POD || o->cls == C_PODGROUP || o->cls == C_PDB) &&
 	    !*o->ns)
 		o->ns = "default";
@@ -543,10 +568,8 @@ tg_err tg_k8s_add(tg_k8s *k, const char *buf, size_t len, const char *source,
 	return TG_OK;
 
 fail_objs:
-	for (i = nobjs0; i < k->nobjs; i++) {
-		tgi_free(k->objs[i].kind);
-		tgi_free(k->objs[i].group);
-	}
+	for (i = nobjs0; i < k->nobjs; i++)
+		obj_free(&k->objs[i]);
 	k->nobjs = nobjs0;
 	for (i = nwarns0; i < k->nwarns; i++)
 		tgi_free(k->warns[i]);
@@ -557,6 +580,114 @@ fail_docs:
 	tgi_free(k->srcs[k->nsrcs]);
 	k->srcs[k->nsrcs] = NULL;
 	return err;
+}
+
+/* The index of \p source in k->srcs: the last one again, or a new one. */
+static tg_err source_id(tg_k8s *k, const char *source, uint32_t *src)
+{
+	if (k->nsrcs && strcmp(k->srcs[k->nsrcs - 1], source) == 0) {
+		*src = (uint32_t)(k->nsrcs - 1);
+		return TG_OK;
+	}
+	if (k->nsrcs >= K8S_MAX_SOURCES)
+		return TG_ELIMIT;
+	if (tgi_grow(&k->srcs, &k->capsrcs, k->nsrcs + 1, sizeof(char *)))
+		return TG_ENOMEM;
+	k->srcs[k->nsrcs] = tgi_strdup(source);
+	if (!k->srcs[k->nsrcs])
+		return TG_ENOMEM;
+	*src = (uint32_t)k->nsrcs++;
+	return TG_OK;
+}
+
+/* One object's text as a tree, its keys checked. */
+static tg_err parse_one(const char *text, size_t len, const char *source,
+			cJSON **out, tg_errinfo *ei)
+{
+	cJSON *docs = NULL, *d;
+	tg_err err;
+
+	*out = NULL;
+	err = tgi_json_parse_stream(text, len, source, &docs, ei);
+	if (!err)
+		err = tgi_json_check_keys(docs, source, ei);
+	if (err) {
+		cJSON_Delete(docs);
+		return err;
+	}
+	d = cJSON_GetArraySize(docs) == 1 ? cJSON_DetachItemFromArray(docs, 0)
+					  : NULL;
+	cJSON_Delete(docs);
+	if (!cJSON_IsObject(d)) {
+		cJSON_Delete(d);
+		return tgi_errf(ei, TG_EPARSE, "%s: expected one JSON object",
+				source);
+	}
+	*out = d;
+	return TG_OK;
+}
+
+tg_err tg_k8s_add_object(tg_k8s *k, const char *json, size_t len,
+			 const char *kind, const char *api_version,
+			 const char *ns, const char *name, const char *source,
+			 tg_errinfo *ei)
+{
+	size_t nn, nm;
+	uint32_t src;
+	cJSON *j = NULL;
+	kobj *o;
+	tg_err err;
+
+	if (!k || !json || !kind || !*kind || !api_version || !name)
+		return tgi_errf(ei, TG_EINVAL,
+				"tg_k8s_add_object: bad arguments");
+	if (k->built)
+		return tgi_errf(ei, TG_ESTATE,
+				"tg_k8s_add_object: the snapshot is already "
+				"built");
+	if (!source || !*source)
+		source = "input";
+	ns = ns ? ns : "";
+	nn = strlen(ns);
+	nm = strlen(name);
+	if (len > TG_MAX_FILE || nn > TG_MAX_NAME || nm > TG_MAX_NAME)
+		return tgi_errf(ei, TG_ELIMIT, "%s: %s %s/%s: larger than "
+				"the loader's bounds", source, kind, ns, name);
+	err = source_id(k, source, &src);
+	if (err)
+		return tgi_errf(ei, err, "%s: %s", source, err == TG_ELIMIT ?
+				"too many inputs" : "out of memory");
+	/* pods are parsed in the build, one at a time; the rest now */
+	if (strcmp(kind, "Pod") != 0 || strcmp(api_version, "v1") != 0) {
+		err = parse_one(json, len, source, &j, ei);
+		if (err)
+			return err;
+	}
+	err = file_obj(k, j, kind, api_version, src);
+	if (err) {
+		cJSON_Delete(j);
+		if (err == TG_ELIMIT)
+			return tgi_errf(ei, err, "%s: more than %u objects",
+					source, K8S_MAX_OBJECTS);
+		return tgi_errf(ei, err, "%s: out of memory", source);
+	}
+	o = &k->objs[k->nobjs - 1];
+	o->own_tree = true;
+	o->name = name;
+	if (o->cls == C_NODE || o->cls == C_CNT || o->cls == C_TOPOLOGY ||
+	    o->cls == C_PRIOCLASS)
+		o->ns = "";
+	else if (*ns)
+		o->ns = ns;
+	else if (o->cls == C_POD || o->cls == C_PODGROUP || o->cls == C_PDB)
+		o->ns = "default";
+	else
+		o->ns = "";
+	if (!j) {
+		o->text = json;
+		o->len = (uint32_t)len;
+	}
+	return TG_OK;
 }
 
 tg_err tg_k8s_add_file(tg_k8s *k, const char *path, tg_errinfo *ei)
@@ -605,18 +736,19 @@ typedef struct kpod {
 	int64_t prio;
 	bool never;
 	int64_t created;	/* microseconds since 1970; INT64_MAX unknown */
-	tg_shape shape;
+	const tg_shape *shape;	/* interned in bctx.shapes */
 	const char *node;	/* spec.nodeName */
 	int state;
 	size_t group;		/* SIZE_MAX: none */
 	int64_t index;		/* member index, -1: none */
-	char *role;		/* owned; "" for none */
+	const char *role;	/* interned in k->names; "" for none */
 	char *sig;		/* owned pod-set signature */
 	bool allocated;		/* bound and recorded as an allocation */
 	bool terminating;	/* bound, metadata.deletionTimestamp set */
 	const char *nominated;	/* pending: status.nominatedNodeName */
 	bool other;		/* pending for another scheduler */
 	size_t set;		/* its pod set while its gang is built */
+	cJSON *own_labels;	/* labels kept when the tree was dropped */
 } kpod;
 
 /* Warnings given once per gang. */
@@ -705,6 +837,8 @@ typedef struct bctx {
 	char tierkeys[TG_MAX_LAYERS][80];
 	kgang *gangs;
 	size_t ngangs, capgangs;
+	tg_shape **shapes;	/* pods' shapes, interned (open addressing) */
+	size_t nshapes, nslots;
 } bctx;
 
 static const char *oname(const kobj *o, char *buf, size_t n)
@@ -1350,16 +1484,62 @@ static tg_err container_req(bctx *b, const kobj *o, const cJSON *c,
 	return err;
 }
 
+/*
+ * Pods share a few shapes: one copy of each (a build of 100,000 pods
+ * would otherwise hold 100,000 copies of a 256-byte shape).  Equal
+ * shapes get the same pointer.
+ */
+static tg_err shape_intern(bctx *b, const tg_shape *sh, const tg_shape **out)
+{
+	uint64_t h = tgi_hash((const char *)sh, sizeof(*sh));
+	size_t i, m;
+
+	if ((b->nshapes + 1) * 2 > b->nslots) {
+		size_t ns = b->nslots ? b->nslots * 2 : 64;
+		tg_shape **sl = tgi_calloc(ns, sizeof(*sl));
+
+		if (!sl)
+			return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+		for (i = 0; i < b->nslots; i++) {
+			if (!b->shapes[i])
+				continue;
+			m = tgi_hash((const char *)b->shapes[i],
+				     sizeof(tg_shape)) & (ns - 1);
+			while (sl[m])
+				m = (m + 1) & (ns - 1);
+			sl[m] = b->shapes[i];
+		}
+		tgi_free(b->shapes);
+		b->shapes = sl;
+		b->nslots = ns;
+	}
+	for (m = h & (b->nslots - 1); b->shapes[m];
+	     m = (m + 1) & (b->nslots - 1))
+		if (memcmp(b->shapes[m], sh, sizeof(*sh)) == 0) {
+			*out = b->shapes[m];
+			return TG_OK;
+		}
+	b->shapes[m] = tgi_malloc(sizeof(tg_shape));
+	if (!b->shapes[m])
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	memcpy(b->shapes[m], sh, sizeof(*sh));
+	b->nshapes++;
+	*out = b->shapes[m];
+	return TG_OK;
+}
+
 static tg_err pod_shape(bctx *b, kpod *p)
 {
 	const kobj *o = p->o;
 	int64_t sum[TG_MAX_RESOURCES] = { 0 }, side[TG_MAX_RESOURCES] = { 0 };
 	int64_t imax[TG_MAX_RESOURCES] = { 0 }, c[TG_MAX_RESOURCES];
 	const cJSON *list, *it, *ovh;
+	tg_shape sh;
 	char path[300];
 	unsigned i, r;
 	tg_err err;
 
+	memset(&sh, 0, sizeof(sh));
 	err = field(b, o, p->spec, "spec", "containers", T_ARR, &list);
 	if (err)
 		return err;
@@ -1419,10 +1599,10 @@ static tg_err pod_shape(bctx *b, kpod *p)
 		v = TG_MAX(v, imax[r]);
 		if (!add_ok(v, c[r], &v))
 			goto overflow;
-		p->shape.v[r] = v;
+		sh.v[r] = v;
 	}
-	p->shape.v[TG_RES_PODS] = 1;
-	return TG_OK;
+	sh.v[TG_RES_PODS] = 1;
+	return shape_intern(b, &sh, &p->shape);
 overflow:
 	return oerr(b, o, p->spec, TG_EINVAL,
 		    "spec: resource requests add up past 2^63");
@@ -1579,8 +1759,14 @@ static tg_err pod_index_role(bctx *b, kpod *p)
 		role = w;
 	else if ((w = nonempty(p->labels, L_KAI_SUBGROUP)))
 		role = w;
-	p->role = tgi_strdup(role);
-	return p->role ? TG_OK : tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	{
+		uint32_t id;	/* a handful of roles: interned */
+
+		if (tgi_strtab_intern(&b->k->names, role, &id))
+			return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+		p->role = tgi_strtab_get(&b->k->names, id);
+	}
+	return TG_OK;
 }
 
 static tg_err pod_parse(bctx *b, const kobj *o, kpod *p)
@@ -1690,6 +1876,54 @@ static tg_err pod_parse(bctx *b, const kobj *o, kpod *p)
 	return TG_OK;
 }
 
+/*
+ * A pod added by tg_k8s_add_object() is parsed here, when its turn comes;
+ * once read, only a pending pod keeps its tree (the gang build reads it
+ * again).  A bound pod keeps its labels (selectors of budgets and pod
+ * affinity), the rest goes: so a build holds the trees of the pending
+ * pods, not of the cluster.
+ */
+static tg_err pod_tree(bctx *b, kobj *o)
+{
+	char msg[sizeof(b->ei->msg)], nm[300];
+	tg_err err;
+
+	if (o->j || !o->text)
+		return TG_OK;
+	err = parse_one(o->text, o->len, b->k->srcs[o->src], &o->j, b->ei);
+	if (!err)
+		return TG_OK;
+	if (err == TG_ENOMEM || !b->ei)
+		return err;
+	snprintf(msg, sizeof(msg), "%s", b->ei->msg);
+	return tgi_errf(b->ei, err, "%s %s: %s", o->kind,
+			oname(o, nm, sizeof(nm)), msg);
+}
+
+static tg_err pod_drop_tree(bctx *b, kobj *o, kpod *p)
+{
+	if (!o->text || !o->j || p->state == S_PENDING)
+		return TG_OK;
+	if (p->node) {
+		uint32_t id;
+
+		/* a few thousand nodes for a hundred thousand pods */
+		if (tgi_strtab_intern(&b->k->names, p->node, &id))
+			return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+		p->node = tgi_strtab_get(&b->k->names, id);
+	}
+	if (p->labels)
+		p->own_labels = cJSON_DetachItemViaPointer(
+			cJSON_GetObjectItemCaseSensitive(o->j, "metadata"),
+			(cJSON *)p->labels);
+	p->labels = p->own_labels;
+	p->annots = NULL;
+	p->spec = NULL;
+	cJSON_Delete(o->j);
+	o->j = NULL;
+	return TG_OK;
+}
+
 static tg_err load_pods(bctx *b)
 {
 	size_t n = b->first[C_POD + 1] - b->first[C_POD], i, other = 0;
@@ -1704,7 +1938,11 @@ static tg_err load_pods(bctx *b)
 		kgroup *g;
 
 		b->npods = i + 1;
-		err = pod_parse(b, b->idx[b->first[C_POD] + i], p);
+		err = pod_tree(b, b->idx[b->first[C_POD] + i]);
+		if (!err)
+			err = pod_parse(b, b->idx[b->first[C_POD] + i], p);
+		if (!err)
+			err = pod_drop_tree(b, b->idx[b->first[C_POD] + i], p);
 		if (err)
 			return err;
 		if (p->other)
@@ -2561,10 +2799,16 @@ static tg_err gang_groups(bctx *b)
 			if (!role)
 				return tgi_errf(b->ei, TG_ENOMEM,
 						"out of memory");
+			uint32_t id;
+
 			snprintf(role, len, "%s%s%s", own->gname,
 				 *p->role ? "/" : "", p->role);
-			tgi_free(p->role);
-			p->role = role;
+			err = tgi_strtab_intern(&b->k->names, role, &id);
+			tgi_free(role);
+			if (err)
+				return tgi_errf(b->ei, TG_ENOMEM,
+						"out of memory");
+			p->role = tgi_strtab_get(&b->k->names, id);
 		}
 	}
 	return TG_OK;
@@ -3285,6 +3529,22 @@ static tg_err add_topology(bctx *b)
 	return TG_OK;
 }
 
+/* The topology has the nodes: trees the loader owns can go. */
+static void drop_node_trees(bctx *b)
+{
+	size_t i;
+
+	for (i = b->first[C_NODE]; i < b->first[C_NODE + 1]; i++) {
+		kobj *o = b->idx[i];
+
+		if (o->own_tree) {
+			cJSON_Delete(o->j);
+			o->j = NULL;
+			b->k->spent = true;
+		}
+	}
+}
+
 /*
  * PodDisruptionBudgets: how many of its pods may go now.  status.
  * disruptionsAllowed when the controller filled it in, else from
@@ -3432,7 +3692,7 @@ static tg_err add_allocs(bctx *b)
 		spec.pod = p->id;
 		spec.gang = g ? g->name : NULL;
 		spec.node = n;
-		spec.shape = &p->shape;
+		spec.shape = p->shape;
 		spec.priority = p->prio;
 		spec.preemptible = true;
 		if (p->group != SIZE_MAX &&
@@ -3454,7 +3714,7 @@ static tg_err add_allocs(bctx *b)
 			spec.budget = bname;
 		}
 		/* GPU indices are not in the API: lowest free ones */
-		want = p->shape.v[TG_RES_GPU];
+		want = p->shape->v[TG_RES_GPU];
 		ng = tg_topology_node_ngpus(b->t, n);
 		for (gi = 0; gi < ng && gi < 64 && want > 0; gi++) {
 			if (!(used[n] & (1ull << gi))) {
@@ -3492,7 +3752,7 @@ static tg_err add_allocs(bctx *b)
 		spec.pod = p->id;
 		spec.gang = b->groups[uf_find(b, p->group)].name;
 		spec.node = n;
-		spec.shape = &p->shape;
+		spec.shape = p->shape;
 		spec.priority = p->prio;
 		spec.preemptible = true;
 		spec.nominated = true;
@@ -4232,7 +4492,7 @@ static tg_err gang_build(bctx *b, kgroup *g)
 			const kpod *f = sets[j].first;
 
 			if (strcmp(f->sig, p->sig) == 0 &&
-			    memcmp(&f->shape, &p->shape, sizeof(tg_shape)) == 0)
+			    f->shape == p->shape)
 				break;
 		}
 		if (j == nsets) {
@@ -4263,8 +4523,7 @@ static tg_err gang_build(bctx *b, kgroup *g)
 
 		for (j = 0; j < nsets; j++)
 			if (strcmp(sets[j].first->sig, p->sig) == 0 &&
-			    memcmp(&sets[j].first->shape, &p->shape,
-				   sizeof(tg_shape)) == 0)
+			    sets[j].first->shape == p->shape)
 				break;
 		p->set = j;
 	}
@@ -4299,7 +4558,7 @@ static tg_err gang_build(bctx *b, kgroup *g)
 
 		err = gcore(&c, sets[i].first->o,
 			    tg_gang_add_podset(c.gang, sets[i].name,
-					       &sets[i].first->shape,
+					       sets[i].first->shape,
 					       sets[i].count, &sets[i].id),
 			    "pod set");
 		for (j = 0; j < c.nm && !err; j++) {
@@ -4377,11 +4636,14 @@ static void bctx_free(bctx *b)
 
 	for (i = 0; i < b->npods; i++) {
 		tgi_free(b->pods[i].id);
-		tgi_free(b->pods[i].role);
 		tgi_free(b->pods[i].sig);
+		cJSON_Delete(b->pods[i].own_labels);
 	}
 	tgi_free(b->pods);
 	tgi_free(b->bound);
+	for (i = 0; i < b->nslots; i++)
+		tgi_free(b->shapes[i]);
+	tgi_free(b->shapes);
 	for (i = 0; i < b->ngroups; i++) {
 		size_t j;
 
@@ -4419,7 +4681,7 @@ tg_err tg_k8s_build(tg_k8s *k, tg_topology **topo, tg_errinfo *ei)
 
 	if (!k || !topo)
 		return tgi_errf(ei, TG_EINVAL, "tg_k8s_build: bad arguments");
-	if (k->built)
+	if (k->built || k->spent)
 		return tgi_errf(ei, TG_ESTATE,
 				"tg_k8s_build: already built");
 	*topo = NULL;
@@ -4447,6 +4709,8 @@ tg_err tg_k8s_build(tg_k8s *k, tg_topology **topo, tg_errinfo *ei)
 		err = pick_levels(&b);
 	if (!err)
 		err = add_topology(&b);
+	if (!err)
+		drop_node_trees(&b);
 	if (!err)
 		err = add_allocs(&b);
 	if (!err)

@@ -1794,6 +1794,30 @@ class App:
         if causes:
             raise invalid("Event", name, causes)
 
+    def validate_event_update(self, res, ev, old):
+        """events.k8s.io/v1 updates (kubernetes pkg/apis/core/validation/
+        events.go ValidateEventUpdate): a changed series needs count >= 2
+        and lastObservedTime; what identifies the event is immutable."""
+        name = ev["metadata"]["name"]
+        causes = []
+        ser = ev.get("series")
+        if ser != old.get("series") and ser is not None:
+            if not isinstance(ser, dict) or \
+                    not isinstance(ser.get("count"), int) or \
+                    ser["count"] < 2:
+                causes.append(("series.count", "FieldValueInvalid",
+                               "Invalid value: \"\": should be at least 2"))
+            if not isinstance(ser, dict) or not ser.get("lastObservedTime"):
+                causes.append(("series.lastObservedTime",
+                               "FieldValueRequired", "Required value"))
+        for f in ("regarding", "related", "reason", "type", "action",
+                  "reportingController", "reportingInstance", "eventTime"):
+            if ev.get(f) != old.get(f):
+                causes.append((f, "FieldValueInvalid", "Invalid value: "
+                               "field is immutable"))
+        if causes:
+            raise invalid("Event", name, causes)
+
     # -- controllers (run under the store lock) -------------------------------
 
     def on_change(self, res, old, new):
@@ -2068,6 +2092,9 @@ class App:
             self.check_pod_update(old, new)
         elif res.skey == ("", "namespaces"):
             new["spec"] = old.get("spec")
+        elif res.skey == ("", "events") and res.group == "events.k8s.io":
+            self.validate_event_update(res, self.out(res, new),
+                                       self.out(res, old))
         changed = any(old.get(k) != new.get(k)
                       for k in set(old) | set(new)
                       if k not in ("metadata", "status", "apiVersion",

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
+
 #include "tap.h"
 #include "topogang/topogang.h"
 #include "gang.h"	/* the private layout, to check what was built */
@@ -282,6 +284,11 @@ static void test_seed_prefer(void)
 	is_str(tg_gang_name(g), "default/topology-demo-job", "its name");
 	is_int(tg_gang_nmembers(g), 4, "4 members");
 	is_int(tg_gang_npodsets(g), 1, "one pod set");
+	is_str(tg_gang_member(g, 0), "default/training-pod-0",
+	       "tg_gang_member: rank 0 is the pod, namespace/name");
+	is_str(tg_gang_member(g, 3), "default/training-pod-3",
+	       "tg_gang_member: rank 3");
+	ok(tg_gang_member(g, 4) == NULL, "tg_gang_member: past the end");
 	is_str(members(g, 0),
 	       "default/training-pod-0,default/training-pod-1,"
 	       "default/training-pod-2,default/training-pod-3",
@@ -1426,6 +1433,259 @@ static void test_yaml(void)
 	load_free(&l);
 }
 
+
+/* ---- tg_k8s_add_object: the same cluster, one object at a time ------- */
+
+/* A JSON stream split into objects, each as text, as a host keeps them. */
+typedef struct objs {
+	cJSON *tree[64];
+	char *text[64];
+	unsigned n;
+} objs;
+
+static void objs_split(objs *o, const char *buf)
+{
+	const char *p = buf, *end = NULL;
+
+	memset(o, 0, sizeof(*o));
+	while (o->n < 64) {
+		cJSON *j;
+
+		while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+			p++;
+		if (!*p)
+			break;
+		j = cJSON_ParseWithOpts(p, &end, 0);
+		if (!j)
+			break;
+		p = end;
+		if (cJSON_IsArray(cJSON_GetObjectItem(j, "items"))) {
+			/* a List: its items, as an informer keeps them */
+			cJSON *items = cJSON_GetObjectItem(j, "items");
+
+			while (o->n < 64 && cJSON_GetArraySize(items) > 0) {
+				cJSON *it = cJSON_DetachItemFromArray(items, 0);
+
+				o->tree[o->n] = it;
+				o->text[o->n++] = cJSON_PrintUnformatted(it);
+			}
+			cJSON_Delete(j);
+			continue;
+		}
+		o->tree[o->n] = j;
+		o->text[o->n++] = cJSON_PrintUnformatted(j);
+	}
+}
+
+static void objs_free(objs *o)
+{
+	unsigned i;
+
+	for (i = 0; i < o->n; i++) {
+		cJSON_Delete(o->tree[i]);
+		cJSON_free(o->text[i]);
+	}
+}
+
+static const char *jstr_at(const cJSON *j, const char *a, const char *b)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, a);
+
+	if (b)
+		v = cJSON_GetObjectItemCaseSensitive(v, b);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Adds every object (in reverse: order must not matter) and builds. */
+static load load_objs(const objs *o, const char *src)
+{
+	load l;
+	unsigned i;
+
+	memset(&l, 0, sizeof(l));
+	l.k = tg_k8s_create();
+	tg_k8s_set_scheduler_name(l.k, "topogang");
+	for (i = o->n; i-- > 0 && !l.err;)
+		l.err = tg_k8s_add_object(l.k, o->text[i], strlen(o->text[i]),
+			jstr_at(o->tree[i], "kind", NULL),
+			jstr_at(o->tree[i], "apiVersion", NULL),
+			jstr_at(o->tree[i], "metadata", "namespace"),
+			jstr_at(o->tree[i], "metadata", "name"), src, &l.ei);
+	if (!l.err)
+		l.err = tg_k8s_build(l.k, &l.t, &l.ei);
+	if (l.err)
+		diag("%s: %s", src, l.ei.msg);
+	return l;
+}
+
+static load load_stream(const char *text, const char *src)
+{
+	load l;
+
+	memset(&l, 0, sizeof(l));
+	l.k = tg_k8s_create();
+	tg_k8s_set_scheduler_name(l.k, "topogang");
+	l.err = tg_k8s_add(l.k, text, strlen(text), src, &l.ei);
+	if (!l.err)
+		l.err = tg_k8s_build(l.k, &l.t, &l.ei);
+	return l;
+}
+
+/*
+ * Bound pods with labels that a budget and a pending pod's anti-affinity
+ * select: what a bound pod keeps once its tree is dropped.
+ */
+static const char objects_text[] =
+	"{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":"
+	"\"n1\",\"labels\":{\"kubernetes.io/hostname\":\"n1\","
+	"\"network.topology.nvidia.com/block\":\"b1\"}},\"status\":"
+	"{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"8Gi\",\"pods\":\"10\"}}}\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":"
+	"\"n2\",\"labels\":{\"kubernetes.io/hostname\":\"n2\","
+	"\"network.topology.nvidia.com/block\":\"b2\"}},\"status\":"
+	"{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"8Gi\",\"pods\":\"10\"}}}\n"
+	"{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":\"PriorityClass\","
+	"\"metadata\":{\"name\":\"high\"},\"value\":1000}\n"
+	"{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\","
+	"\"metadata\":{\"name\":\"db\",\"namespace\":\"ns1\"},\"spec\":"
+	"{\"minAvailable\":1,\"selector\":{\"matchLabels\":{\"app\":\"db\"}}}}\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"db-0\","
+	"\"namespace\":\"ns1\",\"labels\":{\"app\":\"db\"}},\"spec\":"
+	"{\"nodeName\":\"n1\",\"containers\":[{\"resources\":{\"requests\":"
+	"{\"cpu\":\"2\"}}}]},\"status\":{\"phase\":\"Running\"}}\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"db-1\","
+	"\"namespace\":\"ns1\",\"labels\":{\"app\":\"db\"}},\"spec\":"
+	"{\"nodeName\":\"n2\",\"containers\":[{\"resources\":{\"requests\":"
+	"{\"cpu\":\"2\"}}}]},\"status\":{\"phase\":\"Running\"}}\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"done\","
+	"\"namespace\":\"ns1\"},\"spec\":{\"nodeName\":\"n2\",\"containers\":"
+	"[{\"resources\":{\"requests\":{\"cpu\":\"6\"}}}]},\"status\":"
+	"{\"phase\":\"Succeeded\"}}\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\","
+	"\"namespace\":\"ns1\",\"labels\":{\"app\":\"web\"}},\"spec\":"
+	"{\"schedulerName\":\"topogang\",\"priorityClassName\":\"high\","
+	"\"affinity\":{\"podAntiAffinity\":{\"requiredDuringScheduling"
+	"IgnoredDuringExecution\":[{\"topologyKey\":\"kubernetes.io/hostname\","
+	"\"labelSelector\":{\"matchLabels\":{\"app\":\"db\"}}}]}},"
+	"\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},"
+	"\"status\":{\"phase\":\"Pending\"}}\n";
+
+static void same_as_stream(const char *name, const char *text)
+{
+	static char want[65536], got[65536];
+	objs o;
+	load a, b;
+
+	objs_split(&o, text);
+	a = load_stream(text, name);
+	b = load_objs(&o, name);
+	is_int(b.err, TG_OK, "%s: %u objects one at a time build", name, o.n);
+	summary(&a, want, sizeof(want));
+	summary(&b, got, sizeof(got));
+	is_str(got, want, "%s: the same model as tg_k8s_add of the stream",
+	       name);
+	if (!a.err && !b.err) {
+		unsigned i;
+
+		for (i = 0; i < tg_k8s_ngangs(a.k); i++) {
+			char va[1024], vb[1024], pa[4096];
+
+			snprintf(pa, sizeof(pa), "%s",
+				 place(a.t, tg_k8s_gang(a.k, i), va,
+				       sizeof(va)));
+			is_str(place(b.t, tg_k8s_gang(b.k, i), vb, sizeof(vb)),
+			       pa, "%s: gang %s decided alike", name,
+			       tg_gang_name(tg_k8s_gang(a.k, i)));
+			is_str(vb, va, "%s: the same victims", name);
+		}
+	}
+	load_free(&a);
+	load_free(&b);
+	objs_free(&o);
+}
+
+static void test_add_object(void)
+{
+	size_t len;
+	char *text;
+	objs o;
+	load l;
+	tg_errinfo ei;
+	tg_k8s *k;
+	const char *badpod =
+		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":"
+		"{\"name\":\"x\"},\"spec\":{\"nodeName\":\"n1\",";
+	const char *badqty =
+		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":"
+		"{\"name\":\"q\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":"
+		"[{\"resources\":{\"requests\":{\"cpu\":\"8x\"}}}]}}";
+
+	text = tap_slurp(data_path("seed-preempt.json"), &len);
+	if (text)
+		same_as_stream("seed-preempt.json", text);
+	free(text);
+	text = tap_slurp(data_path("seed-prefer.json"), &len);
+	if (text)
+		same_as_stream("seed-prefer.json", text);
+	free(text);
+	same_as_stream("labels.json", objects_text);
+
+	/* what a dropped tree keeps: labels for budgets and affinity */
+	objs_split(&o, objects_text);
+	l = load_objs(&o, "labels.json");
+	if (!l.err) {
+		tg_node_id n1;
+
+		ok(tg_topology_node_find(l.t, "n1", &n1) == TG_OK, "n1");
+		is_int(tg_topology_node_free(l.t, n1, TG_RES_CPU), 6000,
+		       "a bound pod's requests count (cpu 8 - 2)");
+		is_int(tg_topology_nallocs(l.t), 2,
+		       "two running pods; the finished one holds nothing");
+		is_str(place(l.t, gang(&l, "ns1/web"), NULL, 0),
+		       "unschedulable  ",
+		       "anti-affinity against the bound pods' labels");
+	}
+	load_free(&l);
+	objs_free(&o);
+
+	/* errors name the object; arguments and state are checked */
+	k = tg_k8s_create();
+	is_int(tg_k8s_add_object(k, badpod, strlen(badpod), "Pod", "v1",
+				 "default", "x", "cache", &ei), TG_OK,
+	       "a pod's text is read by the build, not by add");
+	is_int(tg_k8s_build(k, NULL, &ei), TG_EINVAL, "build needs *topo");
+	{
+		tg_topology *t = NULL;
+
+		is_int(tg_k8s_build(k, &t, &ei), TG_EPARSE,
+		       "malformed pod text: TG_EPARSE from the build");
+		like(ei.msg, "Pod default/x: cache:1: malformed JSON",
+		     "the message names the object and the input");
+		ok(t == NULL, "no topology");
+	}
+	tg_k8s_destroy(k);
+	k = tg_k8s_create();
+	is_int(tg_k8s_add_object(k, badqty, strlen(badqty), "Pod", "v1", "",
+				 "q", "cache", &ei), TG_OK, "bad quantity added");
+	{
+		tg_topology *t = NULL;
+
+		is_int(tg_k8s_build(k, &t, &ei), TG_EINVAL,
+		       "bad quantity: TG_EINVAL");
+		like(ei.msg, "cache: Pod default/q: spec.containers[0]."
+		     "resources.requests.cpu: bad quantity '8x'",
+		     "as tg_k8s_add says it, in namespace default");
+	}
+	is_int(tg_k8s_add_object(k, "{", 1, "Node", "v1", NULL, "n", "cache",
+				 &ei), TG_EPARSE,
+	       "other kinds are parsed at once");
+	is_int(tg_k8s_add_object(k, "{}", 2, "", "v1", NULL, "n", "cache",
+				 &ei), TG_EINVAL, "a kind is needed");
+	is_int(tg_k8s_add_object(NULL, "{}", 2, "Node", "v1", NULL, "n", "c",
+				 &ei), TG_EINVAL, "NULL handle");
+	tg_k8s_destroy(k);
+}
+
 /* ---- allocation failures ----------------------------------------------- */
 
 static long oom_at, oom_calls, oom_live;
@@ -1474,7 +1734,7 @@ static void oom_free(void *p)
  * and nothing the library allocated may be left afterwards.  (cJSON and
  * libyaml allocate through malloc, outside the hook.)
  */
-static void oom_run(const char *name, const char *text)
+static void oom_run(const char *name, const char *text, const objs *o)
 {
 	static char want[65536], got[65536];
 	long n, bad = 0, leaks = 0;
@@ -1491,7 +1751,22 @@ static void oom_run(const char *name, const char *text)
 		tg_set_allocator(oom_malloc, oom_realloc, oom_free);
 		l.k = tg_k8s_create();
 		l.err = TG_ENOMEM;
-		if (l.k) {
+		if (l.k && o) {
+			unsigned i;
+
+			l.err = TG_OK;
+			for (i = 0; i < o->n && !l.err; i++)
+				l.err = tg_k8s_add_object(l.k, o->text[i],
+					strlen(o->text[i]),
+					jstr_at(o->tree[i], "kind", NULL),
+					jstr_at(o->tree[i], "apiVersion", NULL),
+					jstr_at(o->tree[i], "metadata",
+						"namespace"),
+					jstr_at(o->tree[i], "metadata", "name"),
+					name, &l.ei);
+			if (!l.err)
+				l.err = tg_k8s_build(l.k, &l.t, &l.ei);
+		} else if (l.k) {
 			l.err = tg_k8s_add(l.k, text, strlen(text), name,
 					   &l.ei);
 			if (!l.err)
@@ -1533,10 +1808,17 @@ static void test_oom(void)
 		fclose(f);
 	}
 	text[n] = '\0';
-	oom_run("seed-preempt.yaml", text);
-	oom_run("koord.yaml", koord_text);
-	oom_run("constraints.yaml", constraints_text);
-	oom_run("lws.yaml", lws_text);
+	oom_run("seed-preempt.yaml", text, NULL);
+	oom_run("koord.yaml", koord_text, NULL);
+	oom_run("constraints.yaml", constraints_text, NULL);
+	oom_run("lws.yaml", lws_text, NULL);
+	{
+		objs o;
+
+		objs_split(&o, objects_text);
+		oom_run("labels.json, one object at a time", NULL, &o);
+		objs_free(&o);
+	}
 }
 
 int main(void)
@@ -1558,6 +1840,7 @@ int main(void)
 	test_errors();
 	test_transactions();
 	test_yaml();
+	test_add_object();
 	test_oom();
 	return done_testing();
 }

@@ -465,6 +465,30 @@ static void test_spread(void)
 	tg_topology_destroy(t);
 }
 
+/* tg_gang_member: ranks across pod sets, named or not. */
+static void test_members(void)
+{
+	tg_gang *g = tg_gang_create("default/lws");
+	tg_shape sh;
+	unsigned ps;
+
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_CPU] = 1000;
+	tg_gang_add_podset(g, "leader", &sh, 1, &ps);
+	tg_gang_podset_set_member(g, ps, 0, "default/lws-0");
+	tg_gang_add_podset(g, "worker", &sh, 2, &ps);
+	tg_gang_podset_set_member(g, ps, 1, "default/lws-0-2");
+	is_str(tg_gang_member(g, 0), "default/lws-0", "rank 0: the leader");
+	ok(tg_gang_member(g, 1) == NULL, "rank 1: a worker left unnamed");
+	is_str(tg_gang_member(g, 2), "default/lws-0-2",
+	       "rank 2: the second worker (pod-set order, then member)");
+	ok(tg_gang_member(g, 3) == NULL, "rank 3: out of range");
+	ok(tg_gang_member(NULL, 0) == NULL, "NULL gang");
+	tg_gang_podset_set_member(g, ps, 1, "default/renamed");
+	is_str(tg_gang_member(g, 2), "default/renamed", "named again");
+	tg_gang_destroy(g);
+}
+
 int main(void)
 {
 	test_seed();
@@ -478,5 +502,6 @@ int main(void)
 	test_islands();
 	test_missing_labels();
 	test_spread();
+	test_members();
 	return done_testing();
 }

@@ -136,6 +136,16 @@ tg_err tg_gang_podset_add_pod_affinity(tg_gang *g, unsigned ps,
 
 unsigned tg_gang_npodsets(const tg_gang *g);
 unsigned tg_gang_nmembers(const tg_gang *g);
+/*
+ * The pod named for member \p rank (0 .. tg_gang_nmembers() - 1, in rank
+ * order: pod-set order, then member order), as given to
+ * tg_gang_podset_set_member() (the Kubernetes loader gives
+ * "namespace/name").  NULL for a member left unnamed (decisions call it
+ * "<gang>-<podset>-<i>") and for a rank out of range.
+ * \note Owned by the gang: valid until the member is named again or
+ * tg_gang_destroy().
+ */
+const char *tg_gang_member(const tg_gang *g, unsigned rank);
 
 #ifdef __cplusplus
 }

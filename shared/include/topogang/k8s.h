@@ -51,6 +51,25 @@ tg_err tg_k8s_add(tg_k8s *k, const char *buf, size_t len, const char *source,
 tg_err tg_k8s_add_file(tg_k8s *k, const char *path, tg_errinfo *ei);
 
 /*
+ * Adds one object, for hosts that keep their objects as JSON text and
+ * build often (the bridge's caches): \p json is one JSON object of
+ * \p kind and \p api_version ("v1", "policy/v1") named \p ns (NULL or ""
+ * when cluster-scoped) and \p name, as the host read them from it; they
+ * are trusted.  Pods are parsed by tg_k8s_build() one at a time, and a
+ * bound pod's tree is dropped as soon as it is read (its labels stay), so
+ * a build's memory follows the pending work, not the cluster; other
+ * kinds are parsed now.  \p source names the input in messages;
+ * consecutive calls with the same source share one entry.
+ * \note \p json, \p ns and \p name are borrowed: they must stay valid
+ * and unchanged until tg_k8s_build() has returned (or tg_k8s_destroy()).
+ * The other strings are copied.
+ */
+tg_err tg_k8s_add_object(tg_k8s *k, const char *json, size_t len,
+			 const char *kind, const char *api_version,
+			 const char *ns, const char *name, const char *source,
+			 tg_errinfo *ei);
+
+/*
  * Builds the topology and the gangs from everything added.  May be called
  * once.  \note *topo belongs to the caller (tg_topology_destroy()); the
  * gangs belong to \p k.
