@@ -115,6 +115,9 @@ time_t last_job_update;
 #define MAX_REASON_LEN	1000	/* bytes of state_desc we write */
 #define PRIO_PENDING	(INT64_C(1) << 33)	/* above every uint32 */
 #define POD_SLOTS_SHARED (INT64_C(1) << 20)
+/* Each node of the model carries its Slurm name as this label, for the
+ * required nodes of -w/--nodelist. */
+#define NODE_LABEL	"topogang.slurm/node"
 
 /* ---- the inner plugin (select/cons_tres), loaded by path ---- */
 
@@ -667,25 +670,75 @@ fail_conf:
 
 /* ---- translating slurmctld's state into the core's model ---- */
 
-static uint64_t _gres_node_gpus(node_record_t *node_ptr)
+/* The node's gpu GRES state, NULL when it has none. */
+static gres_node_state_t *_gres_node_gpu_state(node_record_t *node_ptr)
 {
 	ListIterator it;
 	gres_state_t *gs;
-	uint64_t n = 0;
+	gres_node_state_t *ns = NULL;
 
 	if (!node_ptr->gres_list || !gpu_plugin_id)
-		return 0;
+		return NULL;
 	it = list_iterator_create(node_ptr->gres_list);
 	while ((gs = list_next(it))) {
 		if (gs->plugin_id == gpu_plugin_id && gs->gres_data) {
-			gres_node_state_t *ns = gs->gres_data;
-
-			n = ns->gres_cnt_avail;
+			ns = gs->gres_data;
 			break;
 		}
 	}
 	list_iterator_destroy(it);
-	return n;
+	return ns;
+}
+
+static uint64_t _gres_node_gpus(node_record_t *node_ptr)
+{
+	gres_node_state_t *ns = _gres_node_gpu_state(node_ptr);
+
+	return ns ? ns->gres_cnt_avail : 0;
+}
+
+static unsigned _uf_find(uint8_t *up, unsigned i)
+{
+	while (up[i] != i)
+		i = up[i] = up[up[i]];
+	return i;
+}
+
+/*
+ * The node's NVLink islands from gres.conf Links= (slurmd reports them,
+ * gres_node_state_t.links_cnt): GPUs joined by a positive link count are
+ * in one island.  Fills \p island[0..ngpus) with island numbers from 0
+ * in GPU order and returns true; false (one island) when the node has no
+ * Links= for all its GPUs.
+ */
+static bool _gres_node_islands(node_record_t *node_ptr, unsigned ngpus,
+			       uint8_t *island)
+{
+	gres_node_state_t *ns = _gres_node_gpu_state(node_ptr);
+	uint8_t up[TG_MAX_GPUS], num[TG_MAX_GPUS];
+	unsigned g, l, next = 0;
+
+	if (!ns || !ns->links_cnt || !ngpus || ngpus > TG_MAX_GPUS ||
+	    ns->link_len != (int) ngpus)
+		return false;
+	for (g = 0; g < ngpus; g++)
+		up[g] = (uint8_t) g;
+	for (g = 0; g < ngpus; g++) {
+		if (!ns->links_cnt[g])
+			return false;
+		for (l = 0; l < ngpus; l++)
+			if (l != g && ns->links_cnt[g][l] > 0)
+				up[_uf_find(up, g)] = (uint8_t) _uf_find(up, l);
+	}
+	memset(num, 0xff, sizeof(num));
+	for (g = 0; g < ngpus; g++) {
+		unsigned r = _uf_find(up, g);
+
+		if (num[r] == 0xff)
+			num[r] = (uint8_t) next++;
+		island[g] = num[r];
+	}
+	return true;
 }
 
 /* GPUs a running job holds on its j-th node: count and index mask. */
@@ -951,6 +1004,7 @@ static int _model_build(char *why, size_t wlen)
 {
 	tg_errinfo ei;
 	node_record_t *node_ptr;
+	uint8_t island[TG_MAX_GPUS];
 	unsigned i;
 
 	memset(&ei, 0, sizeof(ei));
@@ -975,9 +1029,16 @@ static int _model_build(char *why, size_t wlen)
 		model.tg2slurm[i] = node_ptr ? node_ptr->index : NO_VAL;
 		if (!node_ptr)
 			continue;
+		if (tg_topology_node_add_label(model.t, i, NODE_LABEL,
+					       node_ptr->name)) {
+			snprintf(why, wlen, "out of memory");
+			goto fail;
+		}
 		gpus = MIN(_gres_node_gpus(node_ptr), TG_MAX_GPUS);
 		if (gpus && tg_topology_node_set_gpus(model.t, i,
-						      (unsigned) gpus, NULL)) {
+				(unsigned) gpus,
+				_gres_node_islands(node_ptr, (unsigned) gpus,
+						   island) ? island : NULL)) {
 			snprintf(why, wlen, "node %s: bad GPU count",
 				 node_ptr->name);
 			goto fail;
@@ -1227,6 +1288,7 @@ typedef struct ctx {
 	uint32_t *tg2slurm;		/* the model's, not owned */
 	uint32_t ntg;
 	bool must;			/* the request has a MUST layer */
+	unsigned nreq;			/* required nodes (-w) */
 	char gather_txt[512];
 	const char *gather_src;
 } ctx_t;
@@ -1235,6 +1297,60 @@ static void _ctx_free(ctx_t *c)
 {
 	tg_decision_free(c->d);
 	tg_gang_destroy(c->g);
+}
+
+/*
+ * The gang's members: one per node.  With -w/--nodelist, the required
+ * nodes each take one member ("required", restricted to those nodes by
+ * the NODE_LABEL label) and the others go elsewhere ("node", on any node
+ * but those), so the core's placement always holds the required nodes
+ * and is still chosen by topology around them.
+ */
+static int _gang_members(ctx_t *c, job_record_t *job_ptr, const tg_shape *gs,
+			 uint32_t members, char *why, size_t wlen)
+{
+	bitstr_t *req = job_ptr->details->req_node_bitmap;
+	const char **names = NULL;
+	tg_label_expr e;
+	unsigned ps, nreq = 0;
+	int k, n;
+	int rc = SLURM_ERROR;
+
+	if (req) {
+		n = MIN(bit_size(req), node_record_count);
+		names = xcalloc(bit_set_count(req) + 1, sizeof(*names));
+		for (k = 0; k < n; k++)
+			if (bit_test(req, k) && node_record_table_ptr[k])
+				names[nreq++] = node_record_table_ptr[k]->name;
+	}
+	if (nreq > members)
+		members = nreq;
+	memset(&e, 0, sizeof(e));
+	e.key = NODE_LABEL;
+	e.values = names;
+	e.nvalues = nreq;
+	if (nreq) {
+		e.op = TG_SEL_IN;
+		if (tg_gang_add_podset(c->g, "required", gs, nreq, &ps) ||
+		    tg_gang_podset_set_max_per_node(c->g, ps, 1) ||
+		    tg_gang_podset_add_affinity_expr(c->g, ps, 0, &e))
+			goto oom;
+		c->nreq = nreq;
+	}
+	if (members > nreq) {
+		e.op = TG_SEL_NOT_IN;
+		if (tg_gang_add_podset(c->g, "node", gs, members - nreq, &ps) ||
+		    tg_gang_podset_set_max_per_node(c->g, ps, 1) ||
+		    (nreq && tg_gang_podset_add_affinity_expr(c->g, ps, 0, &e)))
+			goto oom;
+	}
+	rc = SLURM_SUCCESS;
+	goto out;
+oom:
+	snprintf(why, wlen, "out of memory");
+out:
+	xfree(names);
+	return rc;
 }
 
 /*
@@ -1247,7 +1363,7 @@ static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 		  const uint32_t *cand, size_t ncand, char *why, size_t wlen)
 {
 	tg_shape gs;
-	uint32_t members = 0, max_cpus = 0, ps;
+	uint32_t members = 0, max_cpus = 0;
 	bool exclusive;
 	node_record_t *node_ptr;
 	tgs_gather gather;
@@ -1280,11 +1396,12 @@ static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 		snprintf(name, sizeof(name), "JobId=%u", job_ptr->job_id);
 		c->g = tg_gang_create(name);
 	}
-	if (!c->g || tg_gang_add_podset(c->g, "node", &gs, members, &ps) ||
-	    tg_gang_podset_set_max_per_node(c->g, ps, 1)) {
+	if (!c->g) {
 		snprintf(why, wlen, "out of memory");
 		return SLURM_ERROR;
 	}
+	if (_gang_members(c, job_ptr, &gs, members, why, wlen))
+		return SLURM_ERROR;
 	tg_gang_set_priority(c->g, PRIO_PENDING);
 	/* Only slurmctld's preemptee candidates are preemptible, so a job
 	 * that may not preempt finds no victim; the message says so. */
@@ -1420,6 +1537,164 @@ static void _core_failed(job_record_t *job_ptr, const char *why,
 		      "(Fallback=no)", plugin_type, job_ptr, why);
 }
 
+/*
+ * --switches=N@time with N > 1 (N = 1 is a must-gather at the leaf
+ * layer, see _build): as select/cons_tres with topology/tree does in
+ * 22.05 (_eval_nodes_topo), a placement on more than N leaf switches
+ * waits until the job has waited its time (capped by slurmctld with
+ * SchedulerParameters=max_switch_wait), then it is taken.  The core's fill
+ * already spans the fewest leaf switches inside the domain it chose.
+ * True (and \p why) when the job must wait.
+ */
+static bool _switches_wait(ctx_t *c, job_record_t *job_ptr, time_t now,
+			   char *why, size_t wlen)
+{
+	tg_domain_id *leaves;
+	unsigned i, j, n = 0, np = tg_decision_nplacements(c->d);
+	time_t waited;
+
+	if (job_ptr->req_switch <= 1 || !np)
+		return false;
+	if (!job_ptr->wait4switch_start)
+		job_ptr->wait4switch_start = now;
+	waited = now - job_ptr->wait4switch_start;
+	if (waited >= (time_t) job_ptr->wait4switch)
+		return false;
+	leaves = xcalloc(np, sizeof(*leaves));
+	for (i = 0; i < np; i++) {
+		tg_domain_id d = tg_topology_node_domain(c->t,
+				tg_decision_placement(c->d, i)->node);
+
+		for (j = 0; j < n && leaves[j] != d; j++)
+			;
+		if (j == n)
+			leaves[n++] = d;
+	}
+	xfree(leaves);
+	if (n <= job_ptr->req_switch)
+		return false;
+	snprintf(why, wlen, "topogang: --switches=%u: the placement in %s "
+		 "spans %u leaf switches; waiting %ld s more for one on %u",
+		 job_ptr->req_switch, tg_decision_domain(c->d), n,
+		 (long) ((time_t) job_ptr->wait4switch - waited),
+		 job_ptr->req_switch);
+	return true;
+}
+
+/* The job's gpu request when it is one record (not several types). */
+static gres_job_state_t *_gres_job_gpu_req(job_record_t *job_ptr)
+{
+	ListIterator it;
+	gres_state_t *gs;
+	gres_job_state_t *js = NULL;
+	int n = 0;
+
+	if (!job_ptr->gres_list_req || !gpu_plugin_id)
+		return NULL;
+	it = list_iterator_create(job_ptr->gres_list_req);
+	while ((gs = list_next(it)))
+		if (gs->plugin_id == gpu_plugin_id && gs->gres_data) {
+			js = gs->gres_data;
+			n++;
+		}
+	list_iterator_destroy(it);
+	return n == 1 ? js : NULL;
+}
+
+/* Bit \p g of a node is a GPU of type \p type_id (0: any). */
+static bool _gpu_type_ok(gres_node_state_t *ns, uint32_t type_id, int g)
+{
+	int t;
+
+	if (!type_id)
+		return true;
+	for (t = 0; t < ns->topo_cnt; t++)
+		if (ns->topo_type_id && ns->topo_type_id[t] == type_id &&
+		    ns->topo_gres_bitmap && ns->topo_gres_bitmap[t] &&
+		    g < bit_size(ns->topo_gres_bitmap[t]) &&
+		    bit_test(ns->topo_gres_bitmap[t], g))
+			return true;
+	return false;
+}
+
+/*
+ * The core's GPU indices for a partial-node job (one NVLink island when
+ * one holds the job's GPUs on that node) in place of the ones cons_tres
+ * picked.  In 22.05, cons_tres's job_test leaves its pick in the job's
+ * gres_bit_select[node] (gres_select_filter_select_and_set); slurmctld
+ * then copies it into the job's gres_bit_alloc and the node's
+ * gres_bit_alloc when the job starts (gres_ctld_job_alloc, from
+ * select_g_select_nodeinfo_set), so rewriting the selection here changes
+ * both records consistently.  The rewrite is skipped, and cons_tres's
+ * pick stays, unless it is safe: the same count, every chosen GPU free on
+ * the node and of the requested type, no --gres-flags=enforce-binding
+ * (cons_tres chose by socket then), one gpu request.
+ */
+static void _steer_gpus(ctx_t *c, job_record_t *job_ptr)
+{
+	gres_job_state_t *js = _gres_job_gpu_req(job_ptr);
+	job_resources_t *jr = job_ptr->job_resrcs;
+	unsigned i;
+
+	if (!js || !js->gres_bit_select || !jr || !jr->node_bitmap ||
+	    (job_ptr->bit_flags & GRES_ENFORCE_BIND))
+		return;
+	for (i = 0; i < tg_decision_nplacements(c->d); i++) {
+		const tg_placement *p = tg_decision_placement(c->d, i);
+		gres_node_state_t *ns;
+		node_record_t *node_ptr;
+		bitstr_t *b;
+		uint32_t k;
+		int g, sz, want = __builtin_popcountll(p->gpus);
+		bool same = true, ok = true;
+		char *was, *now;
+
+		if (!p->gpus || p->node >= c->ntg ||
+		    (k = c->tg2slurm[p->node]) == NO_VAL ||
+		    (int) k >= bit_size(jr->node_bitmap) ||
+		    !bit_test(jr->node_bitmap, k) ||
+		    !(b = js->gres_bit_select[k]) ||
+		    !(node_ptr = node_record_table_ptr[k]) ||
+		    !(ns = _gres_node_gpu_state(node_ptr)))
+			continue;
+		sz = bit_size(b);
+		if (bit_set_count(b) != want ||
+		    (js->gres_cnt_node_select &&
+		     js->gres_cnt_node_select[k] != (uint64_t) want) ||
+		    (ns->gres_bit_alloc && bit_size(ns->gres_bit_alloc) != sz))
+			continue;
+		for (g = 0; g < 64 && ok; g++) {
+			bool in = (p->gpus >> g) & 1;
+
+			if (!in) {
+				if (g < sz && bit_test(b, g))
+					same = false;
+				continue;
+			}
+			if (g >= sz ||
+			    (ns->gres_bit_alloc &&
+			     bit_test(ns->gres_bit_alloc, g)) ||
+			    !_gpu_type_ok(ns, js->type_id, g))
+				ok = false;
+			else if (!bit_test(b, g))
+				same = false;
+		}
+		if (!ok || same)
+			continue;
+		was = bit_fmt_full(b);
+		bit_clear_all(b);
+		for (g = 0; g < sz; g++)
+			if ((p->gpus >> g) & 1)
+				bit_set(b, g);
+		now = bit_fmt_full(b);
+		info("%s: %pJ: GPUs %s of %s (one NVLink island where one "
+		     "holds them) instead of select/cons_tres's %s",
+		     plugin_type, job_ptr, now, node_ptr->name, was);
+		xfree(was);
+		xfree(now);
+	}
+}
+
 /* select_p_job_test for a job the core places; see select_p_job_test. */
 static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			  uint32_t min_nodes, uint32_t max_nodes,
@@ -1515,6 +1790,14 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		goto out;
 	}
 
+	if (tg_decision_status(c.d) != TG_STATUS_UNSCHEDULABLE &&
+	    _switches_wait(&c, job_ptr, now, why, sizeof(why))) {
+		if (_reason_set(job_ptr, why))
+			_log_decision("JobId=%u mode=%u: %s", job_ptr->job_id,
+				      mode, why);
+		goto out;
+	}
+
 	switch (tg_decision_status(c.d)) {
 	case TG_STATUS_UNSCHEDULABLE:
 		snprintf(why, sizeof(why), "topogang: %s",
@@ -1579,6 +1862,8 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	}
 
 	_reason_drop(job_ptr->job_id);
+	if (run_now && !(preemptee_job_list && *preemptee_job_list))
+		_steer_gpus(&c, job_ptr);
 	if (tg_decision_status(c.d) == TG_STATUS_PREEMPTING &&
 	    (!run_now || (preemptee_job_list && *preemptee_job_list))) {
 		char *vnames = NULL, *sel = bitmap2node_name(bitmap);
@@ -1727,8 +2012,7 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 
 	if (!active || !job_ptr || !job_ptr->details || !bitmap ||
 	    SELECT_IS_MODE_TEST_ONLY(mode) || SELECT_IS_MODE_RESV(mode) ||
-	    !min_nodes || job_ptr->details->req_node_bitmap ||
-	    job_ptr->details->contiguous || !topo_text)
+	    !min_nodes || job_ptr->details->contiguous || !topo_text)
 		goto forward;
 
 	slurm_mutex_lock(&state_lock);

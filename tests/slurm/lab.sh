@@ -198,10 +198,24 @@ SwitchName=spine-1 Switches=block-[2-3]
 SwitchName=spine-2 Switches=block-4
 SwitchName=core Switches=spine-[0-2]
 EOF
-	cat >"$LAB/etc/gres.conf" <<EOF
-AutoDetect=off
-NodeName=node-[0-11] Name=gpu File=$LAB/fakedev/gpu[0-7]
-EOF
+	# Two NVLink islands of four GPUs per node (gres.conf Links=: -1 is
+	# the GPU itself, 4 an NVLink count, 0 no NVLink), one line per GPU.
+	# Cores= is needed: without Cores= or Type= on its lines, 22.05 keeps
+	# no per-GPU records in slurmctld (gres.c _get_tot_gres_cnt: topo_cnt
+	# 0), so Links= is dropped and GPUs are picked by count alone.
+	{
+		echo "AutoDetect=off"
+		for g in 0 1 2 3 4 5 6 7; do
+			links=""
+			for l in 0 1 2 3 4 5 6 7; do
+				if [ $l = $g ]; then v=-1
+				elif [ $((l / 4)) = $((g / 4)) ]; then v=4
+				else v=0; fi
+				links="$links${links:+,}$v"
+			done
+			echo "NodeName=node-[0-11] Name=gpu File=$LAB/fakedev/gpu$g Cores=0-7 Links=$links"
+		done
+	} >"$LAB/etc/gres.conf"
 	cat >"$LAB/etc/topogang.conf" <<EOF
 # select/topogang for the test lab
 LayerName=block Layer=switch-l0
