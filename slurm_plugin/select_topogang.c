@@ -697,6 +697,15 @@ static uint64_t _gres_node_gpus(node_record_t *node_ptr)
 	return ns ? ns->gres_cnt_avail : 0;
 }
 
+/* The node's GPUs have gres.conf Links= in slurmctld (see below). */
+static bool _gres_node_has_links(node_record_t *node_ptr)
+{
+	gres_node_state_t *ns = _gres_node_gpu_state(node_ptr);
+
+	return ns && ns->links_cnt && ns->link_len > 0 &&
+	       (uint64_t) ns->link_len == ns->gres_cnt_avail;
+}
+
 static unsigned _uf_find(uint8_t *up, unsigned i)
 {
 	while (up[i] != i)
@@ -948,7 +957,7 @@ static bool _job_spread(job_record_t *job_ptr, tgs_spread *sp)
  * that ended are removed and new ones added, preemption candidates are
  * re-added with this call's preemptibility, and held nodes are re-added.
  * It is rebuilt when the topology is reloaded, when a node's GPU count
- * changes, and after MODEL_MAX_ADDS allocations (the core interns every
+ * or its Links= change, and after MODEL_MAX_ADDS allocations (the core interns every
  * allocation name for the topology's life).
  */
 #define MODEL_MAX_ADDS	(1u << 18)
@@ -963,6 +972,7 @@ typedef struct model {
 	tg_topology *t;			/* NULL: rebuild */
 	uint32_t *tg2slurm;		/* tg node id -> node index */
 	uint32_t ntg;
+	bool *links;			/* node had Links= when built */
 	mjob_t *jobs;			/* running jobs in t, by job id */
 	size_t njobs, cap;
 	uint32_t *held;			/* job ids of held-node allocations */
@@ -976,6 +986,7 @@ static void _model_drop(void)
 {
 	tg_topology_destroy(model.t);
 	xfree(model.tg2slurm);
+	xfree(model.links);
 	xfree(model.jobs);
 	xfree(model.held);
 	memset(&model, 0, sizeof(model));
@@ -1021,6 +1032,7 @@ static int _model_build(char *why, size_t wlen)
 	model.ntg = tg_topology_nnodes(model.t);
 	model.tg2slurm = xcalloc(model.ntg ? model.ntg : 1,
 				 sizeof(uint32_t));
+	model.links = xcalloc(model.ntg ? model.ntg : 1, sizeof(bool));
 	for (i = 0; i < model.ntg; i++) {
 		uint64_t gpus;
 
@@ -1029,6 +1041,7 @@ static int _model_build(char *why, size_t wlen)
 		model.tg2slurm[i] = node_ptr ? node_ptr->index : NO_VAL;
 		if (!node_ptr)
 			continue;
+		model.links[i] = _gres_node_has_links(node_ptr);
 		if (tg_topology_node_add_label(model.t, i, NODE_LABEL,
 					       node_ptr->name)) {
 			snprintf(why, wlen, "out of memory");
@@ -1149,7 +1162,8 @@ static int _model_sync(job_record_t *job_ptr, bitstr_t *bitmap,
 		if ((int) model.tg2slurm[i] >= node_record_count ||
 		    !(node_ptr = node_record_table_ptr[model.tg2slurm[i]]) ||
 		    tg_topology_node_ngpus(model.t, i) !=
-		    MIN(_gres_node_gpus(node_ptr), TG_MAX_GPUS))
+		    MIN(_gres_node_gpus(node_ptr), TG_MAX_GPUS) ||
+		    model.links[i] != _gres_node_has_links(node_ptr))
 			_model_drop();
 	}
 	if (!model.t && _model_build(why, wlen))
@@ -1894,12 +1908,31 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		xfree(vnames);
 		xfree(sel);
 	} else if (run_now) {
-		char *sel = bitmap2node_name(bitmap);
+		char *sel = bitmap2node_name(bitmap), *over = NULL;
 
-		info("%s: %pJ gather=%s (%s) placed on %s in %s (%g Gbit/s)",
+		/*
+		 * Preempting, and cons_tres started the job without a
+		 * preemptee list: the victims' cores are in a lower row
+		 * (PreemptMode=SUSPEND,GANG), and the gang scheduler
+		 * suspends them, exactly these since only they share the
+		 * job's nodes.
+		 */
+		if (victims && list_count(victims)) {
+			ListIterator it = list_iterator_create(victims);
+			job_record_t *vj;
+
+			while ((vj = list_next(it)))
+				xstrfmtcat(over, "%sJobId=%u(%s)",
+					   over ? "," : " over ", vj->job_id,
+					   vj->nodes);
+			list_iterator_destroy(it);
+			xstrcat(over, ", to be suspended");
+		}
+		info("%s: %pJ gather=%s (%s) placed on %s in %s (%g Gbit/s)%s",
 		     plugin_type, job_ptr, c.gather_txt, c.gather_src, sel,
 		     tg_decision_domain(c.d),
-		     tg_decision_bandwidth_gbps(c.d));
+		     tg_decision_bandwidth_gbps(c.d), over ? over : "");
+		xfree(over);
 		xfree(sel);
 	} else {
 		_log_decision("JobId=%u mode=%u placed on %s in %s",
