@@ -1137,6 +1137,25 @@ static void _model_remove_job(uint32_t job_id)
 }
 
 /*
+ * A running job whose nodes changed (resized, expanded): its allocations
+ * leave the model and the next _model_sync adds it afresh from its
+ * job_resrcs.
+ */
+static void _model_forget(uint32_t job_id)
+{
+	mjob_t *mj;
+	size_t i;
+
+	if (!model.t || !(mj = _mjob_find(job_id)))
+		return;
+	_model_remove_job(job_id);
+	i = (size_t) (mj - model.jobs);
+	memmove(&model.jobs[i], &model.jobs[i + 1],
+		(model.njobs - i - 1) * sizeof(mjob_t));
+	model.njobs--;
+}
+
+/*
  * Brings the model up to date for one job_test: nodes outside \p bitmap
  * may not be used, every node offers one pod slot when \p exclusive (so
  * only empty nodes fit) and many otherwise, running jobs are
@@ -2077,15 +2096,34 @@ extern int select_p_job_ready(job_record_t *job_ptr)
 	return (*(inner.job_ready))(job_ptr);
 }
 
+/*
+ * Resized and expanded jobs: cons_tres changes the job's resources; the
+ * core's model forgets the job and takes its new nodes at the next
+ * job_test (the placement of the job itself is not revisited: a shrunk
+ * job keeps the nodes it has, which cons_tres chooses by the order of
+ * the job's node list, and --dependency=expand jobs get nodes through
+ * their own job_test).
+ */
 extern int select_p_job_expand(job_record_t *from_job_ptr,
 			       job_record_t *to_job_ptr)
 {
+	if (active && from_job_ptr && to_job_ptr) {
+		slurm_mutex_lock(&state_lock);
+		_model_forget(from_job_ptr->job_id);
+		_model_forget(to_job_ptr->job_id);
+		slurm_mutex_unlock(&state_lock);
+	}
 	return (*(inner.job_expand))(from_job_ptr, to_job_ptr);
 }
 
 extern int select_p_job_resized(job_record_t *job_ptr,
 				node_record_t *node_ptr)
 {
+	if (active && job_ptr) {
+		slurm_mutex_lock(&state_lock);
+		_model_forget(job_ptr->job_id);
+		slurm_mutex_unlock(&state_lock);
+	}
 	return (*(inner.job_resized))(job_ptr, node_ptr);
 }
 
