@@ -698,10 +698,8 @@ static uint64_t _gres_node_gpus(node_record_t *node_ptr)
 }
 
 /* The node's GPUs have gres.conf Links= in slurmctld (see below). */
-static bool _gres_node_has_links(node_record_t *node_ptr)
+static bool _gres_has_links(const gres_node_state_t *ns)
 {
-	gres_node_state_t *ns = _gres_node_gpu_state(node_ptr);
-
 	return ns && ns->links_cnt && ns->link_len > 0 &&
 	       (uint64_t) ns->link_len == ns->gres_cnt_avail;
 }
@@ -957,8 +955,8 @@ static bool _job_spread(job_record_t *job_ptr, tgs_spread *sp)
  * that ended are removed and new ones added, preemption candidates are
  * re-added with this call's preemptibility, and held nodes are re-added.
  * It is rebuilt when the topology is reloaded, when a node's GPU count
- * or its Links= change, and after MODEL_MAX_ADDS allocations (the core interns every
- * allocation name for the topology's life).
+ * or its Links= change, and after MODEL_MAX_ADDS allocations (the core
+ * interns every allocation name for the topology's life).
  */
 #define MODEL_MAX_ADDS	(1u << 18)
 
@@ -1041,7 +1039,8 @@ static int _model_build(char *why, size_t wlen)
 		model.tg2slurm[i] = node_ptr ? node_ptr->index : NO_VAL;
 		if (!node_ptr)
 			continue;
-		model.links[i] = _gres_node_has_links(node_ptr);
+		model.links[i] = _gres_has_links(
+				_gres_node_gpu_state(node_ptr));
 		if (tg_topology_node_add_label(model.t, i, NODE_LABEL,
 					       node_ptr->name)) {
 			snprintf(why, wlen, "out of memory");
@@ -1136,6 +1135,17 @@ static void _model_remove_job(uint32_t job_id)
 	(void) tg_topology_remove_gang(model.t, gang);
 }
 
+/* Node \p i of the model has another GPU count or Links= than when the
+ * model was built. */
+static bool _model_node_changed(unsigned i, node_record_t *node_ptr)
+{
+	gres_node_state_t *ns = _gres_node_gpu_state(node_ptr);
+	uint64_t gpus = ns ? ns->gres_cnt_avail : 0;
+
+	return tg_topology_node_ngpus(model.t, i) != MIN(gpus, TG_MAX_GPUS) ||
+	       model.links[i] != _gres_has_links(ns);
+}
+
 /*
  * A running job whose nodes changed (resized, expanded): its allocations
  * leave the model and the next _model_sync adds it afresh from its
@@ -1180,9 +1190,7 @@ static int _model_sync(job_record_t *job_ptr, bitstr_t *bitmap,
 			continue;
 		if ((int) model.tg2slurm[i] >= node_record_count ||
 		    !(node_ptr = node_record_table_ptr[model.tg2slurm[i]]) ||
-		    tg_topology_node_ngpus(model.t, i) !=
-		    MIN(_gres_node_gpus(node_ptr), TG_MAX_GPUS) ||
-		    model.links[i] != _gres_node_has_links(node_ptr))
+		    _model_node_changed(i, node_ptr))
 			_model_drop();
 	}
 	if (!model.t && _model_build(why, wlen))
