@@ -174,9 +174,17 @@ typedef struct reason {
 	char *msg;			/* malloc'd, state_desc to show */
 } reason_t;
 
+/* The core's GPU indices for a job on one node (node index, mask). */
+typedef struct gpu_pick {
+	uint32_t node;
+	uint64_t gpus;
+} gpu_pick_t;
+
 typedef struct reserved {
 	uint32_t job_id;
 	bitstr_t *nodes;		/* node indexes held for the job */
+	gpu_pick_t *picks;		/* the core's GPUs on them */
+	unsigned npicks;
 	time_t expires;
 } reserved_t;
 
@@ -419,6 +427,7 @@ static reserved_t *_reserved_find(uint32_t job_id)
 static void _reserved_drop_at(unsigned i)
 {
 	FREE_NULL_BITMAP(reserved[i].nodes);
+	xfree(reserved[i].picks);
 	reserved[i] = reserved[--nreserved];
 }
 
@@ -454,7 +463,8 @@ static void _reserved_expire(time_t now)
 	}
 }
 
-static void _reserved_add(uint32_t job_id, bitstr_t *nodes, time_t expires)
+static void _reserved_add(uint32_t job_id, bitstr_t *nodes,
+			  gpu_pick_t *picks, unsigned npicks, time_t expires)
 {
 	_reserved_drop(job_id);
 	if (nreserved >= MAX_RESERVED) {
@@ -465,6 +475,13 @@ static void _reserved_add(uint32_t job_id, bitstr_t *nodes, time_t expires)
 	}
 	reserved[nreserved].job_id = job_id;
 	reserved[nreserved].nodes = bit_copy(nodes);
+	reserved[nreserved].picks = NULL;
+	reserved[nreserved].npicks = npicks;
+	if (npicks) {
+		reserved[nreserved].picks = xcalloc(npicks, sizeof(*picks));
+		memcpy(reserved[nreserved].picks, picks,
+		       npicks * sizeof(*picks));
+	}
 	reserved[nreserved].expires = expires;
 	nreserved++;
 }
@@ -1669,9 +1686,12 @@ static bool _gpu_type_ok(gres_node_state_t *ns, uint32_t type_id, int g)
  * both records consistently.  The rewrite is skipped, and cons_tres's
  * pick stays, unless it is safe: the same count, every chosen GPU free on
  * the node and of the requested type, no --gres-flags=enforce-binding
- * (cons_tres chose by socket then), one gpu request.
+ * (cons_tres chose by socket then), one gpu request.  A preemptor's
+ * picks are the ones the core made when it chose the victims, kept with
+ * its held nodes until it starts.
  */
-static void _steer_gpus(ctx_t *c, job_record_t *job_ptr)
+static void _steer_gpus(job_record_t *job_ptr, const gpu_pick_t *picks,
+			unsigned npicks)
 {
 	gres_job_state_t *js = _gres_job_gpu_req(job_ptr);
 	job_resources_t *jr = job_ptr->job_resrcs;
@@ -1680,18 +1700,17 @@ static void _steer_gpus(ctx_t *c, job_record_t *job_ptr)
 	if (!js || !js->gres_bit_select || !jr || !jr->node_bitmap ||
 	    (job_ptr->bit_flags & GRES_ENFORCE_BIND))
 		return;
-	for (i = 0; i < tg_decision_nplacements(c->d); i++) {
-		const tg_placement *p = tg_decision_placement(c->d, i);
+	for (i = 0; i < npicks; i++) {
+		const gpu_pick_t *p = &picks[i];
 		gres_node_state_t *ns;
 		node_record_t *node_ptr;
 		bitstr_t *b;
-		uint32_t k;
+		uint32_t k = p->node;
 		int g, sz, want = __builtin_popcountll(p->gpus);
 		bool same = true, ok = true;
 		char *was, *now;
 
-		if (!p->gpus || p->node >= c->ntg ||
-		    (k = c->tg2slurm[p->node]) == NO_VAL ||
+		if (!p->gpus || (int) k >= node_record_count ||
 		    (int) k >= bit_size(jr->node_bitmap) ||
 		    !bit_test(jr->node_bitmap, k) ||
 		    !(b = js->gres_bit_select[k]) ||
@@ -1736,6 +1755,29 @@ static void _steer_gpus(ctx_t *c, job_record_t *job_ptr)
 	}
 }
 
+/* The decision's GPU choices as (node index, mask); *n of them. */
+static gpu_pick_t *_decision_picks(ctx_t *c, unsigned *n)
+{
+	unsigned i, np = tg_decision_nplacements(c->d);
+	gpu_pick_t *picks;
+
+	*n = 0;
+	if (!np)
+		return NULL;
+	picks = xcalloc(np, sizeof(*picks));
+	for (i = 0; i < np; i++) {
+		const tg_placement *p = tg_decision_placement(c->d, i);
+
+		if (!p->gpus || p->node >= c->ntg ||
+		    c->tg2slurm[p->node] == NO_VAL)
+			continue;
+		picks[*n].node = c->tg2slurm[p->node];
+		picks[*n].gpus = p->gpus;
+		(*n)++;
+	}
+	return picks;
+}
+
 /* select_p_job_test for a job the core places; see select_p_job_test. */
 static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			  uint32_t min_nodes, uint32_t max_nodes,
@@ -1754,6 +1796,8 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	time_t now = time(NULL);
 	bool run_now = SELECT_IS_MODE_RUN_NOW(mode);
 	List victims = NULL;
+	gpu_pick_t *picks = NULL;
+	unsigned npicks = 0;
 	int rc = SLURM_ERROR;
 
 	memset(&c, 0, sizeof(c));
@@ -1782,6 +1826,9 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 				     preemptee_candidates, preemptee_job_list,
 				     exc_core_bitmap);
 		if (rc == SLURM_SUCCESS) {
+			if (run_now &&
+			    !(preemptee_job_list && *preemptee_job_list))
+				_steer_gpus(job_ptr, own->picks, own->npicks);
 			if (run_now) {
 				nodes = bitmap2node_name(bitmap);
 				info("%s: %pJ placed on %s, the nodes its "
@@ -1903,8 +1950,9 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	}
 
 	_reason_drop(job_ptr->job_id);
+	picks = _decision_picks(&c, &npicks);
 	if (run_now && !(preemptee_job_list && *preemptee_job_list))
-		_steer_gpus(&c, job_ptr);
+		_steer_gpus(job_ptr, picks, npicks);
 	if (tg_decision_status(c.d) == TG_STATUS_PREEMPTING &&
 	    (!run_now || (preemptee_job_list && *preemptee_job_list))) {
 		char *vnames = NULL, *sel = bitmap2node_name(bitmap);
@@ -1920,7 +1968,7 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			list_iterator_destroy(it);
 		}
 		if (run_now) {
-			_reserved_add(job_ptr->job_id, want,
+			_reserved_add(job_ptr->job_id, want, picks, npicks,
 				      now + site_conf.reserve_time);
 			info("%s: %pJ gather=%s (%s) preempting %s for %s in "
 			     "%s: %s", plugin_type, job_ptr, c.gather_txt,
@@ -1968,6 +2016,7 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	}
 
 out:
+	xfree(picks);
 	FREE_NULL_LIST(victims);
 	FREE_NULL_BITMAP(orig);
 	FREE_NULL_BITMAP(want);
@@ -2021,8 +2070,10 @@ extern int fini(void)
 	for (i = 0; i < nreasons; i++)
 		free(reasons[i].msg);
 	nreasons = 0;
-	for (i = 0; i < nreserved; i++)
+	for (i = 0; i < nreserved; i++) {
 		FREE_NULL_BITMAP(reserved[i].nodes);
+		xfree(reserved[i].picks);
+	}
 	nreserved = 0;
 	_model_drop();
 	free(topo_text);
