@@ -115,6 +115,9 @@ time_t last_job_update;
 #define MAX_REASON_LEN	1000	/* bytes of state_desc we write */
 #define PRIO_PENDING	(INT64_C(1) << 33)	/* above every uint32 */
 #define POD_SLOTS_SHARED (INT64_C(1) << 20)
+/* Each node of the model carries its Slurm name as this label, for the
+ * required nodes of -w/--nodelist. */
+#define NODE_LABEL	"topogang.slurm/node"
 
 /* ---- the inner plugin (select/cons_tres), loaded by path ---- */
 
@@ -171,9 +174,17 @@ typedef struct reason {
 	char *msg;			/* malloc'd, state_desc to show */
 } reason_t;
 
+/* The core's GPU indices for a job on one node (node index, mask). */
+typedef struct gpu_pick {
+	uint32_t node;
+	uint64_t gpus;
+} gpu_pick_t;
+
 typedef struct reserved {
 	uint32_t job_id;
 	bitstr_t *nodes;		/* node indexes held for the job */
+	gpu_pick_t *picks;		/* the core's GPUs on them */
+	unsigned npicks;
 	time_t expires;
 } reserved_t;
 
@@ -416,6 +427,7 @@ static reserved_t *_reserved_find(uint32_t job_id)
 static void _reserved_drop_at(unsigned i)
 {
 	FREE_NULL_BITMAP(reserved[i].nodes);
+	xfree(reserved[i].picks);
 	reserved[i] = reserved[--nreserved];
 }
 
@@ -451,7 +463,8 @@ static void _reserved_expire(time_t now)
 	}
 }
 
-static void _reserved_add(uint32_t job_id, bitstr_t *nodes, time_t expires)
+static void _reserved_add(uint32_t job_id, bitstr_t *nodes,
+			  gpu_pick_t *picks, unsigned npicks, time_t expires)
 {
 	_reserved_drop(job_id);
 	if (nreserved >= MAX_RESERVED) {
@@ -462,6 +475,13 @@ static void _reserved_add(uint32_t job_id, bitstr_t *nodes, time_t expires)
 	}
 	reserved[nreserved].job_id = job_id;
 	reserved[nreserved].nodes = bit_copy(nodes);
+	reserved[nreserved].picks = NULL;
+	reserved[nreserved].npicks = npicks;
+	if (npicks) {
+		reserved[nreserved].picks = xcalloc(npicks, sizeof(*picks));
+		memcpy(reserved[nreserved].picks, picks,
+		       npicks * sizeof(*picks));
+	}
 	reserved[nreserved].expires = expires;
 	nreserved++;
 }
@@ -667,25 +687,82 @@ fail_conf:
 
 /* ---- translating slurmctld's state into the core's model ---- */
 
-static uint64_t _gres_node_gpus(node_record_t *node_ptr)
+/* The node's gpu GRES state, NULL when it has none. */
+static gres_node_state_t *_gres_node_gpu_state(node_record_t *node_ptr)
 {
 	ListIterator it;
 	gres_state_t *gs;
-	uint64_t n = 0;
+	gres_node_state_t *ns = NULL;
 
 	if (!node_ptr->gres_list || !gpu_plugin_id)
-		return 0;
+		return NULL;
 	it = list_iterator_create(node_ptr->gres_list);
 	while ((gs = list_next(it))) {
 		if (gs->plugin_id == gpu_plugin_id && gs->gres_data) {
-			gres_node_state_t *ns = gs->gres_data;
-
-			n = ns->gres_cnt_avail;
+			ns = gs->gres_data;
 			break;
 		}
 	}
 	list_iterator_destroy(it);
-	return n;
+	return ns;
+}
+
+static uint64_t _gres_node_gpus(node_record_t *node_ptr)
+{
+	gres_node_state_t *ns = _gres_node_gpu_state(node_ptr);
+
+	return ns ? ns->gres_cnt_avail : 0;
+}
+
+/* The node's GPUs have gres.conf Links= in slurmctld (see below). */
+static bool _gres_has_links(const gres_node_state_t *ns)
+{
+	return ns && ns->links_cnt && ns->link_len > 0 &&
+	       (uint64_t) ns->link_len == ns->gres_cnt_avail;
+}
+
+static unsigned _uf_find(uint8_t *up, unsigned i)
+{
+	while (up[i] != i)
+		i = up[i] = up[up[i]];
+	return i;
+}
+
+/*
+ * The node's NVLink islands from gres.conf Links= (slurmd reports them,
+ * gres_node_state_t.links_cnt): GPUs joined by a positive link count are
+ * in one island.  Fills \p island[0..ngpus) with island numbers from 0
+ * in GPU order and returns true; false (one island) when the node has no
+ * Links= for all its GPUs.
+ */
+static bool _gres_node_islands(node_record_t *node_ptr, unsigned ngpus,
+			       uint8_t *island)
+{
+	gres_node_state_t *ns = _gres_node_gpu_state(node_ptr);
+	uint8_t up[TG_MAX_GPUS], num[TG_MAX_GPUS];
+	unsigned g, l, next = 0;
+
+	if (!ns || !ns->links_cnt || !ngpus || ngpus > TG_MAX_GPUS ||
+	    ns->link_len != (int) ngpus)
+		return false;
+	for (g = 0; g < ngpus; g++)
+		up[g] = (uint8_t) g;
+	for (g = 0; g < ngpus; g++) {
+		if (!ns->links_cnt[g])
+			return false;
+		for (l = 0; l < ngpus; l++)
+			if (l != g && ns->links_cnt[g][l] > 0)
+				up[_uf_find(up, g)] = (uint8_t) _uf_find(up, l);
+	}
+	memset(num, 0xff, sizeof(num));
+	for (g = 0; g < ngpus; g++) {
+		unsigned r = _uf_find(up, g);
+
+		if (num[r] == 0xff)
+			num[r] = (uint8_t) next++;
+		island[g] = num[r];
+	}
+	return true;
 }
 
 /* GPUs a running job holds on its j-th node: count and index mask. */
@@ -919,8 +996,8 @@ static bool _job_slice(job_record_t *job_ptr, tgs_slice *sl)
  * that ended are removed and new ones added, preemption candidates are
  * re-added with this call's preemptibility, and held nodes are re-added.
  * It is rebuilt when the topology is reloaded, when a node's GPU count
- * changes, and after MODEL_MAX_ADDS allocations (the core interns every
- * allocation name for the topology's life).
+ * or its Links= change, and after MODEL_MAX_ADDS allocations (the core
+ * interns every allocation name for the topology's life).
  */
 #define MODEL_MAX_ADDS	(1u << 18)
 
@@ -934,6 +1011,7 @@ typedef struct model {
 	tg_topology *t;			/* NULL: rebuild */
 	uint32_t *tg2slurm;		/* tg node id -> node index */
 	uint32_t ntg;
+	bool *links;			/* node had Links= when built */
 	mjob_t *jobs;			/* running jobs in t, by job id */
 	size_t njobs, cap;
 	uint32_t *held;			/* job ids of held-node allocations */
@@ -947,6 +1025,7 @@ static void _model_drop(void)
 {
 	tg_topology_destroy(model.t);
 	xfree(model.tg2slurm);
+	xfree(model.links);
 	xfree(model.jobs);
 	xfree(model.held);
 	memset(&model, 0, sizeof(model));
@@ -975,6 +1054,7 @@ static int _model_build(char *why, size_t wlen)
 {
 	tg_errinfo ei;
 	node_record_t *node_ptr;
+	uint8_t island[TG_MAX_GPUS];
 	unsigned i;
 
 	memset(&ei, 0, sizeof(ei));
@@ -991,6 +1071,7 @@ static int _model_build(char *why, size_t wlen)
 	model.ntg = tg_topology_nnodes(model.t);
 	model.tg2slurm = xcalloc(model.ntg ? model.ntg : 1,
 				 sizeof(uint32_t));
+	model.links = xcalloc(model.ntg ? model.ntg : 1, sizeof(bool));
 	for (i = 0; i < model.ntg; i++) {
 		uint64_t gpus;
 
@@ -999,9 +1080,18 @@ static int _model_build(char *why, size_t wlen)
 		model.tg2slurm[i] = node_ptr ? node_ptr->index : NO_VAL;
 		if (!node_ptr)
 			continue;
+		model.links[i] = _gres_has_links(
+				_gres_node_gpu_state(node_ptr));
+		if (tg_topology_node_add_label(model.t, i, NODE_LABEL,
+					       node_ptr->name)) {
+			snprintf(why, wlen, "out of memory");
+			goto fail;
+		}
 		gpus = MIN(_gres_node_gpus(node_ptr), TG_MAX_GPUS);
 		if (gpus && tg_topology_node_set_gpus(model.t, i,
-						      (unsigned) gpus, NULL)) {
+				(unsigned) gpus,
+				_gres_node_islands(node_ptr, (unsigned) gpus,
+						   island) ? island : NULL)) {
 			snprintf(why, wlen, "node %s: bad GPU count",
 				 node_ptr->name);
 			goto fail;
@@ -1086,6 +1176,36 @@ static void _model_remove_job(uint32_t job_id)
 	(void) tg_topology_remove_gang(model.t, gang);
 }
 
+/* Node \p i of the model has another GPU count or Links= than when the
+ * model was built. */
+static bool _model_node_changed(unsigned i, node_record_t *node_ptr)
+{
+	gres_node_state_t *ns = _gres_node_gpu_state(node_ptr);
+	uint64_t gpus = ns ? ns->gres_cnt_avail : 0;
+
+	return tg_topology_node_ngpus(model.t, i) != MIN(gpus, TG_MAX_GPUS) ||
+	       model.links[i] != _gres_has_links(ns);
+}
+
+/*
+ * A running job whose nodes changed (resized, expanded): its allocations
+ * leave the model and the next _model_sync adds it afresh from its
+ * job_resrcs.
+ */
+static void _model_forget(uint32_t job_id)
+{
+	mjob_t *mj;
+	size_t i;
+
+	if (!model.t || !(mj = _mjob_find(job_id)))
+		return;
+	_model_remove_job(job_id);
+	i = (size_t) (mj - model.jobs);
+	memmove(&model.jobs[i], &model.jobs[i + 1],
+		(model.njobs - i - 1) * sizeof(mjob_t));
+	model.njobs--;
+}
+
 /*
  * Brings the model up to date for one job_test: nodes outside \p bitmap
  * may not be used, every node offers one pod slot when \p exclusive (so
@@ -1111,8 +1231,7 @@ static int _model_sync(job_record_t *job_ptr, bitstr_t *bitmap,
 			continue;
 		if ((int) model.tg2slurm[i] >= node_record_count ||
 		    !(node_ptr = node_record_table_ptr[model.tg2slurm[i]]) ||
-		    tg_topology_node_ngpus(model.t, i) !=
-		    MIN(_gres_node_gpus(node_ptr), TG_MAX_GPUS))
+		    _model_node_changed(i, node_ptr))
 			_model_drop();
 	}
 	if (!model.t && _model_build(why, wlen))
@@ -1251,6 +1370,7 @@ typedef struct ctx {
 	uint32_t *tg2slurm;		/* the model's, not owned */
 	uint32_t ntg;
 	bool must;			/* a MUST layer or a hard spread */
+	unsigned nreq;			/* required nodes (-w) */
 	char gather_txt[512];
 	const char *gather_src;
 } ctx_t;
@@ -1259,6 +1379,60 @@ static void _ctx_free(ctx_t *c)
 {
 	tg_decision_free(c->d);
 	tg_gang_destroy(c->g);
+}
+
+/*
+ * The gang's members: one per node.  With -w/--nodelist, the required
+ * nodes each take one member ("required", restricted to those nodes by
+ * the NODE_LABEL label) and the others go elsewhere ("node", on any node
+ * but those), so the core's placement always holds the required nodes
+ * and is still chosen by topology around them.
+ */
+static int _gang_members(ctx_t *c, job_record_t *job_ptr, const tg_shape *gs,
+			 uint32_t members, char *why, size_t wlen)
+{
+	bitstr_t *req = job_ptr->details->req_node_bitmap;
+	const char **names = NULL;
+	tg_label_expr e;
+	unsigned ps, nreq = 0;
+	int k, n;
+	int rc = SLURM_ERROR;
+
+	if (req) {
+		n = MIN(bit_size(req), node_record_count);
+		names = xcalloc(bit_set_count(req) + 1, sizeof(*names));
+		for (k = 0; k < n; k++)
+			if (bit_test(req, k) && node_record_table_ptr[k])
+				names[nreq++] = node_record_table_ptr[k]->name;
+	}
+	if (nreq > members)
+		members = nreq;
+	memset(&e, 0, sizeof(e));
+	e.key = NODE_LABEL;
+	e.values = names;
+	e.nvalues = nreq;
+	if (nreq) {
+		e.op = TG_SEL_IN;
+		if (tg_gang_add_podset(c->g, "required", gs, nreq, &ps) ||
+		    tg_gang_podset_set_max_per_node(c->g, ps, 1) ||
+		    tg_gang_podset_add_affinity_expr(c->g, ps, 0, &e))
+			goto oom;
+		c->nreq = nreq;
+	}
+	if (members > nreq) {
+		e.op = TG_SEL_NOT_IN;
+		if (tg_gang_add_podset(c->g, "node", gs, members - nreq, &ps) ||
+		    tg_gang_podset_set_max_per_node(c->g, ps, 1) ||
+		    (nreq && tg_gang_podset_add_affinity_expr(c->g, ps, 0, &e)))
+			goto oom;
+	}
+	rc = SLURM_SUCCESS;
+	goto out;
+oom:
+	snprintf(why, wlen, "out of memory");
+out:
+	xfree(names);
+	return rc;
 }
 
 /*
@@ -1271,7 +1445,7 @@ static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 		  const uint32_t *cand, size_t ncand, char *why, size_t wlen)
 {
 	tg_shape gs;
-	uint32_t members = 0, max_cpus = 0, ps;
+	uint32_t members = 0, max_cpus = 0;
 	bool exclusive;
 	node_record_t *node_ptr;
 	tgs_gather gather;
@@ -1305,11 +1479,12 @@ static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 		snprintf(name, sizeof(name), "JobId=%u", job_ptr->job_id);
 		c->g = tg_gang_create(name);
 	}
-	if (!c->g || tg_gang_add_podset(c->g, "node", &gs, members, &ps) ||
-	    tg_gang_podset_set_max_per_node(c->g, ps, 1)) {
+	if (!c->g) {
 		snprintf(why, wlen, "out of memory");
 		return SLURM_ERROR;
 	}
+	if (_gang_members(c, job_ptr, &gs, members, why, wlen))
+		return SLURM_ERROR;
 	tg_gang_set_priority(c->g, PRIO_PENDING);
 	/* Only slurmctld's preemptee candidates are preemptible, so a job
 	 * that may not preempt finds no victim; the message says so. */
@@ -1470,6 +1645,189 @@ static void _core_failed(job_record_t *job_ptr, const char *why,
 		      "(Fallback=no)", plugin_type, job_ptr, why);
 }
 
+/*
+ * --switches=N@time with N > 1 (N = 1 is a must-gather at the leaf
+ * layer, see _build): as select/cons_tres with topology/tree does in
+ * 22.05 (_eval_nodes_topo), a placement on more than N leaf switches
+ * waits until the job has waited its time (capped by slurmctld with
+ * SchedulerParameters=max_switch_wait), then it is taken.  The core's fill
+ * already spans the fewest leaf switches inside the domain it chose.
+ * True (and \p why) when the job must wait.
+ */
+static bool _switches_wait(ctx_t *c, job_record_t *job_ptr, time_t now,
+			   char *why, size_t wlen)
+{
+	tg_domain_id *leaves;
+	unsigned i, j, n = 0, np = tg_decision_nplacements(c->d);
+	time_t waited;
+
+	if (job_ptr->req_switch <= 1 || !np)
+		return false;
+	if (!job_ptr->wait4switch_start)
+		job_ptr->wait4switch_start = now;
+	waited = now - job_ptr->wait4switch_start;
+	if (waited >= (time_t) job_ptr->wait4switch)
+		return false;
+	leaves = xcalloc(np, sizeof(*leaves));
+	for (i = 0; i < np; i++) {
+		tg_domain_id d = tg_topology_node_domain(c->t,
+				tg_decision_placement(c->d, i)->node);
+
+		for (j = 0; j < n && leaves[j] != d; j++)
+			;
+		if (j == n)
+			leaves[n++] = d;
+	}
+	xfree(leaves);
+	if (n <= job_ptr->req_switch)
+		return false;
+	snprintf(why, wlen, "topogang: --switches=%u: the placement in %s "
+		 "spans %u leaf switches; waiting %ld s more for one on %u",
+		 job_ptr->req_switch, tg_decision_domain(c->d), n,
+		 (long) ((time_t) job_ptr->wait4switch - waited),
+		 job_ptr->req_switch);
+	return true;
+}
+
+/* The job's gpu request when it is one record (not several types). */
+static gres_job_state_t *_gres_job_gpu_req(job_record_t *job_ptr)
+{
+	ListIterator it;
+	gres_state_t *gs;
+	gres_job_state_t *js = NULL;
+	int n = 0;
+
+	if (!job_ptr->gres_list_req || !gpu_plugin_id)
+		return NULL;
+	it = list_iterator_create(job_ptr->gres_list_req);
+	while ((gs = list_next(it)))
+		if (gs->plugin_id == gpu_plugin_id && gs->gres_data) {
+			js = gs->gres_data;
+			n++;
+		}
+	list_iterator_destroy(it);
+	return n == 1 ? js : NULL;
+}
+
+/* Bit \p g of a node is a GPU of type \p type_id (0: any). */
+static bool _gpu_type_ok(gres_node_state_t *ns, uint32_t type_id, int g)
+{
+	int t;
+
+	if (!type_id)
+		return true;
+	for (t = 0; t < ns->topo_cnt; t++)
+		if (ns->topo_type_id && ns->topo_type_id[t] == type_id &&
+		    ns->topo_gres_bitmap && ns->topo_gres_bitmap[t] &&
+		    g < bit_size(ns->topo_gres_bitmap[t]) &&
+		    bit_test(ns->topo_gres_bitmap[t], g))
+			return true;
+	return false;
+}
+
+/*
+ * The core's GPU indices for a partial-node job (one NVLink island when
+ * one holds the job's GPUs on that node) in place of the ones cons_tres
+ * picked.  In 22.05, cons_tres's job_test leaves its pick in the job's
+ * gres_bit_select[node] (gres_select_filter_select_and_set); slurmctld
+ * then copies it into the job's gres_bit_alloc and the node's
+ * gres_bit_alloc when the job starts (gres_ctld_job_alloc, from
+ * select_g_select_nodeinfo_set), so rewriting the selection here changes
+ * both records consistently.  The rewrite is skipped, and cons_tres's
+ * pick stays, unless it is safe: the same count, every chosen GPU free on
+ * the node and of the requested type, no --gres-flags=enforce-binding
+ * (cons_tres chose by socket then), one gpu request.  A preemptor's
+ * picks are the ones the core made when it chose the victims, kept with
+ * its held nodes until it starts.
+ */
+static void _steer_gpus(job_record_t *job_ptr, const gpu_pick_t *picks,
+			unsigned npicks)
+{
+	gres_job_state_t *js = _gres_job_gpu_req(job_ptr);
+	job_resources_t *jr = job_ptr->job_resrcs;
+	unsigned i;
+
+	if (!js || !js->gres_bit_select || !jr || !jr->node_bitmap ||
+	    (job_ptr->bit_flags & GRES_ENFORCE_BIND))
+		return;
+	for (i = 0; i < npicks; i++) {
+		const gpu_pick_t *p = &picks[i];
+		gres_node_state_t *ns;
+		node_record_t *node_ptr;
+		bitstr_t *b;
+		uint32_t k = p->node;
+		int g, sz, want = __builtin_popcountll(p->gpus);
+		bool same = true, ok = true;
+		char *was, *now;
+
+		if (!p->gpus || (int) k >= node_record_count ||
+		    (int) k >= bit_size(jr->node_bitmap) ||
+		    !bit_test(jr->node_bitmap, k) ||
+		    !(b = js->gres_bit_select[k]) ||
+		    !(node_ptr = node_record_table_ptr[k]) ||
+		    !(ns = _gres_node_gpu_state(node_ptr)))
+			continue;
+		sz = bit_size(b);
+		if (bit_set_count(b) != want ||
+		    (js->gres_cnt_node_select &&
+		     js->gres_cnt_node_select[k] != (uint64_t) want) ||
+		    (ns->gres_bit_alloc && bit_size(ns->gres_bit_alloc) != sz))
+			continue;
+		for (g = 0; g < 64 && ok; g++) {
+			bool in = (p->gpus >> g) & 1;
+
+			if (!in) {
+				if (g < sz && bit_test(b, g))
+					same = false;
+				continue;
+			}
+			if (g >= sz ||
+			    (ns->gres_bit_alloc &&
+			     bit_test(ns->gres_bit_alloc, g)) ||
+			    !_gpu_type_ok(ns, js->type_id, g))
+				ok = false;
+			else if (!bit_test(b, g))
+				same = false;
+		}
+		if (!ok || same)
+			continue;
+		was = bit_fmt_full(b);
+		bit_clear_all(b);
+		for (g = 0; g < sz; g++)
+			if ((p->gpus >> g) & 1)
+				bit_set(b, g);
+		now = bit_fmt_full(b);
+		info("%s: %pJ: GPUs %s of %s (one NVLink island where one "
+		     "holds them) instead of select/cons_tres's %s",
+		     plugin_type, job_ptr, now, node_ptr->name, was);
+		xfree(was);
+		xfree(now);
+	}
+}
+
+/* The decision's GPU choices as (node index, mask); *n of them. */
+static gpu_pick_t *_decision_picks(ctx_t *c, unsigned *n)
+{
+	unsigned i, np = tg_decision_nplacements(c->d);
+	gpu_pick_t *picks;
+
+	*n = 0;
+	if (!np)
+		return NULL;
+	picks = xcalloc(np, sizeof(*picks));
+	for (i = 0; i < np; i++) {
+		const tg_placement *p = tg_decision_placement(c->d, i);
+
+		if (!p->gpus || p->node >= c->ntg ||
+		    c->tg2slurm[p->node] == NO_VAL)
+			continue;
+		picks[*n].node = c->tg2slurm[p->node];
+		picks[*n].gpus = p->gpus;
+		(*n)++;
+	}
+	return picks;
+}
+
 /* select_p_job_test for a job the core places; see select_p_job_test. */
 static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			  uint32_t min_nodes, uint32_t max_nodes,
@@ -1488,6 +1846,8 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	time_t now = time(NULL);
 	bool run_now = SELECT_IS_MODE_RUN_NOW(mode);
 	List victims = NULL;
+	gpu_pick_t *picks = NULL;
+	unsigned npicks = 0;
 	int rc = SLURM_ERROR;
 
 	memset(&c, 0, sizeof(c));
@@ -1516,6 +1876,9 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 				     preemptee_candidates, preemptee_job_list,
 				     exc_core_bitmap);
 		if (rc == SLURM_SUCCESS) {
+			if (run_now &&
+			    !(preemptee_job_list && *preemptee_job_list))
+				_steer_gpus(job_ptr, own->picks, own->npicks);
 			if (run_now) {
 				nodes = bitmap2node_name(bitmap);
 				info("%s: %pJ placed on %s, the nodes its "
@@ -1562,6 +1925,14 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	if (tg_place(c.t, c.g, &c.d, &ei)) {
 		_core_failed(job_ptr, ei.msg[0] ? ei.msg : "placement failed",
 			     fallback);
+		goto out;
+	}
+
+	if (tg_decision_status(c.d) != TG_STATUS_UNSCHEDULABLE &&
+	    _switches_wait(&c, job_ptr, now, why, sizeof(why))) {
+		if (_reason_set(job_ptr, why))
+			_log_decision("JobId=%u mode=%u: %s", job_ptr->job_id,
+				      mode, why);
 		goto out;
 	}
 
@@ -1629,6 +2000,9 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	}
 
 	_reason_drop(job_ptr->job_id);
+	picks = _decision_picks(&c, &npicks);
+	if (run_now && !(preemptee_job_list && *preemptee_job_list))
+		_steer_gpus(job_ptr, picks, npicks);
 	if (tg_decision_status(c.d) == TG_STATUS_PREEMPTING &&
 	    (!run_now || (preemptee_job_list && *preemptee_job_list))) {
 		char *vnames = NULL, *sel = bitmap2node_name(bitmap);
@@ -1644,7 +2018,7 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			list_iterator_destroy(it);
 		}
 		if (run_now) {
-			_reserved_add(job_ptr->job_id, want,
+			_reserved_add(job_ptr->job_id, want, picks, npicks,
 				      now + site_conf.reserve_time);
 			info("%s: %pJ gather=%s (%s) preempting %s for %s in "
 			     "%s: %s", plugin_type, job_ptr, c.gather_txt,
@@ -1659,12 +2033,31 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		xfree(vnames);
 		xfree(sel);
 	} else if (run_now) {
-		char *sel = bitmap2node_name(bitmap);
+		char *sel = bitmap2node_name(bitmap), *over = NULL;
 
-		info("%s: %pJ gather=%s (%s) placed on %s in %s (%g Gbit/s)",
+		/*
+		 * Preempting, and cons_tres started the job without a
+		 * preemptee list: the victims' cores are in a lower row
+		 * (PreemptMode=SUSPEND,GANG), and the gang scheduler
+		 * suspends them, exactly these since only they share the
+		 * job's nodes.
+		 */
+		if (victims && list_count(victims)) {
+			ListIterator it = list_iterator_create(victims);
+			job_record_t *vj;
+
+			while ((vj = list_next(it)))
+				xstrfmtcat(over, "%sJobId=%u(%s)",
+					   over ? "," : " over ", vj->job_id,
+					   vj->nodes);
+			list_iterator_destroy(it);
+			xstrcat(over, ", to be suspended");
+		}
+		info("%s: %pJ gather=%s (%s) placed on %s in %s (%g Gbit/s)%s",
 		     plugin_type, job_ptr, c.gather_txt, c.gather_src, sel,
 		     tg_decision_domain(c.d),
-		     tg_decision_bandwidth_gbps(c.d));
+		     tg_decision_bandwidth_gbps(c.d), over ? over : "");
+		xfree(over);
 		xfree(sel);
 	} else {
 		_log_decision("JobId=%u mode=%u placed on %s in %s",
@@ -1673,6 +2066,7 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	}
 
 out:
+	xfree(picks);
 	FREE_NULL_LIST(victims);
 	FREE_NULL_BITMAP(orig);
 	FREE_NULL_BITMAP(want);
@@ -1726,8 +2120,10 @@ extern int fini(void)
 	for (i = 0; i < nreasons; i++)
 		free(reasons[i].msg);
 	nreasons = 0;
-	for (i = 0; i < nreserved; i++)
+	for (i = 0; i < nreserved; i++) {
 		FREE_NULL_BITMAP(reserved[i].nodes);
+		xfree(reserved[i].picks);
+	}
 	nreserved = 0;
 	_model_drop();
 	free(topo_text);
@@ -1777,8 +2173,7 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 
 	if (!active || !job_ptr || !job_ptr->details || !bitmap ||
 	    SELECT_IS_MODE_TEST_ONLY(mode) || SELECT_IS_MODE_RESV(mode) ||
-	    !min_nodes || job_ptr->details->req_node_bitmap ||
-	    job_ptr->details->contiguous || !topo_text)
+	    !min_nodes || job_ptr->details->contiguous || !topo_text)
 		goto forward;
 
 	slurm_mutex_lock(&state_lock);
@@ -1810,15 +2205,34 @@ extern int select_p_job_ready(job_record_t *job_ptr)
 	return (*(inner.job_ready))(job_ptr);
 }
 
+/*
+ * Resized and expanded jobs: cons_tres changes the job's resources; the
+ * core's model forgets the job and takes its new nodes at the next
+ * job_test (the placement of the job itself is not revisited: a shrunk
+ * job keeps the nodes it has, which cons_tres chooses by the order of
+ * the job's node list, and --dependency=expand jobs get nodes through
+ * their own job_test).
+ */
 extern int select_p_job_expand(job_record_t *from_job_ptr,
 			       job_record_t *to_job_ptr)
 {
+	if (active && from_job_ptr && to_job_ptr) {
+		slurm_mutex_lock(&state_lock);
+		_model_forget(from_job_ptr->job_id);
+		_model_forget(to_job_ptr->job_id);
+		slurm_mutex_unlock(&state_lock);
+	}
 	return (*(inner.job_expand))(from_job_ptr, to_job_ptr);
 }
 
 extern int select_p_job_resized(job_record_t *job_ptr,
 				node_record_t *node_ptr)
 {
+	if (active && job_ptr) {
+		slurm_mutex_lock(&state_lock);
+		_model_forget(job_ptr->job_id);
+		slurm_mutex_unlock(&state_lock);
+	}
 	return (*(inner.job_resized))(job_ptr, node_ptr);
 }
 

@@ -11,7 +11,9 @@
 #                              munged; default auth/none; LAB_NODES=N and
 #                              LAB_TOPOLOGY=FILE: N nodes node-[0..N-1]
 #                              under that topology.conf instead of the
-#                              seed's 12)
+#                              seed's 12; LAB_ACCT=dbd:
+#                              accounting in a private slurmdbd over a
+#                              private MariaDB, for QOS)
 #   lab_start                  slurmctld -c + 12 slurmd, wait for IDLE
 #   lab_stop                   cancel the jobs, kill the daemons by PID
 #
@@ -40,7 +42,7 @@ skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 # Clients wait long for a dead controller (slurm-lab.md pitfall 3).
 sl() { timeout 10 "$@"; }
 
-# lab_claim_ports PREFERRED: a base port with base..base+12 free, claimed
+# lab_claim_ports PREFERRED: a base port with base..base+14 free, claimed
 # with a lock directory so that labs of concurrent test runs (make -j,
 # two build trees on one machine) never share ports.
 lab_claim_ports() {
@@ -51,7 +53,7 @@ lab_claim_ports() {
 			echo $$ >"$lock/pid"
 			busy=$(ss -Hltn 2>/dev/null | awk '{print $4}' |
 				sed 's/.*://' | awk -v lo="$b" \
-				-v hi=$((b + LAB_NODES)) \
+				-v hi=$((b + LAB_NODES + 2)) \
 				'$1 >= lo && $1 <= hi' | head -1)
 			if [ -z "$busy" ]; then
 				lab_port=$b
@@ -85,6 +87,11 @@ lab_init() {
 		skip_all "slurm-client is not installed"
 	[ "$(id -u)" -eq 0 ] ||
 		skip_all "the loopback cluster runs slurmd as root; run as root"
+	if [ "${LAB_ACCT:-none}" = dbd ]; then
+		[ -x /usr/sbin/slurmdbd ] && [ -x /usr/sbin/mariadbd ] &&
+		command -v sacctmgr >/dev/null 2>&1 ||
+			skip_all "slurmdbd or mariadb-server is not installed (scripts/bootstrap installs them)"
+	fi
 	[ -f "$plugdir/select_topogang.so" ] ||
 		skip_all "select_topogang.so not built (configure found no Slurm source tree: run scripts/bootstrap)"
 	[ -f "$debdir/select_cons_tres.so" ] ||
@@ -145,6 +152,32 @@ AuthInfo=socket=$LAB/munge/sock"
 		auth="AuthType=auth/none
 CredType=cred/none"
 	fi
+	if [ "${LAB_ACCT:-none}" = dbd ]; then
+		acct="AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort=$((lab_port + LAB_NODES + 1))
+AccountingStorageEnforce=associations,limits,qos"
+		mkdir -p "$LAB/db"
+		cat >"$LAB/etc/slurmdbd.conf" <<EOF
+$(echo "$auth" | grep '^AuthType')
+DbdAddr=127.0.0.1
+DbdHost=$lab_host
+DbdPort=$((lab_port + LAB_NODES + 1))
+SlurmUser=root
+DebugLevel=info
+LogFile=$LAB/log/slurmdbd.log
+PidFile=$LAB/db/slurmdbd.pid
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$((lab_port + LAB_NODES + 2))
+StorageUser=slurm
+StoragePass=topogang
+StorageLoc=tg_acct_$lab_port
+EOF
+		chmod 600 "$LAB/etc/slurmdbd.conf"
+	else
+		acct="AccountingStorageType=accounting_storage/none"
+	fi
 	cat >"$LAB/etc/slurm.conf" <<EOF
 ClusterName=tg$lab_port
 SlurmctldHost=$lab_host(127.0.0.1)
@@ -165,7 +198,7 @@ PlugStackConfig=$LAB/etc/plugstack.conf
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+$acct
 JobCompType=jobcomp/none
 MpiDefault=none
 SwitchType=switch/none
@@ -205,10 +238,24 @@ SwitchName=spine-2 Switches=block-4
 SwitchName=core Switches=spine-[0-2]
 EOF
 	fi
-	cat >"$LAB/etc/gres.conf" <<EOF
-AutoDetect=off
-NodeName=node-[0-$((LAB_NODES - 1))] Name=gpu File=$LAB/fakedev/gpu[0-7]
-EOF
+	# Two NVLink islands of four GPUs per node (gres.conf Links=: -1 is
+	# the GPU itself, 4 an NVLink count, 0 no NVLink), one line per GPU.
+	# Cores= is needed: without Cores= or Type= on its lines, 22.05 keeps
+	# no per-GPU records in slurmctld (gres.c _get_tot_gres_cnt: topo_cnt
+	# 0), so Links= is dropped and GPUs are picked by count alone.
+	{
+		echo "AutoDetect=off"
+		for g in 0 1 2 3 4 5 6 7; do
+			links=""
+			for l in 0 1 2 3 4 5 6 7; do
+				if [ $l = $g ]; then v=-1
+				elif [ $((l / 4)) = $((g / 4)) ]; then v=4
+				else v=0; fi
+				links="$links${links:+,}$v"
+			done
+			echo "NodeName=node-[0-$((LAB_NODES - 1))] Name=gpu File=$LAB/fakedev/gpu$g Cores=0-7 Links=$links"
+		done
+	} >"$LAB/etc/gres.conf"
 	cat >"$LAB/etc/topogang.conf" <<EOF
 # select/topogang for the test lab
 LayerName=block Layer=switch-l0
@@ -250,6 +297,11 @@ lab_start() {
 			--log-file="$LAB/munge/munged.log" \
 			--seed-file="$LAB/munge/seed" ||
 			{ diag "munged did not start"; return 1; }
+	fi
+	if [ "${LAB_ACCT:-none}" = dbd ]; then
+		lab_dbd_start || { diag "slurmdbd did not start:";
+			tail -5 "$LAB/log/slurmdbd.log" "$LAB/db/err.log" \
+				2>/dev/null | sed 's/^/#   /'; return 1; }
 	fi
 	/usr/sbin/slurmctld -c >"$LAB/log/slurmctld.out" 2>&1
 	i=0
@@ -298,6 +350,7 @@ lab_stop() {
 	[ -n "${LAB:-}" ] && [ -d "$LAB/run" ] || return 0
 	lab_drain >/dev/null 2>&1
 	lab_kill
+	lab_stop_dbd
 	lab_stop_munge
 	return 0
 }
@@ -349,6 +402,59 @@ lab_restart() {
 		left=$((left - 1))
 	done
 	return 1
+}
+
+# lab_dbd_start: a private MariaDB (its own data directory, TCP on
+# 127.0.0.1 only) and slurmdbd on it; the lab's cluster is added.
+lab_dbd_start() {
+	dbport=$((lab_port + LAB_NODES + 2))
+	if [ ! -d "$LAB/db/data" ]; then
+		mariadb-install-db --no-defaults --datadir="$LAB/db/data" \
+			--user=root --auth-root-authentication-method=normal \
+			--skip-test-db >"$LAB/db/install.log" 2>&1 || return 1
+	fi
+	/usr/sbin/mariadbd --no-defaults --datadir="$LAB/db/data" --user=root \
+		--socket="$LAB/db/sock" --port="$dbport" \
+		--bind-address=127.0.0.1 --pid-file="$LAB/db/pid" \
+		--log-error="$LAB/db/err.log" --innodb-buffer-pool-size=16M \
+		>/dev/null 2>&1 &
+	i=0
+	while [ $i -lt 100 ] && ! mariadb --no-defaults -S "$LAB/db/sock" \
+		-u root -e 'select 1' >/dev/null 2>&1; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+	mariadb --no-defaults -S "$LAB/db/sock" -u root -e "
+		CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1'
+			IDENTIFIED BY 'topogang';
+		CREATE USER IF NOT EXISTS 'slurm'@'localhost'
+			IDENTIFIED BY 'topogang';
+		GRANT ALL ON *.* TO 'slurm'@'127.0.0.1';
+		GRANT ALL ON *.* TO 'slurm'@'localhost';" || return 1
+	/usr/sbin/slurmdbd >"$LAB/log/slurmdbd.out" 2>&1
+	i=0
+	while [ $i -lt 100 ]; do
+		sl sacctmgr -n list cluster >/dev/null 2>&1 && break
+		sleep 0.2
+		i=$((i + 1))
+	done
+	sl sacctmgr -i add cluster "tg$lab_port" >/dev/null 2>&1 || return 1
+	return 0
+}
+
+lab_stop_dbd() {
+	for f in "$LAB/db/slurmdbd.pid" "$LAB/db/pid"; do
+		[ -f "$f" ] || continue
+		p=$(cat "$f")
+		kill "$p" 2>/dev/null
+		i=0
+		while [ $i -lt 50 ] && kill -0 "$p" 2>/dev/null; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		kill -9 "$p" 2>/dev/null
+		rm -f "$f"
+	done
 }
 
 lab_stop_munge() {
