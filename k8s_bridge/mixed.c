@@ -288,6 +288,7 @@ struct br_mixed {
 	bool listed;		/* at least once */
 	bool up;		/* the last poll answered */
 	bool changed;
+	int64_t recheck_ms;	/* a cycle is wanted then (0 = none) */
 	int64_t next_poll_ms;
 	br_req *list;		/* in flight */
 	char why[600];		/* why not up */
@@ -481,12 +482,22 @@ bool br_mixed_tick(br_mixed *x, int64_t now)
 			br_req_free(r);
 		}
 	}
+	if (x->recheck_ms && now >= x->recheck_ms) {
+		x->recheck_ms = 0;
+		x->changed = true;
+	}
 	ch = x->changed;
 	x->changed = false;
 	return ch;
 }
 
 /* ---- slurmrestd writes (asynchronous) ---------------------------------- */
+
+static void recheck(br_mixed *x, int64_t at)
+{
+	if (!x->recheck_ms || at < x->recheck_ms)
+		x->recheck_ms = at;
+}
 
 typedef struct sub_ctx {
 	br_mixed *x;
@@ -519,8 +530,11 @@ static void on_submit(br_req *r, void *ud)
 		x->n_submit_errors++;
 		br_log(BR_LOG_WARN, "slurmrestd refused the gang's job", "gang",
 		       c->gang, "error", r->status ? err : r->error, NULL);
-		if (st)	/* retried after the grace */
+		if (st) {	/* retried after SUBMIT_RETRY_MS */
 			st->id = 0;
+			st->at_ms = br_now_ms();
+			recheck(x, st->at_ms + SUBMIT_RETRY_MS + 1);
+		}
 	}
 	free(c->gang);
 	free(c);
@@ -549,8 +563,10 @@ static void cancel_job(br_mixed *x, const br_sjob *j, int64_t now,
 
 	snprintf(id, sizeof(id), "%u", j->id);
 	last = br_map_get(&x->cancels, id);
-	if (last && now - *last < CANCEL_RETRY_MS)
+	if (last && now - *last < CANCEL_RETRY_MS) {
+		recheck(x, *last + CANCEL_RETRY_MS);
 		return;
+	}
 	if (!last) {
 		last = br_xmalloc(sizeof(*last));
 		br_map_put(&x->cancels, id, last);
@@ -1018,8 +1034,10 @@ static void evict_orphans(mcyc *c)
 				    host_in(j, &c->k8s_node, o->node)))
 			continue;
 		last = br_map_get(&c->x->evicts, o->key);
-		if (last && c->now - *last < EVICT_RETRY_MS)
+		if (last && c->now - *last < EVICT_RETRY_MS) {
+			recheck(c->x, *last + EVICT_RETRY_MS);
 			continue;
+		}
 		if (!last) {
 			last = br_xmalloc(sizeof(*last));
 			br_map_put(&c->x->evicts, o->key, last);
@@ -1070,8 +1088,11 @@ static void cancel_orphans(mcyc *c)
 			continue;
 		}
 		st = br_map_get(&x->subs, j->name);
-		if (st && c->now - st->at_ms < SUBMIT_GRACE_MS / 6)
-			continue;	/* its pods may not be cached yet */
+		if (st && c->now - st->at_ms < SUBMIT_GRACE_MS / 6) {
+			/* its pods may not be cached yet: look again */
+			recheck(x, st->at_ms + SUBMIT_GRACE_MS / 6 + 1);
+			continue;
+		}
 		for (b = 0; b < c->nbound && !has; b++)
 			has = c->bound[b].job == j->id &&
 			      !c->bound[b].o->deleting;
@@ -1189,8 +1210,14 @@ void br_mixed_cycle(br_mixed *x, br_sched *s, tg_k8s *k, tg_topology *t)
 
 			if (st && (st->inflight ||
 				   c.now - st->at_ms < (st->id ?
-				   SUBMIT_GRACE_MS : SUBMIT_RETRY_MS)))
-				continue;	/* answered soon, or listed */
+				   SUBMIT_GRACE_MS : SUBMIT_RETRY_MS))) {
+				/* answered soon, or listed soon */
+				if (!st->inflight)
+					recheck(x, st->at_ms + (st->id ?
+						SUBMIT_GRACE_MS :
+						SUBMIT_RETRY_MS) + 1);
+				continue;
+			}
 			for (b = 0; b < c.nbound; b++)
 				nb += strcmp(c.bound[b].o->ann_gang, name) ==
 				      0 && !c.bound[b].o->deleting;
