@@ -1031,6 +1031,7 @@ static void evict_orphans(mcyc *c)
 		int64_t *last;
 
 		if (o->deleting || (j && br_sjob_running(j) &&
+				    !br_sjob_preempting(j) &&
 				    host_in(j, &c->k8s_node, o->node)))
 			continue;
 		last = br_map_get(&c->x->evicts, o->key);
@@ -1046,7 +1047,11 @@ static void evict_orphans(mcyc *c)
 		}
 		*last = c->now;
 		snprintf(id, sizeof(id), "%u", c->bound[i].job);
-		if (j)
+		if (j && br_sjob_preempting(j))
+			snprintf(note, sizeof(note), "Slurm preempts job %u "
+				 "(GraceTime): evicting; the job is cancelled "
+				 "once the gang's pods are gone", j->id);
+		else if (j)
 			snprintf(note, sizeof(note), "Slurm job %u is %s%s%s "
 				 "(preempted, requeued or ended): evicting",
 				 j->id, j->state, *j->reason &&
@@ -1057,7 +1062,9 @@ static void evict_orphans(mcyc *c)
 				 "(ended or cancelled): evicting", id);
 		br_log(BR_LOG_INFO, "evicting a pod whose Slurm job no longer "
 		       "holds its node", "pod", o->key, "node", o->node, "job",
-		       id, "state", j ? j->state : "gone", NULL);
+		       id, "state", j ? (br_sjob_preempting(j) ?
+					 "PREEMPTING" : j->state) : "gone",
+		       NULL);
 		split_key(o->key, ns, sizeof(ns), name, sizeof(name));
 		add_req(c, br_sched_evict_req(c->s, ns, name, o->uid));
 		br_sched_event(c->s, "Warning", "SlurmJobEnded", "Preempting",
@@ -1228,6 +1235,10 @@ void br_mixed_cycle(br_mixed *x, br_sched *s, tg_k8s *k, tg_topology *t)
 				continue;
 			}
 			submit(&c, g, tg_gang_nmembers(g));
+			continue;
+		}
+		if (br_sjob_preempting(j)) {
+			/* its pods go; then the job is cancelled */
 			continue;
 		}
 		if (br_sjob_running(j)) {

@@ -24,7 +24,10 @@
  *     label KEY holds the Slurm name) and the members are bound there, in
  *     rank order, with the job id recorded on each pod.
  *  4. A bound pod whose job is no longer running on its node (preempted,
- *     requeued, cancelled, ended, gone) is evicted; a job of ours whose
+ *     requeued, cancelled, ended, gone) is evicted, and so is one whose
+ *     job Slurm is preempting with a GraceTime (preempt_time set: the
+ *     placeholder ignores SIGTERM, so the nodes stay held until the pods
+ *     are gone and the bridge cancels the job); a job of ours whose
  *     gang has no pod left (deleted, or finished: the informer drops
  *     Succeeded/Failed pods) is cancelled.
  *

@@ -124,6 +124,9 @@ int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
 		j->reason = dupj(e, "state_reason");
 		j->nodes = dupj(e, "nodes");
 		j->partition = dupj(e, "partition");
+		if (cJSON_IsNumber(br_jget(e, "preempt_time")))
+			j->preempt_time = (int64_t)br_jget(e,
+				"preempt_time")->valuedouble;
 		n++;
 		out->n = n;
 		if (br_hosts_expand(j->nodes, &j->hosts, &j->nhosts, why,
@@ -163,6 +166,11 @@ bool br_sjob_running(const br_sjob *j)
 	static const char *const run[] = { "RUNNING", "CONFIGURING", NULL };
 
 	return state_is(j, run) && j->nhosts > 0;
+}
+
+bool br_sjob_preempting(const br_sjob *j)
+{
+	return br_sjob_running(j) && j->preempt_time > 0;
 }
 
 bool br_sjob_ours(const br_sjob *j, const char *sched)
@@ -212,11 +220,15 @@ char *br_sjob_submit_body(const br_sjob_spec *sp)
 	env = cJSON_AddObjectToObject(job, "environment");
 	cJSON_AddStringToObject(env, "PATH", "/usr/bin:/bin");
 	cJSON_AddStringToObject(env, "TOPOGANG_GANG", sp->name);
-	/* the job only holds the allocation: the pods are the work */
+	/*
+	 * The job only holds the allocation: the pods are the work.  It
+	 * ignores SIGTERM (and so does its sleep), so that when Slurm
+	 * preempts it with a GraceTime the nodes stay held until the bridge
+	 * has evicted the pods and cancels the job.
+	 */
 	script = br_xasprintf("#!/bin/sh\n# topogang-bridge: holds the nodes "
-			      "of Kubernetes gang %s\ntrap 'exit 0' TERM\n"
-			      "while :; do sleep 3600 & wait $!; done\n",
-			      sp->name);
+			      "of Kubernetes gang %s\ntrap '' TERM\n"
+			      "while :; do sleep 3600; done\n", sp->name);
 	cJSON_AddStringToObject(root, "script", script);
 	free(script);
 	out = cJSON_PrintUnformatted(root);

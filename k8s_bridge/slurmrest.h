@@ -36,6 +36,7 @@ typedef struct br_sjob {
 	char *reason;		/* state_reason ("Resources", "None") */
 	char *nodes;		/* hostlist, "" while pending */
 	char *partition;
+	int64_t preempt_time;	/* set while Slurm preempts it (GraceTime) */
 	char **hosts;		/* nodes expanded */
 	unsigned nhosts;
 } br_sjob;
@@ -58,6 +59,8 @@ void br_sjobs_free(br_sjobs *js);
 bool br_sjob_live(const br_sjob *j);
 /* Holding its nodes and running: RUNNING (CONFIGURING counts). */
 bool br_sjob_running(const br_sjob *j);
+/* Running but preempted: in its partition's GraceTime, SIGTERM sent. */
+bool br_sjob_preempting(const br_sjob *j);
 /* Whether the comment marks it as a bridge job of \p sched. */
 bool br_sjob_ours(const br_sjob *j, const char *sched);
 

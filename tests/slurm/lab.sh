@@ -15,6 +15,8 @@
 #   lab), and lab_restd_start / lab_restd_stop run the real slurmrestd
 #   (as nobody, rest_auth/jwt, openapi/v0.0.38) on 127.0.0.1:$lab_restd_port
 #   with a root token in $LAB/etc/jwt.token (slurm-lab.md section 8)
+#   LAB_LOW_GRACE=SECONDS: GraceTime of partition low (preemption sends
+#   SIGTERM and waits that long)
 #
 # TAP: ok DESC / nok DESC / is GOT WANT DESC / tap_done.
 
@@ -206,7 +208,7 @@ KillWait=2
 SlurmdTimeout=60
 NodeName=node-[0-11] NodeHostname=$lab_host NodeAddr=127.0.0.1 Port=[$((lab_port + 1))-$last] CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=32000 Gres=gpu:8 State=UNKNOWN
 PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=OFF
-PartitionName=low Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=REQUEUE
+PartitionName=low Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=REQUEUE${LAB_LOW_GRACE:+ GraceTime=$LAB_LOW_GRACE}
 PartitionName=high Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=10 PreemptMode=OFF
 EOF
 	# The seed's fabric: three spines over five blocks, a core above.
