@@ -20,6 +20,7 @@
 #define SUBMIT_RETRY_MS		5000	/* after a refused submit */
 #define CANCEL_RETRY_MS		10000
 #define EVICT_RETRY_MS		10000
+#define ASSUME_MS		30000	/* a binding not yet seen by the watch */
 #define MSG_MAX			600
 
 /* ---- configuration ----------------------------------------------------- */
@@ -297,6 +298,8 @@ struct br_mixed {
 	br_map cancels;		/* job id -> int64_t ms of the last try */
 	br_map evicts;		/* pod key -> int64_t ms of the last try */
 	br_map notes;		/* pod key -> last message written */
+	br_map binding;		/* pod key -> int64_t ms: bound by us, the
+				 * watch has not shown it yet */
 	/* counters */
 	uint64_t n_submitted, n_submit_errors, n_cancelled, n_evicted;
 	uint64_t n_polls, n_poll_errors;
@@ -332,6 +335,7 @@ br_mixed *br_mixed_create(const br_config *cfg, br_http *kh, br_metrics *m,
 	br_map_init(&x->cancels, free);
 	br_map_init(&x->evicts, free);
 	br_map_init(&x->notes, free);
+	br_map_init(&x->binding, free);
 	snprintf(x->why, sizeof(x->why), "slurmrestd not polled yet");
 	return x;
 }
@@ -346,6 +350,7 @@ void br_mixed_destroy(br_mixed *x)
 	br_map_free(&x->cancels);
 	br_map_free(&x->evicts);
 	br_map_free(&x->notes);
+	br_map_free(&x->binding);
 	br_config_free(&x->scfg);
 	free(x);
 }
@@ -601,16 +606,24 @@ typedef struct mcyc {
 	size_t nbound;
 	br_map k8s_node;	/* Slurm node name -> Kubernetes node name */
 	br_req **reqs;		/* the API writes of this cycle */
+	char **rkey;		/* for bindings: the pod key, else NULL */
 	size_t nreq, capreq;
 } mcyc;
 
-static void add_req(mcyc *c, br_req *r)
+static void add_req_key(mcyc *c, br_req *r, const char *key)
 {
 	if (c->nreq == c->capreq) {
 		c->capreq = c->capreq ? c->capreq * 2 : 32;
 		c->reqs = br_xrealloc(c->reqs, c->capreq * sizeof(*c->reqs));
+		c->rkey = br_xrealloc(c->rkey, c->capreq * sizeof(*c->rkey));
 	}
+	c->rkey[c->nreq] = key ? br_xstrdup(key) : NULL;
 	c->reqs[c->nreq++] = r;
+}
+
+static void add_req(mcyc *c, br_req *r)
+{
+	add_req_key(c, r, NULL);
 }
 
 static void split_key(const char *key, char *ns, size_t nn, char *name,
@@ -967,6 +980,18 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 	for (i = 0; i < c->nbound; i++)
 		nb += c->bound[i].job == j->id;
 	rank = nb;
+	for (ps = 0; ps < tg_gang_npodsets(g); ps++)
+		for (m = 0; m < tg_gang_podset_count(g, ps); m++) {
+			const char *key = tg_gang_podset_member(g, ps, m);
+			const int64_t *at = key ?
+				br_map_get(&c->x->binding, key) : NULL;
+
+			if (at && c->now - *at < ASSUME_MS) {
+				/* bound a moment ago; the watch lags */
+				free(free_nodes);
+				return;
+			}
+		}
 	if (nfree < tg_gang_nmembers(g)) {
 		char a[16], b[16];
 
@@ -988,8 +1013,15 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 			if (!o || o->node)
 				continue;
 			split_key(o->key, ns, sizeof(ns), pn, sizeof(pn));
-			add_req(c, binding(ns, pn, o->uid, free_nodes[h], name,
-					   domain, rank++, j->id));
+			add_req_key(c, binding(ns, pn, o->uid, free_nodes[h],
+					       name, domain, rank++, j->id),
+				    o->key);
+			{
+				int64_t *at = br_xmalloc(sizeof(*at));
+
+				*at = c->now;
+				br_map_put(&c->x->binding, o->key, at);
+			}
 			snprintf(note, sizeof(note), "Successfully assigned %s "
 				 "to %s (Slurm job %u)", o->key, free_nodes[h],
 				 j->id);
@@ -1117,10 +1149,11 @@ static void prune(br_mixed *x, int64_t now)
 	const br_store *pods = br_informer_store(x->pods);
 	char **dead = NULL;
 	size_t nd = 0, cap = 0, i, slot;
-	br_map *maps[] = { &x->notes, &x->evicts, &x->cancels, &x->subs };
+	br_map *maps[] = { &x->notes, &x->evicts, &x->cancels, &x->subs,
+			   &x->binding };
 	unsigned mi;
 
-	for (mi = 0; mi < 4; mi++) {
+	for (mi = 0; mi < 5; mi++) {
 		br_map_ent *e;
 
 		for (e = br_map_first(maps[mi], &slot); e;
@@ -1134,11 +1167,16 @@ static void prune(br_mixed *x, int64_t now)
 
 				gone = !br_parse_i64(e->key, &id) ||
 				       !job_by_id(x, (uint32_t)id);
-			} else {
+			} else if (mi == 3) {
 				const submit_st *st = e->val;
 
 				gone = !st->inflight &&
 				       now - st->at_ms > 2 * SUBMIT_GRACE_MS;
+			} else {
+				const br_obj *o = br_store_get(pods, e->key);
+
+				gone = !o || o->node ||
+				       now - *(int64_t *)e->val >= ASSUME_MS;
 			}
 			if (!gone)
 				continue;
@@ -1268,16 +1306,21 @@ write:
 		br_sched_run_batch(s, c.reqs, c.nreq);
 	for (r = 0; r < c.nreq; r++) {
 		char why[300];
+		bool ok = c.reqs[r]->done && c.reqs[r]->status >= 200 &&
+			  c.reqs[r]->status < 300;
 
-		if (c.reqs[r]->done && (c.reqs[r]->status < 200 ||
-					c.reqs[r]->status >= 300))
+		if (!ok && c.rkey[r])	/* not bound: may be tried again */
+			br_map_del(&x->binding, c.rkey[r]);
+		if (c.reqs[r]->done && !ok)
 			br_log(BR_LOG_WARN, "write failed", "method",
 			       c.reqs[r]->method, "path", c.reqs[r]->path,
 			       "error", br_req_reason(c.reqs[r], why,
 						      sizeof(why)), NULL);
 		br_req_free(c.reqs[r]);
+		free(c.rkey[r]);
 	}
 	free(c.reqs);
+	free(c.rkey);
 	free(c.bound);
 	br_map_free(&c.k8s_node);
 }
