@@ -47,6 +47,9 @@
  *                   patch of pods/status) and a FailedScheduling event,
  *                   when the message changed.
  *
+ * Mixed mode (env.mixed, mixed.h): the snapshot is built as above, then
+ * br_mixed_cycle() does the rest: Slurm decides, through slurmrestd.
+ *
  * Half-bound gangs (binding is not atomic): a binding that fails for good
  * leaves a gang with some members bound.  The daemon does not unbind
  * (impossible) and does not evict at once: the gang stays queued, and
