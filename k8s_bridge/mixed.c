@@ -20,7 +20,7 @@
 #define SUBMIT_RETRY_MS		5000	/* after a refused submit */
 #define CANCEL_RETRY_MS		10000
 #define EVICT_RETRY_MS		10000
-#define ASSUME_MS		30000	/* a binding not yet seen by the watch */
+#define ASSUME_MS		30000	/* a binding the watch has not shown */
 #define MSG_MAX			600
 
 /* ---- configuration ----------------------------------------------------- */
@@ -775,6 +775,26 @@ static void note_pod(mcyc *c, const br_obj *o, const char *reason,
 		       name, o->uid);
 }
 
+/* note_pod() on every pending member of \p g; returns how many. */
+static unsigned note_members(mcyc *c, const tg_gang *g, const char *reason,
+			     const char *msg, uint32_t job)
+{
+	const br_store *pods = br_informer_store(c->x->pods);
+	unsigned ps, m, n = 0;
+
+	for (ps = 0; ps < tg_gang_npodsets(g); ps++)
+		for (m = 0; m < tg_gang_podset_count(g, ps); m++) {
+			const char *key = tg_gang_podset_member(g, ps, m);
+			const br_obj *o = key ? br_store_get(pods, key) : NULL;
+
+			if (o && !o->node) {
+				note_pod(c, o, reason, msg, job, reason);
+				n++;
+			}
+		}
+	return n;
+}
+
 static br_req *binding(const char *ns, const char *name, const char *uid,
 		       const char *node, const char *gang, const char *domain,
 		       unsigned rank, uint32_t job)
@@ -955,18 +975,7 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 			br_log(BR_LOG_WARN, "Slurm node without a Kubernetes "
 			       "node; the gang waits", "gang", name, "job", id,
 			       "slurm_node", j->hosts[h], NULL);
-			for (ps = 0; ps < tg_gang_npodsets(g); ps++)
-				for (m = 0; m < tg_gang_podset_count(g, ps);
-				     m++) {
-					const br_obj *o = br_store_get(pods,
-						tg_gang_podset_member(g, ps,
-								      m));
-
-					if (o)
-						note_pod(c, o, "SlurmNodeUnmapped",
-							 note, j->id,
-							 "SlurmNodeUnmapped");
-				}
+			note_members(c, g, "SlurmNodeUnmapped", note, j->id);
 			free(free_nodes);
 			return;
 		}
@@ -1199,7 +1208,6 @@ void br_mixed_cycle(br_mixed *x, br_sched *s, tg_k8s *k, tg_topology *t)
 {
 	mcyc c;
 	unsigned n = tg_k8s_ngangs(k), i;
-	const br_store *pods = br_informer_store(x->pods);
 	size_t r;
 
 	memset(&c, 0, sizeof(c));
@@ -1212,27 +1220,12 @@ void br_mixed_cycle(br_mixed *x, br_sched *s, tg_k8s *k, tg_topology *t)
 		char msg[MSG_MAX];
 
 		/* what Slurm holds is unknown: touch nothing */
-		snprintf(msg, sizeof(msg), "waiting for Slurm: %.400s; nothing is "
-			 "placed on the shared nodes meanwhile", x->why);
+		snprintf(msg, sizeof(msg), "waiting for Slurm: %.400s; nothing "
+			 "is placed on the shared nodes meanwhile", x->why);
 		build_node_map(&c);
-		for (i = 0; i < n; i++) {
-			const tg_gang *g = tg_k8s_gang(k, i);
-			unsigned ps, m;
-
-			for (ps = 0; ps < tg_gang_npodsets(g); ps++)
-				for (m = 0; m < tg_gang_podset_count(g, ps);
-				     m++) {
-					const br_obj *o = br_store_get(pods,
-						tg_gang_podset_member(g, ps,
-								      m));
-
-					if (o && !o->node)
-						note_pod(&c, o,
-							 "SlurmUnavailable",
-							 msg, 0,
-							 "SlurmUnavailable");
-				}
-		}
+		for (i = 0; i < n; i++)
+			note_members(&c, tg_k8s_gang(k, i), "SlurmUnavailable",
+				     msg, 0);
 		goto write;
 	}
 	prune(x, c.now);
@@ -1245,9 +1238,7 @@ void br_mixed_cycle(br_mixed *x, br_sched *s, tg_k8s *k, tg_topology *t)
 		const char *name = tg_gang_name(g);
 		const br_sjob *j = job_of(x, name);
 		submit_st *st = br_map_get(&x->subs, name);
-		unsigned ps, m, npend = 0;
 		char msg[MSG_MAX];
-		const char *reason = "SlurmJobPending";
 
 		if (!j) {
 			size_t b;
@@ -1289,17 +1280,7 @@ void br_mixed_cycle(br_mixed *x, br_sched *s, tg_k8s *k, tg_topology *t)
 		else
 			snprintf(msg, sizeof(msg), "Slurm job %u (%s) is %s",
 				 j->id, j->partition, j->state);
-		for (ps = 0; ps < tg_gang_npodsets(g); ps++)
-			for (m = 0; m < tg_gang_podset_count(g, ps); m++) {
-				const br_obj *o = br_store_get(pods,
-					tg_gang_podset_member(g, ps, m));
-
-				if (o && !o->node) {
-					note_pod(&c, o, reason, msg, j->id,
-						 reason);
-					npend++;
-				}
-			}
+		note_members(&c, g, "SlurmJobPending", msg, j->id);
 	}
 write:
 	if (c.nreq && br_sched_leading(s))
