@@ -14,6 +14,7 @@
 #include "bconfig.h"
 #include "kyaml.h"
 #include "log.h"
+#include "mixed.h"
 #include "util.h"
 
 static int errf(char *err, size_t errlen, const char *fmt, ...)
@@ -93,6 +94,8 @@ void br_config_free(br_config *c)
 	free(c->lease_namespace);
 	free(c->identity);
 	free(c->listen);
+	br_mixed_conf_free(c->mixed);
+	free(c->slurm_user);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -443,6 +446,9 @@ int br_config_load_text(br_config *c, const char *text, size_t len,
 			   strcmp(k, "leaderElection") == 0 ||
 			   strcmp(k, "server") == 0) {
 			r = file_section(&f, k, v);
+		} else if (strcmp(k, "mixed") == 0) {
+			r = br_mixed_conf_load(&c->mixed, v, source, err,
+					       errlen);
 		} else if (strcmp(k, "logLevel") == 0) {
 			int l = cJSON_IsString(v) ?
 				br_log_parse_level(v->valuestring) : -1;

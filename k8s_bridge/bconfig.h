@@ -72,6 +72,11 @@ typedef struct br_config {
 	double lease_duration_s, renew_deadline_s, retry_period_s;
 	char *identity;
 
+	/* mixed mode (Slurm arbitrates the shared nodes; mixed.h), NULL =
+	 * off; slurm_user is set only on the slurmrestd client's copy */
+	struct br_mixed_conf *mixed;
+	char *slurm_user;
+
 	/* HTTP endpoint, logs */
 	char *listen;			/* "HOST:PORT"; "" = none */
 	int log_level;

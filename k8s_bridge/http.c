@@ -222,7 +222,21 @@ static void set_headers(br_http *h, br_req *r)
 		free(line);
 	}
 	token_load(h, false);
-	if (h->token && *h->token) {
+	if (h->cfg->slurm_user) {
+		/* slurmrestd (rest_auth/jwt): the file is what `scontrol
+		 * token` prints, "SLURM_JWT=<token>", or the bare token */
+		const char *t = h->token ? h->token : "";
+
+		if (strncmp(t, "SLURM_JWT=", 10) == 0)
+			t += 10;
+		line = br_xasprintf("X-SLURM-USER-NAME: %s",
+				    h->cfg->slurm_user);
+		r->hdrs = curl_slist_append(r->hdrs, line);
+		free(line);
+		line = br_xasprintf("X-SLURM-USER-TOKEN: %s", t);
+		r->hdrs = curl_slist_append(r->hdrs, line);
+		free(line);
+	} else if (h->token && *h->token) {
 		line = br_xasprintf("Authorization: Bearer %s", h->token);
 		r->hdrs = curl_slist_append(r->hdrs, line);
 		free(line);

@@ -32,6 +32,7 @@
 #include "leader.h"
 #include "log.h"
 #include "metrics.h"
+#include "mixed.h"
 #include "sched.h"
 
 /* What the daemon lists and watches. */
@@ -73,6 +74,7 @@ typedef struct app {
 	br_httpd *httpd;
 	br_leader *leader;
 	br_sched *sched;
+	br_mixed *mixed;	/* mixed mode, NULL = off */
 	br_metrics m;
 	br_informer *inf[NINF];	/* nodes pods pcs pdbs upg feed... */
 	br_informer *feed[NFEED];
@@ -168,6 +170,7 @@ static int endpoint(void *ud, const char *path, br_buf *body,
 {
 	app *a = ud;
 	bool lead = br_leader_leading(a->leader, br_now_ms());
+	const char *why = "";
 
 	if (strcmp(path, "/healthz") == 0 || strcmp(path, "/livez") == 0) {
 		br_buf_adds(body, "ok\n");
@@ -176,6 +179,11 @@ static int endpoint(void *ud, const char *path, br_buf *body,
 	if (strcmp(path, "/readyz") == 0) {
 		if (!all_synced(a)) {
 			br_buf_adds(body, "caches not synced\n");
+			return 503;
+		}
+		if (a->mixed && !br_mixed_ready(a->mixed, &why)) {
+			/* the shared pool: nothing can be placed there */
+			br_buf_addf(body, "shared pool not ready: %s\n", why);
 			return 503;
 		}
 		br_buf_addf(body, "ok (%s)\n", lead ? "leader" : "standby");
@@ -206,6 +214,8 @@ static int endpoint(void *ud, const char *path, br_buf *body,
 			     "1 when the resource is served (CRDs).", 3);
 		per_informer(a, body, "topogang_cache_bytes", "gauge",
 			     "Bytes of object text in each cache.", 4);
+		if (a->mixed)
+			br_mixed_metrics(a->mixed, body);
 		return 200;
 	}
 	br_buf_adds(body, "not found\n");
@@ -231,6 +241,8 @@ static void ticks(app *a)
 	if (stop_signal)
 		br_sched_stop(a->sched);
 	br_sched_pump(a->sched);
+	if (a->mixed && br_mixed_tick(a->mixed, now))
+		br_sched_on_event(a->sched, NULL, 0, NULL, NULL);
 	if (!a->synced_logged && all_synced(a)) {
 		a->synced_logged = true;
 		br_log(BR_LOG_INFO, "all caches synced", NULL);
@@ -321,6 +333,20 @@ int main(int argc, char **argv)
 					       on_inf_event, &a);
 		a.inf[5 + i] = a.feed[i];
 	}
+	if (a.cfg.mixed) {
+		a.mixed = br_mixed_create(&a.cfg, a.h, &a.m, a.inf[0], a.inf[1],
+					  err, sizeof(err));
+		if (!a.mixed) {
+			fprintf(stderr, "topogang-bridge: mixed mode: %s\n", err);
+			for (i = 0; i < NINF; i++)
+				br_informer_destroy(a.inf[i]);
+			br_httpd_destroy(a.httpd);
+			goto fail_httpd;
+		}
+		br_http_set_loop(br_mixed_http(a.mixed), turn, &a);
+		br_log(BR_LOG_INFO, "mixed mode: Slurm places the gangs",
+		       "slurmrestd", a.cfg.mixed->url, NULL);
+	}
 	a.leader = br_leader_create(a.h, &a.cfg, on_leader, &a);
 	memset(&env, 0, sizeof(env));
 	env.h = a.h;
@@ -331,6 +357,7 @@ int main(int argc, char **argv)
 	env.pcs = a.inf[2];
 	env.pdbs = a.inf[3];
 	env.upg = a.inf[4];
+	env.mixed = a.mixed;
 	env.feed = a.feed;
 	env.nfeed = NFEED;
 	env.leading = leading;
@@ -356,6 +383,7 @@ int main(int argc, char **argv)
 	br_sched_stop(a.sched);
 	br_leader_release(a.leader);
 	br_sched_destroy(a.sched);
+	br_mixed_destroy(a.mixed);
 	br_leader_destroy(a.leader);
 	for (i = 0; i < NINF; i++)
 		br_informer_destroy(a.inf[i]);

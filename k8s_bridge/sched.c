@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "map.h"
+#include "mixed.h"
 #include "sched.h"
 
 /* Bounds and timings. */
@@ -2202,6 +2203,11 @@ void br_sched_cycle(br_sched *s)
 	}
 	t1 = br_now_ms();
 	after_build(&c);
+	if (s->env.mixed) {
+		/* Slurm places (mixed.h) */
+		br_mixed_cycle(s->env.mixed, s, c.k, c.t);
+		goto out;
+	}
 	build_indexes(&c);
 	decide(&c);
 	t2 = br_now_ms();
@@ -2244,4 +2250,29 @@ out:
 #endif
 	s->last_end_ms = br_now_ms();
 	s->busy = false;
+}
+
+/* ---- for mixed mode (see sched.h) -------------------------------------- */
+
+void br_sched_event(br_sched *s, const char *type, const char *reason,
+		    const char *action, const char *note, const char *kind,
+		    const char *ns, const char *name, const char *uid)
+{
+	send_event(s, type, reason, action, note, kind, ns, name, uid);
+}
+
+br_req *br_sched_evict_req(br_sched *s, const char *ns, const char *name,
+			   const char *uid)
+{
+	return evict_req(s, ns, name, uid);
+}
+
+void br_sched_run_batch(br_sched *s, br_req **reqs, size_t n)
+{
+	run_batch(s, reqs, n);
+}
+
+bool br_sched_leading(br_sched *s)
+{
+	return leading(s);
 }

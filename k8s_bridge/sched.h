@@ -57,6 +57,9 @@
  *  one's series.count and lastObservedTime are patched, at most once a
  *  second, instead of a new Event (client-go's events recorder).
  *
+ * Mixed mode (env.mixed, mixed.h): the snapshot is built as above, then
+ * br_mixed_cycle() does the rest: Slurm decides, through slurmrestd.
+ *
  * Half-bound gangs (binding is not atomic): a binding that fails for good
  * leaves a gang with some members bound.  The daemon does not unbind
  * (impossible) and does not evict at once: the gang stays queued, and
@@ -89,6 +92,7 @@ typedef struct br_sched_env {
 	br_informer *const *feed;	/* CRs the core reads */
 	unsigned nfeed;
 	br_informer *upg;	/* scheduling.k8s.io v1alpha2 PodGroups */
+	struct br_mixed *mixed;	/* mixed mode (mixed.h): Slurm places */
 	bool (*leading)(void *ud);	/* checked before every batch */
 	void *ud;
 } br_sched_env;
@@ -123,5 +127,19 @@ bool br_sched_busy(const br_sched *s);
  * victims, for /metrics. */
 unsigned br_sched_pending(const br_sched *s);
 unsigned br_sched_waiting(const br_sched *s);
+
+/*
+ * For mixed mode (mixed.c), which writes as the cycle does: an Event
+ * (queued behind the writes), an eviction (Eviction API or DELETE, as
+ * configured), a batch of requests run to completion (cancelled when
+ * leadership is lost), and whether this replica still leads.
+ */
+void br_sched_event(br_sched *s, const char *type, const char *reason,
+		    const char *action, const char *note, const char *kind,
+		    const char *ns, const char *name, const char *uid);
+br_req *br_sched_evict_req(br_sched *s, const char *ns, const char *name,
+			   const char *uid);
+void br_sched_run_batch(br_sched *s, br_req **reqs, size_t n);
+bool br_sched_leading(br_sched *s);
 
 #endif /* BR_SCHED_H */

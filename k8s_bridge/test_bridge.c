@@ -1,8 +1,9 @@
 /*
  * k8s_bridge/test_bridge.c - unit tests of the bridge's modules that need
  * no API server: utilities, YAML, configuration (file, flags, kubeconfig,
- * in-cluster), the watch framer, the caches, the map, metrics and the
- * HTTP endpoint.  TAP; run by tests/k8s/test-bridge-unit.
+ * in-cluster), the watch framer, the caches, the map, metrics, the
+ * HTTP endpoint, and mixed mode's pieces (its config, slurmrestd bodies,
+ * Slurm node lists).  TAP; run by tests/k8s/test-bridge-unit.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "config.h"
@@ -26,6 +27,8 @@
 #include "log.h"
 #include "map.h"
 #include "metrics.h"
+#include "mixed.h"
+#include "slurmrest.h"
 #include "store.h"
 #include "util.h"
 
@@ -662,6 +665,220 @@ static void test_httpd(void)
 	   strstr(err, "HOST:PORT"), "httpd: bad address refused");
 }
 
+/* ---- mixed mode: config, slurmrestd bodies, node lists ----------------- */
+
+/* Every hostlist form slurmctld prints, with what `scontrol show
+ * hostnames` answers (Slurm 22.05.8); compared live with scontrol too
+ * when it is installed. */
+static const struct {
+	const char *expr, *want;
+} hostlists[] = {
+	{ "node-[5-8]", "node-5,node-6,node-7,node-8" },
+	{ "gpu[001-003,010]", "gpu001,gpu002,gpu003,gpu010" },
+	{ "dgx[098-101]", "dgx098,dgx099,dgx100,dgx101" },
+	{ "rack[1-2]-n[08-10]", "rack1-n08,rack1-n09,rack1-n10,rack2-n08,"
+	  "rack2-n09,rack2-n10" },
+	{ "a[1-2],b[03-04],c", "a1,a2,b03,b04,c" },
+	{ "node-0,node-[3-4],node-10", "node-0,node-3,node-4,node-10" },
+	{ "node-7", "node-7" },
+};
+
+static void join(char **names, unsigned n, char *out, size_t len)
+{
+	unsigned i;
+	size_t off = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < n && off < len; i++)
+		off += (size_t)snprintf(out + off, len - off, "%s%s",
+					i ? "," : "", names[i]);
+}
+
+static void test_hostlists(void)
+{
+	const char *conf = tmpfile_with("slurm.conf", "ClusterName=t\n"
+		"SlurmctldHost=localhost\nNodeName=a\nPartitionName=p "
+		"Nodes=a\n");
+	bool have = access("/usr/bin/scontrol", X_OK) == 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(hostlists) / sizeof(hostlists[0]); i++) {
+		char **names = NULL, got[512], err[256], cmd[700], sc[512];
+		unsigned n = 0;
+		FILE *f;
+
+		err[0] = '\0';
+		ok(br_hosts_expand(hostlists[i].expr, &names, &n, err,
+				   sizeof(err)) == 0, "hostlist %s expands",
+		   hostlists[i].expr);
+		join(names, n, got, sizeof(got));
+		is_str(got, hostlists[i].want, "hostlist %s",
+		       hostlists[i].expr);
+		br_hosts_free(names, n);
+		if (!have)
+			continue;
+		snprintf(cmd, sizeof(cmd), "SLURM_CONF='%s' timeout 5 "
+			 "/usr/bin/scontrol show hostnames '%s' 2>&1 | "
+			 "paste -sd, -", conf, hostlists[i].expr);
+		f = popen(cmd, "r");
+		sc[0] = '\0';
+		if (f) {
+			if (!fgets(sc, sizeof(sc), f))
+				sc[0] = '\0';
+			pclose(f);
+		}
+		sc[strcspn(sc, "\n")] = '\0';
+		is_str(got, sc, "hostlist %s: as scontrol show hostnames",
+		       hostlists[i].expr);
+	}
+	{
+		char **names = NULL, err[256];
+		unsigned n = 0;
+
+		ok(br_hosts_expand("node-[3-", &names, &n, err,
+				   sizeof(err)) < 0 && strstr(err, "node-[3-"),
+		   "hostlist: a broken list is an error naming it");
+		ok(br_hosts_expand("", &names, &n, err, sizeof(err)) == 0 &&
+		   n == 0, "hostlist: empty (a pending job) is no node");
+	}
+}
+
+static void test_slurm_bodies(void)
+{
+	const char *jobs =
+		"{\"meta\":{},\"errors\":[],\"jobs\":["
+		"{\"job_id\":7,\"name\":\"default/train\",\"comment\":"
+		"\"topogang-bridge/topogang gang=default/train\","
+		"\"job_state\":\"RUNNING\",\"state_reason\":\"None\","
+		"\"nodes\":\"node-[5-8]\",\"partition\":\"low\"},"
+		"{\"job_id\":8,\"name\":\"default/big\",\"comment\":"
+		"\"topogang-bridge/other gang=default/big\","
+		"\"job_state\":\"PENDING\",\"state_reason\":\"Resources\","
+		"\"nodes\":\"\",\"partition\":\"low\"},"
+		"{\"job_id\":9,\"name\":\"wrap\",\"job_state\":\"COMPLETED\","
+		"\"nodes\":\"node-0\"}]}";
+	br_sjobs js;
+	char err[512], *body;
+	br_sjob_spec sp;
+	cJSON *j;
+	uint32_t id = 0;
+
+	is_int(br_sjobs_parse(jobs, &js, err, sizeof(err)), 0,
+	       "slurm jobs: parsed");
+	is_int(js.n, 3, "slurm jobs: three");
+	ok(js.n == 3 && js.v[0].id == 7 && js.v[0].nhosts == 4 &&
+	   strcmp(js.v[0].hosts[3], "node-8") == 0,
+	   "slurm jobs: id and expanded node list");
+	ok(js.n == 3 && br_sjob_running(&js.v[0]) && br_sjob_live(&js.v[1]) &&
+	   !br_sjob_running(&js.v[1]) && !br_sjob_live(&js.v[2]),
+	   "slurm jobs: RUNNING / PENDING / COMPLETED");
+	ok(js.n == 3 && br_sjob_ours(&js.v[0], "topogang") &&
+	   !br_sjob_ours(&js.v[1], "topogang") &&
+	   !br_sjob_ours(&js.v[2], "topogang"),
+	   "slurm jobs: ours by the comment's mark and scheduler name");
+	br_sjobs_free(&js);
+	ok(br_sjobs_parse("{\"errors\":[{\"description\":\"no auth\","
+			  "\"error_number\":1,\"source\":\"x\"}]}", &js, err,
+			  sizeof(err)) < 0 && strstr(err, "no auth"),
+	   "slurm jobs: an errors answer is an error with its text");
+	ok(br_sjobs_parse("{\"jobs\":[{\"job_id\":1,\"nodes\":\"n[1-\"}]}",
+			  &js, err, sizeof(err)) < 0 &&
+	   strstr(err, "job 1"), "slurm jobs: a bad node list names the job");
+
+	memset(&sp, 0, sizeof(sp));
+	sp.name = "ml/train";
+	sp.sched = "topogang";
+	sp.gather = "spine:must";
+	sp.spread = "";
+	sp.partition = "high";
+	sp.nodes = 4;
+	sp.gpus_per_node = 8;
+	sp.gres_name = "gpu";
+	sp.workdir = "/tmp";
+	body = br_sjob_submit_body(&sp);
+	j = cJSON_Parse(body);
+	is_str(br_jpath_str(j, "job.name"), "ml/train", "submit: name");
+	is_str(br_jpath_str(j, "job.nodes"), "4", "submit: nodes");
+	is_str(br_jpath_str(j, "job.gres"), "gpu:8", "submit: gres");
+	is_str(br_jpath_str(j, "job.exclusive"), "exclusive",
+	       "submit: exclusive");
+	is_str(br_jpath_str(j, "job.partition"), "high", "submit: partition");
+	is_str(br_jpath_str(j, "job.comment"),
+	       "topogang-bridge/topogang gang=ml/train topo-gather=spine:must",
+	       "submit: the comment carries the topology request");
+	ok(br_jpath_str(j, "job.environment.PATH") &&
+	   strstr(br_jstr(j, "script"), "#!/bin/sh"),
+	   "submit: environment and script (both required by v0.0.38)");
+	ok(!br_jget(br_jget(j, "job"), "qos"), "submit: no qos unless set");
+	cJSON_Delete(j);
+	free(body);
+	ok(br_sjob_submit_result("{\"job_id\":42,\"errors\":[]}", 200, &id,
+				 err, sizeof(err)) == 0 && id == 42,
+	   "submit answer: job id");
+	ok(br_sjob_submit_result("{\"errors\":[{\"error\":\"Invalid "
+				 "partition name specified\",\"error_number\":"
+				 "2000}]}", 500, &id, err, sizeof(err)) < 0 &&
+	   strstr(err, "Invalid partition"),
+	   "submit answer: Slurm's error text");
+}
+
+static void test_mixed_conf(void)
+{
+	br_config c;
+	char err[512];
+	const char *txt =
+		"mixed:\n"
+		"  slurmrestd: http://127.0.0.1:6820/\n"
+		"  jwtTokenFile: /etc/t\n"
+		"  partition: low\n"
+		"  tiers:\n"
+		"  - {minPriority: 10, partition: mid}\n"
+		"  - {minPriority: 1000, partition: high, qos: urgent}\n"
+		"  nodeMap: label slurm.schedmd.com/node\n"
+		"  layerMap: {SpineLayer: spine}\n"
+		"  pollSeconds: 0.5\n";
+
+	br_config_init(&c);
+	ok(!c.mixed, "mixed: off by default");
+	is_int(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
+				   sizeof(err)), 0, "mixed: section loads");
+	ok(c.mixed && strcmp(c.mixed->url, "http://127.0.0.1:6820") == 0,
+	   "mixed: URL, trailing slash dropped");
+	ok(c.mixed && c.mixed->ntiers == 2 &&
+	   c.mixed->tiers[0].min_priority == 1000 &&
+	   strcmp(c.mixed->tiers[0].qos, "urgent") == 0,
+	   "mixed: tiers, highest first");
+	ok(c.mixed && c.mixed->node_label &&
+	   strcmp(c.mixed->node_label, "slurm.schedmd.com/node") == 0,
+	   "mixed: nodeMap label KEY");
+	ok(c.mixed && c.mixed->nlayers == 1 && c.mixed->poll_s == 0.5 &&
+	   strcmp(c.mixed->user, "root") == 0, "mixed: layerMap, poll, user");
+	br_config_free(&c);
+
+	br_config_init(&c);
+	txt = "mixed: {jwtTokenFile: /t}\n";
+	ok(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
+			       sizeof(err)) < 0 &&
+	   strstr(err, "b.yaml: mixed.slurmrestd: required"),
+	   "mixed: the URL is required");
+	txt = "mixed: {slurmrestd: http://x, jwtTokenFile: /t, nodeMap: "
+	      "hostname}\n";
+	ok(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
+			       sizeof(err)) < 0 && strstr(err, "mixed.nodeMap"),
+	   "mixed: a bad nodeMap is refused");
+	txt = "mixed: {slurmrestd: http://x, jwtTokenFile: /t, tiers: "
+	      "[{partition: p}]}\n";
+	ok(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
+			       sizeof(err)) < 0 &&
+	   strstr(err, "mixed.tiers[0]: minPriority is required"),
+	   "mixed: a tier needs minPriority");
+	txt = "mixed: {slurmrestd: http://x, jwtTokenFile: /t, qsos: a}\n";
+	ok(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
+			       sizeof(err)) < 0 &&
+	   strstr(err, "mixed.qsos: unknown key"), "mixed: unknown key");
+	br_config_free(&c);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -685,6 +902,9 @@ int main(void)
 	test_map();
 	test_metrics();
 	test_httpd();
+	test_hostlists();
+	test_slurm_bodies();
+	test_mixed_conf();
 	{
 		char cmd[600];
 

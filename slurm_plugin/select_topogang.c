@@ -21,7 +21,9 @@
  *
  *  Per-job requests come from the topogang SPANK plugin (--topo-gather,
  *  --topo-spread), through the job's control environment
- *  (job_ptr->spank_job_env), from partition defaults in topogang.conf, and
+ *  (job_ptr->spank_job_env) or, for jobs submitted through slurmrestd, the
+ *  words topo-gather=/topo-spread= of the job's comment, from partition
+ *  defaults in topogang.conf, and
  *  from Slurm's own --switches=1[@time].
  *
  *  The core's model of the cluster is kept between calls and brought up
@@ -905,8 +907,38 @@ static bool _in_sorted(const uint32_t *v, size_t n, uint32_t x)
 	return n && bsearch(&x, v, n, sizeof(*v), _u32_cmp);
 }
 
-/* The job's gather request: --topo-gather, else its partition's, else
- * DefaultGather.  *src says where it came from, for the log. */
+/*
+ * A "topo-gather=..." or "topo-spread=..." word of the job's comment:
+ * jobs submitted through slurmrestd run no SPANK plugin, so the bridge's
+ * mixed mode writes its request there (--comment "topogang-bridge
+ * gang=ns/g topo-gather=spine:must").  Copies the value into \p buf;
+ * false when the comment has no such word.
+ */
+static bool _comment_opt(const char *comment, const char *key, char *buf,
+			 size_t len)
+{
+	size_t kl = strlen(key);
+	const char *p = comment;
+
+	while (p && *p) {
+		size_t wl;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		wl = strcspn(p, " \t");
+		if (wl > kl && !strncmp(p, key, kl) && p[kl] == '=') {
+			snprintf(buf, len, "%.*s", (int)(wl - kl - 1),
+				 p + kl + 1);
+			return true;
+		}
+		p += wl;
+	}
+	return false;
+}
+
+/* The job's gather request: --topo-gather (or its comment's topo-gather=),
+ * else its partition's, else DefaultGather.  *src says where it came
+ * from, for the log. */
 static void _job_gather(job_record_t *job_ptr, tgs_gather *g,
 			const char **src)
 {
@@ -930,6 +962,20 @@ static void _job_gather(job_record_t *job_ptr, tgs_gather *g,
 		error("%s: %pJ: --topo-gather: %s; using the partition "
 		      "default", plugin_type, job_ptr, err);
 		break;
+	}
+	if (i == job_ptr->spank_job_env_size) {
+		char val[TGS_ERRLEN], err[TGS_ERRLEN];
+
+		if (_comment_opt(job_ptr->comment, "topo-gather", val,
+				 sizeof(val))) {
+			if (!tgs_gather_parse(val, g, err, sizeof(err))) {
+				*src = "comment";
+				return;
+			}
+			error("%s: %pJ: comment topo-gather: %s; using the "
+			      "partition default", plugin_type, job_ptr, err);
+			memset(g, 0, sizeof(*g));
+		}
 	}
 	pg = tgs_conf_part_gather(&site_conf, job_ptr->part_ptr ?
 				  job_ptr->part_ptr->name : NULL);
@@ -959,6 +1005,18 @@ static bool _job_spread(job_record_t *job_ptr, tgs_spread *sp)
 		      job_ptr, err);
 		memset(sp, 0, sizeof(*sp));
 		return false;
+	}
+	{
+		char val[TGS_ERRLEN], err[TGS_ERRLEN];
+
+		if (!_comment_opt(job_ptr->comment, "topo-spread", val,
+				  sizeof(val)))
+			return false;
+		if (!tgs_spread_parse(val, sp, err, sizeof(err)))
+			return true;
+		error("%s: %pJ: comment topo-spread: %s; ignored",
+		      plugin_type, job_ptr, err);
+		memset(sp, 0, sizeof(*sp));
 	}
 	return false;
 }

@@ -392,3 +392,51 @@ const char *tg_gang_member(const tg_gang *g, unsigned rank)
 	}
 	return NULL;
 }
+
+unsigned tg_gang_ngathers(const tg_gang *g)
+{
+	return g ? g->ngather : 0;
+}
+
+const char *tg_gang_gather_at(const tg_gang *g, unsigned i, tg_gather *how)
+{
+	if (!g || i >= g->ngather)
+		return NULL;
+	if (how)
+		*how = (tg_gather)g->gather[i].a;
+	return g->gather[i].layer;
+}
+
+unsigned tg_gang_nspreads(const tg_gang *g)
+{
+	return g ? g->nspread : 0;
+}
+
+const char *tg_gang_spread_at(const tg_gang *g, unsigned i,
+			      unsigned *max_skew, bool *hard)
+{
+	if (!g || i >= g->nspread)
+		return NULL;
+	if (max_skew)
+		*max_skew = g->spread[i].a;
+	if (hard)
+		*hard = g->spread[i].hard;
+	return g->spread[i].layer;
+}
+
+unsigned tg_gang_podset_count(const tg_gang *g, unsigned ps)
+{
+	return g && ps < g->nps ? g->ps[ps]->count : 0;
+}
+
+const tg_shape *tg_gang_podset_shape(const tg_gang *g, unsigned ps)
+{
+	return g && ps < g->nps ? &g->ps[ps]->shape : NULL;
+}
+
+const char *tg_gang_podset_member(const tg_gang *g, unsigned ps, unsigned i)
+{
+	if (!g || ps >= g->nps || i >= g->ps[ps]->count)
+		return NULL;
+	return g->ps[ps]->members[i];
+}

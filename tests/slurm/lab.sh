@@ -16,6 +16,12 @@
 #                              private MariaDB, for QOS)
 #   lab_start                  slurmctld -c + 12 slurmd, wait for IDLE
 #   lab_stop                   cancel the jobs, kill the daemons by PID
+#   LAB_RESTD=1 before lab_write: auth/jwt as AuthAltTypes (a key in the
+#   lab), and lab_restd_start / lab_restd_stop run the real slurmrestd
+#   (as nobody, rest_auth/jwt, openapi/v0.0.38) on 127.0.0.1:$lab_restd_port
+#   with a root token in $LAB/etc/jwt.token (slurm-lab.md section 8)
+#   LAB_LOW_GRACE=SECONDS: GraceTime of partition low (preemption sends
+#   SIGTERM and waits that long)
 #
 # TAP: ok DESC / nok DESC / is GOT WANT DESC / tap_done.
 
@@ -42,7 +48,8 @@ skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 # Clients wait long for a dead controller (slurm-lab.md pitfall 3).
 sl() { timeout 10 "$@"; }
 
-# lab_claim_ports PREFERRED: a base port with base..base+14 free, claimed
+# lab_claim_ports PREFERRED: a base port with base..base+LAB_NODES+3 free (slurmctld,
+# the slurmd, slurmdbd, MariaDB, slurmrestd), claimed
 # with a lock directory so that labs of concurrent test runs (make -j,
 # two build trees on one machine) never share ports.
 lab_claim_ports() {
@@ -53,7 +60,7 @@ lab_claim_ports() {
 			echo $$ >"$lock/pid"
 			busy=$(ss -Hltn 2>/dev/null | awk '{print $4}' |
 				sed 's/.*://' | awk -v lo="$b" \
-				-v hi=$((b + LAB_NODES + 2)) \
+				-v hi=$((b + LAB_NODES + 3)) \
 				'$1 >= lo && $1 <= hi' | head -1)
 			if [ -z "$busy" ]; then
 				lab_port=$b
@@ -96,6 +103,14 @@ lab_init() {
 		skip_all "select_topogang.so not built (configure found no Slurm source tree: run scripts/bootstrap)"
 	[ -f "$debdir/select_cons_tres.so" ] ||
 		skip_all "no $debdir/select_cons_tres.so"
+	if [ "${LAB_RESTD:-0}" = 1 ]; then
+		[ -x /usr/sbin/slurmrestd ] ||
+			skip_all "slurmrestd is not installed (scripts/bootstrap installs slurmrestd)"
+		[ -f "$debdir/auth_jwt.so" ] ||
+			skip_all "no $debdir/auth_jwt.so (slurm-wlm-jwt-plugin? scripts/bootstrap)"
+		id nobody >/dev/null 2>&1 ||
+			skip_all "no user nobody to run slurmrestd as"
+	fi
 	case $(readlink -f /usr/sbin/slurmctld) in
 	*emulator*) skip_all "/usr/sbin/slurmctld is the emulator (update-alternatives --set slurmctld /usr/sbin/slurmctld-wlm)" ;;
 	esac
@@ -178,6 +193,17 @@ EOF
 	else
 		acct="AccountingStorageType=accounting_storage/none"
 	fi
+	if [ "${LAB_RESTD:-0}" = 1 ]; then
+		head -c 32 /dev/urandom >"$LAB/etc/jwt.key"
+		chmod 600 "$LAB/etc/jwt.key"
+		auth="$auth
+AuthAltTypes=auth/jwt
+AuthAltParameters=jwt_key=$LAB/etc/jwt.key"
+		# slurmrestd runs as nobody: it reads slurm.conf
+		chmod 755 "$LAB" "$LAB/etc"
+		chmod 644 "$LAB/etc/"*.conf 2>/dev/null
+	fi
+	lab_restd_port=$((lab_port + LAB_NODES + 3))
 	cat >"$LAB/etc/slurm.conf" <<EOF
 ClusterName=tg$lab_port
 SlurmctldHost=$lab_host(127.0.0.1)
@@ -219,7 +245,7 @@ KillWait=2
 SlurmdTimeout=60
 NodeName=node-[0-$((LAB_NODES - 1))] NodeHostname=$lab_host NodeAddr=127.0.0.1 Port=[$((lab_port + 1))-$last] CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=32000 Gres=gpu:8 State=UNKNOWN
 PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=OFF
-PartitionName=low Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=REQUEUE
+PartitionName=low Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=REQUEUE${LAB_LOW_GRACE:+ GraceTime=$LAB_LOW_GRACE}
 PartitionName=high Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=10 PreemptMode=OFF
 EOF
 	if [ -n "${LAB_TOPOLOGY:-}" ]; then
@@ -348,6 +374,7 @@ lab_pids() {
 
 lab_stop() {
 	[ -n "${LAB:-}" ] && [ -d "$LAB/run" ] || return 0
+	lab_restd_stop
 	lab_drain >/dev/null 2>&1
 	lab_kill
 	lab_stop_dbd
@@ -550,4 +577,60 @@ vict = ",".join(sorted(set(v.get("node", "?") for v in g["victims"]))) or "-"
 print(g["status"], nodes, vict)
 print(g["message"])
 '
+}
+
+# ---- slurmrestd (LAB_RESTD=1) ----
+
+lab_restd_alive() {
+	[ -f "$LAB/run/slurmrestd.pid" ] &&
+		kill -0 "$(cat "$LAB/run/slurmrestd.pid")" 2>/dev/null
+}
+
+# lab_restd_start: slurmrestd as nobody with rest_auth/jwt on
+# 127.0.0.1:$lab_restd_port, a root token (1 h) in $LAB/etc/jwt.token;
+# waits until it answers.  SLURM_JWT=daemon: without it every request
+# is refused (slurm-lab.md section 8).
+lab_restd_start() {
+	chmod 644 "$LAB/etc/"*.conf
+	if [ ! -s "$LAB/etc/jwt.token" ]; then
+		sl scontrol token username=root lifespan=3600 \
+			>"$LAB/etc/jwt.token" 2>"$LAB/log/token.err" ||
+			{ diag "scontrol token failed: $(cat "$LAB/log/token.err")"; return 1; }
+	fi
+	runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" SLURM_JWT=daemon \
+		/usr/sbin/slurmrestd -a rest_auth/jwt -s openapi/v0.0.38 \
+		"127.0.0.1:$lab_restd_port" >>"$LAB/log/slurmrestd.log" 2>&1 &
+	echo $! >"$LAB/run/slurmrestd.pid"
+	tok=$(sed 's/^SLURM_JWT=//' "$LAB/etc/jwt.token")
+	i=0
+	while [ $i -lt 100 ]; do
+		lab_restd_alive || break
+		code=$(curl -s -o /dev/null -w '%{http_code}' -m 2 \
+			-H "X-SLURM-USER-NAME: root" \
+			-H "X-SLURM-USER-TOKEN: $tok" \
+			"http://127.0.0.1:$lab_restd_port/slurm/v0.0.38/ping")
+		[ "$code" = 200 ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	diag "slurmrestd did not answer:"
+	tail -5 "$LAB/log/slurmrestd.log" | sed 's/^/#   /'
+	return 1
+}
+
+lab_restd_stop() {
+	[ -f "${LAB:-/nonexistent}/run/slurmrestd.pid" ] || return 0
+	p=$(cat "$LAB/run/slurmrestd.pid")
+	# $! is runuser's pid; slurmrestd is its child
+	for c in $(ps -o pid= --ppid "$p" 2>/dev/null) $p; do
+		kill "$c" 2>/dev/null
+	done
+	i=0
+	while [ $i -lt 50 ] && kill -0 "$p" 2>/dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -9 "$p" 2>/dev/null
+	rm -f "$LAB/run/slurmrestd.pid"
+	return 0
 }

@@ -299,6 +299,39 @@ static void test_seed_prefer(void)
 	       "PreferGather on SpineLayer");
 	is_int(g->ps[0]->shape.v[TG_RES_CPU], 8000, "shape: 8 cpu");
 	is_int(g->ps[0]->shape.v[TG_RES_PODS], 1, "shape: one pod slot");
+	{
+		/* the read-back accessors (the bridge's mixed mode) */
+		tg_gather how = TG_GATHER_NONE;
+		unsigned i, pref = 0;
+
+		is_int(tg_gang_podset_count(g, 0), 4, "read back: 4 members");
+		is_int(tg_gang_podset_shape(g, 0)->v[TG_RES_CPU], 8000,
+		       "read back: the shape");
+		is_str(tg_gang_podset_member(g, 0, 3), "default/training-pod-3",
+		       "read back: member 3");
+		ok(!tg_gang_podset_member(g, 0, 4) && !tg_gang_podset_shape(g, 1)
+		   && tg_gang_podset_count(g, 1) == 0,
+		   "read back: out of range is NULL / 0");
+		is_int(tg_gang_ngathers(g), 2, "read back: two gather requests");
+		for (i = 0; i < tg_gang_ngathers(g); i++)
+			pref += tg_gang_gather_at(g, i, &how) != NULL &&
+				how == TG_GATHER_PREFER;
+		is_int(pref, 2, "read back: both PreferGather");
+		ok(!tg_gang_gather_at(g, 2, &how) && tg_gang_nspreads(g) == 0 &&
+		   !tg_gang_spread_at(g, 0, NULL, NULL),
+		   "read back: no spread");
+	}
+	{
+		tg_gang *sg = tg_gang_create("default/spread");
+		unsigned skew = 0;
+		bool hard = false;
+
+		ok(sg && tg_gang_add_spread(sg, "block", 2, true) == TG_OK &&
+		   tg_gang_nspreads(sg) == 1 &&
+		   strcmp(tg_gang_spread_at(sg, 0, &skew, &hard), "block") == 0
+		   && skew == 2 && hard, "read back: a spread request");
+		tg_gang_destroy(sg);
+	}
 	is_str(place(y.t, g, NULL, 0),
 	       "placed SpineLayer/spine-1 node-5,node-6,node-7,node-8",
 	       "placed on spine-1, node-5..node-8 (the seed's answer)");

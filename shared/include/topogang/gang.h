@@ -147,6 +147,23 @@ unsigned tg_gang_nmembers(const tg_gang *g);
  */
 const char *tg_gang_member(const tg_gang *g, unsigned rank);
 
+/*
+ * Reading a gang back (hosts that hand the request to another scheduler,
+ * e.g. the bridge's mixed mode submitting it to Slurm).  Out of range:
+ * NULL / 0.  Strings live as long as the gang.
+ */
+unsigned tg_gang_ngathers(const tg_gang *g);
+/* The i-th gather request's layer (as given), its strategy in *how. */
+const char *tg_gang_gather_at(const tg_gang *g, unsigned i, tg_gather *how);
+unsigned tg_gang_nspreads(const tg_gang *g);
+/* The i-th spread request's layer; skew and hardness in *max_skew, *hard. */
+const char *tg_gang_spread_at(const tg_gang *g, unsigned i,
+			      unsigned *max_skew, bool *hard);
+/* A pod set's member count, shape, and member names (ns/name). */
+unsigned tg_gang_podset_count(const tg_gang *g, unsigned ps);
+const tg_shape *tg_gang_podset_shape(const tg_gang *g, unsigned ps);
+const char *tg_gang_podset_member(const tg_gang *g, unsigned ps, unsigned i);
+
 #ifdef __cplusplus
 }
 #endif

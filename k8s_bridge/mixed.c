@@ -1,0 +1,1307 @@
+/*
+ * k8s_bridge/mixed.c - mixed mode: Kubernetes gangs as Slurm jobs (see
+ * mixed.h for what it does, slurmrest.h for what it says to slurmrestd).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "map.h"
+#include "mixed.h"
+#include "sched.h"
+#include "slurmrest.h"
+#include "store.h"
+
+#define SUBMIT_GRACE_MS		30000	/* a submitted job must show up */
+#define SUBMIT_RETRY_MS		5000	/* after a refused submit */
+#define CANCEL_RETRY_MS		10000
+#define EVICT_RETRY_MS		10000
+#define ASSUME_MS		30000	/* a binding the watch has not shown */
+#define MSG_MAX			600
+
+/* ---- configuration ----------------------------------------------------- */
+
+static int cerr(char *err, size_t errlen, const char *src, const char *path,
+		const char *what)
+{
+	snprintf(err, errlen, "%s: mixed.%s: %s", src, path, what);
+	return -1;
+}
+
+static int cstr(const cJSON *v, char **dst, const char *src,
+		const char *path, char *err, size_t errlen)
+{
+	if (!cJSON_IsString(v))
+		return cerr(err, errlen, src, path, "must be a string");
+	if (strlen(v->valuestring) > 1024)
+		return cerr(err, errlen, src, path, "longer than 1024 bytes");
+	free(*dst);
+	*dst = br_xstrdup(v->valuestring);
+	return 0;
+}
+
+static int cnum(const cJSON *v, double lo, double hi, double *out,
+		const char *src, const char *path, char *err, size_t errlen)
+{
+	double d;
+
+	if (cJSON_IsNumber(v))
+		d = v->valuedouble;
+	else if (!cJSON_IsString(v) || !br_parse_double(v->valuestring, &d))
+		return cerr(err, errlen, src, path, "must be a number");
+	if (d < lo || d > hi) {
+		char m[128];
+
+		snprintf(m, sizeof(m), "%g is outside %g..%g", d, lo, hi);
+		return cerr(err, errlen, src, path, m);
+	}
+	*out = d;
+	return 0;
+}
+
+void br_mixed_conf_free(br_mixed_conf *mc)
+{
+	unsigned i;
+
+	if (!mc)
+		return;
+	free(mc->url);
+	free(mc->token_file);
+	free(mc->user);
+	free(mc->partition);
+	free(mc->qos);
+	for (i = 0; i < mc->ntiers; i++) {
+		free(mc->tiers[i].partition);
+		free(mc->tiers[i].qos);
+	}
+	free(mc->node_label);
+	for (i = 0; i < mc->nlayers; i++) {
+		free(mc->layer_k8s[i]);
+		free(mc->layer_slurm[i]);
+	}
+	free(mc->gpu_resource);
+	free(mc->gres_name);
+	free(mc->time_limit);
+	free(mc->workdir);
+	free(mc);
+}
+
+static int tier_cmp(const void *a, const void *b)
+{
+	const br_mixed_tier *x = a, *y = b;
+
+	return x->min_priority < y->min_priority ? 1 :
+	       x->min_priority > y->min_priority ? -1 : 0;
+}
+
+static int load_tiers(br_mixed_conf *mc, const cJSON *v, const char *src,
+		      char *err, size_t errlen)
+{
+	const cJSON *t;
+	unsigned i = 0;
+
+	if (!cJSON_IsArray(v))
+		return cerr(err, errlen, src, "tiers", "must be a list");
+	cJSON_ArrayForEach(t, v) {
+		br_mixed_tier *tr;
+		const cJSON *f;
+		char path[64];
+		double d = 0;
+
+		snprintf(path, sizeof(path), "tiers[%u]", i);
+		if (mc->ntiers == BR_MIXED_MAX_TIERS)
+			return cerr(err, errlen, src, path, "more than 16 "
+				    "tiers");
+		if (!cJSON_IsObject(t))
+			return cerr(err, errlen, src, path, "must be a "
+				    "mapping (minPriority, partition, qos)");
+		tr = &mc->tiers[mc->ntiers++];
+		cJSON_ArrayForEach(f, t) {
+			char kp[96];
+
+			snprintf(kp, sizeof(kp), "%s.%s", path, f->string);
+			if (strcmp(f->string, "minPriority") == 0) {
+				if (cnum(f, -2147483648.0, 2147483647.0, &d,
+					 src, kp, err, errlen))
+					return -1;
+				tr->min_priority = (int64_t)d;
+			} else if (strcmp(f->string, "partition") == 0) {
+				if (cstr(f, &tr->partition, src, kp, err,
+					 errlen))
+					return -1;
+			} else if (strcmp(f->string, "qos") == 0) {
+				if (cstr(f, &tr->qos, src, kp, err, errlen))
+					return -1;
+			} else {
+				return cerr(err, errlen, src, kp,
+					    "unknown key");
+			}
+		}
+		if (!br_jget(t, "minPriority"))
+			return cerr(err, errlen, src, path, "minPriority is "
+				    "required");
+		if (!tr->partition && !tr->qos)
+			return cerr(err, errlen, src, path, "needs a "
+				    "partition or a qos");
+		i++;
+	}
+	qsort(mc->tiers, mc->ntiers, sizeof(mc->tiers[0]), tier_cmp);
+	return 0;
+}
+
+static int load_layers(br_mixed_conf *mc, const cJSON *v, const char *src,
+		       char *err, size_t errlen)
+{
+	const cJSON *l;
+
+	if (!cJSON_IsObject(v))
+		return cerr(err, errlen, src, "layerMap", "must be a mapping "
+			    "(Kubernetes layer: topogang.conf layer)");
+	cJSON_ArrayForEach(l, v) {
+		char path[300];
+
+		snprintf(path, sizeof(path), "layerMap.%.250s", l->string);
+		if (mc->nlayers == BR_MIXED_MAX_LAYERS)
+			return cerr(err, errlen, src, path, "more than 16 "
+				    "layers");
+		if (!cJSON_IsString(l) || !*l->valuestring ||
+		    strcspn(l->valuestring, " \t,:=") !=
+		    strlen(l->valuestring))
+			return cerr(err, errlen, src, path, "must be a layer "
+				    "name (no blanks, ',', ':' or '=')");
+		mc->layer_k8s[mc->nlayers] = br_xstrdup(l->string);
+		mc->layer_slurm[mc->nlayers++] = br_xstrdup(l->valuestring);
+	}
+	return 0;
+}
+
+static int load_nodemap(br_mixed_conf *mc, const cJSON *v, const char *src,
+			char *err, size_t errlen)
+{
+	const char *s;
+
+	if (!cJSON_IsString(v))
+		return cerr(err, errlen, src, "nodeMap", "must be "
+			    "\"same-name\" or \"label KEY\"");
+	s = v->valuestring;
+	free(mc->node_label);
+	mc->node_label = NULL;
+	if (strcmp(s, "same-name") == 0)
+		return 0;
+	if (strncmp(s, "label ", 6) == 0 && s[6] && !strchr(s + 6, ' ')) {
+		mc->node_label = br_xstrdup(s + 6);
+		return 0;
+	}
+	return cerr(err, errlen, src, "nodeMap", "must be \"same-name\" or "
+		    "\"label KEY\"");
+}
+
+int br_mixed_conf_load(br_mixed_conf **out, const cJSON *v, const char *src,
+		       char *err, size_t errlen)
+{
+	br_mixed_conf *mc;
+	const cJSON *f;
+	int r = 0;
+
+	if (!cJSON_IsObject(v)) {
+		snprintf(err, errlen, "%s: mixed: must be a mapping", src);
+		return -1;
+	}
+	br_mixed_conf_free(*out);
+	mc = br_xcalloc(1, sizeof(*mc));
+	*out = mc;
+	mc->user = br_xstrdup("root");
+	mc->gpu_resource = br_xstrdup("nvidia.com/gpu");
+	mc->gres_name = br_xstrdup("gpu");
+	mc->workdir = br_xstrdup("/tmp");
+	mc->poll_s = 1;
+	mc->timeout_s = 5;
+	cJSON_ArrayForEach(f, v) {
+		const char *k = f->string;
+
+		if (strcmp(k, "slurmrestd") == 0)
+			r = cstr(f, &mc->url, src, k, err, errlen);
+		else if (strcmp(k, "jwtTokenFile") == 0)
+			r = cstr(f, &mc->token_file, src, k, err, errlen);
+		else if (strcmp(k, "user") == 0)
+			r = cstr(f, &mc->user, src, k, err, errlen);
+		else if (strcmp(k, "partition") == 0)
+			r = cstr(f, &mc->partition, src, k, err, errlen);
+		else if (strcmp(k, "qos") == 0)
+			r = cstr(f, &mc->qos, src, k, err, errlen);
+		else if (strcmp(k, "tiers") == 0)
+			r = load_tiers(mc, f, src, err, errlen);
+		else if (strcmp(k, "nodeMap") == 0)
+			r = load_nodemap(mc, f, src, err, errlen);
+		else if (strcmp(k, "layerMap") == 0)
+			r = load_layers(mc, f, src, err, errlen);
+		else if (strcmp(k, "gpuResource") == 0)
+			r = cstr(f, &mc->gpu_resource, src, k, err, errlen);
+		else if (strcmp(k, "gresName") == 0)
+			r = cstr(f, &mc->gres_name, src, k, err, errlen);
+		else if (strcmp(k, "timeLimit") == 0)
+			r = cstr(f, &mc->time_limit, src, k, err, errlen);
+		else if (strcmp(k, "workdir") == 0)
+			r = cstr(f, &mc->workdir, src, k, err, errlen);
+		else if (strcmp(k, "pollSeconds") == 0)
+			r = cnum(f, 0.05, 3600, &mc->poll_s, src, k, err,
+				 errlen);
+		else if (strcmp(k, "timeoutSeconds") == 0)
+			r = cnum(f, 0.1, 600, &mc->timeout_s, src, k, err,
+				 errlen);
+		else
+			r = cerr(err, errlen, src, k, "unknown key");
+		if (r)
+			return -1;
+	}
+	if (!mc->url || strncmp(mc->url, "http", 4) != 0)
+		return cerr(err, errlen, src, "slurmrestd", "required: the "
+			    "slurmrestd URL (http://HOST:PORT)");
+	if (!mc->token_file)
+		return cerr(err, errlen, src, "jwtTokenFile", "required: a "
+			    "file with the JWT (scontrol token)");
+	while (strlen(mc->url) > 1 && mc->url[strlen(mc->url) - 1] == '/')
+		mc->url[strlen(mc->url) - 1] = '\0';
+	return 0;
+}
+
+/* ---- state ------------------------------------------------------------- */
+
+typedef struct submit_st {
+	int64_t at_ms;		/* sent */
+	uint32_t id;		/* 0 until answered */
+	bool inflight;
+} submit_st;
+
+struct br_mixed {
+	const br_config *cfg;
+	const br_mixed_conf *mc;
+	br_config scfg;		/* the slurmrestd client's */
+	br_http *sh;
+	br_http *kh;
+	br_metrics *m;
+	br_informer *nodes, *pods;
+	br_sjobs jobs;		/* the last list */
+	bool listed;		/* at least once */
+	bool up;		/* the last poll answered */
+	bool changed;
+	int64_t recheck_ms;	/* a cycle is wanted then (0 = none) */
+	int64_t next_poll_ms;
+	br_req *list;		/* in flight */
+	char why[600];		/* why not up */
+	uint64_t list_sig;	/* what the last list said, hashed */
+	br_map subs;		/* gang -> submit_st */
+	br_map cancels;		/* job id -> int64_t ms of the last try */
+	br_map evicts;		/* pod key -> int64_t ms of the last try */
+	br_map notes;		/* pod key -> last message written */
+	br_map binding;		/* pod key -> int64_t ms: bound by us, the
+				 * watch has not shown it yet */
+	/* counters */
+	uint64_t n_submitted, n_submit_errors, n_cancelled, n_evicted;
+	uint64_t n_polls, n_poll_errors;
+};
+
+br_http *br_mixed_http(br_mixed *x)
+{
+	return x->sh;
+}
+
+br_mixed *br_mixed_create(const br_config *cfg, br_http *kh, br_metrics *m,
+			  br_informer *nodes, br_informer *pods, char *err,
+			  size_t errlen)
+{
+	br_mixed *x = br_xcalloc(1, sizeof(*x));
+
+	x->cfg = cfg;
+	x->mc = cfg->mixed;
+	x->kh = kh;
+	x->m = m;
+	x->nodes = nodes;
+	x->pods = pods;
+	x->scfg.server = br_xstrdup(x->mc->url);
+	x->scfg.token_file = br_xstrdup(x->mc->token_file);
+	x->scfg.slurm_user = br_xstrdup(x->mc->user);
+	x->sh = br_http_create(&x->scfg, err, errlen);
+	if (!x->sh) {
+		br_config_free(&x->scfg);
+		free(x);
+		return NULL;
+	}
+	br_map_init(&x->subs, free);
+	br_map_init(&x->cancels, free);
+	br_map_init(&x->evicts, free);
+	br_map_init(&x->notes, free);
+	br_map_init(&x->binding, free);
+	snprintf(x->why, sizeof(x->why), "slurmrestd not polled yet");
+	return x;
+}
+
+void br_mixed_destroy(br_mixed *x)
+{
+	if (!x)
+		return;
+	br_http_destroy(x->sh);	/* cancels (and frees) what is in flight */
+	br_sjobs_free(&x->jobs);
+	br_map_free(&x->subs);
+	br_map_free(&x->cancels);
+	br_map_free(&x->evicts);
+	br_map_free(&x->notes);
+	br_map_free(&x->binding);
+	br_config_free(&x->scfg);
+	free(x);
+}
+
+bool br_mixed_ready(const br_mixed *x, const char **why)
+{
+	if (why)
+		*why = x->why;
+	return x->up;
+}
+
+static void gauge(br_buf *b, const char *name, const char *type,
+		  const char *help, double v)
+{
+	br_metrics_header(b, name, type, help);
+	br_buf_addf(b, "%s %g\n", name, v);
+}
+
+void br_mixed_metrics(const br_mixed *x, br_buf *b)
+{
+	size_t i, ours = 0, run = 0;
+
+	for (i = 0; i < x->jobs.n; i++)
+		if (br_sjob_ours(&x->jobs.v[i], x->cfg->scheduler_name) &&
+		    br_sjob_live(&x->jobs.v[i])) {
+			ours++;
+			run += br_sjob_running(&x->jobs.v[i]);
+		}
+	gauge(b, "topogang_slurm_up", "gauge", "1 when slurmrestd answered "
+	      "the last poll (the shared pool is usable).", x->up ? 1 : 0);
+	gauge(b, "topogang_slurm_jobs", "gauge", "Live Slurm jobs of the "
+	      "bridge's gangs.", (double)ours);
+	gauge(b, "topogang_slurm_jobs_running", "gauge", "Running Slurm jobs "
+	      "of the bridge's gangs.", (double)run);
+	gauge(b, "topogang_slurm_submitted_total", "counter", "Gangs "
+	      "submitted as Slurm jobs.", (double)x->n_submitted);
+	gauge(b, "topogang_slurm_submit_errors_total", "counter", "Submits "
+	      "slurmrestd refused or did not answer.",
+	      (double)x->n_submit_errors);
+	gauge(b, "topogang_slurm_cancelled_total", "counter", "Slurm jobs "
+	      "cancelled (their gang's pods went away).",
+	      (double)x->n_cancelled);
+	gauge(b, "topogang_slurm_evicted_total", "counter", "Pods evicted "
+	      "because their Slurm job stopped holding their node.",
+	      (double)x->n_evicted);
+	gauge(b, "topogang_slurm_poll_errors_total", "counter", "Job list "
+	      "polls that failed.", (double)x->n_poll_errors);
+}
+
+/* ---- polling ----------------------------------------------------------- */
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (h ^ 0xff) * 1099511628211ull;
+}
+
+static void on_list(br_req *r, void *ud)
+{
+	br_mixed *x = ud;
+	br_sjobs js;
+	char err[512];
+	uint64_t sig = 1469598103934665603ull;
+	size_t i;
+	bool was = x->up;
+
+	x->list = NULL;
+	if (r->cancelled)
+		return;
+	x->n_polls++;
+	if (r->status != 200) {
+		char why[300];
+
+		br_slurm_error(r->resp.s, why, sizeof(why));
+		snprintf(x->why, sizeof(x->why), "slurmrestd %s: %s",
+			 x->mc->url, r->status ? (*why ? why : "HTTP error") :
+			 r->error);
+		if (r->status)
+			snprintf(x->why + strlen(x->why),
+				 sizeof(x->why) - strlen(x->why),
+				 " (HTTP %ld)", r->status);
+		goto fail;
+	}
+	if (br_sjobs_parse(r->resp.s, &js, err, sizeof(err))) {
+		snprintf(x->why, sizeof(x->why), "%s", err);
+		goto fail;
+	}
+	br_sjobs_free(&x->jobs);
+	x->jobs = js;
+	x->listed = true;
+	x->up = true;
+	x->why[0] = '\0';
+	for (i = 0; i < js.n; i++) {
+		char id[16];
+
+		snprintf(id, sizeof(id), "%u", js.v[i].id);
+		sig = fnv(fnv(fnv(fnv(sig, id), js.v[i].state),
+			      js.v[i].nodes), js.v[i].reason);
+	}
+	if (!was) {
+		br_log(BR_LOG_INFO, "slurmrestd answers; the shared pool is "
+		       "ready", "url", x->mc->url, NULL);
+		x->changed = true;
+	}
+	if (sig != x->list_sig)
+		x->changed = true;
+	x->list_sig = sig;
+	return;
+fail:
+	x->n_poll_errors++;
+	x->up = false;
+	if (was || x->n_poll_errors == 1)
+		br_log(BR_LOG_WARN, "slurmrestd unreachable: nothing is placed "
+		       "on the shared nodes until it answers", "error", x->why,
+		       NULL);
+	if (was)
+		x->changed = true;
+}
+
+bool br_mixed_tick(br_mixed *x, int64_t now)
+{
+	bool ch;
+
+	br_http_poll(x->sh, 0, NULL, 0);
+	if (!x->list && now >= x->next_poll_ms) {
+		br_req *r = br_req_create("GET", BR_SLURM_API "/jobs");
+
+		r->timeout_ms = (long)(x->mc->timeout_s * 1000);
+		x->next_poll_ms = now + (int64_t)(x->mc->poll_s * 1000);
+		x->list = r;
+		if (br_http_submit(x->sh, r, on_list, NULL, x) != 0) {
+			x->list = NULL;
+			br_req_free(r);
+		}
+	}
+	if (x->recheck_ms && now >= x->recheck_ms) {
+		x->recheck_ms = 0;
+		x->changed = true;
+	}
+	ch = x->changed;
+	x->changed = false;
+	return ch;
+}
+
+/* ---- slurmrestd writes (asynchronous) ---------------------------------- */
+
+static void recheck(br_mixed *x, int64_t at)
+{
+	if (!x->recheck_ms || at < x->recheck_ms)
+		x->recheck_ms = at;
+}
+
+typedef struct sub_ctx {
+	br_mixed *x;
+	char *gang;
+} sub_ctx;
+
+static void on_submit(br_req *r, void *ud)
+{
+	sub_ctx *c = ud;
+	br_mixed *x = c->x;
+	submit_st *st = br_map_get(&x->subs, c->gang);
+	char err[512], id[16];
+	uint32_t jid = 0;
+
+	if (st)
+		st->inflight = false;
+	if (r->cancelled) {
+		if (st)
+			br_map_del(&x->subs, c->gang);
+	} else if (br_sjob_submit_result(r->resp.s, r->status, &jid, err,
+					 sizeof(err)) == 0) {
+		x->n_submitted++;
+		if (st)
+			st->id = jid;
+		snprintf(id, sizeof(id), "%u", jid);
+		br_log(BR_LOG_INFO, "gang submitted to Slurm", "gang",
+		       c->gang, "job", id, NULL);
+		x->next_poll_ms = 0;	/* see it soon */
+	} else {
+		x->n_submit_errors++;
+		br_log(BR_LOG_WARN, "slurmrestd refused the gang's job", "gang",
+		       c->gang, "error", r->status ? err : r->error, NULL);
+		if (st) {	/* retried after SUBMIT_RETRY_MS */
+			st->id = 0;
+			st->at_ms = br_now_ms();
+			recheck(x, st->at_ms + SUBMIT_RETRY_MS + 1);
+		}
+	}
+	free(c->gang);
+	free(c);
+}
+
+static void on_cancel(br_req *r, void *ud)
+{
+	char why[300];
+
+	BR_UNUSED(ud);
+	if (r->cancelled)
+		return;
+	if (r->status != 200) {
+		br_slurm_error(r->resp.s, why, sizeof(why));
+		br_log(BR_LOG_WARN, "slurmrestd did not cancel a job", "path",
+		       r->path, "error", r->status ? why : r->error, NULL);
+	}
+}
+
+static void cancel_job(br_mixed *x, const br_sjob *j, int64_t now,
+		       const char *why)
+{
+	char id[16], *path;
+	int64_t *last;
+	br_req *r;
+
+	snprintf(id, sizeof(id), "%u", j->id);
+	last = br_map_get(&x->cancels, id);
+	if (last && now - *last < CANCEL_RETRY_MS) {
+		recheck(x, *last + CANCEL_RETRY_MS);
+		return;
+	}
+	if (!last) {
+		last = br_xmalloc(sizeof(*last));
+		br_map_put(&x->cancels, id, last);
+		x->n_cancelled++;
+	}
+	*last = now;
+	br_log(BR_LOG_INFO, "cancelling the Slurm job", "job", id, "gang",
+	       j->name, "state", j->state, "why", why, NULL);
+	path = br_xasprintf(BR_SLURM_API "/job/%u", j->id);
+	r = br_req_create("DELETE", path);
+	free(path);
+	r->timeout_ms = (long)(x->mc->timeout_s * 1000);
+	if (br_http_submit(x->sh, r, on_cancel, NULL, x) != 0)
+		br_req_free(r);
+}
+
+/* ---- one cycle --------------------------------------------------------- */
+
+/* A bound pod of ours: its gang and job. */
+typedef struct bpod {
+	const br_obj *o;
+	uint32_t job;
+} bpod;
+
+typedef struct mcyc {
+	br_mixed *x;
+	br_sched *s;
+	tg_k8s *k;
+	tg_topology *t;
+	int64_t now;
+	bpod *bound;
+	size_t nbound;
+	br_map k8s_node;	/* Slurm node name -> Kubernetes node name */
+	br_req **reqs;		/* the API writes of this cycle */
+	char **rkey;		/* for bindings: the pod key, else NULL */
+	size_t nreq, capreq;
+} mcyc;
+
+static void add_req_key(mcyc *c, br_req *r, const char *key)
+{
+	if (c->nreq == c->capreq) {
+		c->capreq = c->capreq ? c->capreq * 2 : 32;
+		c->reqs = br_xrealloc(c->reqs, c->capreq * sizeof(*c->reqs));
+		c->rkey = br_xrealloc(c->rkey, c->capreq * sizeof(*c->rkey));
+	}
+	c->rkey[c->nreq] = key ? br_xstrdup(key) : NULL;
+	c->reqs[c->nreq++] = r;
+}
+
+static void add_req(mcyc *c, br_req *r)
+{
+	add_req_key(c, r, NULL);
+}
+
+static void split_key(const char *key, char *ns, size_t nn, char *name,
+		      size_t nm)
+{
+	const char *sl = strchr(key, '/');
+
+	if (sl) {
+		snprintf(ns, nn, "%.*s", (int)(sl - key), key);
+		snprintf(name, nm, "%s", sl + 1);
+	} else {
+		snprintf(ns, nn, "default");
+		snprintf(name, nm, "%s", key);
+	}
+}
+
+static const br_sjob *job_by_id(const br_mixed *x, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < x->jobs.n; i++)
+		if (x->jobs.v[i].id == id)
+			return &x->jobs.v[i];
+	return NULL;
+}
+
+/* The gang's live job of ours (the oldest when there are several). */
+static const br_sjob *job_of(const br_mixed *x, const char *gang)
+{
+	const br_sjob *best = NULL;
+	size_t i;
+
+	for (i = 0; i < x->jobs.n; i++) {
+		const br_sjob *j = &x->jobs.v[i];
+
+		if (br_sjob_live(j) && strcmp(j->name, gang) == 0 &&
+		    br_sjob_ours(j, x->cfg->scheduler_name) &&
+		    (!best || j->id < best->id))
+			best = j;
+	}
+	return best;
+}
+
+static void collect_bound(mcyc *c)
+{
+	const br_store *st = br_informer_store(c->x->pods);
+	size_t i, cap = 0;
+
+	for (i = 0; i < st->n; i++) {
+		const br_obj *o = st->all[i];
+		cJSON *j;
+		const char *v;
+		int64_t id;
+
+		if (!o->node || !o->ann_gang)
+			continue;
+		j = br_obj_parse(o);
+		v = br_jstr(br_jpath(j, "metadata.annotations"),
+			    BR_ANN_SLURM_JOB);
+		if (v && br_parse_i64(v, &id) && id > 0 && id <= 4294967295) {
+			if (c->nbound == cap) {
+				cap = cap ? cap * 2 : 32;
+				c->bound = br_xrealloc(c->bound,
+						       cap * sizeof(bpod));
+			}
+			c->bound[c->nbound].o = o;
+			c->bound[c->nbound++].job = (uint32_t)id;
+		}
+		cJSON_Delete(j);
+	}
+}
+
+static void build_node_map(mcyc *c)
+{
+	const br_store *st = br_informer_store(c->x->nodes);
+	const char *key = c->x->mc->node_label;
+	size_t i;
+
+	br_map_init(&c->k8s_node, free);
+	for (i = 0; i < st->n; i++) {
+		const br_obj *o = st->all[i];
+		const char *v = o->name;
+		cJSON *j = NULL;
+
+		if (key) {
+			j = br_obj_parse(o);
+			v = br_jstr(br_jpath(j, "metadata.labels"), key);
+		}
+		if (v && *v)
+			br_map_put(&c->k8s_node, v, br_xstrdup(o->name));
+		cJSON_Delete(j);
+	}
+}
+
+/* Writes PodScheduled=False (reason \p reason, \p msg) and the job
+ * annotation on a pending pod, when they changed. */
+static void note_pod(mcyc *c, const br_obj *o, const char *reason,
+		     const char *msg, uint32_t job, const char *ev_reason)
+{
+	char ns[254], name[254], ts[40], id[16], *path, *body;
+	const char *last = br_map_get(&c->x->notes, o->key);
+	cJSON *j, *st, *conds, *cd, *md, *ann;
+	br_req *r;
+
+	if (last && strcmp(last, msg) == 0 && o->cond_msg &&
+	    strcmp(o->cond_msg, msg) == 0)
+		return;
+	br_map_put(&c->x->notes, o->key, br_xstrdup(msg));
+	split_key(o->key, ns, sizeof(ns), name, sizeof(name));
+	j = cJSON_CreateObject();
+	st = cJSON_AddObjectToObject(j, "status");
+	conds = cJSON_AddArrayToObject(st, "conditions");
+	cd = cJSON_CreateObject();
+	cJSON_AddStringToObject(cd, "type", "PodScheduled");
+	cJSON_AddStringToObject(cd, "status", "False");
+	cJSON_AddStringToObject(cd, "reason", reason);
+	cJSON_AddStringToObject(cd, "message", msg);
+	cJSON_AddNullToObject(cd, "lastProbeTime");
+	cJSON_AddStringToObject(cd, "lastTransitionTime",
+				br_rfc3339(ts, sizeof(ts), br_wall_us(),
+					   false));
+	cJSON_AddItemToArray(conds, cd);
+	body = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	path = br_xasprintf("/api/v1/namespaces/%s/pods/%s/status", ns, name);
+	r = br_req_create("PATCH", path);
+	br_req_set_body(r, "application/strategic-merge-patch+json",
+			body ? body : "{}");
+	free(path);
+	cJSON_free(body);
+	add_req(c, r);
+	if (job) {
+		snprintf(id, sizeof(id), "%u", job);
+		j = cJSON_CreateObject();
+		md = cJSON_AddObjectToObject(j, "metadata");
+		ann = cJSON_AddObjectToObject(md, "annotations");
+		cJSON_AddStringToObject(ann, BR_ANN_SLURM_JOB, id);
+		body = cJSON_PrintUnformatted(j);
+		cJSON_Delete(j);
+		path = br_xasprintf("/api/v1/namespaces/%s/pods/%s", ns, name);
+		r = br_req_create("PATCH", path);
+		br_req_set_body(r, "application/merge-patch+json",
+				body ? body : "{}");
+		free(path);
+		cJSON_free(body);
+		add_req(c, r);
+	}
+	br_sched_event(c->s, "Normal", ev_reason, "Scheduling", msg, "Pod", ns,
+		       name, o->uid);
+}
+
+/* note_pod() on every pending member of \p g; returns how many. */
+static unsigned note_members(mcyc *c, const tg_gang *g, const char *reason,
+			     const char *msg, uint32_t job)
+{
+	const br_store *pods = br_informer_store(c->x->pods);
+	unsigned ps, m, n = 0;
+
+	for (ps = 0; ps < tg_gang_npodsets(g); ps++)
+		for (m = 0; m < tg_gang_podset_count(g, ps); m++) {
+			const char *key = tg_gang_podset_member(g, ps, m);
+			const br_obj *o = key ? br_store_get(pods, key) : NULL;
+
+			if (o && !o->node) {
+				note_pod(c, o, reason, msg, job, reason);
+				n++;
+			}
+		}
+	return n;
+}
+
+static br_req *binding(const char *ns, const char *name, const char *uid,
+		       const char *node, const char *gang, const char *domain,
+		       unsigned rank, uint32_t job)
+{
+	cJSON *j = cJSON_CreateObject(), *md, *ann, *tg;
+	char *path, *body, rk[16], id[16];
+	br_req *r;
+
+	cJSON_AddStringToObject(j, "apiVersion", "v1");
+	cJSON_AddStringToObject(j, "kind", "Binding");
+	md = cJSON_AddObjectToObject(j, "metadata");
+	cJSON_AddStringToObject(md, "name", name);
+	cJSON_AddStringToObject(md, "namespace", ns);
+	cJSON_AddStringToObject(md, "uid", uid);
+	ann = cJSON_AddObjectToObject(md, "annotations");
+	cJSON_AddStringToObject(ann, BR_ANN_GANG, gang);
+	cJSON_AddStringToObject(ann, BR_ANN_DOMAIN, domain);
+	snprintf(rk, sizeof(rk), "%u", rank);
+	cJSON_AddStringToObject(ann, BR_ANN_RANK, rk);
+	snprintf(id, sizeof(id), "%u", job);
+	cJSON_AddStringToObject(ann, BR_ANN_SLURM_JOB, id);
+	tg = cJSON_AddObjectToObject(j, "target");
+	cJSON_AddStringToObject(tg, "apiVersion", "v1");
+	cJSON_AddStringToObject(tg, "kind", "Node");
+	cJSON_AddStringToObject(tg, "name", node);
+	body = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	path = br_xasprintf("/api/v1/namespaces/%s/pods/%s/binding", ns, name);
+	r = br_req_create("POST", path);
+	br_req_set_body(r, "application/json", body ? body : "{}");
+	free(path);
+	cJSON_free(body);
+	return r;
+}
+
+/* The gang's topology request in topogang.conf's words. */
+static const char *slurm_layer(const br_mixed_conf *mc, const char *l)
+{
+	unsigned i;
+
+	for (i = 0; i < mc->nlayers; i++)
+		if (strcmp(mc->layer_k8s[i], l) == 0)
+			return mc->layer_slurm[i];
+	return l;
+}
+
+static void request_text(const br_mixed_conf *mc, const tg_gang *g,
+			 char *gather, size_t ng, char *spread, size_t nsp)
+{
+	unsigned i, n;
+	size_t off = 0;
+
+	gather[0] = spread[0] = '\0';
+	n = tg_gang_ngathers(g);
+	for (i = 0; i < n; i++) {
+		tg_gather how = TG_GATHER_NONE;
+		const char *l = tg_gang_gather_at(g, i, &how);
+
+		if (!l || how == TG_GATHER_NONE || off >= ng)
+			continue;
+		off += (size_t)snprintf(gather + off, ng - off, "%s%s:%s",
+					off ? "," : "", slurm_layer(mc, l),
+					how == TG_GATHER_MUST ? "must" :
+					"prefer");
+	}
+	off = 0;
+	n = tg_gang_nspreads(g);
+	for (i = 0; i < n; i++) {
+		unsigned skew = 1;
+		bool hard = false;
+		const char *l = tg_gang_spread_at(g, i, &skew, &hard);
+
+		if (!l || off >= nsp)
+			continue;
+		off += (size_t)snprintf(spread + off, nsp - off, "%s%s:%u:%s",
+					off ? "," : "", slurm_layer(mc, l),
+					skew ? skew : 1,
+					hard ? "hard" : "soft");
+	}
+}
+
+static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
+{
+	br_mixed *x = c->x;
+	const br_mixed_conf *mc = x->mc;
+	const char *name = tg_gang_name(g);
+	char gather[512], spread[512];
+	br_sjob_spec sp;
+	unsigned ps, rid = 0, gpus = 0, i;
+	int64_t prio = tg_gang_priority(g);
+	submit_st *st;
+	sub_ctx *ctx;
+	char *body;
+	br_req *r;
+
+	memset(&sp, 0, sizeof(sp));
+	request_text(mc, g, gather, sizeof(gather), spread, sizeof(spread));
+	if (tg_topology_resource(c->t, mc->gpu_resource, &rid) == TG_OK)
+		for (ps = 0; ps < tg_gang_npodsets(g); ps++) {
+			const tg_shape *sh = tg_gang_podset_shape(g, ps);
+
+			if (sh && sh->v[rid] > (int64_t)gpus)
+				gpus = (unsigned)sh->v[rid];
+		}
+	sp.name = name;
+	sp.sched = x->cfg->scheduler_name;
+	sp.gather = gather;
+	sp.spread = spread;
+	sp.partition = mc->partition;
+	sp.qos = mc->qos;
+	for (i = 0; i < mc->ntiers; i++)
+		if (prio >= mc->tiers[i].min_priority) {
+			sp.partition = mc->tiers[i].partition;
+			sp.qos = mc->tiers[i].qos;
+			break;
+		}
+	sp.nodes = nmembers;
+	sp.gpus_per_node = gpus;
+	sp.gres_name = mc->gres_name;
+	sp.time_limit = mc->time_limit;
+	sp.workdir = mc->workdir;
+	body = br_sjob_submit_body(&sp);
+	r = br_req_create("POST", BR_SLURM_API "/job/submit");
+	br_req_set_body(r, "application/json", body);
+	free(body);
+	r->timeout_ms = (long)(mc->timeout_s * 1000);
+	st = br_xcalloc(1, sizeof(*st));
+	st->at_ms = c->now;
+	st->inflight = true;
+	br_map_put(&x->subs, name, st);
+	ctx = br_xcalloc(1, sizeof(*ctx));
+	ctx->x = x;
+	ctx->gang = br_xstrdup(name);
+	{
+		char n[16], pr[24], gp[16];
+
+		snprintf(n, sizeof(n), "%u", nmembers);
+		snprintf(pr, sizeof(pr), "%lld", (long long)prio);
+		snprintf(gp, sizeof(gp), "%u", gpus);
+		br_log(BR_LOG_INFO, "submitting the gang to Slurm", "gang",
+		       name, "nodes", n, "gpus_per_node", gp, "priority", pr,
+		       "partition", sp.partition ? sp.partition : "",
+		       "qos", sp.qos ? sp.qos : "", "topo_gather", gather,
+		       "topo_spread", spread, NULL);
+	}
+	if (br_http_submit(x->sh, r, on_submit, NULL, ctx) != 0) {
+		st->inflight = false;
+		free(ctx->gang);
+		free(ctx);
+		br_req_free(r);
+	}
+}
+
+/* Binds the gang's pending members on its running job's nodes. */
+static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
+{
+	const br_store *pods = br_informer_store(c->x->pods);
+	const char *name = tg_gang_name(g);
+	unsigned ps, m, h, nb = 0, rank;
+	size_t i;
+	const char **free_nodes;
+	unsigned nfree = 0;
+	char domain[300], id[16];
+
+	snprintf(id, sizeof(id), "%u", j->id);
+	snprintf(domain, sizeof(domain), "slurm/%.280s", j->nodes);
+	free_nodes = br_xcalloc(j->nhosts + 1, sizeof(*free_nodes));
+	for (h = 0; h < j->nhosts; h++) {
+		const char *kn = br_map_get(&c->k8s_node, j->hosts[h]);
+		bool used = false;
+
+		if (!kn) {
+			char note[MSG_MAX];
+
+			snprintf(note, sizeof(note), "Slurm job %u holds node "
+				 "%s, which maps to no Kubernetes node "
+				 "(mixed.nodeMap)", j->id, j->hosts[h]);
+			br_log(BR_LOG_WARN, "Slurm node without a Kubernetes "
+			       "node; the gang waits", "gang", name, "job", id,
+			       "slurm_node", j->hosts[h], NULL);
+			note_members(c, g, "SlurmNodeUnmapped", note, j->id);
+			free(free_nodes);
+			return;
+		}
+		for (i = 0; i < c->nbound; i++)
+			if (c->bound[i].job == j->id &&
+			    strcmp(c->bound[i].o->node, kn) == 0)
+				used = true;
+		if (!used)
+			free_nodes[nfree++] = kn;
+	}
+	for (i = 0; i < c->nbound; i++)
+		nb += c->bound[i].job == j->id;
+	rank = nb;
+	for (ps = 0; ps < tg_gang_npodsets(g); ps++)
+		for (m = 0; m < tg_gang_podset_count(g, ps); m++) {
+			const char *key = tg_gang_podset_member(g, ps, m);
+			const int64_t *at = key ?
+				br_map_get(&c->x->binding, key) : NULL;
+
+			if (at && c->now - *at < ASSUME_MS) {
+				/* bound a moment ago; the watch lags */
+				free(free_nodes);
+				return;
+			}
+		}
+	if (nfree < tg_gang_nmembers(g)) {
+		char a[16], b[16];
+
+		snprintf(a, sizeof(a), "%u", nfree);
+		snprintf(b, sizeof(b), "%u", tg_gang_nmembers(g));
+		br_log(BR_LOG_WARN, "the Slurm job has fewer free nodes than "
+		       "the gang has pending members; waiting", "gang", name,
+		       "job", id, "free", a, "members", b, NULL);
+		free(free_nodes);
+		return;
+	}
+	h = 0;
+	for (ps = 0; ps < tg_gang_npodsets(g); ps++)
+		for (m = 0; m < tg_gang_podset_count(g, ps); m++) {
+			const char *key = tg_gang_podset_member(g, ps, m);
+			const br_obj *o = key ? br_store_get(pods, key) : NULL;
+			char ns[254], pn[254], note[MSG_MAX];
+
+			if (!o || o->node)
+				continue;
+			split_key(o->key, ns, sizeof(ns), pn, sizeof(pn));
+			add_req_key(c, binding(ns, pn, o->uid, free_nodes[h],
+					       name, domain, rank++, j->id),
+				    o->key);
+			{
+				int64_t *at = br_xmalloc(sizeof(*at));
+
+				*at = c->now;
+				br_map_put(&c->x->binding, o->key, at);
+			}
+			snprintf(note, sizeof(note), "Successfully assigned %s "
+				 "to %s (Slurm job %u)", o->key, free_nodes[h],
+				 j->id);
+			br_sched_event(c->s, "Normal", "Scheduled", "Binding",
+				       note, "Pod", ns, pn, o->uid);
+			br_map_del(&c->x->notes, o->key);
+			h++;
+		}
+	br_log(BR_LOG_INFO, "binding the gang where Slurm placed it", "gang",
+	       name, "job", id, "nodes", j->nodes, NULL);
+	c->x->m->gangs_scheduled++;
+	c->x->m->pods_bound += h;
+	free(free_nodes);
+}
+
+static bool host_in(const br_sjob *j, const br_map *k8s_node,
+		    const char *node)
+{
+	unsigned h;
+
+	for (h = 0; h < j->nhosts; h++) {
+		const char *kn = br_map_get(k8s_node, j->hosts[h]);
+
+		if (kn && strcmp(kn, node) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Bound pods whose job no longer holds their node: evicted. */
+static void evict_orphans(mcyc *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nbound; i++) {
+		const br_obj *o = c->bound[i].o;
+		const br_sjob *j = job_by_id(c->x, c->bound[i].job);
+		char ns[254], name[254], note[MSG_MAX], id[16];
+		int64_t *last;
+
+		if (o->deleting || (j && br_sjob_running(j) &&
+				    !br_sjob_preempting(j) &&
+				    host_in(j, &c->k8s_node, o->node)))
+			continue;
+		last = br_map_get(&c->x->evicts, o->key);
+		if (last && c->now - *last < EVICT_RETRY_MS) {
+			recheck(c->x, *last + EVICT_RETRY_MS);
+			continue;
+		}
+		if (!last) {
+			last = br_xmalloc(sizeof(*last));
+			br_map_put(&c->x->evicts, o->key, last);
+			c->x->n_evicted++;
+			c->x->m->preemption_victims++;
+		}
+		*last = c->now;
+		snprintf(id, sizeof(id), "%u", c->bound[i].job);
+		if (j && br_sjob_preempting(j))
+			snprintf(note, sizeof(note), "Slurm preempts job %u "
+				 "(GraceTime): evicting; the job is cancelled "
+				 "once the gang's pods are gone", j->id);
+		else if (j)
+			snprintf(note, sizeof(note), "Slurm job %u is %s%s%s "
+				 "(preempted, requeued or ended): evicting",
+				 j->id, j->state, *j->reason &&
+				 strcmp(j->reason, "None") ? ": " : "",
+				 strcmp(j->reason, "None") ? j->reason : "");
+		else
+			snprintf(note, sizeof(note), "Slurm job %s is gone "
+				 "(ended or cancelled): evicting", id);
+		br_log(BR_LOG_INFO, "evicting a pod whose Slurm job no longer "
+		       "holds its node", "pod", o->key, "node", o->node, "job",
+		       id, "state", j ? (br_sjob_preempting(j) ?
+					 "PREEMPTING" : j->state) : "gone",
+		       NULL);
+		split_key(o->key, ns, sizeof(ns), name, sizeof(name));
+		add_req(c, br_sched_evict_req(c->s, ns, name, o->uid));
+		br_sched_event(c->s, "Warning", "SlurmJobEnded", "Preempting",
+			       note, "Pod", ns, name, o->uid);
+	}
+}
+
+/* Our live jobs whose gang has no pod left (or a second job for one
+ * gang): cancelled. */
+static void cancel_orphans(mcyc *c)
+{
+	br_mixed *x = c->x;
+	size_t i, b;
+	unsigned n = tg_k8s_ngangs(c->k), g;
+
+	for (i = 0; i < x->jobs.n; i++) {
+		const br_sjob *j = &x->jobs.v[i];
+		const br_sjob *first;
+		const submit_st *st;
+		bool has = false;
+
+		if (!br_sjob_live(j) || !br_sjob_ours(j, x->cfg->scheduler_name)
+		    || strcmp(j->state, "COMPLETING") == 0)
+			continue;
+		first = job_of(x, j->name);
+		if (first && first->id != j->id) {
+			cancel_job(x, j, c->now, "a second job for the gang");
+			continue;
+		}
+		st = br_map_get(&x->subs, j->name);
+		if (st && c->now - st->at_ms < SUBMIT_GRACE_MS / 6) {
+			/* its pods may not be cached yet: look again */
+			recheck(x, st->at_ms + SUBMIT_GRACE_MS / 6 + 1);
+			continue;
+		}
+		for (b = 0; b < c->nbound && !has; b++)
+			has = c->bound[b].job == j->id &&
+			      !c->bound[b].o->deleting;
+		for (g = 0; g < n && !has; g++)
+			has = strcmp(tg_gang_name(tg_k8s_gang(c->k, g)),
+				     j->name) == 0;
+		if (!has)
+			cancel_job(x, j, c->now, "the gang has no pod left");
+	}
+}
+
+/* Forgets what no longer exists: pods gone, jobs gone, old submits. */
+static void prune(br_mixed *x, int64_t now)
+{
+	const br_store *pods = br_informer_store(x->pods);
+	char **dead = NULL;
+	size_t nd = 0, cap = 0, i, slot;
+	br_map *maps[] = { &x->notes, &x->evicts, &x->cancels, &x->subs,
+			   &x->binding };
+	unsigned mi;
+
+	for (mi = 0; mi < 5; mi++) {
+		br_map_ent *e;
+
+		for (e = br_map_first(maps[mi], &slot); e;
+		     e = br_map_next(maps[mi], &slot, e)) {
+			bool gone;
+
+			if (mi < 2) {
+				gone = !br_store_get(pods, e->key);
+			} else if (mi == 2) {
+				int64_t id;
+
+				gone = !br_parse_i64(e->key, &id) ||
+				       !job_by_id(x, (uint32_t)id);
+			} else if (mi == 3) {
+				const submit_st *st = e->val;
+
+				gone = !st->inflight &&
+				       now - st->at_ms > 2 * SUBMIT_GRACE_MS;
+			} else {
+				const br_obj *o = br_store_get(pods, e->key);
+
+				gone = !o || o->node ||
+				       now - *(int64_t *)e->val >= ASSUME_MS;
+			}
+			if (!gone)
+				continue;
+			if (nd == cap) {
+				cap = cap ? cap * 2 : 16;
+				dead = br_xrealloc(dead, cap * sizeof(*dead));
+			}
+			dead[nd++] = br_xstrdup(e->key);
+		}
+		for (i = 0; i < nd; i++) {
+			br_map_del(maps[mi], dead[i]);
+			free(dead[i]);
+		}
+		nd = 0;
+	}
+	free(dead);
+}
+
+void br_mixed_cycle(br_mixed *x, br_sched *s, tg_k8s *k, tg_topology *t)
+{
+	mcyc c;
+	unsigned n = tg_k8s_ngangs(k), i;
+	size_t r;
+
+	memset(&c, 0, sizeof(c));
+	c.x = x;
+	c.s = s;
+	c.k = k;
+	c.t = t;
+	c.now = br_now_ms();
+	if (!x->up || !x->listed) {
+		char msg[MSG_MAX];
+
+		/* what Slurm holds is unknown: touch nothing */
+		snprintf(msg, sizeof(msg), "waiting for Slurm: %.400s; nothing "
+			 "is placed on the shared nodes meanwhile", x->why);
+		build_node_map(&c);
+		for (i = 0; i < n; i++)
+			note_members(&c, tg_k8s_gang(k, i), "SlurmUnavailable",
+				     msg, 0);
+		goto write;
+	}
+	prune(x, c.now);
+	collect_bound(&c);
+	build_node_map(&c);
+	evict_orphans(&c);
+	cancel_orphans(&c);
+	for (i = 0; i < n; i++) {
+		const tg_gang *g = tg_k8s_gang(k, i);
+		const char *name = tg_gang_name(g);
+		const br_sjob *j = job_of(x, name);
+		submit_st *st = br_map_get(&x->subs, name);
+		char msg[MSG_MAX];
+
+		if (!j) {
+			size_t b;
+			unsigned nb = 0;
+
+			if (st && (st->inflight ||
+				   c.now - st->at_ms < (st->id ?
+				   SUBMIT_GRACE_MS : SUBMIT_RETRY_MS))) {
+				/* answered soon, or listed soon */
+				if (!st->inflight)
+					recheck(x, st->at_ms + (st->id ?
+						SUBMIT_GRACE_MS :
+						SUBMIT_RETRY_MS) + 1);
+				continue;
+			}
+			for (b = 0; b < c.nbound; b++)
+				nb += strcmp(c.bound[b].o->ann_gang, name) ==
+				      0 && !c.bound[b].o->deleting;
+			if (nb) {
+				/* its job ended with members still bound:
+				 * they are being evicted; the gang is
+				 * submitted whole once they are gone */
+				continue;
+			}
+			submit(&c, g, tg_gang_nmembers(g));
+			continue;
+		}
+		if (br_sjob_preempting(j)) {
+			/* its pods go; then the job is cancelled */
+			continue;
+		}
+		if (br_sjob_running(j)) {
+			bind_gang(&c, g, j);
+			continue;
+		}
+		if (strcmp(j->state, "PENDING") == 0)
+			snprintf(msg, sizeof(msg), "Slurm job %u (%s) pending: "
+				 "%s", j->id, j->partition, j->reason);
+		else
+			snprintf(msg, sizeof(msg), "Slurm job %u (%s) is %s",
+				 j->id, j->partition, j->state);
+		note_members(&c, g, "SlurmJobPending", msg, j->id);
+	}
+write:
+	if (c.nreq && br_sched_leading(s))
+		br_sched_run_batch(s, c.reqs, c.nreq);
+	for (r = 0; r < c.nreq; r++) {
+		char why[300];
+		bool ok = c.reqs[r]->done && c.reqs[r]->status >= 200 &&
+			  c.reqs[r]->status < 300;
+
+		if (!ok && c.rkey[r])	/* not bound: may be tried again */
+			br_map_del(&x->binding, c.rkey[r]);
+		if (c.reqs[r]->done && !ok)
+			br_log(BR_LOG_WARN, "write failed", "method",
+			       c.reqs[r]->method, "path", c.reqs[r]->path,
+			       "error", br_req_reason(c.reqs[r], why,
+						      sizeof(why)), NULL);
+		br_req_free(c.reqs[r]);
+		free(c.rkey[r]);
+	}
+	free(c.reqs);
+	free(c.rkey);
+	free(c.bound);
+	br_map_free(&c.k8s_node);
+}

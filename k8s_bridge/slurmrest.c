@@ -1,0 +1,261 @@
+/*
+ * k8s_bridge/slurmrest.c - slurmrestd v0.0.38 bodies: jobs in, submits
+ * out (see slurmrest.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <topogang/topoconf.h>
+
+#include "slurmrest.h"
+#include "util.h"
+
+static char *dupj(const cJSON *o, const char *key)
+{
+	const char *s = br_jstr(o, key);
+
+	return br_xstrdup(s ? s : "");
+}
+
+void br_slurm_error(const char *body, char *err, size_t errlen)
+{
+	cJSON *j = body ? cJSON_Parse(body) : NULL;
+	const cJSON *e, *errs = br_jget(j, "errors");
+
+	err[0] = '\0';
+	cJSON_ArrayForEach(e, errs) {
+		const char *msg = br_jstr(e, "description");
+		const char *where = br_jstr(e, "source");
+		const cJSON *code = br_jget(e, "error_number");
+
+		if (!code)
+			code = br_jget(e, "errno");
+		if (!msg || !*msg)
+			msg = br_jstr(e, "error");
+		snprintf(err, errlen, "%s%s%s (error %d)",
+			 where ? where : "", where ? ": " : "",
+			 msg ? msg : "?", cJSON_IsNumber(code) ?
+			 code->valueint : 0);
+		break;
+	}
+	cJSON_Delete(j);
+}
+
+int br_hosts_expand(const char *expr, char ***names, unsigned *n,
+		    char *err, size_t errlen)
+{
+	tg_errinfo ei;
+
+	*names = NULL;
+	*n = 0;
+	if (!expr || !*expr)
+		return 0;
+	ei.msg[0] = '\0';
+	if (tg_hostlist_expand(expr, names, n, &ei) != TG_OK) {
+		snprintf(err, errlen, "node list '%.200s': %s", expr, ei.msg);
+		return -1;
+	}
+	return 0;
+}
+
+void br_hosts_free(char **names, unsigned n)
+{
+	tg_hostlist_free(names, n);
+}
+
+void br_sjobs_free(br_sjobs *js)
+{
+	size_t i;
+
+	for (i = 0; i < js->n; i++) {
+		br_sjob *j = &js->v[i];
+
+		free(j->name);
+		free(j->comment);
+		free(j->state);
+		free(j->reason);
+		free(j->nodes);
+		free(j->partition);
+		br_hosts_free(j->hosts, j->nhosts);
+	}
+	free(js->v);
+	js->v = NULL;
+	js->n = 0;
+}
+
+int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
+		   size_t errlen)
+{
+	cJSON *root = body ? cJSON_Parse(body) : NULL;
+	const cJSON *jobs, *e;
+	char why[400];
+	size_t n = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!root) {
+		snprintf(err, errlen, "slurmrestd jobs: not JSON");
+		return -1;
+	}
+	br_slurm_error(body, why, sizeof(why));
+	jobs = br_jget(root, "jobs");
+	if (!cJSON_IsArray(jobs)) {
+		snprintf(err, errlen, "slurmrestd jobs: no jobs array%s%s",
+			 *why ? ": " : "", why);
+		cJSON_Delete(root);
+		return -1;
+	}
+	out->v = br_xcalloc((size_t)cJSON_GetArraySize(jobs) + 1,
+			    sizeof(*out->v));
+	cJSON_ArrayForEach(e, jobs) {
+		br_sjob *j = &out->v[n];
+		const cJSON *id = br_jget(e, "job_id");
+
+		if (!cJSON_IsNumber(id) || id->valuedouble < 1 ||
+		    id->valuedouble > 4294967295.0)
+			continue;
+		j->id = (uint32_t)id->valuedouble;
+		j->name = dupj(e, "name");
+		j->comment = dupj(e, "comment");
+		j->state = dupj(e, "job_state");
+		j->reason = dupj(e, "state_reason");
+		j->nodes = dupj(e, "nodes");
+		j->partition = dupj(e, "partition");
+		if (cJSON_IsNumber(br_jget(e, "preempt_time")))
+			j->preempt_time = (int64_t)br_jget(e,
+				"preempt_time")->valuedouble;
+		n++;
+		out->n = n;
+		if (br_hosts_expand(j->nodes, &j->hosts, &j->nhosts, why,
+				    sizeof(why))) {
+			snprintf(err, errlen, "slurmrestd job %u: %s", j->id,
+				 why);
+			cJSON_Delete(root);
+			br_sjobs_free(out);
+			return -1;
+		}
+	}
+	cJSON_Delete(root);
+	return 0;
+}
+
+static bool state_is(const br_sjob *j, const char *const *set)
+{
+	for (; *set; set++)
+		if (strcmp(j->state, *set) == 0)
+			return true;
+	return false;
+}
+
+bool br_sjob_live(const br_sjob *j)
+{
+	static const char *const live[] = {
+		"PENDING", "RUNNING", "CONFIGURING", "SUSPENDED", "REQUEUED",
+		"REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SIGNALING",
+		"STAGE_OUT", "COMPLETING", NULL
+	};
+
+	return state_is(j, live);
+}
+
+bool br_sjob_running(const br_sjob *j)
+{
+	static const char *const run[] = { "RUNNING", "CONFIGURING", NULL };
+
+	return state_is(j, run) && j->nhosts > 0;
+}
+
+bool br_sjob_preempting(const br_sjob *j)
+{
+	return br_sjob_running(j) && j->preempt_time > 0;
+}
+
+bool br_sjob_ours(const br_sjob *j, const char *sched)
+{
+	size_t ml = strlen(BR_SLURM_MARK), sl = strlen(sched);
+
+	/* "topogang-bridge/<scheduler> gang=..." */
+	return strncmp(j->comment, BR_SLURM_MARK, ml) == 0 &&
+	       j->comment[ml] == '/' &&
+	       strncmp(j->comment + ml + 1, sched, sl) == 0 &&
+	       (j->comment[ml + 1 + sl] == ' ' ||
+		j->comment[ml + 1 + sl] == '\0');
+}
+
+char *br_sjob_submit_body(const br_sjob_spec *sp)
+{
+	cJSON *root = cJSON_CreateObject(), *job, *env;
+	char buf[64], *comment, *script, *out;
+
+	job = cJSON_AddObjectToObject(root, "job");
+	cJSON_AddStringToObject(job, "name", sp->name);
+	comment = br_xasprintf("%s/%s gang=%s%s%s%s%s", BR_SLURM_MARK,
+			       sp->sched, sp->name,
+			       *sp->gather ? " topo-gather=" : "", sp->gather,
+			       *sp->spread ? " topo-spread=" : "", sp->spread);
+	cJSON_AddStringToObject(job, "comment", comment);
+	free(comment);
+	snprintf(buf, sizeof(buf), "%u", sp->nodes);
+	cJSON_AddStringToObject(job, "nodes", buf);
+	/* one member per node: the whole node is the gang's */
+	cJSON_AddStringToObject(job, "exclusive", "exclusive");
+	if (sp->gpus_per_node) {
+		snprintf(buf, sizeof(buf), "%s:%u", sp->gres_name,
+			 sp->gpus_per_node);
+		cJSON_AddStringToObject(job, "gres", buf);
+	}
+	if (sp->partition && *sp->partition)
+		cJSON_AddStringToObject(job, "partition", sp->partition);
+	if (sp->qos && *sp->qos)
+		cJSON_AddStringToObject(job, "qos", sp->qos);
+	if (sp->time_limit && *sp->time_limit)
+		cJSON_AddStringToObject(job, "time_limit", sp->time_limit);
+	cJSON_AddStringToObject(job, "current_working_directory",
+				sp->workdir);
+	cJSON_AddStringToObject(job, "standard_output", "/dev/null");
+	cJSON_AddStringToObject(job, "standard_error", "/dev/null");
+	env = cJSON_AddObjectToObject(job, "environment");
+	cJSON_AddStringToObject(env, "PATH", "/usr/bin:/bin");
+	cJSON_AddStringToObject(env, "TOPOGANG_GANG", sp->name);
+	/*
+	 * The job only holds the allocation: the pods are the work.  It
+	 * ignores SIGTERM (and so does its sleep), so that when Slurm
+	 * preempts it with a GraceTime the nodes stay held until the bridge
+	 * has evicted the pods and cancels the job.
+	 */
+	script = br_xasprintf("#!/bin/sh\n# topogang-bridge: holds the nodes "
+			      "of Kubernetes gang %s\ntrap '' TERM\n"
+			      "while :; do sleep 3600; done\n", sp->name);
+	cJSON_AddStringToObject(root, "script", script);
+	free(script);
+	out = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	if (!out)
+		return br_xstrdup("{}");
+	script = br_xstrdup(out);
+	cJSON_free(out);
+	return script;
+}
+
+int br_sjob_submit_result(const char *body, long status, uint32_t *id,
+			  char *err, size_t errlen)
+{
+	cJSON *j = body ? cJSON_Parse(body) : NULL;
+	const cJSON *v = br_jget(j, "job_id");
+	char why[400];
+
+	br_slurm_error(body, why, sizeof(why));
+	if (status == 200 && cJSON_IsNumber(v) && v->valuedouble >= 1 &&
+	    !*why) {
+		*id = (uint32_t)v->valuedouble;
+		cJSON_Delete(j);
+		return 0;
+	}
+	snprintf(err, errlen, "HTTP %ld: %s", status,
+		 *why ? why : j ? "no job_id in the answer" : "not JSON");
+	cJSON_Delete(j);
+	return -1;
+}

@@ -1,0 +1,98 @@
+/*
+ * k8s_bridge/slurmrest.h - what the bridge's mixed mode says to and reads
+ * from slurmrestd (Slurm 22.05, OpenAPI v0.0.38, rest_auth/jwt).
+ *
+ * Requests go through a second br_http client (http.h) whose config has
+ * slurm_user set: X-SLURM-USER-NAME and X-SLURM-USER-TOKEN instead of a
+ * bearer token, the token file re-read as the API server's is.
+ *
+ *   GET    /slurm/v0.0.38/jobs          {jobs: [{job_id, name, comment,
+ *                                        job_state, state_reason, nodes,
+ *                                        partition, ...}]}
+ *   POST   /slurm/v0.0.38/job/submit    {job: {...}, script: "..."}
+ *                                       -> {job_id, errors: [...]}
+ *   DELETE /slurm/v0.0.38/job/{job_id}  (SIGKILL: scancel)
+ *
+ * (Fields as src/plugins/openapi/v0.0.38/jobs.c of 22.05 reads and
+ * writes them; "required_switches" and "wait_for_switch" are disabled
+ * there, so a REST job cannot carry --switches.)
+ */
+#ifndef BR_SLURMREST_H
+#define BR_SLURMREST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BR_SLURM_API	"/slurm/v0.0.38"
+/* The comment's first word marks the bridge's jobs. */
+#define BR_SLURM_MARK	"topogang-bridge"
+
+typedef struct br_sjob {
+	uint32_t id;
+	char *name;		/* the gang, "namespace/group" */
+	char *comment;
+	char *state;		/* "PENDING", "RUNNING", "COMPLETING", ... */
+	char *reason;		/* state_reason ("Resources", "None") */
+	char *nodes;		/* hostlist, "" while pending */
+	char *partition;
+	int64_t preempt_time;	/* set while Slurm preempts it (GraceTime) */
+	char **hosts;		/* nodes expanded */
+	unsigned nhosts;
+} br_sjob;
+
+typedef struct br_sjobs {
+	br_sjob *v;
+	size_t n;
+} br_sjobs;
+
+/*
+ * Parses a GET jobs body.  0, or -1 with \p err filled (not JSON, no
+ * jobs array, an errors entry, a node list that does not expand).
+ * \note Free with br_sjobs_free().
+ */
+int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
+		   size_t errlen);
+void br_sjobs_free(br_sjobs *js);
+
+/* Not ended: PENDING, RUNNING, CONFIGURING, SUSPENDED, REQUEUED...  */
+bool br_sjob_live(const br_sjob *j);
+/* Holding its nodes and running: RUNNING (CONFIGURING counts). */
+bool br_sjob_running(const br_sjob *j);
+/* Running but preempted: in its partition's GraceTime, SIGTERM sent. */
+bool br_sjob_preempting(const br_sjob *j);
+/* Whether the comment marks it as a bridge job of \p sched. */
+bool br_sjob_ours(const br_sjob *j, const char *sched);
+
+/*
+ * Expands a Slurm hostlist (ranges, zero-padded ranges, several bracket
+ * groups, commas) with the core's expander.  0, or -1 with \p err.
+ * \note Free with br_hosts_free().
+ */
+int br_hosts_expand(const char *expr, char ***names, unsigned *n,
+		    char *err, size_t errlen);
+void br_hosts_free(char **names, unsigned n);
+
+/* A gang as a Slurm job. */
+typedef struct br_sjob_spec {
+	const char *name;	/* "namespace/group" */
+	const char *sched;	/* scheduler name, in the comment */
+	const char *gather;	/* "spine:must,block:prefer", or "" */
+	const char *spread;	/* "block:1:hard", or "" */
+	const char *partition, *qos;	/* NULL = Slurm's default */
+	unsigned nodes;
+	unsigned gpus_per_node;	/* 0 = none */
+	const char *gres_name;	/* "gpu" */
+	const char *time_limit;	/* NULL = the partition's */
+	const char *workdir;
+} br_sjob_spec;
+
+/* The submit request's body (caller frees). */
+char *br_sjob_submit_body(const br_sjob_spec *sp);
+/* The submit answer: 0 with *id, or -1 with Slurm's error in \p err. */
+int br_sjob_submit_result(const char *body, long status, uint32_t *id,
+			  char *err, size_t errlen);
+/* The first error of any answer ("" when none), for logs. */
+void br_slurm_error(const char *body, char *err, size_t errlen);
+
+#endif /* BR_SLURMREST_H */
