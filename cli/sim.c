@@ -17,10 +17,7 @@
 
 #include "sim.h"
 
-static void seterr(tg_errinfo *ei, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void seterr(tg_errinfo *ei, const char *fmt, ...)
+void sim_seterr(tg_errinfo *ei, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -195,38 +192,38 @@ static tg_err trace_row(sim_trace *tr, char **f, const int *col,
 	j->line = line;
 	s = f[col[COL_ID]];
 	if (!*s || strlen(s) > SIM_MAX_ID) {
-		seterr(ei, "%s:%u: job_id '%.40s' is empty or longer than "
+		sim_seterr(ei, "%s:%u: job_id '%.40s' is empty or longer than "
 		       "%d bytes", src, line, s, SIM_MAX_ID);
 		return TG_EPARSE;
 	}
 	memcpy(j->id, s, strlen(s) + 1);
 	if (!parse_real(f[col[COL_SUBMIT]], 0, 1e12, &j->submit)) {
-		seterr(ei, "%s:%u: submit_s '%.40s' is not a number of "
+		sim_seterr(ei, "%s:%u: submit_s '%.40s' is not a number of "
 		       "seconds >= 0", src, line, f[col[COL_SUBMIT]]);
 		return TG_EPARSE;
 	}
 	if (!parse_real(f[col[COL_DURATION]], 0, SIM_MAX_DURATION,
 			&j->duration)) {
-		seterr(ei, "%s:%u: duration_s '%.40s' is not a number of "
+		sim_seterr(ei, "%s:%u: duration_s '%.40s' is not a number of "
 		       "seconds in 0..%.0f", src, line, f[col[COL_DURATION]],
 		       SIM_MAX_DURATION);
 		return TG_EPARSE;
 	}
 	if (!parse_uint(f[col[COL_GPUS]], SIM_MAX_JOB_GPUS, &u) || !u) {
-		seterr(ei, "%s:%u: gpus '%.40s' is not a count in 1..%u",
+		sim_seterr(ei, "%s:%u: gpus '%.40s' is not a count in 1..%u",
 		       src, line, f[col[COL_GPUS]], SIM_MAX_JOB_GPUS);
 		return TG_EPARSE;
 	}
 	j->gpus = (unsigned)u;
 	if (col[COL_NODES] >= 0 && *f[col[COL_NODES]]) {
 		if (!parse_uint(f[col[COL_NODES]], j->gpus, &u) || !u) {
-			seterr(ei, "%s:%u: nodes '%.40s' is not a count in "
+			sim_seterr(ei, "%s:%u: nodes '%.40s' is not a count in "
 			       "1..gpus (%u)", src, line, f[col[COL_NODES]],
 			       j->gpus);
 			return TG_EPARSE;
 		}
 		if (j->gpus % u) {
-			seterr(ei, "%s:%u: %u GPUs do not split evenly over "
+			sim_seterr(ei, "%s:%u: %u GPUs do not split evenly over "
 			       "%llu nodes", src, line, j->gpus, u);
 			return TG_EINVAL;
 		}
@@ -234,7 +231,7 @@ static tg_err trace_row(sim_trace *tr, char **f, const int *col,
 	}
 	if (col[COL_PRIO] >= 0 && *f[col[COL_PRIO]] &&
 	    !parse_int64(f[col[COL_PRIO]], &j->priority)) {
-		seterr(ei, "%s:%u: priority '%.40s' is not an integer", src,
+		sim_seterr(ei, "%s:%u: priority '%.40s' is not an integer", src,
 		       line, f[col[COL_PRIO]]);
 		return TG_EPARSE;
 	}
@@ -257,7 +254,7 @@ tg_err sim_trace_parse(sim_trace *tr, const char *buf, size_t len,
 	if (!(tr->source = dupstr(src)))
 		return TG_ENOMEM;
 	if (memchr(buf, '\0', len)) {
-		seterr(ei, "%s: a NUL byte: not a CSV text file", src);
+		sim_seterr(ei, "%s: a NUL byte: not a CSV text file", src);
 		return TG_EPARSE;
 	}
 	while (pos < len) {
@@ -267,7 +264,7 @@ tg_err sim_trace_parse(sim_trace *tr, const char *buf, size_t len,
 
 		lineno++;
 		if (n > SIM_MAX_LINE) {
-			seterr(ei, "%s:%u: line longer than %d bytes", src,
+			sim_seterr(ei, "%s:%u: line longer than %d bytes", src,
 			       lineno, SIM_MAX_LINE);
 			return TG_ELIMIT;
 		}
@@ -278,12 +275,12 @@ tg_err sim_trace_parse(sim_trace *tr, const char *buf, size_t len,
 		if (!*p || *p == '#')
 			continue;
 		if (strchr(p, '"')) {
-			seterr(ei, "%s:%u: quoted fields are not supported",
+			sim_seterr(ei, "%s:%u: quoted fields are not supported",
 			       src, lineno);
 			return TG_EPARSE;
 		}
 		if ((k = split(p, f, SIM_MAX_FIELDS)) < 0) {
-			seterr(ei, "%s:%u: more than %d columns", src, lineno,
+			sim_seterr(ei, "%s:%u: more than %d columns", src, lineno,
 			       SIM_MAX_FIELDS);
 			return TG_ELIMIT;
 		}
@@ -297,7 +294,7 @@ tg_err sim_trace_parse(sim_trace *tr, const char *buf, size_t len,
 					if (strcmp(f[c], col_name[m]))
 						continue;
 					if (col[m] >= 0) {
-						seterr(ei, "%s:%u: column %s "
+						sim_seterr(ei, "%s:%u: column %s "
 						       "given twice", src,
 						       lineno, col_name[m]);
 						return TG_EPARSE;
@@ -306,7 +303,7 @@ tg_err sim_trace_parse(sim_trace *tr, const char *buf, size_t len,
 				}
 			for (c = 0; c <= COL_GPUS; c++)
 				if (col[c] < 0) {
-					seterr(ei, "%s:%u: no %s column (the "
+					sim_seterr(ei, "%s:%u: no %s column (the "
 					       "header needs job_id, submit_s, "
 					       "duration_s, gpus)", src, lineno,
 					       col_name[c]);
@@ -317,12 +314,12 @@ tg_err sim_trace_parse(sim_trace *tr, const char *buf, size_t len,
 			continue;
 		}
 		if (k != nf) {
-			seterr(ei, "%s:%u: %d fields, the header has %d", src,
+			sim_seterr(ei, "%s:%u: %d fields, the header has %d", src,
 			       lineno, k, nf);
 			return TG_EPARSE;
 		}
 		if (tr->njobs == SIM_MAX_JOBS) {
-			seterr(ei, "%s:%u: more than %u jobs", src, lineno,
+			sim_seterr(ei, "%s:%u: more than %u jobs", src, lineno,
 			       SIM_MAX_JOBS);
 			return TG_ELIMIT;
 		}
@@ -339,7 +336,7 @@ tg_err sim_trace_parse(sim_trace *tr, const char *buf, size_t len,
 			return err;
 	}
 	if (!header) {
-		seterr(ei, "%s: empty: no header line", src);
+		sim_seterr(ei, "%s: empty: no header line", src);
 		return TG_EPARSE;
 	}
 	if (tr->njobs)
@@ -357,7 +354,7 @@ tg_err sim_read_file(const char *path, char **buf, size_t *len,
 	*buf = NULL;
 	*len = 0;
 	if (!(fp = fopen(path, "rb"))) {
-		seterr(ei, "%s: %s", path, strerror(errno));
+		sim_seterr(ei, "%s: %s", path, strerror(errno));
 		return TG_EIO;
 	}
 	do {
@@ -366,7 +363,7 @@ tg_err sim_read_file(const char *path, char **buf, size_t *len,
 			char *nb;
 
 			if (cap >= TG_MAX_FILE) {
-				seterr(ei, "%s: larger than %u bytes", path,
+				sim_seterr(ei, "%s: larger than %u bytes", path,
 				       TG_MAX_FILE);
 				free(b);
 				fclose(fp);
@@ -384,7 +381,7 @@ tg_err sim_read_file(const char *path, char **buf, size_t *len,
 		n += r;
 	} while (r > 0);
 	if (ferror(fp)) {
-		seterr(ei, "%s: read error", path);
+		sim_seterr(ei, "%s: read error", path);
 		free(b);
 		fclose(fp);
 		return TG_EIO;
@@ -509,12 +506,12 @@ tg_err sim_fabric_spec(const char *spec, sim_fabric **out, tg_errinfo *ei)
 
 	*out = NULL;
 	if (strlen(spec) > SIM_MAX_SPEC) {
-		seterr(ei, "fabric spec longer than %d bytes", SIM_MAX_SPEC);
+		sim_seterr(ei, "fabric spec longer than %d bytes", SIM_MAX_SPEC);
 		return TG_ELIMIT;
 	}
 	memcpy(buf, spec, strlen(spec) + 1);
 	if ((k = split(buf, items, TG_MAX_LAYERS + 2)) < 0) {
-		seterr(ei, "fabric spec '%s': more than %d layers", spec,
+		sim_seterr(ei, "fabric spec '%s': more than %d layers", spec,
 		       TG_MAX_LAYERS);
 		return TG_ELIMIT;
 	}
@@ -526,7 +523,7 @@ tg_err sim_fabric_spec(const char *spec, sim_fabric **out, tg_errinfo *ei)
 
 		if (!c || !layer_name_ok(items[at], (size_t)(c - items[at])) ||
 		    !parse_uint(c + 1, SIM_MAX_SPEC_NODES, &x) || !x) {
-			seterr(ei, "fabric spec '%s': item %d '%s' is not "
+			sim_seterr(ei, "fabric spec '%s': item %d '%s' is not "
 			       "NAME:COUNT (e.g. spine:4, node:18, gpu:8)",
 			       spec, at + 1, items[at]);
 			err = TG_EINVAL;
@@ -534,7 +531,7 @@ tg_err sim_fabric_spec(const char *spec, sim_fabric **out, tg_errinfo *ei)
 		}
 		*c = '\0';
 		if (seen_gpu || (seen_node && strcmp(items[at], "gpu"))) {
-			seterr(ei, "fabric spec '%s': '%s' after node:/gpu: "
+			sim_seterr(ei, "fabric spec '%s': '%s' after node:/gpu: "
 			       "(order: layers farthest first, node:N, "
 			       "gpu:G)", spec, items[at]);
 			err = TG_EINVAL;
@@ -545,7 +542,7 @@ tg_err sim_fabric_spec(const char *spec, sim_fabric **out, tg_errinfo *ei)
 			per_leaf = x;
 		} else if (!strcmp(items[at], "gpu")) {
 			if (!seen_node || x > TG_MAX_GPUS) {
-				seterr(ei, "fabric spec '%s': gpu:G comes "
+				sim_seterr(ei, "fabric spec '%s': gpu:G comes "
 				       "after node:N, G in 1..%d", spec,
 				       TG_MAX_GPUS);
 				err = TG_EINVAL;
@@ -557,14 +554,14 @@ tg_err sim_fabric_spec(const char *spec, sim_fabric **out, tg_errinfo *ei)
 			char key[128];
 
 			if (nl == TG_MAX_LAYERS) {
-				seterr(ei, "fabric spec '%s': more than %d "
+				sim_seterr(ei, "fabric spec '%s': more than %d "
 				       "layers", spec, TG_MAX_LAYERS);
 				err = TG_ELIMIT;
 				goto fail;
 			}
 			for (l = 0; l < nl; l++)
 				if (!strcmp(f->lname[l], items[at])) {
-					seterr(ei, "fabric spec '%s': layer "
+					sim_seterr(ei, "fabric spec '%s': layer "
 					       "'%s' twice", spec, items[at]);
 					err = TG_EINVAL;
 					goto fail;
@@ -578,7 +575,7 @@ tg_err sim_fabric_spec(const char *spec, sim_fabric **out, tg_errinfo *ei)
 		}
 	}
 	if (!seen_node) {
-		seterr(ei, "fabric spec '%s': no node:N (nodes in each "
+		sim_seterr(ei, "fabric spec '%s': no node:N (nodes in each "
 		       "lowest domain)", spec);
 		err = TG_EINVAL;
 		goto fail;
@@ -593,7 +590,7 @@ tg_err sim_fabric_spec(const char *spec, sim_fabric **out, tg_errinfo *ei)
 	}
 	nodes = ndom * per_leaf;
 	if (ndom > SIM_MAX_SPEC_NODES || nodes > SIM_MAX_SPEC_NODES) {
-		seterr(ei, "fabric spec '%s': more than %u nodes", spec,
+		sim_seterr(ei, "fabric spec '%s': more than %u nodes", spec,
 		       SIM_MAX_SPEC_NODES);
 		err = TG_ELIMIT;
 		goto fail;
@@ -662,7 +659,7 @@ tg_err sim_fabric_topology(const tg_topology *t, const char *what,
 	f->nnodes = tg_topology_nnodes(t);
 	f->nvals = tg_topology_ndomains(t);
 	if (!f->nnodes) {
-		seterr(ei, "%s: no nodes", what);
+		sim_seterr(ei, "%s: no nodes", what);
 		sim_fabric_destroy(f);
 		return TG_EINVAL;
 	}
@@ -743,12 +740,12 @@ tg_err sim_fabric_load(const char *arg, unsigned gpus_per_node,
 	if (stat(arg, &st) || !S_ISREG(st.st_mode)) {
 		if (strchr(arg, ':'))
 			return sim_fabric_spec(arg, out, ei);
-		seterr(ei, "%s: no such file, and not a fabric spec (e.g. "
+		sim_seterr(ei, "%s: no such file, and not a fabric spec (e.g. "
 		       "zone:2,spine:4,block:8,node:18,gpu:8)", arg);
 		return TG_EINVAL;
 	}
 	if (gpus_per_node < 1 || gpus_per_node > TG_MAX_GPUS) {
-		seterr(ei, "GPUs per node %u: not in 1..%d", gpus_per_node,
+		sim_seterr(ei, "GPUs per node %u: not in 1..%d", gpus_per_node,
 		       TG_MAX_GPUS);
 		return TG_EINVAL;
 	}
@@ -791,13 +788,13 @@ tg_err sim_fabric_set_bandwidth(sim_fabric *f, const char *list,
 	unsigned l;
 
 	if (strlen(list) > SIM_MAX_SPEC) {
-		seterr(ei, "bandwidth list longer than %d bytes",
+		sim_seterr(ei, "bandwidth list longer than %d bytes",
 		       SIM_MAX_SPEC);
 		return TG_ELIMIT;
 	}
 	memcpy(buf, list, strlen(list) + 1);
 	if ((k = split(buf, items, TG_MAX_LAYERS + 1)) < 0) {
-		seterr(ei, "bandwidth list '%s': more than %d items", list,
+		sim_seterr(ei, "bandwidth list '%s': more than %d items", list,
 		       TG_MAX_LAYERS + 1);
 		return TG_ELIMIT;
 	}
@@ -806,7 +803,7 @@ tg_err sim_fabric_set_bandwidth(sim_fabric *f, const char *list,
 		double v;
 
 		if (!eq || !parse_real(trim(eq + 1), 1e-3, 1e9, &v)) {
-			seterr(ei, "bandwidth '%s': not LAYER=GBPS (Gbit/s "
+			sim_seterr(ei, "bandwidth '%s': not LAYER=GBPS (Gbit/s "
 			       "> 0)", items[i]);
 			return TG_EINVAL;
 		}
@@ -820,7 +817,7 @@ tg_err sim_fabric_set_bandwidth(sim_fabric *f, const char *list,
 			    (f->lkey[l] && !strcmp(f->lkey[l], items[i])))
 				break;
 		if (l == f->nlayers) {
-			seterr(ei, "bandwidth: no layer '%s' in the fabric "
+			sim_seterr(ei, "bandwidth: no layer '%s' in the fabric "
 			       "(%s)", items[i], f->desc);
 			return TG_ENOENT;
 		}
@@ -871,7 +868,7 @@ tg_err sim_fabric_instantiate(const sim_fabric *f, tg_topology **out,
 	return TG_OK;
 fail:
 	if (err != TG_OK && ei && !ei->msg[0])
-		seterr(ei, "fabric: %s", tg_strerror(err));
+		sim_seterr(ei, "fabric: %s", tg_strerror(err));
 	tg_topology_destroy(t);
 	return err;
 }
@@ -1213,7 +1210,7 @@ static tg_err check_state(eng *e)
 	if (!e->cfg->check)
 		return TG_OK;
 	if (tg_topology_check(e->w.t, &ei)) {
-		seterr(e->ei, "sim: model broken at t=%.0f: %s", e->now,
+		sim_seterr(e->ei, "sim: model broken at t=%.0f: %s", e->now,
 		       ei.msg);
 		return TG_ESTATE;
 	}
@@ -1221,7 +1218,7 @@ static tg_err check_state(eng *e)
 		if (e->w.free[n] != tg_topology_node_free(e->w.t, n,
 							  TG_RES_GPU) ||
 		    e->w.free[n] < 0) {
-			seterr(e->ei, "sim: node %s: free GPUs %d, topology "
+			sim_seterr(e->ei, "sim: node %s: free GPUs %d, topology "
 			       "says %lld", tg_topology_node_name(e->w.t, n),
 			       e->w.free[n],
 			       (long long)tg_topology_node_free(e->w.t, n,
@@ -1374,7 +1371,7 @@ static tg_err start_job(eng *e, unsigned job)
 
 		if (v >= e->nj || !e->live[v].running ||
 		    e->live[v].priority >= j->prio) {
-			seterr(e->ei, "sim: policy chose job-%u as a victim "
+			sim_seterr(e->ei, "sim: policy chose job-%u as a victim "
 			       "of job-%u: not a running job of lower "
 			       "priority", v, job);
 			return TG_ESTATE;
@@ -1386,14 +1383,14 @@ static tg_err start_job(eng *e, unsigned job)
 		uint64_t fm;
 
 		if (n >= e->w.nnodes || e->w.free[n] < (int32_t)j->gpus) {
-			seterr(e->ei, "sim: policy put member %u of job-%u "
+			sim_seterr(e->ei, "sim: policy put member %u of job-%u "
 			       "on a node without %u free GPUs", i, job,
 			       j->gpus);
 			return TG_ESTATE;
 		}
 		for (k = 0; k < i; k++)
 			if (c->node[k] == n) {
-				seterr(e->ei, "sim: policy put two members "
+				sim_seterr(e->ei, "sim: policy put two members "
 				       "of job-%u on node %s", job,
 				       tg_topology_node_name(e->w.t, n));
 				return TG_ESTATE;
@@ -1402,7 +1399,7 @@ static tg_err start_job(eng *e, unsigned job)
 		if (!c->gpus[i])
 			c->gpus[i] = low_bits(fm, j->gpus);
 		if ((c->gpus[i] & ~fm) || popcount64(c->gpus[i]) != j->gpus) {
-			seterr(e->ei, "sim: policy gave member %u of job-%u "
+			sim_seterr(e->ei, "sim: policy gave member %u of job-%u "
 			       "GPUs that are not free on %s", i, job,
 			       tg_topology_node_name(e->w.t, n));
 			return TG_ESTATE;
@@ -1426,7 +1423,7 @@ static tg_err start_job(eng *e, unsigned job)
 		as.priority = j->prio;
 		as.preemptible = true;
 		if ((err = tg_topology_add_alloc(e->w.t, &as))) {
-			seterr(e->ei, "sim: job-%u: recording member %u: %s",
+			sim_seterr(e->ei, "sim: job-%u: recording member %u: %s",
 			       job, i, tg_strerror(err));
 			return err;
 		}
@@ -1496,7 +1493,7 @@ static tg_err try_job(eng *e, unsigned job)
 	if (!placed)
 		return TG_OK;
 	if (!rq.may_preempt && e->ch.nvictims) {
-		seterr(e->ei, "sim: policy preempted for job-%u without "
+		sim_seterr(e->ei, "sim: policy preempted for job-%u without "
 		       "being allowed to", job);
 		return TG_ESTATE;
 	}
@@ -1710,7 +1707,7 @@ static tg_err eng_jobs(eng *e, const sim_trace *tr, uint64_t seed)
 			j->members = sj->gpus / gmax;
 			j->gpus = gmax;
 		} else {
-			seterr(e->ei, "%s:%u: job %s: %u GPUs do not split "
+			sim_seterr(e->ei, "%s:%u: job %s: %u GPUs do not split "
 			       "into whole %u-GPU nodes; give a nodes column",
 			       tr->source, sj->line, sj->id, sj->gpus, gmax);
 			return TG_EINVAL;
@@ -1786,12 +1783,12 @@ tg_err sim_run(const sim_fabric *f, const sim_trace *tr,
 		ei->msg[0] = '\0';
 	e.digest = 0xcbf29ce484222325ull;
 	if (!sim_policy_known(policy)) {
-		seterr(ei, "unknown policy '%s'", policy);
+		sim_seterr(ei, "unknown policy '%s'", policy);
 		return TG_EINVAL;
 	}
 	if (!(cfg->comm_fraction >= 0 && cfg->comm_fraction <= 1) ||
 	    !(cfg->time_scale > 0) || !(cfg->high_fraction <= 1)) {
-		seterr(ei, "sim: communication fraction must be in 0..1, "
+		sim_seterr(ei, "sim: communication fraction must be in 0..1, "
 		       "time scale > 0, high-priority share <= 1");
 		return TG_EINVAL;
 	}
@@ -1874,7 +1871,7 @@ tg_err sim_run(const sim_fabric *f, const sim_trace *tr,
 			goto fail;
 	}
 	if (e.npend) {
-		seterr(ei, "sim: policy %s left %u jobs pending on an idle "
+		sim_seterr(ei, "sim: policy %s left %u jobs pending on an idle "
 		       "fabric (first: job-%u, %u x %u GPUs)", policy, e.npend,
 		       e.pend[0], e.j[e.pend[0]].members,
 		       e.j[e.pend[0]].gpus);
@@ -1893,7 +1890,7 @@ tg_err sim_run(const sim_fabric *f, const sim_trace *tr,
 	return TG_OK;
 fail:
 	if (ei && !ei->msg[0])
-		seterr(ei, "sim: %s", tg_strerror(err));
+		sim_seterr(ei, "sim: %s", tg_strerror(err));
 	if (res->jobs != e.res)
 		free(e.res);
 	e.res = NULL;

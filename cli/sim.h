@@ -94,6 +94,10 @@ typedef struct sim_trace {
 	bool has_nodes, has_priority;
 } sim_trace;
 
+/* Sets \p ei's message (printf-style); NULL \p ei is ignored. */
+void sim_seterr(tg_errinfo *ei, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /*
  * Parses CSV text with a header line.  Required columns: job_id,
  * submit_s, duration_s, gpus; optional: nodes, priority; others are

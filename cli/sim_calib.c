@@ -29,20 +29,6 @@
 
 #include "sim.h"
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void seterr(tg_errinfo *ei, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!ei)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(ei->msg, sizeof(ei->msg), fmt, ap);
-	va_end(ap);
-}
-
 typedef struct cjob {
 	char id[SIM_MAX_ID + 1];
 	unsigned gpus, n;
@@ -212,7 +198,7 @@ tg_err sim_calibrate(const sim_fabric *f, const char *buf, size_t len,
 
 		line++;
 		if (n > SIM_MAX_LINE) {
-			seterr(ei, "%s:%u: line longer than %d bytes", source,
+			sim_seterr(ei, "%s:%u: line longer than %d bytes", source,
 			       line, SIM_MAX_LINE);
 			err = TG_EINVAL;
 			goto fail;
@@ -232,14 +218,14 @@ tg_err sim_calibrate(const sim_fabric *f, const char *buf, size_t len,
 		f4 = strtok_r(NULL, " \t", &sv);
 		err = TG_EINVAL;
 		if (!f2 || strlen(f2) > SIM_MAX_ID) {
-			seterr(ei, "%s:%u: expected 'start|end|pending JOB "
+			sim_seterr(ei, "%s:%u: expected 'start|end|pending JOB "
 			       "...' (a job id of 1-%d bytes)", source, line,
 			       SIM_MAX_ID);
 			goto fail;
 		}
 		if (!strcmp(f1, "end")) {
 			if (f3 || !(j = find_job(jobs, njobs, f2))) {
-				seterr(ei, "%s:%u: 'end %s': %s", source,
+				sim_seterr(ei, "%s:%u: 'end %s': %s", source,
 				       line, f2, f3 ? "extra fields" :
 				       "no such running job");
 				goto fail;
@@ -255,7 +241,7 @@ tg_err sim_calibrate(const sim_fabric *f, const char *buf, size_t len,
 		if ((strcmp(f1, "start") && strcmp(f1, "pending") &&
 		     strcmp(f1, "fixed")) || !f3 || !f4 ||
 		    strtok_r(NULL, " \t", &sv)) {
-			seterr(ei, "%s:%u: expected 'start|fixed JOB GPUS "
+			sim_seterr(ei, "%s:%u: expected 'start|fixed JOB GPUS "
 			       "NODES', 'end JOB' or 'pending JOB GPUS "
 			       "MEMBERS'", source, line);
 			goto fail;
@@ -266,7 +252,7 @@ tg_err sim_calibrate(const sim_fabric *f, const char *buf, size_t len,
 			gpus = strtoull(f3, &e, 10);
 			if (*f3 < '1' || *f3 > '9' || *e ||
 			    gpus > TG_MAX_GPUS) {
-				seterr(ei, "%s:%u: GPUS '%s': not in 1..%d",
+				sim_seterr(ei, "%s:%u: GPUS '%s': not in 1..%d",
 				       source, line, f3, TG_MAX_GPUS);
 				goto fail;
 			}
@@ -276,7 +262,7 @@ tg_err sim_calibrate(const sim_fabric *f, const char *buf, size_t len,
 
 			members = strtoull(f4, &e, 10);
 			if (*f4 < '1' || *f4 > '9' || *e || members > nn) {
-				seterr(ei, "%s:%u: MEMBERS '%s': not in "
+				sim_seterr(ei, "%s:%u: MEMBERS '%s': not in "
 				       "1..%u", source, line, f4, nn);
 				goto fail;
 			}
@@ -289,7 +275,7 @@ tg_err sim_calibrate(const sim_fabric *f, const char *buf, size_t len,
 
 				if (members == nn ||
 				    tg_topology_node_find(t, tok, &id)) {
-					seterr(ei, "%s:%u: node '%s': %s",
+					sim_seterr(ei, "%s:%u: node '%s': %s",
 					       source, line, tok,
 					       members == nn ? "more nodes "
 					       "than the fabric has" :
@@ -301,7 +287,7 @@ tg_err sim_calibrate(const sim_fabric *f, const char *buf, size_t len,
 						break;
 				if (i < members ||
 				    w.free[id] < (int32_t)gpus) {
-					seterr(ei, "%s:%u: node '%s' %s",
+					sim_seterr(ei, "%s:%u: node '%s' %s",
 					       source, line, tok,
 					       i < members ? "twice" :
 					       "has not the GPUs free "
@@ -311,7 +297,7 @@ tg_err sim_calibrate(const sim_fabric *f, const char *buf, size_t len,
 				sel[members++] = id;
 			}
 			if (find_job(jobs, njobs, f2)) {
-				seterr(ei, "%s:%u: job %s started twice",
+				sim_seterr(ei, "%s:%u: job %s started twice",
 				       source, line, f2);
 				goto fail;
 			}
@@ -357,7 +343,7 @@ apply:
 			cjob *v;
 
 			if (cap > SIM_MAX_JOBS) {
-				seterr(ei, "%s:%u: more than %u starts",
+				sim_seterr(ei, "%s:%u: more than %u starts",
 				       source, line, SIM_MAX_JOBS);
 				err = TG_EINVAL;
 				goto fail;
@@ -402,7 +388,7 @@ apply:
 				}
 			as.preemptible = true;
 			if ((err = tg_topology_add_alloc(t, &as))) {
-				seterr(ei, "%s:%u: recording job %s: %s",
+				sim_seterr(ei, "%s:%u: recording job %s: %s",
 				       source, line, f2, tg_strerror(err));
 				goto fail;
 			}

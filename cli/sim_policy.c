@@ -62,20 +62,6 @@ bool sim_policy_preempts(const char *name)
 	return k >= 0 && k != P_RANDOM;
 }
 
-static void seterr(tg_errinfo *ei, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void seterr(tg_errinfo *ei, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!ei)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(ei->msg, sizeof(ei->msg), fmt, ap);
-	va_end(ap);
-}
-
 /* A pod of a running job on a node, for the preemption of baselines. */
 typedef struct occ {
 	unsigned job;
@@ -235,13 +221,13 @@ static tg_err place_topogang(sim_policy *p, const sim_req *r, sim_choice *c,
 		goto out;
 	e2.msg[0] = '\0';
 	if ((err = tg_place(p->w->t, g, &d, &e2))) {
-		seterr(ei, "topogang: %s: %s", r->name, e2.msg);
+		sim_seterr(ei, "topogang: %s: %s", r->name, e2.msg);
 		goto out;
 	}
 	if (tg_decision_status(d) == TG_STATUS_UNSCHEDULABLE)
 		goto out;
 	if (tg_decision_nplacements(d) != r->members) {
-		seterr(ei, "topogang: %s: %u placements for %u members",
+		sim_seterr(ei, "topogang: %s: %u placements for %u members",
 		       r->name, tg_decision_nplacements(d), r->members);
 		err = TG_ESTATE;
 		goto out;
@@ -258,7 +244,7 @@ static tg_err place_topogang(sim_policy *p, const sim_req *r, sim_choice *c,
 		unsigned job;
 
 		if (!sim_gang_job(v->gang, &job) || job >= p->w->njobs) {
-			seterr(ei, "topogang: %s: victim gang '%s' is no job",
+			sim_seterr(ei, "topogang: %s: victim gang '%s' is no job",
 			       r->name, v->gang ? v->gang : "(none)");
 			err = TG_ESTATE;
 			goto out;
@@ -1293,7 +1279,7 @@ tg_err sim_policy_create(const char *name, const sim_world *w,
 
 	*out = NULL;
 	if (kind < 0) {
-		seterr(ei, "unknown policy '%s' (topogang, k8s-default, "
+		sim_seterr(ei, "unknown policy '%s' (topogang, k8s-default, "
 		       "pod-affinity, slurm-tree, koordinator, random)",
 		       name ? name : "");
 		return TG_EINVAL;

@@ -54,54 +54,47 @@ static bool _name_ok(const char *s, size_t n)
 	return true;
 }
 
-extern int tgs_gather_parse(const char *spec, tgs_gather *out,
-			    char *err, size_t errlen)
+/*
+ * The comma-separated items of a request, "LAYER[:REST]" each: checks what
+ * every kind of request shares (layer names, the bound, repeats, trailing
+ * commas), copies the layer into the item (every item type starts with its
+ * layer) and hands the rest (NULL without a ':') to \p fn.
+ */
+typedef int (*_item_fn)(void *item, const char *txt, size_t n,
+			const char *rest, size_t rn, char *err, size_t errlen);
+
+static int _items(const char *spec, const char *what, void *items,
+		  size_t stride, unsigned *count, _item_fn fn,
+		  char *err, size_t errlen)
 {
 	const char *p = spec;
 
-	memset(out, 0, sizeof(*out));
 	if (!spec || !*spec)
-		return _err(err, errlen, "empty topology request");
-	if (!strcasecmp(spec, "none")) {
-		out->none = true;
-		return 0;
-	}
+		return _err(err, errlen, "empty %s request", what);
 	while (*p) {
-		const char *end = strchr(p, ','), *colon;
+		const char *end = strchr(p, ','), *c;
 		size_t n = end ? (size_t) (end - p) : strlen(p), ln;
-		const char *how;
-		size_t hn;
-		tgs_gather_item *it;
+		char *layer = (char *) items + *count * stride;
 		unsigned i;
 
-		colon = memchr(p, ':', n);
-		if (!colon)
-			return _err(err, errlen, "'%.*s': expected "
-				    "LAYER:must or LAYER:prefer", (int) n, p);
-		ln = (size_t) (colon - p);
-		how = colon + 1;
-		hn = n - ln - 1;
+		c = memchr(p, ':', n);
+		ln = c ? (size_t) (c - p) : n;
 		if (!_name_ok(p, ln))
 			return _err(err, errlen, "'%.*s': bad layer name",
 				    (int) n, p);
-		if (out->n >= TGS_MAX_GATHER)
+		if (*count >= TGS_MAX_GATHER)
 			return _err(err, errlen, "more than %d layers in "
 				    "'%s'", TGS_MAX_GATHER, spec);
-		it = &out->item[out->n];
-		if (hn == 4 && !strncasecmp(how, "must", 4))
-			it->how = TGS_MUST;
-		else if (hn == 6 && !strncasecmp(how, "prefer", 6))
-			it->how = TGS_PREFER;
-		else
-			return _err(err, errlen, "'%.*s': expected "
-				    "LAYER:must or LAYER:prefer", (int) n, p);
-		memcpy(it->layer, p, ln);
-		it->layer[ln] = '\0';
-		for (i = 0; i < out->n; i++)
-			if (!strcasecmp(out->item[i].layer, it->layer))
+		memcpy(layer, p, ln);
+		layer[ln] = '\0';
+		if (fn(layer, p, n, c ? c + 1 : NULL,
+		       c ? (size_t) (p + n - c - 1) : 0, err, errlen))
+			return -1;
+		for (i = 0; i < *count; i++)
+			if (!strcasecmp((char *) items + i * stride, layer))
 				return _err(err, errlen, "layer '%s' given "
-					    "twice", it->layer);
-		out->n++;
+					    "twice", layer);
+		(*count)++;
 		if (!end)
 			break;
 		p = end + 1;
@@ -109,6 +102,33 @@ extern int tgs_gather_parse(const char *spec, tgs_gather *out,
 			return _err(err, errlen, "'%s': trailing comma", spec);
 	}
 	return 0;
+}
+
+static int _gather_item(void *item, const char *txt, size_t n,
+			const char *how, size_t hn, char *err, size_t errlen)
+{
+	tgs_gather_item *it = item;
+
+	if (how && hn == 4 && !strncasecmp(how, "must", 4))
+		it->how = TGS_MUST;
+	else if (how && hn == 6 && !strncasecmp(how, "prefer", 6))
+		it->how = TGS_PREFER;
+	else
+		return _err(err, errlen, "'%.*s': expected "
+			    "LAYER:must or LAYER:prefer", (int) n, txt);
+	return 0;
+}
+
+extern int tgs_gather_parse(const char *spec, tgs_gather *out,
+			    char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	if (spec && !strcasecmp(spec, "none")) {
+		out->none = true;
+		return 0;
+	}
+	return _items(spec, "topology", out->item, sizeof(out->item[0]),
+		      &out->n, _gather_item, err, errlen);
 }
 
 extern void tgs_gather_format(const tgs_gather *g, char *buf, size_t len)
@@ -134,71 +154,46 @@ extern void tgs_gather_format(const tgs_gather *g, char *buf, size_t len)
 	}
 }
 
+/* SKEW, hard or soft, in any order, each field once at most. */
+static int _spread_item(void *item, const char *txt, size_t n,
+			const char *rest, size_t rn, char *err, size_t errlen)
+{
+	tgs_spread_item *it = item;
+	const char *f = rest, *stop = rest + rn;
+
+	it->skew = 1;
+	it->hard = false;
+	while (f) {
+		const char *fe = memchr(f, ':', (size_t) (stop - f));
+		size_t fl = fe ? (size_t) (fe - f) : (size_t) (stop - f);
+
+		if (fl == 4 && !strncasecmp(f, "hard", 4)) {
+			it->hard = true;
+		} else if (fl == 4 && !strncasecmp(f, "soft", 4)) {
+			it->hard = false;
+		} else if (fl && fl <= 6 && strspn(f, "0123456789") == fl) {
+			unsigned long v = strtoul(f, NULL, 10);
+
+			if (!v || v > TGS_MAX_SKEW)
+				return _err(err, errlen, "'%.*s': skew must "
+					    "be 1 to %d", (int) n, txt,
+					    TGS_MAX_SKEW);
+			it->skew = (unsigned) v;
+		} else {
+			return _err(err, errlen, "'%.*s': expected "
+				    "LAYER[:SKEW][:hard|:soft]", (int) n, txt);
+		}
+		f = fe ? fe + 1 : NULL;
+	}
+	return 0;
+}
+
 extern int tgs_spread_parse(const char *spec, tgs_spread *out,
 			    char *err, size_t errlen)
 {
-	const char *p = spec;
-
 	memset(out, 0, sizeof(*out));
-	if (!spec || !*spec)
-		return _err(err, errlen, "empty spread request");
-	while (*p) {
-		const char *end = strchr(p, ','), *f, *c;
-		size_t n = end ? (size_t) (end - p) : strlen(p), ln;
-		tgs_spread_item *it;
-		unsigned i;
-
-		c = memchr(p, ':', n);
-		ln = c ? (size_t) (c - p) : n;
-		if (!_name_ok(p, ln))
-			return _err(err, errlen, "'%.*s': bad layer name",
-				    (int) n, p);
-		if (out->n >= TGS_MAX_GATHER)
-			return _err(err, errlen, "more than %d layers in "
-				    "'%s'", TGS_MAX_GATHER, spec);
-		it = &out->item[out->n];
-		memcpy(it->layer, p, ln);
-		it->layer[ln] = '\0';
-		it->skew = 1;
-		it->hard = false;
-		for (f = c; f && f < p + n;) {
-			const char *fe = memchr(f + 1, ':', p + n - f - 1);
-			size_t fl = (fe ? (size_t) (fe - f) : (size_t)
-				     (p + n - f)) - 1;
-
-			f++;
-			if (fl == 4 && !strncasecmp(f, "hard", 4)) {
-				it->hard = true;
-			} else if (fl == 4 && !strncasecmp(f, "soft", 4)) {
-				it->hard = false;
-			} else if (fl && fl <= 6 &&
-				   strspn(f, "0123456789") == fl) {
-				unsigned long v = strtoul(f, NULL, 10);
-
-				if (!v || v > TGS_MAX_SKEW)
-					return _err(err, errlen, "'%.*s': "
-						    "skew must be 1 to %d",
-						    (int) n, p, TGS_MAX_SKEW);
-				it->skew = (unsigned) v;
-			} else {
-				return _err(err, errlen, "'%.*s': expected "
-					    "LAYER[:SKEW][:hard|:soft]",
-					    (int) n, p);
-			}
-			f = fe;
-		}
-		for (i = 0; i < out->n; i++)
-			if (!strcasecmp(out->item[i].layer, it->layer))
-				return _err(err, errlen, "layer '%s' given "
-					    "twice", it->layer);
-		out->n++;
-		if (!end)
-			break;
-		p = end + 1;
-		if (!*p)
-			return _err(err, errlen, "'%s': trailing comma", spec);
-	}
-	return 0;
+	return _items(spec, "spread", out->item, sizeof(out->item[0]),
+		      &out->n, _spread_item, err, errlen);
 }
 
 extern void tgs_spread_format(const tgs_spread *s, char *buf, size_t len)
@@ -220,53 +215,29 @@ extern void tgs_spread_format(const tgs_spread *s, char *buf, size_t len)
 	}
 }
 
+static int _slice_item(void *item, const char *txt, size_t n,
+		       const char *sz, size_t sl, char *err, size_t errlen)
+{
+	tgs_slice_item *it = item;
+	unsigned long v;
+
+	if (!sz || !sl || sl > 6 || strspn(sz, "0123456789") != sl)
+		return _err(err, errlen, "'%.*s': expected LAYER:SIZE",
+			    (int) n, txt);
+	v = strtoul(sz, NULL, 10);
+	if (!v || v > TGS_MAX_SLICE)
+		return _err(err, errlen, "'%.*s': size must be 1 to %d nodes",
+			    (int) n, txt, TGS_MAX_SLICE);
+	it->size = (unsigned) v;
+	return 0;
+}
+
 extern int tgs_slice_parse(const char *spec, tgs_slice *out,
 			   char *err, size_t errlen)
 {
-	const char *p = spec;
-
 	memset(out, 0, sizeof(*out));
-	if (!spec || !*spec)
-		return _err(err, errlen, "empty slice request");
-	while (*p) {
-		const char *end = strchr(p, ','), *c;
-		size_t n = end ? (size_t) (end - p) : strlen(p), ln, sl;
-		tgs_slice_item *it;
-		unsigned long v;
-		unsigned i;
-
-		c = memchr(p, ':', n);
-		ln = c ? (size_t) (c - p) : n;
-		if (!_name_ok(p, ln))
-			return _err(err, errlen, "'%.*s': bad layer name",
-				    (int) n, p);
-		sl = c ? (size_t) (p + n - c - 1) : 0;
-		if (!c || !sl || sl > 6 || strspn(c + 1, "0123456789") != sl)
-			return _err(err, errlen, "'%.*s': expected LAYER:SIZE",
-				    (int) n, p);
-		v = strtoul(c + 1, NULL, 10);
-		if (!v || v > TGS_MAX_SLICE)
-			return _err(err, errlen, "'%.*s': size must be 1 to "
-				    "%d nodes", (int) n, p, TGS_MAX_SLICE);
-		if (out->n >= TGS_MAX_GATHER)
-			return _err(err, errlen, "more than %d layers in "
-				    "'%s'", TGS_MAX_GATHER, spec);
-		it = &out->item[out->n];
-		memcpy(it->layer, p, ln);
-		it->layer[ln] = '\0';
-		it->size = (unsigned) v;
-		for (i = 0; i < out->n; i++)
-			if (!strcasecmp(out->item[i].layer, it->layer))
-				return _err(err, errlen, "layer '%s' given "
-					    "twice", it->layer);
-		out->n++;
-		if (!end)
-			break;
-		p = end + 1;
-		if (!*p)
-			return _err(err, errlen, "'%s': trailing comma", spec);
-	}
-	return 0;
+	return _items(spec, "slice", out->item, sizeof(out->item[0]),
+		      &out->n, _slice_item, err, errlen);
 }
 
 extern void tgs_slice_format(const tgs_slice *s, char *buf, size_t len)

@@ -94,8 +94,9 @@ static void _conf_path(char *buf, size_t len)
 			 sc);
 }
 
-/* Layer names must be aliases of topogang.conf when it has any. */
-static int _check_layers(const char *opt, const char *const *layers,
+/* Layer names must be aliases of topogang.conf when it has any; \p items
+ * are the parsed request's (every item type starts with its layer). */
+static int _check_layers(const char *opt, const void *items, size_t stride,
 			 unsigned n)
 {
 	tgs_conf c;
@@ -111,7 +112,7 @@ static int _check_layers(const char *opt, const char *const *layers,
 		return 0;
 	}
 	for (i = 0; c.nalias && i < n; i++) {
-		const char *l = layers[i];
+		const char *l = (const char *) items + i * stride;
 		bool known = _layer_generic(l);
 
 		for (j = 0; j < c.nalias && !known; j++)
@@ -137,68 +138,47 @@ static int _check_layers(const char *opt, const char *const *layers,
 	return rc;
 }
 
+/* Parses the option into \p req, checks its layers; logs and returns -1
+ * from the caller on either error. */
+#define OPT_PARSE(opt, parse, req)					\
+	do {								\
+		char err_[TGS_ERRLEN];					\
+									\
+		if (parse(optarg, &(req), err_, sizeof(err_))) {	\
+			slurm_error("--" opt ": %s", err_);		\
+			return -1;					\
+		}							\
+		if (_check_layers(opt, (req).item,			\
+				  sizeof((req).item[0]), (req).n))	\
+			return -1;					\
+	} while (0)
+
 static int _opt_gather(int val, const char *optarg, int remote)
 {
-	char err[TGS_ERRLEN];
-
 	(void) val;
 	if (remote)
 		return 0;
-	if (tgs_gather_parse(optarg, &gather, err, sizeof(err))) {
-		slurm_error("--topo-gather: %s", err);
-		return -1;
-	}
-	{
-		const char *names[TGS_MAX_GATHER];
-		unsigned i;
-
-		for (i = 0; i < gather.n; i++)
-			names[i] = gather.item[i].layer;
-		if (_check_layers("topo-gather", names, gather.n))
-			return -1;
-	}
+	OPT_PARSE("topo-gather", tgs_gather_parse, gather);
 	gather_set = true;
 	return 0;
 }
 
 static int _opt_spread(int val, const char *optarg, int remote)
 {
-	char err[TGS_ERRLEN];
-	const char *names[TGS_MAX_GATHER];
-	unsigned i;
-
 	(void) val;
 	if (remote)
 		return 0;
-	if (tgs_spread_parse(optarg, &spread, err, sizeof(err))) {
-		slurm_error("--topo-spread: %s", err);
-		return -1;
-	}
-	for (i = 0; i < spread.n; i++)
-		names[i] = spread.item[i].layer;
-	if (_check_layers("topo-spread", names, spread.n))
-		return -1;
+	OPT_PARSE("topo-spread", tgs_spread_parse, spread);
 	spread_set = true;
 	return 0;
 }
 
 static int _opt_slice(int val, const char *optarg, int remote)
 {
-	char err[TGS_ERRLEN];
-	const char *names[TGS_MAX_GATHER];
-	unsigned i;
-
 	(void) val;
 	if (remote)
 		return 0;
-	if (tgs_slice_parse(optarg, &slice, err, sizeof(err))) {
-		slurm_error("--topo-slice: %s", err);
-		return -1;
-	}
-	for (i = 0; i < slice.n; i++)
-		names[i] = slice.item[i].layer;
-	if (_check_layers("topo-slice", names, slice.n))
-		return -1;
+	OPT_PARSE("topo-slice", tgs_slice_parse, slice);
 	slice_set = true;
 	return 0;
 }
