@@ -382,23 +382,29 @@ lab_stop() {
 	return 0
 }
 
-# Kills slurmctld and the slurmd by PID; jobs' slurmstepd keep running.
-lab_kill() {
-	pids=$(lab_pids)
-	[ -n "$pids" ] || return 0
-	kill $pids 2>/dev/null
+# lab_term PID...: SIGTERM, up to 5 s to go, then SIGKILL for the rest
+# (slurmd ignores SIGTERM while it cannot register, pitfall 8).
+lab_term() {
+	[ $# -gt 0 ] || return 0
+	kill "$@" 2>/dev/null
 	i=0
 	while [ $i -lt 50 ]; do
 		alive=""
-		for p in $pids; do
+		for p in "$@"; do
 			kill -0 "$p" 2>/dev/null && alive="$alive $p"
 		done
 		[ -z "$alive" ] && break
 		sleep 0.1
 		i=$((i + 1))
 	done
-	# slurmd ignores SIGTERM while it cannot register (pitfall 8)
 	[ -n "$alive" ] && kill -9 $alive 2>/dev/null
+	return 0
+}
+
+# Kills slurmctld and the slurmd by PID; jobs' slurmstepd keep running.
+lab_kill() {
+	# shellcheck disable=SC2046
+	lab_term $(lab_pids)
 	rm -f "$LAB"/run/*.pid
 	return 0
 }
@@ -472,14 +478,7 @@ lab_dbd_start() {
 lab_stop_dbd() {
 	for f in "$LAB/db/slurmdbd.pid" "$LAB/db/pid"; do
 		[ -f "$f" ] || continue
-		p=$(cat "$f")
-		kill "$p" 2>/dev/null
-		i=0
-		while [ $i -lt 50 ] && kill -0 "$p" 2>/dev/null; do
-			sleep 0.1
-			i=$((i + 1))
-		done
-		kill -9 "$p" 2>/dev/null
+		lab_term "$(cat "$f")"
 		rm -f "$f"
 	done
 }
@@ -622,15 +621,8 @@ lab_restd_stop() {
 	[ -f "${LAB:-/nonexistent}/run/slurmrestd.pid" ] || return 0
 	p=$(cat "$LAB/run/slurmrestd.pid")
 	# $! is runuser's pid; slurmrestd is its child
-	for c in $(ps -o pid= --ppid "$p" 2>/dev/null) $p; do
-		kill "$c" 2>/dev/null
-	done
-	i=0
-	while [ $i -lt 50 ] && kill -0 "$p" 2>/dev/null; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	kill -9 "$p" 2>/dev/null
+	# shellcheck disable=SC2046
+	lab_term $(ps -o pid= --ppid "$p" 2>/dev/null) "$p"
 	rm -f "$LAB/run/slurmrestd.pid"
 	return 0
 }
