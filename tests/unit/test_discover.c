@@ -19,36 +19,13 @@
 #include "topogang/topogang.h"
 #include "tap.h"
 #include "oom.h"
+#include "testdata.h"
 
-static char datadir[1024];
-
-static char *data(const char *name, size_t *len)
-{
-	char path[1200];
-
-	snprintf(path, sizeof(path), "%s/%s", datadir, name);
-	return tap_slurp(path, len);
-}
-
-static void golden(const char *got, const char *name, const char *what)
-{
-	char path[1200];
-	size_t len = 0;
-	char *want;
-
-	snprintf(path, sizeof(path), "%s/expected/%s", datadir, name);
-	if (getenv("TG_REGEN") && got) {
-		FILE *f = fopen(path, "wb");
-
-		ok(f && fputs(got, f) >= 0, "%s: regenerated %s", what, name);
-		if (f)
-			fclose(f);
-		return;
-	}
-	want = tap_slurp(path, &len);
-	is_str(got, want, "%s: matches %s", what, name);
-	free(want);
-}
+/* the inputs, in tests/data/discover */
+#define SMI_HGX "nvidia_smi_topo_hgx_h100_8gpu.txt"
+#define XML_POWER8 "hwloc_power8_4gpu_nvlink_distances.xml"
+#define XML_DGX2H "hwloc_nvidia_dgx2h_16gpu_12nvswitch.xml"
+#define XML_SYNTH "hwloc_synthetic_gpu_nic_pcie_switch.xml"
 
 static void skip(unsigned n, const char *why)
 {
@@ -88,7 +65,7 @@ static char *export(const tg_nodeinfo *ni, tg_nodeinfo_format fmt,
 static void test_nvidia_smi(void)
 {
 	size_t len = 0;
-	char *buf = data("nvidia_smi_topo_hgx_h100_8gpu.txt", &len), *out;
+	char *buf = td_read("discover", SMI_HGX, &len), *out;
 	tg_nodeinfo *ni = NULL;
 	tg_errinfo ei = { "" };
 	tg_gpuinfo g;
@@ -125,7 +102,7 @@ static void test_nvidia_smi(void)
 	is_int(tg_nodeinfo_nic(ni, 9, &n), TG_OK, "HGX: NIC9");
 	is_str(n.name, "NIC9", "HGX: NIC named after its column");
 	out = export(ni, TG_NODEINFO_GRES, "hgx-01");
-	golden(out, "nvidia_smi_hgx.gres.conf", "HGX gres");
+	td_golden(out, "discover", "nvidia_smi_hgx.gres.conf", "HGX gres");
 	like(out, "NodeName=hgx-01 Name=gpu File=/dev/nvidia0 "
 	     "Links=-1,18,18,18,18,18,18,18\n", "HGX gres: Links=");
 	tg_free(out);
@@ -292,29 +269,31 @@ static void test_nvidia_smi_variants(void)
 	}
 }
 
+/* Loads tests/data/discover/<name> through hwloc. */
+static tg_err load_xml(const char *name, tg_nodeinfo **ni, tg_errinfo *ei)
+{
+	return tg_nodeinfo_load_hwloc_file(td_path("discover", name), ni, ei);
+}
+
 static void test_hwloc(void)
 {
 	tg_nodeinfo *ni = NULL;
 	tg_errinfo ei = { "" };
 	tg_gpuinfo g;
 	tg_nicinfo n;
-	char path[1200], *out;
+	char *out;
 	size_t len = 0;
 	char *buf;
 
 	if (!tg_nodeinfo_have_hwloc()) {
-		snprintf(path, sizeof(path), "%s/%s", datadir,
-			 "hwloc_power8_4gpu_nvlink_distances.xml");
-		is_int(tg_nodeinfo_load_hwloc_file(path, &ni, &ei), TG_ENOENT,
+		is_int(load_xml(XML_POWER8, &ni, &ei), TG_ENOENT,
 		       "without hwloc: ENOENT");
 		like(ei.msg, "built without hwloc", "without hwloc: message");
 		skip(40, "built without hwloc");
 		return;
 	}
 	/* POWER8: NVLink bandwidth matrix, 2 links per pair */
-	snprintf(path, sizeof(path), "%s/%s", datadir,
-		 "hwloc_power8_4gpu_nvlink_distances.xml");
-	is_int(tg_nodeinfo_load_hwloc_file(path, &ni, &ei), TG_OK,
+	is_int(load_xml(XML_POWER8, &ni, &ei), TG_OK,
 	       "POWER8: loads (an hwloc 3 export)");
 	if (ni) {
 		const uint8_t *isl = tg_nodeinfo_islands(ni);
@@ -335,7 +314,7 @@ static void test_hwloc(void)
 		is_str(g.pci, "000a:01:00.0", "POWER8: PCI bus id");
 		is_str(g.cores, "4-7", "POWER8: GPU2's cores");
 		out = export(ni, TG_NODEINFO_GRES, "minsky");
-		golden(out, "power8.gres.conf", "POWER8 gres");
+		td_golden(out, "discover", "power8.gres.conf", "POWER8 gres");
 		like(out, "NodeName=minsky Name=gpu Type=p100-sxm2-16gb "
 		     "File=/dev/nvidia0 Cores=0-3 Links=-1,2,0,0\n",
 		     "POWER8 gres: Type, Cores and Links");
@@ -344,10 +323,7 @@ static void test_hwloc(void)
 		ni = NULL;
 	}
 	/* DGX-2H: 16 V100, 12 NVSwitches, two baseboards */
-	snprintf(path, sizeof(path), "%s/%s", datadir,
-		 "hwloc_nvidia_dgx2h_16gpu_12nvswitch.xml");
-	is_int(tg_nodeinfo_load_hwloc_file(path, &ni, &ei), TG_OK,
-	       "DGX-2H: loads");
+	is_int(load_xml(XML_DGX2H, &ni, &ei), TG_OK, "DGX-2H: loads");
 	if (ni) {
 		is_int(tg_nodeinfo_ngpus(ni), 16, "DGX-2H: 16 GPUs, the "
 		       "NVSwitches are not GPUs");
@@ -361,7 +337,7 @@ static void test_hwloc(void)
 		is_int(g.island, 1, "DGX-2H: GPU15 in the second island");
 		is_int(g.numa, 1, "DGX-2H: GPU15 on NUMA 1");
 		out = export(ni, TG_NODEINFO_GRES, "dgx2");
-		golden(out, "dgx2h.gres.conf", "DGX-2H gres");
+		td_golden(out, "discover", "dgx2h.gres.conf", "DGX-2H gres");
 		tg_free(out);
 		out = export(ni, TG_NODEINFO_LABELS, "dgx2");
 		like(out, "topogang.io/gpu-count=16 "
@@ -372,9 +348,7 @@ static void test_hwloc(void)
 		ni = NULL;
 	}
 	/* hand-written hwloc 2 file: a NIC next to GPU0 */
-	snprintf(path, sizeof(path), "%s/%s", datadir,
-		 "hwloc_synthetic_gpu_nic_pcie_switch.xml");
-	is_int(tg_nodeinfo_load_hwloc_file(path, &ni, &ei), TG_OK,
+	is_int(load_xml(XML_SYNTH, &ni, &ei), TG_OK,
 	       "synthetic: loads (an hwloc 2 export)");
 	if (ni) {
 		is_int(tg_nodeinfo_ngpus(ni), 2, "synthetic: 2 GPUs");
@@ -400,7 +374,7 @@ static void test_hwloc(void)
 		ni = NULL;
 	}
 	/* hwloc without NVLink (no NVML backend) + nvidia-smi's links */
-	buf = data("hwloc_synthetic_gpu_nic_pcie_switch.xml", &len);
+	buf = td_read("discover", XML_SYNTH, &len);
 	if (buf) {
 		char *d = strstr(buf, "  <distances2hetero");
 		tg_nodeinfo *s2 = smi("\tGPU0\tGPU1\nGPU0\t X \tNV6\n"
@@ -436,7 +410,7 @@ static void test_hwloc(void)
 		free(buf);
 	}
 	/* broken XML: one clear error, never a crash */
-	buf = data("hwloc_power8_4gpu_nvlink_distances.xml", &len);
+	buf = td_read("discover", XML_POWER8, &len);
 	if (buf) {
 		size_t cut;
 		unsigned rejected = 0, tries = 0;
@@ -515,9 +489,9 @@ static tg_err oom_scenario(const char *smi_text, const char *xml,
 static void test_oom(void)
 {
 	size_t slen = 0, xlen = 0;
-	char *smi_text = data("nvidia_smi_topo_hgx_h100_8gpu.txt", &slen);
+	char *smi_text = td_read("discover", SMI_HGX, &slen);
 	char *xml = tg_nodeinfo_have_hwloc() ?
-		data("hwloc_power8_4gpu_nvlink_distances.xml", &xlen) : NULL;
+		td_read("discover", XML_POWER8, &xlen) : NULL;
 	long n;
 	unsigned wrong = 0, leaks = 0;
 	bool done = false;
@@ -555,10 +529,6 @@ static void test_oom(void)
 
 int main(void)
 {
-	const char *src = getenv("TG_SRCDIR");
-
-	snprintf(datadir, sizeof(datadir), "%s/tests/data/discover",
-		 src && *src ? src : ".");
 	test_nvidia_smi();
 	test_nvidia_smi_variants();
 	test_hwloc();

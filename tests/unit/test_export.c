@@ -23,38 +23,7 @@
 #include "topogang/topogang.h"
 #include "tap.h"
 #include "oom.h"
-
-static char srcdir[1024];
-
-static void golden(const char *got, const char *name, const char *what)
-{
-	char path[1200];
-	size_t len = 0;
-	char *want;
-
-	snprintf(path, sizeof(path), "%s/tests/data/discover/expected/%s",
-		 srcdir, name);
-	if (getenv("TG_REGEN") && got) {
-		FILE *f = fopen(path, "wb");
-
-		ok(f && fputs(got, f) >= 0, "%s: regenerated %s", what, name);
-		if (f)
-			fclose(f);
-		return;
-	}
-	want = tap_slurp(path, &len);
-	if (!ok(want && got && strcmp(got, want) == 0, "%s: matches %s", what,
-		name)) {
-		const char *a = got ? got : "", *b = want ? want : "";
-		size_t i = 0;
-
-		while (a[i] && a[i] == b[i])
-			i++;
-		diag("first difference at byte %zu: got '%.60s' want '%.60s'",
-		     i, a + i, b + i);
-	}
-	free(want);
-}
+#include "testdata.h"
 
 enum { FAB_IB, FAB_NETQ, FAB_CRUX, CONF };
 
@@ -80,24 +49,21 @@ static tg_topology *load(const input *in)
 {
 	tg_topology *t = tg_topology_create();
 	tg_errinfo ei = { "" };
-	char path[1200];
 	tg_err err;
 
 	if (in->kind == CONF) {
-		snprintf(path, sizeof(path), "%s/tests/data/topologies/%s",
-			 srcdir, in->file);
-		err = tg_topoconf_load_file(t, path, &ei);
+		err = tg_topoconf_load_file(t, td_path("topologies", in->file),
+					    &ei);
 	} else {
 		tg_fabric *f = tg_fabric_create();
 		tg_fabric_format fmt = in->kind == FAB_IB ?
 			TG_FABRIC_IBNETDISCOVER : in->kind == FAB_NETQ ?
 			TG_FABRIC_NETQ : TG_FABRIC_CSV;
 
-		snprintf(path, sizeof(path), "%s/tests/data/discover/%s",
-			 srcdir, in->file);
 		err = tg_fabric_set_hostmap(f, in->rule, &ei);
 		if (!err)
-			err = tg_fabric_add_file(f, fmt, path, &ei);
+			err = tg_fabric_add_file(f, fmt,
+					td_path("discover", in->file), &ei);
 		if (!err)
 			err = tg_fabric_build(f, t, &ei);
 		tg_fabric_destroy(f);
@@ -359,7 +325,7 @@ static void test_golden(void)
 
 	for (i = 0; t && i < sizeof(ib) / sizeof(ib[0]); i++) {
 		out = export(t, ib[i].fmt, NULL, ib[i].file);
-		golden(out, ib[i].file, "ib");
+		td_golden(out, "discover", ib[i].file, "ib");
 		again = export(t, ib[i].fmt, NULL, ib[i].file);
 		is_str(again, out, "%s: the same output twice", ib[i].file);
 		tg_free(out);
@@ -375,7 +341,7 @@ static void test_golden(void)
 
 	t = load(&inputs[3]);
 	out = t ? export(t, TG_EXPORT_SLURM_BLOCK, NULL, "crux block") : NULL;
-	golden(out, "crux.block.conf", "crux");
+	td_golden(out, "discover", "crux.block.conf", "crux");
 	like(out, "# each PSW gets 64 consecutive blocks (empty ones added) "
 	     "so that blocks of 128 nodes line up with it\n",
 	     "crux block: padded to line up with the PSWs");
@@ -807,9 +773,6 @@ static void test_oom(void)
 
 int main(void)
 {
-	const char *src = getenv("TG_SRCDIR");
-
-	snprintf(srcdir, sizeof(srcdir), "%s", src && *src ? src : ".");
 	test_round_trips();
 	test_golden();
 	test_keys_values();

@@ -15,50 +15,7 @@
 
 #include "topogang/topogang.h"
 #include "tap.h"
-
-static char datadir[1024];
-
-static char *data(const char *name, size_t *len)
-{
-	char path[1200];
-	char *buf;
-
-	snprintf(path, sizeof(path), "%s/%s", datadir, name);
-	buf = tap_slurp(path, len);
-	if (!buf)
-		diag("cannot read %s", path);
-	return buf;
-}
-
-/* Compares \p got with expected/<name>; TG_REGEN=1 rewrites the file. */
-static void golden(const char *got, const char *name, const char *what)
-{
-	char path[1200];
-	size_t len = 0;
-	char *want;
-
-	snprintf(path, sizeof(path), "%s/expected/%s", datadir, name);
-	if (getenv("TG_REGEN") && got) {
-		FILE *f = fopen(path, "wb");
-
-		ok(f && fputs(got, f) >= 0, "%s: regenerated %s", what, name);
-		if (f)
-			fclose(f);
-		return;
-	}
-	want = tap_slurp(path, &len);
-	if (!ok(want && got && strcmp(got, want) == 0, "%s: matches %s", what,
-		name)) {
-		const char *a = got ? got : "", *b = want ? want : "";
-		size_t i = 0;
-
-		while (a[i] && a[i] == b[i])
-			i++;
-		diag("first difference at byte %zu: got '%.60s' want '%.60s'",
-		     i, a + i, b + i);
-	}
-	free(want);
-}
+#include "testdata.h"
 
 static const char *path_of(const tg_topology *t, const char *node)
 {
@@ -89,13 +46,12 @@ static tg_topology *load(tg_fabric_format fmt, const char *name,
 	tg_fabric *f = tg_fabric_create();
 	tg_topology *t = tg_topology_create();
 	tg_errinfo ei = { "" };
-	char path[1200];
 	tg_err err;
 
-	snprintf(path, sizeof(path), "%s/%s", datadir, name);
 	err = tg_fabric_set_hostmap(f, rule, &ei);
 	if (!err)
-		err = tg_fabric_add_file(f, fmt, path, &ei);
+		err = tg_fabric_add_file(f, fmt, td_path("discover", name),
+					 &ei);
 	if (!err)
 		err = tg_fabric_build(f, t, &ei);
 	is_int(err, TG_OK, "%s%s%s: loads", name, rule ? " with " : "",
@@ -194,7 +150,7 @@ static void test_ibnetdiscover(void)
 	is_str(path_of(t, "localhost"), "(no node)", "ib + rule: localhost "
 	       "dropped");
 	out = tree_of(t);
-	golden(out, "ibnetdiscover.tree.conf", "ib tree");
+	td_golden(out, "discover", "ibnetdiscover.tree.conf", "ib tree");
 	tg_free(out);
 	tg_fabric_destroy(f);
 	tg_topology_destroy(t);
@@ -410,7 +366,8 @@ static void test_ib_shapes(void)
 static void test_truncated(void)
 {
 	size_t len = 0, cut, fails = 0, oks = 0, bad = 0;
-	char *buf = data("ibnetdiscover_dgx_h100_ndr_superpod.out", &len);
+	char *buf = td_read("discover",
+			    "ibnetdiscover_dgx_h100_ndr_superpod.out", &len);
 	char first[512] = "";
 
 	if (!buf) {
@@ -536,7 +493,7 @@ static void test_netq(void)
 	is_str(path_of(t, "dgx-05"), "net-unit-s1/net-unit-l2",
 	       "netq: dgx-05");
 	out = tree_of(t);
-	golden(out, "netq.tree.conf", "netq tree");
+	td_golden(out, "discover", "netq.tree.conf", "netq tree");
 	tg_free(out);
 	tg_fabric_destroy(f);
 	tg_topology_destroy(t);
@@ -582,15 +539,14 @@ static tg_topology *load_nvl(const char *graph, const char *nodes,
 	tg_fabric *f = tg_fabric_create();
 	tg_topology *t = tg_topology_create();
 	tg_errinfo ei = { "" };
-	char p1[1200], p2[1200];
 	tg_err err = TG_OK;
 
-	snprintf(p1, sizeof(p1), "%s/%s", datadir, graph ? graph : "");
-	snprintf(p2, sizeof(p2), "%s/%s", datadir, nodes);
 	if (graph)
-		err = tg_fabric_add_file(f, TG_FABRIC_NETQ, p1, &ei);
+		err = tg_fabric_add_file(f, TG_FABRIC_NETQ,
+					 td_path("discover", graph), &ei);
 	if (!err)
-		err = tg_fabric_add_file(f, TG_FABRIC_NETQ_NVL, p2, &ei);
+		err = tg_fabric_add_file(f, TG_FABRIC_NETQ_NVL,
+					 td_path("discover", nodes), &ei);
 	if (!err)
 		err = tg_fabric_build(f, t, &ei);
 	if (!err)
@@ -637,7 +593,7 @@ static void test_netq_nvl(void)
 	       "compute nodes: node2 in the DomainUUID");
 	is_int(tg_export(t, TG_EXPORT_SLURM_BLOCK, NULL, &out, &ei), TG_OK,
 	       "compute nodes: block export");
-	golden(out, "netq_nvl.block.conf", "compute nodes block");
+	td_golden(out, "discover", "netq_nvl.block.conf", "compute nodes block");
 	tg_free(out);
 	tg_fabric_destroy(f);
 	tg_topology_destroy(t);
@@ -655,7 +611,7 @@ static void test_netq_nvl(void)
 	is_str(path_of(t, "node1"), "(outside)", "graph + list: node1 "
 	       "outside the tree");
 	out = tree_of(t);
-	golden(out, "netq_nvl.tree.conf", "graph + list tree");
+	td_golden(out, "discover", "netq_nvl.tree.conf", "graph + list tree");
 	tg_free(out);
 	tg_fabric_destroy(f);
 	tg_topology_destroy(t);
@@ -671,7 +627,7 @@ static void test_netq_nvl(void)
 	       "graph + own list: dgx-05 in the second domain");
 	is_int(layer_domains(t, 2), 2, "graph + own list: 2 NVLink domains");
 	out = tree_of(t);
-	golden(out, "netq_dgx_nvl.tree.conf", "graph + own list tree");
+	td_golden(out, "discover", "netq_dgx_nvl.tree.conf", "graph + own list tree");
 	tg_free(out);
 	tg_fabric_destroy(f);
 	tg_topology_destroy(t);
@@ -761,7 +717,7 @@ static void test_csv(void)
 	ok(tg_topology_nwarnings(t) > 0, "crux: the core warns that ASW "
 	   "names repeat under several PSWs");
 	out = tree_of(t);
-	golden(out, "crux.tree.conf", "crux tree");
+	td_golden(out, "discover", "crux.tree.conf", "crux tree");
 	like(out, "SwitchName=P10 Switches=G6_P10_S[1-48]\n",
 	     "crux: repeated ToR names are written as full paths");
 	tg_free(out);
@@ -851,10 +807,6 @@ static void test_api(void)
 
 int main(void)
 {
-	const char *src = getenv("TG_SRCDIR");
-
-	snprintf(datadir, sizeof(datadir), "%s/tests/data/discover",
-		 src && *src ? src : ".");
 	test_ibnetdiscover();
 	test_ib_shapes();
 	test_truncated();
