@@ -453,9 +453,17 @@ static void test_hwloc(void)
 /* ---- allocation failures: every call from the Nth on fails ---- */
 
 
-static tg_err oom_scenario(const char *smi_text, const char *xml,
-			   size_t xmllen)
+/* The inputs of oom_scenario(). */
+typedef struct oom_inputs {
+	const char *smi_text, *xml;	/* xml NULL: without hwloc */
+	size_t xmllen;
+} oom_inputs;
+
+static tg_err oom_scenario(void *ctx)
 {
+	const oom_inputs *in = ctx;
+	const char *smi_text = in->smi_text, *xml = in->xml;
+	size_t xmllen = in->xmllen;
 	static const tg_nodeinfo_format fmts[] = {
 		TG_NODEINFO_JSON, TG_NODEINFO_LABELS, TG_NODEINFO_GRES,
 		TG_NODEINFO_PATCH
@@ -488,43 +496,19 @@ static tg_err oom_scenario(const char *smi_text, const char *xml,
 
 static void test_oom(void)
 {
-	size_t slen = 0, xlen = 0;
-	char *smi_text = td_read("discover", SMI_HGX, &slen);
-	char *xml = tg_nodeinfo_have_hwloc() ?
-		td_read("discover", XML_POWER8, &xlen) : NULL;
-	long n;
-	unsigned wrong = 0, leaks = 0;
-	bool done = false;
+	oom_inputs in = { NULL, NULL, 0 };
+	size_t slen = 0;
 
-	if (!smi_text) {
+	in.smi_text = td_read("discover", SMI_HGX, &slen);
+	if (tg_nodeinfo_have_hwloc())
+		in.xml = td_read("discover", XML_POWER8, &in.xmllen);
+	if (!in.smi_text) {
 		ok(0, "out of memory: read the inputs");
 		return;
 	}
-	tg_set_allocator(oom_malloc, oom_realloc, oom_free);
-	for (n = 1; n < 100000 && !done; n++) {
-		tg_err err;
-
-		oom_at = n;
-		oom_calls = 0;
-		oom_hit = false;
-		oom_live = 0;
-		err = oom_scenario(smi_text, xml, xlen);
-		if (!oom_hit) {
-			done = true;
-			is_int(err, TG_OK, "out of memory: the run without a "
-			       "failure works (%ld allocations)", n - 1);
-		} else if (err != TG_ENOMEM && !wrong++) {
-			diag("allocation %ld: %s", n, tg_strerror(err));
-		}
-		if (oom_live && !leaks++)
-			diag("allocation %ld: %ld blocks leaked", n, oom_live);
-	}
-	tg_set_allocator(NULL, NULL, NULL);
-	ok(done, "out of memory: every allocation was failed once");
-	is_int(wrong, 0, "out of memory: every failure says TG_ENOMEM");
-	is_int(leaks, 0, "out of memory: nothing leaks");
-	free(smi_text);
-	free(xml);
+	oom_sweep(oom_scenario, &in, "out of memory");
+	free((char *)in.smi_text);
+	free((char *)in.xml);
 }
 
 int main(void)

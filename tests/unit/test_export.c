@@ -669,7 +669,7 @@ static void test_fuzz_regressions(void)
 
 /* Fabrics (one with NVLink domains), build, every export, a comparison;
  * the first error. */
-static tg_err oom_scenario(void)
+static tg_err oom_scenario(void *ctx)
 {
 	static const char csv[] =
 		"host,spine,leaf\nn1,s1,l1\nn2,s1,l1\nn3,s1,l2\nn4,s2,l3\n";
@@ -696,6 +696,7 @@ static tg_err oom_scenario(void)
 	size_t i;
 	tg_err err = TG_ENOMEM;
 
+	(void)ctx;
 	f = tg_fabric_create();
 	g = tg_fabric_create();
 	t = tg_topology_create();
@@ -738,37 +739,7 @@ out:
 
 static void test_oom(void)
 {
-	long n;
-	unsigned wrong = 0, leaks = 0;
-	bool done = false;
-
-	tg_set_allocator(oom_malloc, oom_realloc, oom_free);
-	for (n = 1; n < 100000 && !done; n++) {
-		tg_err err;
-
-		oom_at = n;
-		oom_calls = 0;
-		oom_hit = false;
-		oom_live = 0;
-		err = oom_scenario();
-		if (!oom_hit) {
-			done = true;
-			is_int(err, TG_OK, "out of memory: the run without a "
-			       "failure works (%ld allocations)", n - 1);
-		} else if (err != TG_ENOMEM) {
-			if (!wrong++)
-				diag("allocation %ld: %s", n, tg_strerror(err));
-		}
-		if (oom_live) {
-			if (!leaks++)
-				diag("allocation %ld: %ld blocks leaked", n,
-				     oom_live);
-		}
-	}
-	tg_set_allocator(NULL, NULL, NULL);
-	ok(done, "out of memory: every allocation was failed once");
-	is_int(wrong, 0, "out of memory: every failure says TG_ENOMEM");
-	is_int(leaks, 0, "out of memory: nothing leaks");
+	oom_sweep(oom_scenario, NULL, "out of memory");
 }
 
 int main(void)

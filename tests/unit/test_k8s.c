@@ -18,6 +18,8 @@
 #include <cJSON.h>
 
 #include "tap.h"
+#include "oom.h"
+#include "testdata.h"
 #include "topogang/topogang.h"
 #include "gang.h"	/* the private layout, to check what was built */
 
@@ -61,23 +63,13 @@ static load load_text(const char *src, const char *text)
 	return l;
 }
 
-static char *data_path(const char *name)
-{
-	static char path[4096];
-	const char *src = getenv("TG_SRCDIR");
-
-	snprintf(path, sizeof(path), "%s/tests/data/k8s/%s", src ? src : "..",
-		 name);
-	return path;
-}
-
 static load load_file(const char *name)
 {
 	load l;
 
 	memset(&l, 0, sizeof(l));
 	l.k = tg_k8s_create();
-	l.err = tg_k8s_add_file(l.k, data_path(name), &l.ei);
+	l.err = tg_k8s_add_file(l.k, td_path("k8s", name), &l.ei);
 	if (!l.err)
 		l.err = tg_k8s_build(l.k, &l.t, &l.ei);
 	if (l.err)
@@ -385,19 +377,15 @@ out:
 /* The same cluster, documents in another order: the same result. */
 static void test_order_independence(void)
 {
-	static char s1[65536], s2[65536], text[65536];
-	FILE *f = fopen(data_path("seed-preempt.yaml"), "rb");
-	size_t n;
+	static char s1[65536], s2[65536];
+	char *text = td_read("k8s", "seed-preempt.yaml", NULL);
 	char *docs[64], *p;
 	int nd = 0, i;
 	load a, b;
 
-	ok(f != NULL, "read seed-preempt.yaml");
-	if (!f)
+	ok(text != NULL, "read seed-preempt.yaml");
+	if (!text)
 		return;
-	n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = '\0';
 	/* split on "---\n" and reverse */
 	for (p = strstr(text, "---\n"); p && nd < 64; p = strstr(p, "---\n")) {
 		*p = '\0';
@@ -419,6 +407,7 @@ static void test_order_independence(void)
 	is_str(s2, s1, "document order does not change the result");
 	load_free(&a);
 	load_free(&b);
+	free(text);
 }
 
 /* ---- small clusters ---------------------------------------------------- */
@@ -1529,6 +1518,18 @@ static const char *jstr_at(const cJSON *j, const char *a, const char *b)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* Adds object \p i of \p o as the informer cache would. */
+static tg_err add_obj(tg_k8s *k, const objs *o, unsigned i, const char *src,
+		      tg_errinfo *ei)
+{
+	return tg_k8s_add_object(k, o->text[i], strlen(o->text[i]),
+				 jstr_at(o->tree[i], "kind", NULL),
+				 jstr_at(o->tree[i], "apiVersion", NULL),
+				 jstr_at(o->tree[i], "metadata", "namespace"),
+				 jstr_at(o->tree[i], "metadata", "name"), src,
+				 ei);
+}
+
 /* Adds every object (in reverse: order must not matter) and builds. */
 static load load_objs(const objs *o, const char *src)
 {
@@ -1539,11 +1540,7 @@ static load load_objs(const objs *o, const char *src)
 	l.k = tg_k8s_create();
 	tg_k8s_set_scheduler_name(l.k, "topogang");
 	for (i = o->n; i-- > 0 && !l.err;)
-		l.err = tg_k8s_add_object(l.k, o->text[i], strlen(o->text[i]),
-			jstr_at(o->tree[i], "kind", NULL),
-			jstr_at(o->tree[i], "apiVersion", NULL),
-			jstr_at(o->tree[i], "metadata", "namespace"),
-			jstr_at(o->tree[i], "metadata", "name"), src, &l.ei);
+		l.err = add_obj(l.k, o, i, src, &l.ei);
 	if (!l.err)
 		l.err = tg_k8s_build(l.k, &l.t, &l.ei);
 	if (l.err)
@@ -1639,7 +1636,6 @@ static void same_as_stream(const char *name, const char *text)
 
 static void test_add_object(void)
 {
-	size_t len;
 	char *text;
 	objs o;
 	load l;
@@ -1653,11 +1649,11 @@ static void test_add_object(void)
 		"{\"name\":\"q\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":"
 		"[{\"resources\":{\"requests\":{\"cpu\":\"8x\"}}}]}}";
 
-	text = tap_slurp(data_path("seed-preempt.json"), &len);
+	text = td_read("k8s", "seed-preempt.json", NULL);
 	if (text)
 		same_as_stream("seed-preempt.json", text);
 	free(text);
-	text = tap_slurp(data_path("seed-prefer.json"), &len);
+	text = td_read("k8s", "seed-prefer.json", NULL);
 	if (text)
 		same_as_stream("seed-prefer.json", text);
 	free(text);
@@ -1721,44 +1717,6 @@ static void test_add_object(void)
 
 /* ---- allocation failures ----------------------------------------------- */
 
-static long oom_at, oom_calls, oom_live;
-static bool oom_hit, oom_paused;
-
-static void *oom_malloc(size_t n)
-{
-	void *p;
-
-	if (!oom_paused && ++oom_calls == oom_at) {
-		oom_hit = true;
-		return NULL;
-	}
-	p = malloc(n);
-	if (p)
-		oom_live++;
-	return p;
-}
-
-static void *oom_realloc(void *p, size_t n)
-{
-	void *q;
-
-	if (!oom_paused && ++oom_calls == oom_at) {
-		oom_hit = true;
-		return NULL;
-	}
-	q = realloc(p, n);
-	if (q && !p)
-		oom_live++;
-	return q;
-}
-
-static void oom_free(void *p)
-{
-	if (p)
-		oom_live--;
-	free(p);
-}
-
 /*
  * Fails the Nth allocation for N = 1, 2, ... until a run needs fewer.
  * Each run must end either in TG_ENOMEM from add or build, or, where the
@@ -1781,6 +1739,7 @@ static void oom_run(const char *name, const char *text, const objs *o)
 		oom_at = n;
 		oom_calls = oom_live = 0;
 		oom_hit = oom_paused = false;
+		oom_once = true;
 		tg_set_allocator(oom_malloc, oom_realloc, oom_free);
 		l.k = tg_k8s_create();
 		l.err = TG_ENOMEM;
@@ -1789,14 +1748,7 @@ static void oom_run(const char *name, const char *text, const objs *o)
 
 			l.err = TG_OK;
 			for (i = 0; i < o->n && !l.err; i++)
-				l.err = tg_k8s_add_object(l.k, o->text[i],
-					strlen(o->text[i]),
-					jstr_at(o->tree[i], "kind", NULL),
-					jstr_at(o->tree[i], "apiVersion", NULL),
-					jstr_at(o->tree[i], "metadata",
-						"namespace"),
-					jstr_at(o->tree[i], "metadata", "name"),
-					name, &l.ei);
+				l.err = add_obj(l.k, o, i, name, &l.ei);
 			if (!l.err)
 				l.err = tg_k8s_build(l.k, &l.t, &l.ei);
 		} else if (l.k) {
@@ -1832,16 +1784,10 @@ static void oom_run(const char *name, const char *text, const objs *o)
 
 static void test_oom(void)
 {
-	static char text[65536];
-	FILE *f = fopen(data_path("seed-preempt.yaml"), "rb");
-	size_t n = 0;
+	char *text = td_read("k8s", "seed-preempt.yaml", NULL);
 
-	if (f) {
-		n = fread(text, 1, sizeof(text) - 1, f);
-		fclose(f);
-	}
-	text[n] = '\0';
-	oom_run("seed-preempt.yaml", text, NULL);
+	oom_run("seed-preempt.yaml", text ? text : "", NULL);
+	free(text);
 	oom_run("koord.yaml", koord_text, NULL);
 	oom_run("constraints.yaml", constraints_text, NULL);
 	oom_run("lws.yaml", lws_text, NULL);
