@@ -13,8 +13,7 @@
 
 #include "topogang/topogang.h"
 #include "tap.h"
-
-static char datadir[1024];
+#include "testdata.h"
 
 /* The domain path of a node, "(no node)" / "(outside)" otherwise. */
 static const char *path_of(const tg_topology *t, const char *node)
@@ -67,14 +66,12 @@ static tg_topology *load(const char *text, const char *what)
 
 static tg_topology *load_file(const char *name)
 {
-	char path[1200];
 	tg_topology *t = tg_topology_create();
 	tg_errinfo ei;
 	tg_err err;
 
-	snprintf(path, sizeof(path), "%s/%s", datadir, name);
 	ei.msg[0] = '\0';
-	err = tg_topoconf_load_file(t, path, &ei);
+	err = tg_topoconf_load_file(t, td_path("topologies", name), &ei);
 	is_int(err, TG_OK, "%s: loads", name);
 	if (err)
 		diag("%s", ei.msg);
@@ -117,98 +114,129 @@ static void fails(const char *text, size_t len, tg_err want,
 
 #define FAILS(text, err, msg) fails(text, strlen(text), err, msg, msg)
 
-static char *slurp(const char *name, size_t *len)
-{
-	char path[1200];
-	FILE *f;
-	char *buf;
-	long n;
+/* What a loaded topology must look like; empty fields are not checked. */
+typedef struct expect {
+	const char *layers[4];		/* names, top first */
+	unsigned nnodes, ndomains;
+	struct {
+		const char *node, *path;	/* the node's domain path */
+	} at[5];
+	struct {
+		unsigned id;
+		const char *name;		/* the node with that id */
+	} order[2];
+} expect;
 
-	snprintf(path, sizeof(path), "%s/%s", datadir, name);
-	f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	if (buf)
-		buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
+static void expect_is(const tg_topology *t, const expect *e,
+		      const char *what)
+{
+	unsigned i, n = 0;
+
+	while (n < 4 && e->layers[n])
+		n++;
+	if (n)
+		layers_are(t, e->layers, n, what);
+	if (e->nnodes)
+		is_int(tg_topology_nnodes(t), e->nnodes, "%s: %u nodes", what,
+		       e->nnodes);
+	if (e->ndomains)
+		is_int(tg_topology_ndomains(t), e->ndomains,
+		       "%s: %u domains, the root included", what, e->ndomains);
+	for (i = 0; i < 5 && e->at[i].node; i++)
+		is_str(path_of(t, e->at[i].node), e->at[i].path, "%s: %s",
+		       what, e->at[i].node);
+	for (i = 0; i < 2 && e->order[i].name; i++)
+		is_str(tg_topology_node_name(t, e->order[i].id),
+		       e->order[i].name, "%s: node %u is %s", what,
+		       e->order[i].id, e->order[i].name);
 }
+
+/* An inline topology.conf and what it must load as. */
+typedef struct conf_case {
+	const char *what, *text;
+	expect e;
+} conf_case;
+
+static void conf_cases(const conf_case *c, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		tg_topology *t = load(c[i].text, c[i].what);
+
+		expect_is(t, &c[i].e, c[i].what);
+		tg_topology_destroy(t);
+	}
+}
+
+#define BLK3 { "block32", "block16", "block" }
+#define BLK2 { "block120", "block" }
+#define B16 { "block16", "block8", "block" }
+#define B16B { "block16", "block" }
+#define B8 { "block8", "block" }
+#define SW3 { "switch-l2", "switch-l1", "switch-l0" }
+#define SW2 { "switch-l1", "switch-l0" }
 
 static void test_real_files(void)
 {
-	static const char *const blk3[] = { "block32", "block16", "block" };
-	static const char *const sw3[] = { "switch-l2", "switch-l1",
-					   "switch-l0" };
-	static const char *const sw2[] = { "switch-l1", "switch-l0" };
-	static const char *const blk2[] = { "block120", "block" };
+	static const struct {
+		const char *file, *what;
+		expect e;
+	} files[] = {
+		/* topograph CI, block form: 12 racks x 8 nodes,
+		 * BlockSizes=8,16,32; nodes in file order */
+		{ "slurm_block_topograph_ci_expected.conf", "topograph block",
+		  { .layers = BLK3, .nnodes = 96, .ndomains = 1 + 3 + 6 + 12,
+		    .at = { { "srv1101", "block32-0/block16-0/rack11" },
+		      { "srv2208", "block32-0/block16-1/rack22" },
+		      { "srv3101", "block32-1/block16-2/rack31" },
+		      { "srv6208", "block32-2/block16-5/rack62" } },
+		    .order = { { 8, "srv1201" } } } },
+		/* topograph CI, tree form: core, 6 spines, 12 leaves; nodes
+		 * in tree order */
+		{ "slurm_tree_topograph_ci_expected.conf", "topograph tree",
+		  { .layers = SW3, .nnodes = 96, .ndomains = 1 + 1 + 6 + 12,
+		    .at = { { "srv1101", "switch.3.1/switch.2.1/switch.1.1" },
+		      { "srv4205", "switch.3.1/switch.2.4/switch.1.8" },
+		      { "srv6208", "switch.3.1/switch.2.6/switch.1.12" } },
+		    .order = { { 0, "srv1101" }, { 95, "srv6208" } } } },
+		/* NSTDA TARA, a real site: 4 leaves under one root */
+		{ "slurm_tree_site_nstda_tara.conf", "tara",
+		  { .layers = SW2, .nnodes = 10,
+		    .at = { { "tara-c-004", "s4/s0" }, { "tara-c-005", "s4/s1" },
+		      { "tara-m-002", "s4/s2" },
+		      { "tara-dgx1-002", "s4/s3" } } } },
+	};
+	/* the two halves of the man page file */
+	static const expect man_tree = {
+		.layers = SW2, .nnodes = 18,
+		.at = { { "dev0", "s3/s0" }, { "dev11", "s3/s1" },
+			{ "dev17", "s3/s2" } } };
+	/* BlockSizes=30,120: 120 is 4 x 30, all 4 blocks in one */
+	static const expect man_block = {
+		.layers = BLK2, .nnodes = 128,
+		.at = { { "node1", "block120-0/block1" },
+			{ "node64", "block120-0/block2" },
+			{ "node128", "block120-0/block4" } } };
 	tg_topology *t;
 	char *buf, *cut;
-	size_t len;
+	size_t i;
 
-	/* topograph CI, block form: 12 racks x 8 nodes, BlockSizes=8,16,32 */
-	t = load_file("slurm_block_topograph_ci_expected.conf");
-	layers_are(t, blk3, 3, "topograph block");
-	is_int(tg_topology_nnodes(t), 96, "topograph block: 96 nodes");
-	is_int(tg_topology_ndomains(t), 1 + 3 + 6 + 12,
-	       "topograph block: 3 + 6 + 12 domains under the root");
-	is_str(path_of(t, "srv1101"), "block32-0/block16-0/rack11",
-	       "srv1101");
-	is_str(path_of(t, "srv2208"), "block32-0/block16-1/rack22",
-	       "srv2208");
-	is_str(path_of(t, "srv3101"), "block32-1/block16-2/rack31",
-	       "srv3101");
-	is_str(path_of(t, "srv6208"), "block32-2/block16-5/rack62",
-	       "srv6208");
-	is_str(tg_topology_node_name(t, 8), "srv1201",
-	       "block file order: node 8 is srv1201");
-	tg_topology_destroy(t);
-
-	/* topograph CI, tree form: core, 6 spines, 12 leaves */
-	t = load_file("slurm_tree_topograph_ci_expected.conf");
-	layers_are(t, sw3, 3, "topograph tree");
-	is_int(tg_topology_nnodes(t), 96, "topograph tree: 96 nodes");
-	is_int(tg_topology_ndomains(t), 1 + 1 + 6 + 12,
-	       "topograph tree: 1 + 6 + 12 domains under the root");
-	is_str(path_of(t, "srv1101"), "switch.3.1/switch.2.1/switch.1.1",
-	       "srv1101");
-	is_str(path_of(t, "srv4205"), "switch.3.1/switch.2.4/switch.1.8",
-	       "srv4205");
-	is_str(path_of(t, "srv6208"), "switch.3.1/switch.2.6/switch.1.12",
-	       "srv6208");
-	is_str(tg_topology_node_name(t, 0), "srv1101", "tree order: first");
-	is_str(tg_topology_node_name(t, 95), "srv6208", "tree order: last");
-	tg_topology_destroy(t);
-
-	/* NSTDA TARA, a real site: 4 leaves under one root */
-	t = load_file("slurm_tree_site_nstda_tara.conf");
-	layers_are(t, sw2, 2, "tara");
-	is_int(tg_topology_nnodes(t), 10, "tara: 10 nodes");
-	is_str(path_of(t, "tara-c-004"), "s4/s0", "tara-c-004");
-	is_str(path_of(t, "tara-c-005"), "s4/s1", "tara-c-005");
-	is_str(path_of(t, "tara-m-002"), "s4/s2", "tara-m-002");
-	is_str(path_of(t, "tara-dgx1-002"), "s4/s3", "tara-dgx1-002");
-	tg_topology_destroy(t);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		t = load_file(files[i].file);
+		expect_is(t, &files[i].e, files[i].what);
+		tg_topology_destroy(t);
+	}
 
 	/* Slurm man page: tree and block in one file is an error ... */
 	{
-		char path[1200];
 		tg_errinfo ei;
 		tg_err err;
 
 		t = tg_topology_create();
-		snprintf(path, sizeof(path), "%s/%s", datadir,
-			 "slurm_manpage_examples_tree_block.conf");
 		ei.msg[0] = '\0';
-		err = tg_topoconf_load_file(t, path, &ei);
+		err = tg_topoconf_load_file(t, td_path("topologies",
+				"slurm_manpage_examples_tree_block.conf"), &ei);
 		is_int(err, TG_EPARSE, "man page file: mixed forms refused");
 		like(ei.msg, "slurm_manpage_examples_tree_block.conf:16: "
 		     "BlockName in a tree topology (SwitchName at line 7)",
@@ -218,7 +246,8 @@ static void test_real_files(void)
 		tg_topology_destroy(t);
 	}
 	/* ... so each half is loaded on its own. */
-	buf = slurp("slurm_manpage_examples_tree_block.conf", &len);
+	buf = td_read("topologies", "slurm_manpage_examples_tree_block.conf",
+		      NULL);
 	ok(buf != NULL, "read the man page file");
 	if (!buf)
 		return;
@@ -228,23 +257,12 @@ static void test_real_files(void)
 		char save = *cut;
 
 		*cut = '\0';
-		t = load(buf, "man page tree example");
+		t = load(buf, "man page tree");
 		*cut = save;
-		layers_are(t, sw2, 2, "man page tree");
-		is_int(tg_topology_nnodes(t), 18, "man page tree: 18 nodes");
-		is_str(path_of(t, "dev0"), "s3/s0", "dev0");
-		is_str(path_of(t, "dev11"), "s3/s1", "dev11");
-		is_str(path_of(t, "dev17"), "s3/s2", "dev17");
+		expect_is(t, &man_tree, "man page tree");
 		tg_topology_destroy(t);
-
-		/* BlockSizes=30,120: 120 is 4 x 30, all 4 blocks in one */
-		t = load(cut, "man page block example");
-		layers_are(t, blk2, 2, "man page block");
-		is_int(tg_topology_nnodes(t), 128, "man page block: 128 nodes");
-		is_str(path_of(t, "node1"), "block120-0/block1", "node1");
-		is_str(path_of(t, "node64"), "block120-0/block2", "node64");
-		is_str(path_of(t, "node128"), "block120-0/block4",
-		       "node128");
+		t = load(cut, "man page block");
+		expect_is(t, &man_block, "man page block");
 		tg_topology_destroy(t);
 	}
 	free(buf);
@@ -252,131 +270,106 @@ static void test_real_files(void)
 
 static void test_anchors(void)
 {
-	static const char *const sw2[] = { "switch-l1", "switch-l0" };
-	static const char *const b8[] = { "block8", "block" };
-	static const char *const b16[] = { "block16", "block8", "block" };
-	static const char *const b16b[] = { "block16", "block" };
-	tg_topology *t;
+	static const conf_case cases[] = {
+		{ "A8", /* SchedMD test_143_1 */
+		  "SwitchName=s01 Nodes=node1\n"
+		  "SwitchName=s02 Nodes=node2\n"
+		  "SwitchName=root Switches=s01,s02\n",
+		  { .layers = SW2, .nnodes = 2,
+		    .at = { { "node1", "root/s01" }, { "node2", "root/s02" } } } },
+		{ "A9", /* SchedMD test_150_2 */
+		  "BlockName=b1 Nodes=node[1-4]\n"
+		  "BlockName=b2 Nodes=node[5-8]\n"
+		  "BlockSizes=4,8\n",
+		  { .layers = B8, .nnodes = 8,
+		    .at = { { "node4", "block8-0/b1" },
+		      { "node5", "block8-0/b2" } } } },
+		{ "A10", /* SchedMD test_150_3, blocks interleave node names */
+		  "BlockName=b1 Nodes=node[1,3,5,7]\n"
+		  "BlockName=b2 Nodes=node[2,4,6,8]\n"
+		  "BlockSizes=4,8\n",
+		  { .layers = B8,
+		    .at = { { "node7", "block8-0/b1" },
+		      { "node2", "block8-0/b2" } },
+		    .order = { { 3, "node7" }, { 4, "node2" } } } },
+		{ "A11", /* topograph block complement, empty placeholder
+			  * block004: it has no domain */
+		  "BlockName=block001 Nodes=Node[104-106]\n"
+		  "BlockName=block002 Nodes=Node[304-306]\n"
+		  "BlockName=block003 Nodes=Node[401-403]\n"
+		  "BlockName=block004\n"
+		  "BlockSizes=4,8,16\n",
+		  { .layers = B16, .nnodes = 9, .ndomains = 1 + 1 + 2 + 3,
+		    .at = { { "Node104", "block16-0/block8-0/block001" },
+		      { "Node306", "block16-0/block8-0/block002" },
+		      { "Node403", "block16-0/block8-1/block003" } } } },
+		/* The topology.yaml man page example (topo1, topo2) as .conf */
+		{ "yaml topo1",
+		  "SwitchName=sw_root Nodes=node[01-04]\n",
+		  { .layers = { "switch-l0" },
+		    .at = { { "node04", "sw_root" } } } },
+		{ "yaml topo2",
+		  "BlockName=b1 Nodes=node[01-04]\n"
+		  "BlockName=b2 Nodes=node[05-08]\n"
+		  "BlockName=b3 Nodes=node[09-12]\n"
+		  "BlockName=b4 Nodes=node[13-16]\n"
+		  "BlockSizes=4,16\n",
+		  { .layers = B16B, .at = { { "node16", "block16-0/b4" } } } },
+		{ "lab", /* the Slurm lab cluster (slurm-lab.md section 3) */
+		  "SwitchName=block-0 Nodes=node-[0-2]\n"
+		  "SwitchName=block-1 Nodes=node-[3-4]\n"
+		  "SwitchName=block-2 Nodes=node-[5-6]\n"
+		  "SwitchName=block-3 Nodes=node-[7-8]\n"
+		  "SwitchName=block-4 Nodes=node-[9-11]\n"
+		  "SwitchName=spine-0 Switches=block-[0-1]\n"
+		  "SwitchName=spine-1 Switches=block-[2-3]\n"
+		  "SwitchName=spine-2 Switches=block-4\n"
+		  "# optional root\n"
+		  "SwitchName=core Switches=spine-[0-2]\n",
+		  { .layers = SW3, .nnodes = 12,
+		    .at = { { "node-4", "core/spine-0/block-1" },
+		      { "node-11", "core/spine-2/block-4" } } } },
+	};
 
-	/* A8: SchedMD test_143_1 */
-	t = load("SwitchName=s01 Nodes=node1\n"
-		 "SwitchName=s02 Nodes=node2\n"
-		 "SwitchName=root Switches=s01,s02\n", "A8");
-	layers_are(t, sw2, 2, "A8");
-	is_int(tg_topology_nnodes(t), 2, "A8: 2 nodes");
-	is_str(path_of(t, "node1"), "root/s01", "A8 node1");
-	is_str(path_of(t, "node2"), "root/s02", "A8 node2");
-	tg_topology_destroy(t);
-
-	/* A9: SchedMD test_150_2 */
-	t = load("BlockName=b1 Nodes=node[1-4]\n"
-		 "BlockName=b2 Nodes=node[5-8]\n"
-		 "BlockSizes=4,8\n", "A9");
-	layers_are(t, b8, 2, "A9");
-	is_int(tg_topology_nnodes(t), 8, "A9: 8 nodes");
-	is_str(path_of(t, "node4"), "block8-0/b1", "A9 node4");
-	is_str(path_of(t, "node5"), "block8-0/b2", "A9 node5");
-	tg_topology_destroy(t);
-
-	/* A10: SchedMD test_150_3, blocks interleave node names */
-	t = load("BlockName=b1 Nodes=node[1,3,5,7]\n"
-		 "BlockName=b2 Nodes=node[2,4,6,8]\n"
-		 "BlockSizes=4,8\n", "A10");
-	layers_are(t, b8, 2, "A10");
-	is_str(path_of(t, "node7"), "block8-0/b1", "A10 node7");
-	is_str(path_of(t, "node2"), "block8-0/b2", "A10 node2");
-	is_str(tg_topology_node_name(t, 3), "node7", "A10: node 3 is node7");
-	is_str(tg_topology_node_name(t, 4), "node2", "A10: node 4 is node2");
-	tg_topology_destroy(t);
-
-	/* A11: topograph block complement, empty placeholder block004 */
-	t = load("BlockName=block001 Nodes=Node[104-106]\n"
-		 "BlockName=block002 Nodes=Node[304-306]\n"
-		 "BlockName=block003 Nodes=Node[401-403]\n"
-		 "BlockName=block004\n"
-		 "BlockSizes=4,8,16\n", "A11");
-	layers_are(t, b16, 3, "A11");
-	is_int(tg_topology_nnodes(t), 9, "A11: 9 nodes");
-	is_int(tg_topology_ndomains(t), 1 + 1 + 2 + 3,
-	       "A11: the placeholder has no domain");
-	is_str(path_of(t, "Node104"), "block16-0/block8-0/block001",
-	       "A11 Node104");
-	is_str(path_of(t, "Node306"), "block16-0/block8-0/block002",
-	       "A11 Node306");
-	is_str(path_of(t, "Node403"), "block16-0/block8-1/block003",
-	       "A11 Node403");
-	tg_topology_destroy(t);
-
-	/* The topology.yaml man page example (topo1, topo2) as .conf */
-	t = load("SwitchName=sw_root Nodes=node[01-04]\n", "yaml topo1");
-	is_int(tg_topology_nlayers(t), 1, "yaml topo1: one layer");
-	is_str(path_of(t, "node04"), "sw_root", "yaml topo1 node04");
-	tg_topology_destroy(t);
-	t = load("BlockName=b1 Nodes=node[01-04]\n"
-		 "BlockName=b2 Nodes=node[05-08]\n"
-		 "BlockName=b3 Nodes=node[09-12]\n"
-		 "BlockName=b4 Nodes=node[13-16]\n"
-		 "BlockSizes=4,16\n", "yaml topo2");
-	layers_are(t, b16b, 2, "yaml topo2");
-	is_str(path_of(t, "node16"), "block16-0/b4", "yaml topo2 node16");
-	tg_topology_destroy(t);
-
-	/* The Slurm lab cluster (slurm-lab.md section 3) */
-	t = load("SwitchName=block-0 Nodes=node-[0-2]\n"
-		 "SwitchName=block-1 Nodes=node-[3-4]\n"
-		 "SwitchName=block-2 Nodes=node-[5-6]\n"
-		 "SwitchName=block-3 Nodes=node-[7-8]\n"
-		 "SwitchName=block-4 Nodes=node-[9-11]\n"
-		 "SwitchName=spine-0 Switches=block-[0-1]\n"
-		 "SwitchName=spine-1 Switches=block-[2-3]\n"
-		 "SwitchName=spine-2 Switches=block-4\n"
-		 "# optional root\n"
-		 "SwitchName=core Switches=spine-[0-2]\n", "lab");
-	is_int(tg_topology_nlayers(t), 3, "lab: 3 layers");
-	is_int(tg_topology_nnodes(t), 12, "lab: 12 nodes");
-	is_str(path_of(t, "node-4"), "core/spine-0/block-1", "lab node-4");
-	is_str(path_of(t, "node-11"), "core/spine-2/block-4", "lab node-11");
-	tg_topology_destroy(t);
+	conf_cases(cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 static void test_tree_shapes(void)
 {
-	static const char *const sw3[] = { "switch-l2", "switch-l1",
-					   "switch-l0" };
+	static const conf_case cases[] = {
+		/* A leaf hung straight from the core repeats on the spine
+		 * level. */
+		{ "uneven tree",
+		  "SwitchName=leafA Nodes=a[1-2]\n"
+		  "SwitchName=leafB Nodes=b[1-2]\n"
+		  "SwitchName=spine Switches=leafA\n"
+		  "SwitchName=core Switches=spine,leafB\n",
+		  { .layers = SW3,
+		    .at = { { "a1", "core/spine/leafA" },
+		      { "b2", "core/leafB/leafB" } } } },
+		/* Several tops: each is a domain under the root; a shallow
+		 * top repeats upwards; children may come after their
+		 * parent. */
+		{ "forest",
+		  "SwitchName=s0 Nodes=x[1-2]\n"
+		  "SwitchName=top Switches=s1\n"
+		  "SwitchName=s1 Nodes=y1\n"
+		  "SwitchName=lonely Nodes=z1\n"
+		  "SwitchName=empty\n",
+		  { .layers = SW2, .nnodes = 4, .ndomains = 1 + 3 + 3,
+		    .at = { { "x1", "s0/s0" }, { "y1", "top/s1" },
+		      { "z1", "lonely/lonely" } },
+		    .order = { { 2, "y1" } } } },
+		/* Children in the order their parent lists them. */
+		{ "child order",
+		  "SwitchName=top Switches=b,a\n"
+		  "SwitchName=a Nodes=n1\n"
+		  "SwitchName=b Nodes=n2\n",
+		  { .order = { { 0, "n2" } } } },
+	};
 	tg_topology *t;
 
-	/* A leaf hung straight from the core repeats on the spine level. */
-	t = load("SwitchName=leafA Nodes=a[1-2]\n"
-		 "SwitchName=leafB Nodes=b[1-2]\n"
-		 "SwitchName=spine Switches=leafA\n"
-		 "SwitchName=core Switches=spine,leafB\n", "uneven tree");
-	layers_are(t, sw3, 3, "uneven tree");
-	is_str(path_of(t, "a1"), "core/spine/leafA", "uneven a1");
-	is_str(path_of(t, "b2"), "core/leafB/leafB", "uneven b2");
-	tg_topology_destroy(t);
-
-	/* Several tops: each is a domain under the root; a shallow top
-	 * repeats upwards; children may come after their parent. */
-	t = load("SwitchName=s0 Nodes=x[1-2]\n"
-		 "SwitchName=top Switches=s1\n"
-		 "SwitchName=s1 Nodes=y1\n"
-		 "SwitchName=lonely Nodes=z1\n"
-		 "SwitchName=empty\n", "forest");
-	is_int(tg_topology_nlayers(t), 2, "forest: 2 layers");
-	is_int(tg_topology_nnodes(t), 4, "forest: 4 nodes");
-	is_int(tg_topology_ndomains(t), 1 + 3 + 3, "forest: 7 domains");
-	is_str(path_of(t, "x1"), "s0/s0", "forest x1");
-	is_str(path_of(t, "y1"), "top/s1", "forest y1");
-	is_str(path_of(t, "z1"), "lonely/lonely", "forest z1");
-	is_str(tg_topology_node_name(t, 2), "y1", "forest order: y1 third");
-	tg_topology_destroy(t);
-
-	/* Children in the order their parent lists them. */
-	t = load("SwitchName=top Switches=b,a\n"
-		 "SwitchName=a Nodes=n1\n"
-		 "SwitchName=b Nodes=n2\n", "child order");
-	is_str(tg_topology_node_name(t, 0), "n2", "child order: b first");
-	tg_topology_destroy(t);
+	conf_cases(cases, sizeof(cases) / sizeof(cases[0]));
 
 	/* 16 levels is the most a topology holds. */
 	{
@@ -406,6 +399,15 @@ static void test_tree_shapes(void)
 static void test_syntax(void)
 {
 	static const char nul[] = "SwitchName=s0 Nodes=n1\nSwitchName=s1\0x\n";
+	static const conf_case blocks[] = {
+		/* Block form without BlockSizes: only "block". */
+		{ "no BlockSizes",
+		  "BlockName=b1 Nodes=n[1-2]\nBlockName=b2 Nodes=n3\n",
+		  { .layers = { "block" }, .at = { { "n3", "b2" } } } },
+		/* A single BlockSizes entry is the base size only. */
+		{ "BlockSizes=4", "BlockSizes=4\nBlockName=b1 Nodes=n[1-4]\n",
+		  { .layers = { "block" } } },
+	};
 	tg_topology *t;
 
 	t = load("# comment line\n"
@@ -431,18 +433,7 @@ static void test_syntax(void)
 	is_str(path_of(t, "last"), "s7/s7", "last line without newline");
 	tg_topology_destroy(t);
 
-	/* Block form without BlockSizes: only "block". */
-	t = load("BlockName=b1 Nodes=n[1-2]\nBlockName=b2 Nodes=n3\n",
-		 "no BlockSizes");
-	is_int(tg_topology_nlayers(t), 1, "no BlockSizes: one layer");
-	is_str(tg_topology_layer_name(t, 0), "block", "layer 'block'");
-	is_str(path_of(t, "n3"), "b2", "n3 in b2");
-	tg_topology_destroy(t);
-
-	/* A single BlockSizes entry is the base size only. */
-	t = load("BlockSizes=4\nBlockName=b1 Nodes=n[1-4]\n", "BlockSizes=4");
-	is_int(tg_topology_nlayers(t), 1, "BlockSizes=4: one layer");
-	tg_topology_destroy(t);
+	conf_cases(blocks, sizeof(blocks) / sizeof(blocks[0]));
 
 	/* Errors: each names the source and line, nothing is added. */
 	FAILS("", TG_EINVAL, "topology.conf:1: no SwitchName or BlockName");
@@ -589,7 +580,6 @@ static void test_api(void)
 {
 	tg_topology *t = tg_topology_create();
 	tg_errinfo ei;
-	char path[1200];
 
 	ei.msg[0] = '\0';
 	is_int(tg_topoconf_load(NULL, "x", 1, NULL, &ei), TG_EINVAL,
@@ -610,8 +600,9 @@ static void test_api(void)
 	tg_topology_destroy(t);
 
 	t = tg_topology_create();
-	snprintf(path, sizeof(path), "%s/no-such-topology.conf", datadir);
-	is_int(tg_topoconf_load_file(t, path, &ei), TG_EIO, "missing file");
+	is_int(tg_topoconf_load_file(t, td_path("topologies",
+				"no-such-topology.conf"), &ei), TG_EIO,
+	       "missing file");
 	like(ei.msg, "no-such-topology.conf", "EIO message names the file");
 	is_int(tg_topoconf_load_file(t, NULL, &ei), TG_EINVAL, "NULL path");
 	tg_topology_destroy(t);
@@ -619,10 +610,6 @@ static void test_api(void)
 
 int main(void)
 {
-	const char *src = getenv("TG_SRCDIR");
-
-	snprintf(datadir, sizeof(datadir), "%s/tests/data/topologies",
-		 src && *src ? src : ".");
 	test_real_files();
 	test_anchors();
 	test_tree_shapes();
