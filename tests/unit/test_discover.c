@@ -177,10 +177,32 @@ static void test_nvidia_smi_variants(void)
 		"GPU1\tNV2\t X \tSYS\tSYS\n"
 		"GPU2\tSYS\tSYS\t X \tNV2\n"
 		"GPU3\tSYS\tSYS\tNV2\t X \n";
+	/* malformed tables: TG_EPARSE and, where given, this message */
+	static const struct {
+		const char *text, *what, *msg;
+	} bad[] = {
+		{ "GPU0 X\n", "no header",
+		  "topo.txt:1: a GPU row before the header line" },
+		{ "hello\n", "not nvidia-smi",
+		  "topo.txt:1: no header line starting with GPU0" },
+		{ "\tGPU0\tGPU1\nGPU0\t X \tNV4\n", "a missing row",
+		  "topo.txt: no row for GPU1 (the output is cut short?)" },
+		{ "\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\n", "a cut row",
+		  "topo.txt:3: row GPU1 has 1 cells; the header has 2" },
+		{ "\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV2\t X\n",
+		  "asymmetric links",
+		  "GPU1-GPU0 has 2 NVLinks one way and 4 the other" },
+		{ "\tGPU0\tGPU1\nGPU0\t X \tQQ\nGPU1\tNV2\t X\n", "a bad cell",
+		  "topo.txt:2: row GPU0, column 2: 'QQ' is not X, NV#" },
+		{ "\tGPU0\tGPU1\nGPU0\tNV1\t X\nGPU1\t X\tNV1\n",
+		  "X off the diagonal", NULL },
+		{ "\tGPU1\tGPU0\n", "columns out of order", NULL },
+	};
 	char msg[512], *out;
 	tg_nodeinfo *ni;
 	tg_gpuinfo g;
 	tg_nicinfo n;
+	size_t c;
 
 	ni = smi(esc, TG_OK, "ANSI escapes and the NIC legend", NULL, 0);
 	if (ni) {
@@ -219,32 +241,11 @@ static void test_nvidia_smi_variants(void)
 		tg_nodeinfo_destroy(ni);
 	}
 
-	smi("GPU0 X\n", TG_EPARSE, "no header", msg, sizeof(msg));
-	like(msg, "topo.txt:1: a GPU row before the header line",
-	     "no header: message");
-	smi("hello\n", TG_EPARSE, "not nvidia-smi", msg, sizeof(msg));
-	like(msg, "topo.txt:1: no header line starting with GPU0",
-	     "not nvidia-smi: message");
-	smi("\tGPU0\tGPU1\nGPU0\t X \tNV4\n", TG_EPARSE, "a missing row",
-	    msg, sizeof(msg));
-	like(msg, "topo.txt: no row for GPU1 (the output is cut short?)",
-	     "missing row: message");
-	smi("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\n", TG_EPARSE,
-	    "a cut row", msg, sizeof(msg));
-	like(msg, "topo.txt:3: row GPU1 has 1 cells; the header has 2",
-	     "cut row: message");
-	smi("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV2\t X\n", TG_EPARSE,
-	    "asymmetric links", msg, sizeof(msg));
-	like(msg, "GPU1-GPU0 has 2 NVLinks one way and 4 the other",
-	     "asymmetric: message");
-	smi("\tGPU0\tGPU1\nGPU0\t X \tQQ\nGPU1\tNV2\t X\n", TG_EPARSE,
-	    "a bad cell", msg, sizeof(msg));
-	like(msg, "topo.txt:2: row GPU0, column 2: 'QQ' is not X, NV#",
-	     "bad cell: message");
-	smi("\tGPU0\tGPU1\nGPU0\tNV1\t X\nGPU1\t X\tNV1\n", TG_EPARSE,
-	    "X off the diagonal", msg, sizeof(msg));
-	smi("\tGPU1\tGPU0\n", TG_EPARSE, "columns out of order", msg,
-	    sizeof(msg));
+	for (c = 0; c < sizeof(bad) / sizeof(bad[0]); c++) {
+		smi(bad[c].text, TG_EPARSE, bad[c].what, msg, sizeof(msg));
+		if (bad[c].msg)
+			like(msg, bad[c].msg, "%s: message", bad[c].what);
+	}
 	{
 		char big[8192];
 		size_t k = 0;

@@ -111,6 +111,20 @@ static void same_tree(const tg_topology *a, const tg_topology *b,
 	tg_free(report);
 }
 
+/* Checks a reloaded copy, where there is one, against the original
+ * (with \p depth: and that it has as many layers), and frees it. */
+static void reloaded(const tg_topology *t, tg_topology *back, bool depth,
+		     const char *what)
+{
+	if (back) {
+		same_tree(t, back, what);
+		if (depth)
+			is_int(tg_topology_nlayers(back),
+			       tg_topology_nlayers(t), "%s: same depth", what);
+	}
+	tg_topology_destroy(back);
+}
+
 /* For layer la of a and lb of b: the same partition of common nodes. */
 static bool same_partition(const tg_topology *a, unsigned la,
 			   const tg_topology *b, unsigned lb)
@@ -235,13 +249,8 @@ static void test_round_trips(void)
 		/* tree */
 		snprintf(what, sizeof(what), "%s tree", in->name);
 		out = export(t, TG_EXPORT_SLURM_TREE, NULL, what);
-		back = out ? load_conf_text(out, what) : NULL;
-		if (back) {
-			same_tree(t, back, what);
-			is_int(tg_topology_nlayers(back),
-			       tg_topology_nlayers(t), "%s: same depth", what);
-		}
-		tg_topology_destroy(back);
+		reloaded(t, out ? load_conf_text(out, what) : NULL, true,
+			 what);
 		tg_free(out);
 
 		/* block: the lowest layer's blocks */
@@ -266,13 +275,8 @@ static void test_round_trips(void)
 		out = export(t, TG_EXPORT_K8S_PATCH, NULL, what);
 		nodes = out ? nodes_from_patch(out) : NULL;
 		ok(nodes != NULL, "%s: the patch list is JSON", what);
-		back = nodes ? load_k8s(nodes, NULL, what) : NULL;
-		if (back) {
-			same_tree(t, back, what);
-			is_int(tg_topology_nlayers(back),
-			       tg_topology_nlayers(t), "%s: same depth", what);
-		}
-		tg_topology_destroy(back);
+		reloaded(t, nodes ? load_k8s(nodes, NULL, what) : NULL, true,
+			 what);
 		tg_free(out);
 
 		/* each CR with the labelled Nodes */
@@ -292,11 +296,8 @@ static void test_round_trips(void)
 				snprintf(what, sizeof(what), "%s %s",
 					 in->name, crs[c].name);
 				out = export(t, crs[c].fmt, NULL, what);
-				back = out ? load_k8s(nodes, out, what) :
-					     NULL;
-				if (back)
-					same_tree(t, back, what);
-				tg_topology_destroy(back);
+				reloaded(t, out ? load_k8s(nodes, out, what) :
+					 NULL, false, what);
 				tg_free(out);
 			}
 		}
