@@ -1,8 +1,9 @@
 /*
- * tests/testdata.h - the unit tests' data files under
- * $TG_SRCDIR/tests/data (TG_SRCDIR "." when unset): their paths, reading
- * them whole, and comparing an output with an expected file there
- * (TG_REGEN=1 rewrites the expected file instead).  Include after tap.h.
+ * tests/testdata.h - what the loader tests share: the data files under
+ * $TG_SRCDIR/tests/data (TG_SRCDIR "." when unset), their paths, reading
+ * them whole, comparing an output with an expected file there
+ * (TG_REGEN=1 rewrites the expected file instead), and where a loaded
+ * node ended up.  Include after tap.h.
  */
 #ifndef TG_TEST_TESTDATA_H
 #define TG_TEST_TESTDATA_H
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "topogang/topogang.h"
 
 /* $TG_SRCDIR/tests/data/<dir>/<name>, in one of four static buffers used
  * in turn: four paths can be live at once. */
@@ -72,6 +74,21 @@ static inline void td_golden(const char *got, const char *dir,
 		     i, a + i, b + i);
 	}
 	free(want);
+}
+
+/* The domain path of a node; "(no node)" or "(outside)" where it has
+ * none. */
+static inline const char *path_of(const tg_topology *t, const char *node)
+{
+	tg_node_id id;
+	tg_domain_id d;
+
+	if (tg_topology_node_find(t, node, &id) != TG_OK)
+		return "(no node)";
+	d = tg_topology_node_domain(t, id);
+	if (d == TG_NONE)
+		return "(outside)";
+	return tg_topology_domain_path(t, d);
 }
 
 #endif /* TG_TEST_TESTDATA_H */

@@ -17,19 +17,6 @@
 #include "tap.h"
 #include "testdata.h"
 
-static const char *path_of(const tg_topology *t, const char *node)
-{
-	tg_node_id id;
-	tg_domain_id d;
-
-	if (tg_topology_node_find(t, node, &id) != TG_OK)
-		return "(no node)";
-	d = tg_topology_node_domain(t, id);
-	if (d == TG_NONE)
-		return "(outside)";
-	return tg_topology_domain_path(t, d);
-}
-
 static unsigned layer_domains(const tg_topology *t, unsigned layer)
 {
 	unsigned d, n = 0;

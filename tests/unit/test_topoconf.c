@@ -15,20 +15,6 @@
 #include "tap.h"
 #include "testdata.h"
 
-/* The domain path of a node, "(no node)" / "(outside)" otherwise. */
-static const char *path_of(const tg_topology *t, const char *node)
-{
-	tg_node_id id;
-	tg_domain_id d;
-
-	if (tg_topology_node_find(t, node, &id) != TG_OK)
-		return "(no node)";
-	d = tg_topology_node_domain(t, id);
-	if (d == TG_NONE)
-		return "(outside)";
-	return tg_topology_domain_path(t, d);
-}
-
 /* Builds and checks a loaded topology; TAP-asserts both. */
 static void build_check(tg_topology *t, const char *what)
 {
