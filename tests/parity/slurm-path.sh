@@ -40,35 +40,42 @@ echo "INFO lab up: $LAB"
 set -f	# from here on node lists and sbatch arguments are never globbed
 
 # squeue of a job, one line per component of a heterogeneous job
+# shellcheck disable=SC2317  # called from settled, through lab_poll
 jstates() { sl squeue -h -j "$1" -o %T 2>/dev/null | sort -u | paste -sd' ' -; }
+
+# sleeper ARGS...: sbatch ARGS of a job that sleeps; its id ("" and
+# $LAB/submit.err on failure)
+sleeper() { submit "$@" --wrap 'sleep 300'; }
+
+# settled: job $j is RUNNING ($st), or PENDING with topogang's reason and
+# not preempting for the 15th call in a row (3 s of lab_poll)
+# shellcheck disable=SC2317  # called through lab_poll
+settled() {
+	st=$(jstates "$j")
+	[ "$st" = RUNNING ] && return 0
+	if [ "$st" = PENDING ] &&
+	   sl squeue -h -j "$j" -o %R 2>/dev/null | grep -q '^(topogang: ' &&
+	   ! grep -Eq "JobId=$j(\\+[0-9]+)? gather=.* preempting " \
+		"$LAB/log/slurmctld.log" 2>/dev/null; then
+		stable=$((stable + 1))
+		[ "$stable" -ge 15 ]
+		return
+	fi
+	stable=0
+	return 1
+}
 
 # run_request NAME ARGS...: the request, its result line
 run_request() {
 	name=$1
 	shift
-	j=$(submit "$@" --wrap 'sleep 300')
+	j=$(sleeper "$@")
 	if [ -z "$j" ]; then
 		echo "RESULT $name error:sbatch:$(tr ' \n' '__' <"$LAB/submit.err") - -"
 		return
 	fi
-	# RUNNING, or PENDING with topogang's reason for 3 s in a row
-	left=200 stable=0 st=""
-	while [ $left -gt 0 ]; do
-		st=$(jstates "$j")
-		[ "$st" = RUNNING ] && break
-		if [ "$st" = PENDING ] &&
-		   sl squeue -h -j "$j" -o %R 2>/dev/null |
-			grep -q '^(topogang: ' &&
-		   ! grep -Eq "JobId=$j(\\+[0-9]+)? gather=.* preempting " \
-			"$LAB/log/slurmctld.log" 2>/dev/null; then
-			stable=$((stable + 1))
-			[ $stable -ge 15 ] && break
-		else
-			stable=0
-		fi
-		sleep 0.2
-		left=$((left - 1))
-	done
+	stable=0 st=""
+	lab_poll 40 settled
 	vict=""
 	for r in $runs; do
 		if grep -Eq "preempted JobId=${r%%:*} .*for JobId=$j(\\+[0-9]+)?( |\$)" \
@@ -103,7 +110,7 @@ while read -r tag rest; do
 		set -- $rest
 		nodes=$1
 		shift
-		r=$(submit "$@" --wrap 'sleep 300')
+		r=$(sleeper "$@")
 		if [ -z "$r" ]; then
 			echo "INFO $name: running job on $nodes: $(cat "$LAB/submit.err")"
 			continue

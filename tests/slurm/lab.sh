@@ -299,18 +299,39 @@ lab_alive() {
 		kill -0 "$(cat "$LAB/run/slurmctld.pid")" 2>/dev/null
 }
 
-# lab_wait_idle N SECONDS: N nodes IDLE in partition batch
-lab_wait_idle() {
-	want=$1 left=$(($2 * 5))
-	while [ $left -gt 0 ]; do
-		lab_alive || return 1
-		n=$(sl sinfo -h -N -p batch -t idle -o %N 2>/dev/null | sort -u |
-			wc -l)
-		[ "$n" -ge "$want" ] && return 0
+# lab_poll [-a] SECONDS CMD...: runs CMD every 0.2 s until it succeeds
+# (0) or SECONDS have passed (1); with -a, 1 as soon as slurmctld is gone.
+lab_poll() {
+	lp_alive=false
+	[ "$1" = -a ] && { lp_alive=true; shift; }
+	lp_left=$(($1 * 5))
+	shift
+	while [ $lp_left -gt 0 ]; do
+		"$@" && return 0
+		$lp_alive && ! lab_alive && return 1
 		sleep 0.2
-		left=$((left - 1))
+		lp_left=$((lp_left - 1))
 	done
 	return 1
+}
+
+# lab_nodes_in STATES N: at least N nodes of partition batch in one of
+# STATES (sinfo -t)
+lab_nodes_in() {
+	[ "$(sl sinfo -h -N -p batch -t "$1" -o %N 2>/dev/null | sort -u |
+		wc -l)" -ge "$2" ]
+}
+
+# lab_wait_idle N SECONDS: N nodes IDLE in partition batch
+lab_wait_idle() { lab_poll -a "$2" lab_nodes_in idle "$1"; }
+
+# lab_slurmds: one slurmd per node
+lab_slurmds() {
+	i=0
+	while [ $i -lt $LAB_NODES ]; do
+		/usr/sbin/slurmd -N "node-$i" >>"$LAB/log/slurmd.out" 2>&1
+		i=$((i + 1))
+	done
 }
 
 lab_start() {
@@ -330,19 +351,10 @@ lab_start() {
 				2>/dev/null | sed 's/^/#   /'; return 1; }
 	fi
 	/usr/sbin/slurmctld -c >"$LAB/log/slurmctld.out" 2>&1
-	i=0
-	while [ $i -lt 50 ] && ! lab_alive; do
-		sleep 0.2
-		i=$((i + 1))
-	done
-	lab_alive || { diag "slurmctld did not start:";
+	lab_poll 10 lab_alive || { diag "slurmctld did not start:";
 		tail -5 "$LAB/log/slurmctld.log" "$LAB/log/slurmctld.out" |
 			sed 's/^/#   /'; return 1; }
-	i=0
-	while [ $i -lt $LAB_NODES ]; do
-		/usr/sbin/slurmd -N "node-$i" >>"$LAB/log/slurmd.out" 2>&1
-		i=$((i + 1))
-	done
+	lab_slurmds
 	lab_wait_idle $LAB_NODES 60 || { diag "nodes not IDLE:";
 		sl sinfo -N -p batch 2>&1 | sed 's/^/#   /';
 		tail -5 "$LAB/log/slurmctld.log" | sed 's/^/#   /'; return 1; }
@@ -350,19 +362,18 @@ lab_start() {
 	return 0
 }
 
+# lab_no_jobs: no job runs, completes or is suspended
+lab_no_jobs() {
+	[ "$(sl squeue -h -t running,completing,suspended -o %i 2>/dev/null |
+		wc -l)" -eq 0 ]
+}
+
 # Cancels every job and waits until no node is allocated or completing.
 lab_drain() {
 	[ -f "$LAB/run/slurmctld.pid" ] && lab_alive || return 0
 	sl scancel --quiet --full $(sl squeue -h -o %i 2>/dev/null) \
 		2>/dev/null
-	left=100
-	while [ $left -gt 0 ]; do
-		n=$(sl squeue -h -t running,completing,suspended -o %i \
-			2>/dev/null | wc -l)
-		[ "$n" -eq 0 ] && break
-		sleep 0.2
-		left=$((left - 1))
-	done
+	lab_poll 20 lab_no_jobs
 	lab_wait_idle $LAB_NODES 20
 }
 
@@ -414,28 +425,17 @@ lab_kill() {
 lab_restart() {
 	lab_kill
 	/usr/sbin/slurmctld >>"$LAB/log/slurmctld.out" 2>&1
-	i=0
-	while [ $i -lt 50 ] && ! lab_alive; do
-		sleep 0.2
-		i=$((i + 1))
-	done
-	lab_alive || return 1
-	i=0
-	while [ $i -lt $LAB_NODES ]; do
-		/usr/sbin/slurmd -N "node-$i" >>"$LAB/log/slurmd.out" 2>&1
-		i=$((i + 1))
-	done
-	left=150
-	while [ $left -gt 0 ]; do
-		n=$(sl sinfo -h -N -p batch -t idle,alloc,mix -o %N 2>/dev/null |
-			sort -u | wc -l)
-		[ "$n" -ge $LAB_NODES ] && return 0
-		lab_alive || return 1
-		sleep 0.2
-		left=$((left - 1))
-	done
-	return 1
+	lab_poll 10 lab_alive || return 1
+	lab_slurmds
+	lab_poll -a 30 lab_nodes_in idle,alloc,mix $LAB_NODES
 }
+
+lab_db_up() {
+	mariadb --no-defaults -S "$LAB/db/sock" -u root -e 'select 1' \
+		>/dev/null 2>&1
+}
+
+lab_dbd_up() { sl sacctmgr -n list cluster >/dev/null 2>&1; }
 
 # lab_dbd_start: a private MariaDB (its own data directory, TCP on
 # 127.0.0.1 only) and slurmdbd on it; the lab's cluster is added.
@@ -451,12 +451,7 @@ lab_dbd_start() {
 		--bind-address=127.0.0.1 --pid-file="$LAB/db/pid" \
 		--log-error="$LAB/db/err.log" --innodb-buffer-pool-size=16M \
 		>/dev/null 2>&1 &
-	i=0
-	while [ $i -lt 100 ] && ! mariadb --no-defaults -S "$LAB/db/sock" \
-		-u root -e 'select 1' >/dev/null 2>&1; do
-		sleep 0.2
-		i=$((i + 1))
-	done
+	lab_poll 20 lab_db_up
 	mariadb --no-defaults -S "$LAB/db/sock" -u root -e "
 		CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1'
 			IDENTIFIED BY 'topogang';
@@ -465,12 +460,7 @@ lab_dbd_start() {
 		GRANT ALL ON *.* TO 'slurm'@'127.0.0.1';
 		GRANT ALL ON *.* TO 'slurm'@'localhost';" || return 1
 	/usr/sbin/slurmdbd >"$LAB/log/slurmdbd.out" 2>&1
-	i=0
-	while [ $i -lt 100 ]; do
-		sl sacctmgr -n list cluster >/dev/null 2>&1 && break
-		sleep 0.2
-		i=$((i + 1))
-	done
+	lab_poll 20 lab_dbd_up
 	sl sacctmgr -i add cluster "tg$lab_port" >/dev/null 2>&1 || return 1
 	return 0
 }
@@ -504,54 +494,24 @@ jreason() {
 	sl squeue -h -j "$1" -o %R 2>/dev/null | sed 's/^(\(.*\))$/\1/'
 }
 
+jstate_is() { [ "$(jstate "$1")" = "$2" ]; }
+jstep_runs() { sl squeue -h -s -j "$1" -o %i 2>/dev/null | grep -qx "$1.batch"; }
+jreason_is() { jreason "$1" | grep -Eq -e "$2"; }
+ctld_logged() { grep -Eq -e "$1" "$LAB/log/slurmctld.log"; }
+
 # wait_state ID STATE SECONDS
-wait_state() {
-	left=$(($3 * 5))
-	while [ $left -gt 0 ]; do
-		[ "$(jstate "$1")" = "$2" ] && return 0
-		lab_alive || return 1
-		sleep 0.2
-		left=$((left - 1))
-	done
-	return 1
-}
+wait_state() { lab_poll -a "$3" jstate_is "$1" "$2"; }
 
 # wait_step ID SECONDS: the job's batch step runs (its slurmstepd has
 # read slurm.conf: edit slurm.conf only after this)
-wait_step() {
-	left=$(($2 * 5))
-	while [ $left -gt 0 ]; do
-		sl squeue -h -s -j "$1" -o %i 2>/dev/null | grep -qx "$1.batch" &&
-			return 0
-		lab_alive || return 1
-		sleep 0.2
-		left=$((left - 1))
-	done
-	return 1
-}
+wait_step() { lab_poll -a "$2" jstep_runs "$1"; }
 
 # wait_reason ID PATTERN SECONDS
-wait_reason() {
-	left=$(($3 * 5))
-	while [ $left -gt 0 ]; do
-		jreason "$1" | grep -Eq -e "$2" && return 0
-		lab_alive || return 1
-		sleep 0.2
-		left=$((left - 1))
-	done
-	return 1
-}
+wait_reason() { lab_poll -a "$3" jreason_is "$1" "$2"; }
 
-# wait_log PATTERN SECONDS: slurmctld.log has a line matching
-wait_log() {
-	left=$(($2 * 5))
-	while [ $left -gt 0 ]; do
-		grep -Eq -e "$1" "$LAB/log/slurmctld.log" && return 0
-		sleep 0.2
-		left=$((left - 1))
-	done
-	return 1
-}
+# wait_log PATTERN SECONDS: slurmctld.log has a line matching (also once
+# slurmctld is gone)
+wait_log() { lab_poll "$2" ctld_logged "$1"; }
 
 ctld_log() { grep -E -e "$1" "$LAB/log/slurmctld.log"; }
 
