@@ -65,10 +65,8 @@ settled() {
 	return 1
 }
 
-# run_request NAME ARGS...: the request, its result line
+# run_request ARGS...: the request of scenario $name, its result line
 run_request() {
-	name=$1
-	shift
 	j=$(sleeper "$@")
 	if [ -z "$j" ]; then
 		echo "RESULT $name error:sbatch:$(tr ' \n' '__' <"$LAB/submit.err") - -"
@@ -121,7 +119,7 @@ while read -r tag rest; do
 		for r in $runs; do wait_state "${r%%:*}" RUNNING 20; done
 		t1=$(date +%s%N)
 		# shellcheck disable=SC2086  # the arguments, split on purpose
-		run_request "$name" $rest
+		run_request $rest
 		t2=$(date +%s%N)
 		lab_drain >/dev/null 2>&1
 		echo "INFO $name: $(( (t1 - t0) / 1000000 )) ms running jobs, $(( (t2 - t1) / 1000000 )) ms request, $(( ($(date +%s%N) - t2) / 1000000 )) ms drain"
