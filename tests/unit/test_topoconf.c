@@ -33,7 +33,8 @@ static void build_check(tg_topology *t, const char *what)
 	is_int(tg_topology_nwarnings(t), 0, "%s: no warnings", what);
 }
 
-/* Loads text; on success builds and checks it.  Caller destroys. */
+/* Loads text, or with text NULL the file tests/data/topologies/<what>;
+ * on success builds and checks it.  Caller destroys. */
 static tg_topology *load(const char *text, const char *what)
 {
 	tg_topology *t = tg_topology_create();
@@ -41,28 +42,15 @@ static tg_topology *load(const char *text, const char *what)
 	tg_err err;
 
 	ei.msg[0] = '\0';
-	err = tg_topoconf_load(t, text, strlen(text), "topology.conf", &ei);
+	err = text ? tg_topoconf_load(t, text, strlen(text), "topology.conf",
+				      &ei) :
+		     tg_topoconf_load_file(t, td_path("topologies", what),
+					   &ei);
 	is_int(err, TG_OK, "%s: loads", what);
 	if (err)
 		diag("%s", ei.msg);
 	else
 		build_check(t, what);
-	return t;
-}
-
-static tg_topology *load_file(const char *name)
-{
-	tg_topology *t = tg_topology_create();
-	tg_errinfo ei;
-	tg_err err;
-
-	ei.msg[0] = '\0';
-	err = tg_topoconf_load_file(t, td_path("topologies", name), &ei);
-	is_int(err, TG_OK, "%s: loads", name);
-	if (err)
-		diag("%s", ei.msg);
-	else
-		build_check(t, name);
 	return t;
 }
 
@@ -209,7 +197,7 @@ static void test_real_files(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		t = load_file(files[i].file);
+		t = load(NULL, files[i].file);
 		expect_is(t, &files[i].e, files[i].what);
 		tg_topology_destroy(t);
 	}
