@@ -186,6 +186,29 @@ static tg_topology *load_text(tg_fabric_format fmt, const char *text,
 	return t;
 }
 
+/* Malformed input: load_text() fails with err and, where msg is given,
+ * a message containing it. */
+typedef struct bad_input {
+	const char *what, *text;
+	tg_err err;
+	const char *msg;
+} bad_input;
+
+static void bad_inputs(tg_fabric_format fmt, const bad_input *b, size_t n)
+{
+	char msg[512];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		load_text(fmt, b[i].text, NULL, b[i].err, b[i].what, msg,
+			  sizeof(msg));
+		if (b[i].msg)
+			like(msg, b[i].msg, "%s: message", b[i].what);
+	}
+}
+
+#define BAD_INPUTS(fmt, b) bad_inputs(fmt, b, sizeof(b) / sizeof(b[0]))
+
 #define SW(id, n, desc) "Switch\t" #n " \"" id "\"\t\t# \"" desc "\" lid 1\n"
 #define PT(p, peer, pp, desc) \
 	"[" #p "]\t\"" peer "\"[" #pp "]\t\t# \"" desc "\" lid 2 4xNDR\n"
@@ -230,9 +253,37 @@ static const char fat_tree[] =
 	CA("H-3", "h3 mlx5_0") CP("S-l2", 1, "MF0;leaf-2:X") "\n"
 	CA("H-4", "h4 mlx5_0") CP("S-l3", 1, "MF0;leaf-3:X") "\n";
 
+/* malformed ibnetdiscover output */
+static const bad_input ib_bad[] = {
+	{ "no node block", "vendid=0x2c9\n", TG_EPARSE,
+	  "in.txt:1: no Switch or Ca block" },
+	{ "port past the count", SW("S-a", 2, "x") "[3]\t\"H-1\"[1]\n",
+	  TG_EPARSE, "in.txt:2: port 3 of a node with 2 ports" },
+	{ "port listed twice",
+	  SW("S-a", 2, "x") "[1]\t\"H-1\"[1]\n[1]\t\"H-2\"[1]\n", TG_EEXIST,
+	  "in.txt:3: port 1 listed twice" },
+	{ "node twice", SW("S-a", 2, "x") "\n" SW("S-a", 2, "x"), TG_EEXIST,
+	  "in.txt:3: node S-a is defined twice (first at in.txt:1)" },
+	{ "port outside a block", "[1]\t\"H-1\"[1]\n", TG_EPARSE,
+	  "in.txt:1: a port line outside" },
+	{ "unterminated quote", SW("S-a", 2, "x") "[1]\t\"H-1[1]\n",
+	  TG_EPARSE, "in.txt:2: expected the peer's id in quotes" },
+	{ "unquoted id", "Switch 65 S-a\n", TG_EPARSE,
+	  "in.txt:1: expected the node id in quotes" },
+	{ "garbage line", "hello world\n", TG_EPARSE,
+	  "in.txt:1: unrecognised line 'hello world'" },
+	{ "link to a node without a block",
+	  SW("S-a", 2, "x") PT(1, "H-1", 1, "h1 x") "\n", TG_EPARSE,
+	  "in.txt:2: S-a port 1 links to H-1, which has no block of its own: "
+	  "the output is truncated" },
+	{ "one-sided link",
+	  SW("S-a", 2, "x") PT(1, "H-1", 1, "h1 x") "\n" CA("H-1", "h1 x")
+	  CP("S-a", 2, "x"), TG_EPARSE, "does not list that link back" },
+};
+
 static void test_ib_shapes(void)
 {
-	char msg[512], *text, *out;
+	char *text, *out;
 	tg_topology *t;
 
 	t = load_text(TG_FABRIC_IBNETDISCOVER, fat_tree, NULL, TG_OK,
@@ -291,47 +342,7 @@ static void test_ib_shapes(void)
 	}
 
 	/* errors: one line naming the file and line */
-	load_text(TG_FABRIC_IBNETDISCOVER, "vendid=0x2c9\n", NULL, TG_EPARSE,
-		  "no node block", msg, sizeof(msg));
-	like(msg, "in.txt:1: no Switch or Ca block", "no block: message");
-	load_text(TG_FABRIC_IBNETDISCOVER, SW("S-a", 2, "x") "[3]\t\"H-1\"[1]"
-		  "\n", NULL, TG_EPARSE, "port past the count", msg,
-		  sizeof(msg));
-	like(msg, "in.txt:2: port 3 of a node with 2 ports", "port message");
-	load_text(TG_FABRIC_IBNETDISCOVER, SW("S-a", 2, "x")
-		  "[1]\t\"H-1\"[1]\n[1]\t\"H-2\"[1]\n", NULL, TG_EEXIST,
-		  "port listed twice", msg, sizeof(msg));
-	like(msg, "in.txt:3: port 1 listed twice", "twice: message");
-	load_text(TG_FABRIC_IBNETDISCOVER, SW("S-a", 2, "x") "\n"
-		  SW("S-a", 2, "x"), NULL, TG_EEXIST, "node twice", msg,
-		  sizeof(msg));
-	like(msg, "in.txt:3: node S-a is defined twice (first at in.txt:1)",
-	     "node twice: message");
-	load_text(TG_FABRIC_IBNETDISCOVER, "[1]\t\"H-1\"[1]\n", NULL,
-		  TG_EPARSE, "port outside a block", msg, sizeof(msg));
-	like(msg, "in.txt:1: a port line outside", "outside: message");
-	load_text(TG_FABRIC_IBNETDISCOVER, SW("S-a", 2, "x")
-		  "[1]\t\"H-1[1]\n", NULL, TG_EPARSE, "unterminated quote",
-		  msg, sizeof(msg));
-	like(msg, "in.txt:2: expected the peer's id in quotes",
-	     "quote: message");
-	load_text(TG_FABRIC_IBNETDISCOVER, "Switch 65 S-a\n", NULL,
-		  TG_EPARSE, "unquoted id", msg, sizeof(msg));
-	like(msg, "in.txt:1: expected the node id in quotes", "id: message");
-	load_text(TG_FABRIC_IBNETDISCOVER, "hello world\n", NULL, TG_EPARSE,
-		  "garbage line", msg, sizeof(msg));
-	like(msg, "in.txt:1: unrecognised line 'hello world'",
-	     "garbage: message");
-	load_text(TG_FABRIC_IBNETDISCOVER, SW("S-a", 2, "x")
-		  PT(1, "H-1", 1, "h1 x") "\n", NULL, TG_EPARSE,
-		  "link to a node without a block", msg, sizeof(msg));
-	like(msg, "in.txt:2: S-a port 1 links to H-1, which has no block of "
-	     "its own: the output is truncated", "missing block: message");
-	load_text(TG_FABRIC_IBNETDISCOVER, SW("S-a", 2, "x")
-		  PT(1, "H-1", 1, "h1 x") "\n" CA("H-1", "h1 x")
-		  CP("S-a", 2, "x"), NULL, TG_EPARSE, "one-sided link", msg,
-		  sizeof(msg));
-	like(msg, "does not list that link back", "one-sided: message");
+	BAD_INPUTS(TG_FABRIC_IBNETDISCOVER, ib_bad);
 	{
 		static const char nul[] = "Switch 2 \"S-a\"\0\n";
 
@@ -463,12 +474,30 @@ static void test_hostmap(void)
 
 /* ---- NetQ ---- */
 
+/* malformed NetQ graphs */
+static const bad_input netq_bad[] = {
+	{ "netq: malformed JSON", "[{\"nodes\": [], \"links\": [\n{]}]",
+	  TG_EPARSE, "in.txt:2: malformed JSON" },
+	{ "netq: nodes not an array", "[{\"nodes\": 3}]", TG_EPARSE,
+	  "in.txt: [0]: expected \"nodes\" and \"links\"" },
+	{ "netq: node without name",
+	  "{\"nodes\": [{\"id\": \"a\"}], \"links\": []}", TG_EPARSE,
+	  "[0].nodes[0]: a node needs" },
+	{ "netq: link to nowhere",
+	  "{\"nodes\": [{\"id\": \"a\", \"name\": \"x\"}], \"links\": "
+	  "[{\"src\": \"a\", \"target\": \"zz\"}]}", TG_EPARSE,
+	  "[0].links[0]: 'zz' is not a node" },
+	{ "netq: switches but no host",
+	  "{\"nodes\": [{\"id\": \"a\", \"name\": \"x\", \"device_type\": "
+	  "\"switch\"}], \"links\": []}", TG_EINVAL, "no host is attached" },
+};
+
 static void test_netq(void)
 {
 	tg_fabric *f = NULL;
 	tg_fabric_summary s;
 	tg_topology *t;
-	char msg[512], *out;
+	char *out;
 
 	t = load(TG_FABRIC_NETQ, "netq_topology_graph.json", NULL, &f);
 	tg_fabric_summary_get(f, &s);
@@ -495,26 +524,7 @@ static void test_netq(void)
 		is_str(path_of(t, "host1"), "sw1", "netq: flat graph");
 		tg_topology_destroy(t);
 	}
-	load_text(TG_FABRIC_NETQ, "[{\"nodes\": [], \"links\": [\n{]}]",
-		  NULL, TG_EPARSE, "netq: malformed JSON", msg, sizeof(msg));
-	like(msg, "in.txt:2: malformed JSON", "netq JSON: message");
-	load_text(TG_FABRIC_NETQ, "[{\"nodes\": 3}]", NULL, TG_EPARSE,
-		  "netq: nodes not an array", msg, sizeof(msg));
-	like(msg, "in.txt: [0]: expected \"nodes\" and \"links\"",
-	     "netq shape: message");
-	load_text(TG_FABRIC_NETQ, "{\"nodes\": [{\"id\": \"a\"}], "
-		  "\"links\": []}", NULL, TG_EPARSE, "netq: node without name",
-		  msg, sizeof(msg));
-	like(msg, "[0].nodes[0]: a node needs", "netq node: message");
-	load_text(TG_FABRIC_NETQ, "{\"nodes\": [{\"id\": \"a\", \"name\": "
-		  "\"x\"}], \"links\": [{\"src\": \"a\", \"target\": "
-		  "\"zz\"}]}", NULL, TG_EPARSE, "netq: link to nowhere", msg,
-		  sizeof(msg));
-	like(msg, "[0].links[0]: 'zz' is not a node", "netq link: message");
-	load_text(TG_FABRIC_NETQ, "{\"nodes\": [{\"id\": \"a\", \"name\": "
-		  "\"x\", \"device_type\": \"switch\"}], \"links\": []}", NULL,
-		  TG_EINVAL, "netq: switches but no host", msg, sizeof(msg));
-	like(msg, "no host is attached", "no host: message");
+	BAD_INPUTS(TG_FABRIC_NETQ, netq_bad);
 }
 
 /* ---- NetQ compute nodes (NVLink domains) ---- */
@@ -557,6 +567,33 @@ static const char split_g[] =
 static const char split_n[] =
 	"[{\"Name\": \"h1\", \"DomainUUID\": \"D\"}, {\"Name\": \"h2\", "
 	"\"DomainUUID\": \"D\"}]";
+
+/* malformed compute-node lists */
+static const bad_input nvl_bad[] = {
+	{ "compute nodes: truncated",
+	  "[{\"Name\": \"n1\", \"DomainUUID\": \"D\"},\n{", TG_EPARSE,
+	  "in.txt:" },
+	{ "compute nodes: no DomainUUID", "[{\"Name\": \"n1\"}]", TG_EPARSE,
+	  "in.txt: [0]: expected a compute node with string \"Name\" and "
+	  "\"DomainUUID\"" },
+	{ "compute nodes: bad domain",
+	  "[{\"Name\": \"n1\", \"DomainUUID\": \"a b\"}]", TG_EPARSE,
+	  "[0]: DomainUUID 'a b' is not a domain name" },
+	{ "compute nodes: a node in two domains",
+	  "[{\"Name\": \"n1\", \"DomainUUID\": \"A\"}, "
+	  "{\"Name\": \"n1\", \"DomainUUID\": \"B\"}]", TG_EEXIST,
+	  "in.txt: [1]: node 'n1' is already in NVLink domain 'A' "
+	  "(in.txt: [0]), not 'B'" },
+	{ "compute nodes: empty list", "[]", TG_EPARSE,
+	  "in.txt: no compute node" },
+	{ "compute nodes: none in a domain",
+	  "[{\"Name\": \"n1\", \"DomainUUID\": \"\"}]", TG_EINVAL,
+	  "no compute node with an NVLink domain" },
+	/* the graph file given as a compute-node list */
+	{ "compute nodes: a topology graph instead",
+	  "[{\"nodes\": [], \"links\": []}]", TG_EPARSE,
+	  "expected a compute node" },
+};
 
 static void test_netq_nvl(void)
 {
@@ -638,33 +675,7 @@ static void test_netq_nvl(void)
 	tg_topology_destroy(t);
 
 	/* malformed lists: one error naming the input and the entry */
-	load_text(TG_FABRIC_NETQ_NVL, "[{\"Name\": \"n1\", \"DomainUUID\": "
-		  "\"D\"},\n{", NULL, TG_EPARSE, "compute nodes: truncated",
-		  msg, sizeof(msg));
-	like(msg, "in.txt:", "truncated list: names the input");
-	load_text(TG_FABRIC_NETQ_NVL, "[{\"Name\": \"n1\"}]", NULL,
-		  TG_EPARSE, "compute nodes: no DomainUUID", msg, sizeof(msg));
-	like(msg, "in.txt: [0]: expected a compute node with string "
-	     "\"Name\" and \"DomainUUID\"", "no DomainUUID: message");
-	load_text(TG_FABRIC_NETQ_NVL, "[{\"Name\": \"n1\", \"DomainUUID\": "
-		  "\"a b\"}]", NULL, TG_EPARSE, "compute nodes: bad domain",
-		  msg, sizeof(msg));
-	like(msg, "[0]: DomainUUID 'a b' is not a domain name",
-	     "bad domain: message");
-	load_text(TG_FABRIC_NETQ_NVL, "[{\"Name\": \"n1\", \"DomainUUID\": "
-		  "\"A\"}, {\"Name\": \"n1\", \"DomainUUID\": \"B\"}]", NULL,
-		  TG_EEXIST, "compute nodes: a node in two domains", msg,
-		  sizeof(msg));
-	like(msg, "in.txt: [1]: node 'n1' is already in NVLink domain 'A' "
-	     "(in.txt: [0]), not 'B'", "two domains: message");
-	load_text(TG_FABRIC_NETQ_NVL, "[]", NULL, TG_EPARSE,
-		  "compute nodes: empty list", msg, sizeof(msg));
-	like(msg, "in.txt: no compute node", "empty list: message");
-	load_text(TG_FABRIC_NETQ_NVL, "[{\"Name\": \"n1\", \"DomainUUID\": "
-		  "\"\"}]", NULL, TG_EINVAL, "compute nodes: none in a domain",
-		  msg, sizeof(msg));
-	like(msg, "no compute node with an NVLink domain",
-	     "none in a domain: message");
+	BAD_INPUTS(TG_FABRIC_NETQ_NVL, nvl_bad);
 	t = load_text(TG_FABRIC_NETQ_NVL, "[{\"Name\": \"gpu-1.example\", "
 		      "\"DomainUUID\": \"D\"}]", "strip-domain", TG_OK,
 		      "compute nodes: the host-map rule applies", NULL, 0);
@@ -672,21 +683,34 @@ static void test_netq_nvl(void)
 		is_str(path_of(t, "gpu-1"), "D", "host-map: gpu-1 in D");
 		tg_topology_destroy(t);
 	}
-	/* the graph file given as a compute-node list */
-	load_text(TG_FABRIC_NETQ_NVL, "[{\"nodes\": [], \"links\": []}]",
-		  NULL, TG_EPARSE, "compute nodes: a topology graph instead",
-		  msg, sizeof(msg));
-	like(msg, "expected a compute node", "graph for list: message");
 }
 
 /* ---- CSV (Crux) ---- */
+
+/* malformed CSV tables */
+static const bad_input csv_bad[] = {
+	{ "csv: header without levels", "host\n", TG_EPARSE,
+	  "in.txt:1: the header needs" },
+	{ "csv: short row", "h,a,b\nx,1\n", TG_EPARSE,
+	  "in.txt:2: 2 columns; the header (line 1) has 3" },
+	{ "csv: empty field", "h,a\nx,\n", TG_EPARSE,
+	  "in.txt:2: column 2 is empty" },
+	{ "csv: host under two switches", "h,a\nx,s1\nx,s2\n", TG_EEXIST,
+	  "in.txt:3: host 'x' is already under other switches (in.txt:2)" },
+	{ "csv: unterminated quote", "h,a\nx,\"s1\n", TG_EPARSE,
+	  "unterminated quote" },
+	{ "csv: bad switch name", "h,a\nx,s/1\n", TG_EPARSE,
+	  "in.txt:2: column 2: switch 's/1'" },
+	{ "csv: level named twice", "h,a,a\n", TG_EPARSE, NULL },
+	{ "csv: empty input", "", TG_EPARSE, "in.txt:1: no header line" },
+};
 
 static void test_csv(void)
 {
 	tg_topology *t;
 	tg_fabric *f = NULL;
 	tg_fabric_summary s;
-	char msg[512], *out;
+	char *out;
 
 	t = load(TG_FABRIC_CSV, "alibaba_crux_2023_clos_topo.csv", NULL, &f);
 	tg_fabric_summary_get(f, &s);
@@ -721,31 +745,7 @@ static void test_csv(void)
 		is_str(path_of(t, "h2"), "t1/l2", "csv: quoted switch");
 		tg_topology_destroy(t);
 	}
-	load_text(TG_FABRIC_CSV, "host\n", NULL, TG_EPARSE,
-		  "csv: header without levels", msg, sizeof(msg));
-	like(msg, "in.txt:1: the header needs", "header: message");
-	load_text(TG_FABRIC_CSV, "h,a,b\nx,1\n", NULL, TG_EPARSE,
-		  "csv: short row", msg, sizeof(msg));
-	like(msg, "in.txt:2: 2 columns; the header (line 1) has 3",
-	     "short row: message");
-	load_text(TG_FABRIC_CSV, "h,a\nx,\n", NULL, TG_EPARSE,
-		  "csv: empty field", msg, sizeof(msg));
-	like(msg, "in.txt:2: column 2 is empty", "empty field: message");
-	load_text(TG_FABRIC_CSV, "h,a\nx,s1\nx,s2\n", NULL, TG_EEXIST,
-		  "csv: host under two switches", msg, sizeof(msg));
-	like(msg, "in.txt:3: host 'x' is already under other switches "
-	     "(in.txt:2)", "two switches: message");
-	load_text(TG_FABRIC_CSV, "h,a\nx,\"s1\n", NULL, TG_EPARSE,
-		  "csv: unterminated quote", msg, sizeof(msg));
-	like(msg, "unterminated quote", "quote: message");
-	load_text(TG_FABRIC_CSV, "h,a\nx,s/1\n", NULL, TG_EPARSE,
-		  "csv: bad switch name", msg, sizeof(msg));
-	like(msg, "in.txt:2: column 2: switch 's/1'", "bad switch: message");
-	load_text(TG_FABRIC_CSV, "h,a,a\n", NULL, TG_EPARSE,
-		  "csv: level named twice", msg, sizeof(msg));
-	load_text(TG_FABRIC_CSV, "", NULL, TG_EPARSE, "csv: empty input",
-		  msg, sizeof(msg));
-	like(msg, "in.txt:1: no header line", "empty: message");
+	BAD_INPUTS(TG_FABRIC_CSV, csv_bad);
 }
 
 /* ---- API ---- */
