@@ -63,6 +63,14 @@ static load load_text(const char *src, const char *text)
 	return l;
 }
 
+/* Asserts that \p l loaded; its message where not. */
+static void loaded_ok(const load *l, const char *what)
+{
+	is_int(l->err, TG_OK, "%s loads", what);
+	if (l->err)
+		diag("%s", l->ei.msg);
+}
+
 static load load_file(const char *name)
 {
 	load l;
@@ -449,7 +457,7 @@ static void test_priority_order(void)
 	load l = load_text("prio.yaml", text);
 	unsigned i;
 
-	is_int(l.err, TG_OK, "priority cluster loads");
+	loaded_ok(&l, "priority cluster");
 	is_int(tg_k8s_ngangs(l.k), 9, "nine lone pods, nine gangs");
 	for (i = 0; i < 9 && i < tg_k8s_ngangs(l.k); i++)
 		is_str(tg_gang_name(tg_k8s_gang(l.k, i)), want[i],
@@ -502,7 +510,7 @@ static void test_requests(void)
 	load l = load_text("requests.yaml", text);
 	unsigned rdma;
 
-	is_int(l.err, TG_OK, "requests cluster loads");
+	loaded_ok(&l, "requests cluster");
 	if (l.err) {
 		diag("%s", l.ei.msg);
 		return;
@@ -552,7 +560,7 @@ static void test_scheduler_plugins(void)
 	load l = load_text("sp.yaml", text);
 	const tg_gang *g;
 
-	is_int(l.err, TG_OK, "scheduler-plugins cluster loads");
+	loaded_ok(&l, "scheduler-plugins cluster");
 	is_int(tg_k8s_ngangs(l.k), 2, "two gangs (one not ready)");
 	g = gang(&l, "default/ready");
 	ok(g != NULL, "gang default/ready");
@@ -618,9 +626,7 @@ static void test_koordinator(void)
 	load l = load_text("koord.yaml", text);
 	const tg_gang *g;
 
-	is_int(l.err, TG_OK, "Koordinator cluster loads");
-	if (l.err)
-		diag("%s", l.ei.msg);
+	loaded_ok(&l, "Koordinator cluster");
 	g = gang(&l, "default/old");
 	ok(g != NULL, "the deprecated label groups pods");
 	is_str(members(g, 0), "default/w-a,default/w-b", "in name order");
@@ -682,9 +688,7 @@ static void test_kai(void)
 	load l = load_text("kai.yaml", text);
 	const tg_gang *g;
 
-	is_int(l.err, TG_OK, "KAI cluster loads");
-	if (l.err)
-		diag("%s", l.ei.msg);
+	loaded_ok(&l, "KAI cluster");
 	is_int(tg_topology_nlayers(l.t), 2,
 	       "levels from the Topology the gang names; hostname is the "
 	       "node level");
@@ -744,9 +748,7 @@ static void test_kueue(void)
 	load l = load_text("kueue.yaml", text);
 	const tg_gang *g;
 
-	is_int(l.err, TG_OK, "Kueue cluster loads");
-	if (l.err)
-		diag("%s", l.ei.msg);
+	loaded_ok(&l, "Kueue cluster");
 	is_int(tg_topology_nlayers(l.t), 2, "Kueue Topology levels");
 	g = gang(&l, "default/ga");
 	ok(g != NULL, "plain-pod group");
@@ -802,9 +804,7 @@ static void test_lws(void)
 	load l = load_text("lws.yaml", text);
 	const tg_gang *g;
 
-	is_int(l.err, TG_OK, "LWS cluster loads");
-	if (l.err)
-		diag("%s", l.ei.msg);
+	loaded_ok(&l, "LWS cluster");
 	g = gang(&l, "default/llm-0");
 	ok(g != NULL, "group 0 is a gang named <lws>-<group>");
 	if (g) {
@@ -910,9 +910,7 @@ static void test_constraints(void)
 	load l = load_text("constraints.yaml", text);
 	const tg_gang *g;
 
-	is_int(l.err, TG_OK, "constraints cluster loads");
-	if (l.err)
-		diag("%s", l.ei.msg);
+	loaded_ok(&l, "constraints cluster");
 	g = gang(&l, "default/sel");
 	ok(g != NULL, "the constrained pod");
 	if (g) {
@@ -1429,7 +1427,7 @@ static void test_yaml(void)
 		memcpy(z, "z777", 4);
 		l = load_text("features.yaml", fixed);
 	}
-	is_int(l.err, TG_OK, "with a string label it loads");
+	loaded_ok(&l, "with a string label it");
 	if (l.err) {
 		diag("%s", l.ei.msg);
 		load_free(&l);
