@@ -453,7 +453,6 @@ static void test_hwloc(void)
 
 /* ---- allocation failures: every call from the Nth on fails ---- */
 
-
 /* The inputs of oom_scenario(). */
 typedef struct oom_inputs {
 	const char *smi_text, *xml;	/* xml NULL: without hwloc */
