@@ -241,8 +241,18 @@ int br_mixed_conf_load(br_mixed_conf **out, const cJSON *v, const char *src,
 			r = load_layers(mc, f, src, err, errlen);
 		else if (strcmp(k, "gpuResource") == 0)
 			r = cstr(f, &mc->gpu_resource, src, k, err, errlen);
-		else if (strcmp(k, "gresName") == 0)
+		else if (strcmp(k, "gresName") == 0) {
 			r = cstr(f, &mc->gres_name, src, k, err, errlen);
+			/* asked as --gpus-per-task: "gpu" or "gpu:TYPE" */
+			if (!r && strcmp(mc->gres_name, "gpu") != 0 &&
+			    (strncmp(mc->gres_name, "gpu:", 4) != 0 ||
+			     !mc->gres_name[4] ||
+			     strchr(mc->gres_name + 4, ':')))
+				r = cerr(err, errlen, src, k, "must be "
+					 "\"gpu\" or \"gpu:TYPE\" (the "
+					 "members' GPUs are asked as "
+					 "--gpus-per-task)");
+		}
 		else if (strcmp(k, "timeLimit") == 0)
 			r = cstr(f, &mc->time_limit, src, k, err, errlen);
 		else if (strcmp(k, "workdir") == 0)
@@ -884,6 +894,7 @@ static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 	char gather[512], spread[512];
 	br_sjob_spec sp;
 	unsigned ps, rid = 0, gpus = 0, i;
+	int64_t cpu_m = 0, mem_b = 0;
 	int64_t prio = tg_gang_priority(g);
 	submit_st *st;
 	sub_ctx *ctx;
@@ -892,13 +903,21 @@ static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 
 	memset(&sp, 0, sizeof(sp));
 	request_text(mc, g, gather, sizeof(gather), spread, sizeof(spread));
-	if (tg_topology_resource(c->t, mc->gpu_resource, &rid) == TG_OK)
-		for (ps = 0; ps < tg_gang_npodsets(g); ps++) {
-			const tg_shape *sh = tg_gang_podset_shape(g, ps);
+	if (tg_topology_resource(c->t, mc->gpu_resource, &rid) != TG_OK)
+		rid = TG_MAX_RESOURCES;
+	/* one task shape: each request at its largest over the pod sets */
+	for (ps = 0; ps < tg_gang_npodsets(g); ps++) {
+		const tg_shape *sh = tg_gang_podset_shape(g, ps);
 
-			if (sh && sh->v[rid] > (int64_t)gpus)
-				gpus = (unsigned)sh->v[rid];
-		}
+		if (!sh)
+			continue;
+		if (rid < TG_MAX_RESOURCES && sh->v[rid] > (int64_t)gpus)
+			gpus = (unsigned)sh->v[rid];
+		if (sh->v[TG_RES_CPU] > cpu_m)
+			cpu_m = sh->v[TG_RES_CPU];
+		if (sh->v[TG_RES_MEMORY] > mem_b)
+			mem_b = sh->v[TG_RES_MEMORY];
+	}
 	sp.name = name;
 	sp.sched = x->cfg->scheduler_name;
 	sp.gather = gather;
@@ -911,8 +930,14 @@ static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 			sp.qos = mc->tiers[i].qos;
 			break;
 		}
-	sp.nodes = nmembers;
-	sp.gpus_per_node = gpus;
+	sp.tasks = nmembers;
+	sp.cpus_per_task = (unsigned)((cpu_m + 999) / 1000);
+	if (!sp.cpus_per_task)
+		sp.cpus_per_task = 1;
+	sp.gpus_per_task = gpus;
+	/* --mem-per-cpu: the member's memory over its CPUs, in MiB, up */
+	sp.mem_per_cpu = ((uint64_t)mem_b + ((uint64_t)sp.cpus_per_task << 20)
+			  - 1) / ((uint64_t)sp.cpus_per_task << 20);
 	sp.gres_name = mc->gres_name;
 	sp.time_limit = mc->time_limit;
 	sp.workdir = mc->workdir;
@@ -929,13 +954,17 @@ static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 	ctx->x = x;
 	ctx->gang = br_xstrdup(name);
 	{
-		char n[16], pr[24], gp[16];
+		char n[16], pr[24], gp[16], cp[16], mm[24];
 
 		snprintf(n, sizeof(n), "%u", nmembers);
 		snprintf(pr, sizeof(pr), "%lld", (long long)prio);
 		snprintf(gp, sizeof(gp), "%u", gpus);
+		snprintf(cp, sizeof(cp), "%u", sp.cpus_per_task);
+		snprintf(mm, sizeof(mm), "%llu",
+			 (unsigned long long)sp.mem_per_cpu);
 		br_log(BR_LOG_INFO, "submitting the gang to Slurm", "gang",
-		       name, "nodes", n, "gpus_per_node", gp, "priority", pr,
+		       name, "tasks", n, "cpus_per_task", cp, "gpus_per_task",
+		       gp, "mem_per_cpu_mb", mm, "priority", pr,
 		       "partition", sp.partition ? sp.partition : "",
 		       "qos", sp.qos ? sp.qos : "", "topo_gather", gather,
 		       "topo_spread", spread, NULL);
@@ -956,15 +985,18 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 	unsigned ps, m, h, nb = 0, rank;
 	size_t i;
 	const char **free_nodes;
-	unsigned nfree = 0;
+	unsigned nfree = 0, nslots = 0;
 	char domain[300], id[16];
 
 	snprintf(id, sizeof(id), "%u", j->id);
 	snprintf(domain, sizeof(domain), "slurm/%.280s", j->nodes);
-	free_nodes = br_xcalloc(j->nhosts + 1, sizeof(*free_nodes));
+	for (h = 0; h < j->nhosts; h++)
+		nslots += j->slots ? j->slots[h] : 1;
+	/* a free task slot a line, in the job's node order: rank order */
+	free_nodes = br_xcalloc(nslots + 1, sizeof(*free_nodes));
 	for (h = 0; h < j->nhosts; h++) {
 		const char *kn = br_map_get(&c->k8s_node, j->hosts[h]);
-		bool used = false;
+		unsigned used = 0, k, slots = j->slots ? j->slots[h] : 1;
 
 		if (!kn) {
 			char note[MSG_MAX];
@@ -982,8 +1014,8 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 		for (i = 0; i < c->nbound; i++)
 			if (c->bound[i].job == j->id &&
 			    strcmp(c->bound[i].o->node, kn) == 0)
-				used = true;
-		if (!used)
+				used++;
+		for (k = used; k < slots; k++)
 			free_nodes[nfree++] = kn;
 	}
 	for (i = 0; i < c->nbound; i++)
@@ -1006,8 +1038,9 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 
 		snprintf(a, sizeof(a), "%u", nfree);
 		snprintf(b, sizeof(b), "%u", tg_gang_nmembers(g));
-		br_log(BR_LOG_WARN, "the Slurm job has fewer free nodes than "
-		       "the gang has pending members; waiting", "gang", name,
+		br_log(BR_LOG_WARN, "the Slurm job has fewer free task slots "
+		       "than the gang has pending members; waiting", "gang",
+		       name,
 		       "job", id, "free", a, "members", b, NULL);
 		free(free_nodes);
 		return;

@@ -81,10 +81,73 @@ void br_sjobs_free(br_sjobs *js)
 		free(j->nodes);
 		free(j->partition);
 		br_hosts_free(j->hosts, j->nhosts);
+		free(j->slots);
 	}
 	free(js->v);
 	js->v = NULL;
 	js->n = 0;
+}
+
+static unsigned num(const cJSON *o, const char *key, unsigned dflt)
+{
+	const cJSON *v = br_jget(o, key);
+
+	if (!cJSON_IsNumber(v) || v->valuedouble < 0 ||
+	    v->valuedouble > 4294967295.0)
+		return dflt;
+	return (unsigned)v->valuedouble;
+}
+
+/* Allocated cores of one allocated_nodes entry. */
+static unsigned node_cores(const cJSON *n)
+{
+	const cJSON *s, *c;
+	unsigned k = 0;
+
+	cJSON_ArrayForEach(s, br_jget(n, "sockets"))
+		cJSON_ArrayForEach(c, br_jget(s, "cores"))
+			k += cJSON_IsString(c) &&
+			     strncmp(c->valuestring, "allocated", 9) == 0;
+	return k;
+}
+
+/*
+ * j->slots from the record's job_resources (see br_sjob): a host's
+ * allocated cores, as CPUs (cores x the job's cpus / its cores: threads),
+ * over cpus_per_task.
+ */
+static void job_slots(br_sjob *j, const cJSON *e)
+{
+	const cJSON *an = br_jget(br_jget(e, "job_resources"),
+				  "allocated_nodes"), *n;
+	unsigned *cores, h, total = 0, cpus = num(e, "cpus", 0);
+
+	if (!j->nhosts)
+		return;
+	j->slots = br_xcalloc(j->nhosts, sizeof(*j->slots));
+	cores = br_xcalloc(j->nhosts, sizeof(*cores));
+	cJSON_ArrayForEach(n, an) {
+		const char *name = br_jstr(n, "nodename");
+
+		for (h = 0; name && h < j->nhosts; h++)
+			if (strcmp(j->hosts[h], name) == 0) {
+				cores[h] = node_cores(n);
+				total += cores[h];
+				break;
+			}
+	}
+	for (h = 0; h < j->nhosts; h++) {
+		uint64_t c = cores[h];
+
+		if (!total) {
+			j->slots[h] = 1;	/* no allocation details */
+			continue;
+		}
+		if (cpus > total)
+			c = c * cpus / total;
+		j->slots[h] = (unsigned)(c / j->cpus_per_task);
+	}
+	free(cores);
 }
 
 int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
@@ -137,6 +200,11 @@ int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
 			br_sjobs_free(out);
 			return -1;
 		}
+		j->tasks = num(e, "tasks", 0);
+		j->cpus_per_task = num(e, "cpus_per_task", 1);
+		if (!j->cpus_per_task)
+			j->cpus_per_task = 1;
+		job_slots(j, e);
 	}
 	cJSON_Delete(root);
 	return 0;
@@ -198,14 +266,25 @@ char *br_sjob_submit_body(const br_sjob_spec *sp)
 			       *sp->spread ? " topo-spread=" : "", sp->spread);
 	cJSON_AddStringToObject(job, "comment", comment);
 	free(comment);
-	snprintf(buf, sizeof(buf), "%u", sp->nodes);
-	cJSON_AddStringToObject(job, "nodes", buf);
-	/* one member per node: the whole node is the gang's */
-	cJSON_AddStringToObject(job, "exclusive", "exclusive");
-	if (sp->gpus_per_node) {
-		snprintf(buf, sizeof(buf), "%s:%u", sp->gres_name,
-			 sp->gpus_per_node);
-		cJSON_AddStringToObject(job, "gres", buf);
+	/* a task per member; Slurm may put several on a node */
+	snprintf(buf, sizeof(buf), "%u", sp->tasks);
+	cJSON_AddStringToObject(job, "tasks", buf);
+	snprintf(buf, sizeof(buf), "%u",
+		 sp->cpus_per_task ? sp->cpus_per_task : 1);
+	cJSON_AddStringToObject(job, "cpus_per_task", buf);
+	if (sp->gpus_per_task) {
+		/* "gpu" -> "N", "gpu:TYPE" -> "TYPE:N" */
+		const char *type = sp->gres_name ?
+			strchr(sp->gres_name, ':') : NULL;
+
+		snprintf(buf, sizeof(buf), "%s%s%u", type ? type + 1 : "",
+			 type ? ":" : "", sp->gpus_per_task);
+		cJSON_AddStringToObject(job, "gpus_per_task", buf);
+	}
+	if (sp->mem_per_cpu) {
+		snprintf(buf, sizeof(buf), "%lluM",
+			 (unsigned long long)sp->mem_per_cpu);
+		cJSON_AddStringToObject(job, "memory_per_cpu", buf);
 	}
 	if (sp->partition && *sp->partition)
 		cJSON_AddStringToObject(job, "partition", sp->partition);

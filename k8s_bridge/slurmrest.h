@@ -8,7 +8,10 @@
  *
  *   GET    /slurm/v0.0.38/jobs          {jobs: [{job_id, name, comment,
  *                                        job_state, state_reason, nodes,
- *                                        partition, ...}]}
+ *                                        partition, tasks, cpus, cpus_per_task,
+ *                                        job_resources: {allocated_nodes:
+ *                                        [{nodename, sockets: {"0": {cores:
+ *                                        {"0": "allocated", ...}}}}]}, ...}]}
  *   POST   /slurm/v0.0.38/job/submit    {job: {...}, script: "..."}
  *                                       -> {job_id, errors: [...]}
  *   DELETE /slurm/v0.0.38/job/{job_id}  (SIGKILL: scancel)
@@ -39,6 +42,15 @@ typedef struct br_sjob {
 	int64_t preempt_time;	/* set while Slurm preempts it (GraceTime) */
 	char **hosts;		/* nodes expanded */
 	unsigned nhosts;
+	/*
+	 * Task slots on each host (nhosts of them, NULL while pending): the
+	 * CPUs job_resources.allocated_nodes gives the host (its allocated
+	 * cores, scaled by the job's cpus / cores) over cpus_per_task; 1 on
+	 * every host when the record has no allocation details.
+	 */
+	unsigned *slots;
+	unsigned tasks;		/* "tasks" (0 when not given) */
+	unsigned cpus_per_task;	/* "cpus_per_task" (1 when not given) */
 } br_sjob;
 
 typedef struct br_sjobs {
@@ -80,9 +92,16 @@ typedef struct br_sjob_spec {
 	const char *gather;	/* "spine:must,block:prefer", or "" */
 	const char *spread;	/* "block:1:hard", or "" */
 	const char *partition, *qos;	/* NULL = Slurm's default */
-	unsigned nodes;
-	unsigned gpus_per_node;	/* 0 = none */
-	const char *gres_name;	/* "gpu" */
+	/*
+	 * One task per member (-n), each with the largest member's requests
+	 * (-c, --gpus-per-task, --mem-per-cpu); not --exclusive, so Slurm
+	 * (select/topogang) may put several members on a node.
+	 */
+	unsigned tasks;
+	unsigned cpus_per_task;	/* >= 1 */
+	unsigned gpus_per_task;	/* 0 = none */
+	uint64_t mem_per_cpu;	/* MB, 0 = none */
+	const char *gres_name;	/* "gpu" or "gpu:TYPE" */
 	const char *time_limit;	/* NULL = the partition's */
 	const char *workdir;
 } br_sjob_spec;

@@ -750,7 +750,25 @@ static void test_slurm_bodies(void)
 		"{\"job_id\":7,\"name\":\"default/train\",\"comment\":"
 		"\"topogang-bridge/topogang gang=default/train\","
 		"\"job_state\":\"RUNNING\",\"state_reason\":\"None\","
-		"\"nodes\":\"node-[5-8]\",\"partition\":\"low\"},"
+		"\"nodes\":\"node-[5-8]\",\"partition\":\"low\","
+		"\"tasks\":6,\"cpus\":24,\"cpus_per_task\":4,"
+		"\"job_resources\":{\"nodes\":\"node-[5-8]\","
+		"\"allocated_nodes\":["
+		"{\"nodename\":\"node-5\",\"sockets\":{\"0\":{\"cores\":"
+		"{\"0\":\"allocated\",\"1\":\"allocated\","
+		"\"2\":\"allocated\",\"3\":\"allocated\"}},\"1\":{"
+		"\"cores\":{\"0\":\"allocated_and_in_use\","
+		"\"1\":\"allocated\",\"2\":\"allocated\","
+		"\"3\":\"allocated\"}}}},"
+		"{\"nodename\":\"node-6\",\"sockets\":{\"0\":{\"cores\":"
+		"{\"4\":\"allocated\",\"5\":\"allocated\","
+		"\"6\":\"allocated\",\"7\":\"allocated\"}}}},"
+		"{\"nodename\":\"node-8\",\"sockets\":{\"0\":{\"cores\":"
+		"{\"0\":\"allocated\",\"1\":\"allocated\","
+		"\"2\":\"allocated\",\"3\":\"allocated\"}}}},"
+		"{\"nodename\":\"node-7\",\"sockets\":{\"0\":{\"cores\":"
+		"{\"0\":\"allocated\",\"1\":\"allocated\","
+		"\"2\":\"allocated\",\"3\":\"allocated\"}}}}]}},"
 		"{\"job_id\":8,\"name\":\"default/big\",\"comment\":"
 		"\"topogang-bridge/other gang=default/big\","
 		"\"job_state\":\"PENDING\",\"state_reason\":\"Resources\","
@@ -769,6 +787,16 @@ static void test_slurm_bodies(void)
 	ok(js.n == 3 && js.v[0].id == 7 && js.v[0].nhosts == 4 &&
 	   strcmp(js.v[0].hosts[3], "node-8") == 0,
 	   "slurm jobs: id and expanded node list");
+	ok(js.n == 3 && js.v[0].slots && js.v[0].slots[0] == 2 &&
+	   js.v[0].slots[1] == 1 && js.v[0].slots[2] == 1 &&
+	   js.v[0].slots[3] == 1 && js.v[0].tasks == 6 &&
+	   js.v[0].cpus_per_task == 4,
+	   "slurm jobs: task slots per host from job_resources (allocated "
+	   "cores over cpus_per_task, in the node list's order)");
+	ok(js.n == 3 && !js.v[1].slots && js.v[2].slots &&
+	   js.v[2].slots[0] == 1,
+	   "slurm jobs: no slots while pending; one a host without "
+	   "allocation details");
 	ok(js.n == 3 && br_sjob_running(&js.v[0]) && br_sjob_live(&js.v[1]) &&
 	   !br_sjob_running(&js.v[1]) && !br_sjob_live(&js.v[2]),
 	   "slurm jobs: RUNNING / PENDING / COMPLETED");
@@ -791,17 +819,26 @@ static void test_slurm_bodies(void)
 	sp.gather = "spine:must";
 	sp.spread = "";
 	sp.partition = "high";
-	sp.nodes = 4;
-	sp.gpus_per_node = 8;
+	sp.tasks = 8;
+	sp.cpus_per_task = 4;
+	sp.gpus_per_task = 4;
+	sp.mem_per_cpu = 256;
 	sp.gres_name = "gpu";
 	sp.workdir = "/tmp";
 	body = br_sjob_submit_body(&sp);
 	j = cJSON_Parse(body);
 	is_str(br_jpath_str(j, "job.name"), "ml/train", "submit: name");
-	is_str(br_jpath_str(j, "job.nodes"), "4", "submit: nodes");
-	is_str(br_jpath_str(j, "job.gres"), "gpu:8", "submit: gres");
-	is_str(br_jpath_str(j, "job.exclusive"), "exclusive",
-	       "submit: exclusive");
+	is_str(br_jpath_str(j, "job.tasks"), "8", "submit: a task a member");
+	is_str(br_jpath_str(j, "job.cpus_per_task"), "4",
+	       "submit: cpus_per_task");
+	is_str(br_jpath_str(j, "job.gpus_per_task"), "4",
+	       "submit: gpus_per_task");
+	is_str(br_jpath_str(j, "job.memory_per_cpu"), "256M",
+	       "submit: memory_per_cpu");
+	ok(!br_jget(br_jget(j, "job"), "exclusive") &&
+	   !br_jget(br_jget(j, "job"), "nodes"),
+	   "submit: neither exclusive nor a node count (members may share "
+	   "a node)");
 	is_str(br_jpath_str(j, "job.partition"), "high", "submit: partition");
 	is_str(br_jpath_str(j, "job.comment"),
 	       "topogang-bridge/topogang gang=ml/train topo-gather=spine:must",
@@ -810,6 +847,13 @@ static void test_slurm_bodies(void)
 	   strstr(br_jstr(j, "script"), "#!/bin/sh"),
 	   "submit: environment and script (both required by v0.0.38)");
 	ok(!br_jget(br_jget(j, "job"), "qos"), "submit: no qos unless set");
+	cJSON_Delete(j);
+	free(body);
+	sp.gres_name = "gpu:a100";
+	body = br_sjob_submit_body(&sp);
+	j = cJSON_Parse(body);
+	is_str(br_jpath_str(j, "job.gpus_per_task"), "a100:4",
+	       "submit: gresName gpu:TYPE -> gpus_per_task TYPE:N");
 	cJSON_Delete(j);
 	free(body);
 	ok(br_sjob_submit_result("{\"job_id\":42,\"errors\":[]}", 200, &id,
@@ -876,6 +920,12 @@ static void test_mixed_conf(void)
 	ok(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
 			       sizeof(err)) < 0 &&
 	   strstr(err, "mixed.qsos: unknown key"), "mixed: unknown key");
+	txt = "mixed: {slurmrestd: http://x, jwtTokenFile: /t, gresName: "
+	      "mps}\n";
+	ok(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
+			       sizeof(err)) < 0 &&
+	   strstr(err, "mixed.gresName: must be \"gpu\" or \"gpu:TYPE\""),
+	   "mixed: gresName other than gpu[:TYPE] is refused");
 	br_config_free(&c);
 }
 
