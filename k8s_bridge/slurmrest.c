@@ -201,7 +201,14 @@ int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
 			return -1;
 		}
 		j->tasks = num(e, "tasks", 0);
-		j->cpus_per_task = num(e, "cpus_per_task", 1);
+		/*
+		 * v0.0.38 of 22.05 writes cpus_per_task as null unless a
+		 * --cpu-freq was given (jobs.c tests cpu_freq_min): then the
+		 * job's CPUs over its tasks.
+		 */
+		j->cpus_per_task = num(e, "cpus_per_task", 0);
+		if (!j->cpus_per_task && j->tasks)
+			j->cpus_per_task = num(e, "cpus", 0) / j->tasks;
 		if (!j->cpus_per_task)
 			j->cpus_per_task = 1;
 		job_slots(j, e);

@@ -50,7 +50,7 @@ typedef struct br_sjob {
 	 */
 	unsigned *slots;
 	unsigned tasks;		/* "tasks" (0 when not given) */
-	unsigned cpus_per_task;	/* "cpus_per_task" (1 when not given) */
+	unsigned cpus_per_task;	/* "cpus_per_task", else cpus / tasks */
 } br_sjob;
 
 typedef struct br_sjobs {
