@@ -21,6 +21,7 @@
 #include "tap.h"
 
 #include "bconfig.h"
+#include "event.h"
 #include "httpd.h"
 #include "jframe.h"
 #include "kyaml.h"
@@ -743,6 +744,50 @@ static void test_hostlists(void)
 	}
 }
 
+static void test_event_body(void)
+{
+	char nm[320], ns[64], note[BR_EVENT_NOTE_MAX + 100], *body, *path;
+	br_event ev;
+	cJSON *j;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = "Warning";
+	ev.reason = "TopologyLabelDrift";
+	ev.action = "Labeling";
+	ev.kind = "Node";
+	ev.ns = "";
+	ev.name = "node-3";
+	ev.controller = "topogang-labeller";
+	ev.instance = "topogang-labeller-node-3";
+	memset(note, 'x', sizeof(note) - 1);
+	note[sizeof(note) - 1] = '\0';
+	ev.note = note;
+	body = br_event_body(&ev, 1700000000000000LL, 0x1005, nm, sizeof(nm),
+			     ns, sizeof(ns));
+	j = body ? cJSON_Parse(body) : NULL;
+	is_str(ns, "default", "event: a cluster object's Event in default");
+	is_str(nm, "node-3.17979cfe362a00005",
+	       "event: named <object>.<ns time hex><counter hex>");
+	is_str(br_jpath_str(j, "metadata.name"), nm, "event: metadata.name");
+	ok(br_jpath_str(j, "note") &&
+	   strlen(br_jpath_str(j, "note")) == BR_EVENT_NOTE_MAX &&
+	   strcmp(br_jpath_str(j, "note") + BR_EVENT_NOTE_MAX - 4, " ...") == 0,
+	   "event: a long note is cut to 1024 bytes, ending ' ...'");
+	ok(!br_jget(br_jget(j, "regarding"), "namespace") &&
+	   !br_jget(br_jget(j, "regarding"), "uid") &&
+	   strcmp(br_jpath_str(j, "regarding.kind") ?
+		  br_jpath_str(j, "regarding.kind") : "", "Node") == 0,
+	   "event: regarding without namespace or uid when none");
+	is_str(br_jpath_str(j, "eventTime"), "2023-11-14T22:13:20.000000Z",
+	       "event: eventTime in microseconds");
+	cJSON_Delete(j);
+	free(body);
+	path = br_event_path("ml", "p.1");
+	is_str(path, "/apis/events.k8s.io/v1/namespaces/ml/events/p.1",
+	       "event: an Event's path");
+	free(path);
+}
+
 static void test_slurm_bodies(void)
 {
 	const char *jobs =
@@ -954,6 +999,7 @@ int main(void)
 	test_httpd();
 	test_hostlists();
 	test_slurm_bodies();
+	test_event_body();
 	test_mixed_conf();
 	{
 		char cmd[600];
