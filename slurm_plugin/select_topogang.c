@@ -858,13 +858,12 @@ static bool _job_exclusive(job_record_t *job_ptr)
  * the core may put several on a node, as it does with pods (this is the
  * shape the bridge's mixed mode submits a gang in).
  */
-static bool _job_per_task(job_record_t *job_ptr, uint32_t min_nodes,
-			  bool exclusive)
+static bool _job_per_task(job_record_t *job_ptr, bool exclusive)
 {
 	struct job_details *d = job_ptr->details;
 
 	return !exclusive && d->num_tasks > 1 && d->num_tasks != NO_VAL &&
-	       min_nodes <= 1 && (!d->max_nodes || d->max_nodes > 1) &&
+	       d->min_nodes <= 1 && (!d->max_nodes || d->max_nodes > 1) &&
 	       (!d->ntasks_per_node || d->ntasks_per_node == NO_VAL16) &&
 	       !d->req_node_bitmap &&
 	       (!d->pn_min_memory || (d->pn_min_memory & MEM_PER_CPU));
@@ -882,7 +881,7 @@ static int _job_shape(job_record_t *job_ptr, uint32_t min_nodes,
 
 	memset(sh, 0, sizeof(*sh));
 	*exclusive = _job_exclusive(job_ptr);
-	*per_task = _job_per_task(job_ptr, min_nodes, *exclusive);
+	*per_task = _job_per_task(job_ptr, *exclusive);
 	if (*per_task) {
 		/* one member per task: -c CPUs, its memory and GPUs */
 		cpus = d->cpus_per_task && d->cpus_per_task != NO_VAL16 ?
