@@ -54,6 +54,7 @@
 
 #define BR_MIXED_MAX_TIERS	16
 #define BR_MIXED_MAX_LAYERS	16
+#define BR_MIXED_MAX_COMPS	16	/* het job components (pod sets) */
 
 #define BR_ANN_SLURM_JOB	"topogang.io/slurm-job"
 

@@ -67,22 +67,29 @@ void br_hosts_free(char **names, unsigned n)
 	tg_hostlist_free(names, n);
 }
 
+static void sjob_free(br_sjob *j)
+{
+	unsigned h;
+
+	free(j->name);
+	free(j->comment);
+	free(j->state);
+	free(j->reason);
+	free(j->nodes);
+	free(j->partition);
+	for (h = 0; h < j->nhosts; h++)
+		free(j->hosts[h]);
+	free(j->hosts);
+	free(j->slots);
+	free(j->comp_start);
+}
+
 void br_sjobs_free(br_sjobs *js)
 {
 	size_t i;
 
-	for (i = 0; i < js->n; i++) {
-		br_sjob *j = &js->v[i];
-
-		free(j->name);
-		free(j->comment);
-		free(j->state);
-		free(j->reason);
-		free(j->nodes);
-		free(j->partition);
-		br_hosts_free(j->hosts, j->nhosts);
-		free(j->slots);
-	}
+	for (i = 0; i < js->n; i++)
+		sjob_free(&js->v[i]);
 	free(js->v);
 	js->v = NULL;
 	js->n = 0;
@@ -150,6 +157,78 @@ static void job_slots(br_sjob *j, const cJSON *e)
 	free(cores);
 }
 
+/* Appends the het component \p c (its record then freed) to \p l. */
+static void het_append(br_sjob *l, br_sjob *c)
+{
+	unsigned h, n = l->nhosts + c->nhosts;
+	char *nodes;
+
+	if (!l->comp_start) {
+		l->comp_start = br_xcalloc(2, sizeof(*l->comp_start));
+		l->comp_start[1] = l->nhosts;
+	}
+	l->comp_start = br_xrealloc(l->comp_start, (l->ncomp + 2) *
+				    sizeof(*l->comp_start));
+	l->hosts = br_xrealloc(l->hosts, (n + 1) * sizeof(*l->hosts));
+	l->slots = br_xrealloc(l->slots, (n + 1) * sizeof(*l->slots));
+	for (h = 0; h < c->nhosts; h++) {
+		l->hosts[l->nhosts + h] = c->hosts[h];
+		l->slots[l->nhosts + h] = c->slots ? c->slots[h] : 1;
+	}
+	l->nhosts = n;
+	l->ncomp++;
+	l->comp_start[l->ncomp] = n;
+	l->tasks += c->tasks;
+	nodes = br_xasprintf("%s%s%s", l->nodes, *l->nodes && *c->nodes ?
+			     "," : "", c->nodes);
+	free(l->nodes);
+	l->nodes = nodes;
+	/* the hosts' strings are the leader's now */
+	free(c->hosts);
+	c->hosts = NULL;
+	c->nhosts = 0;
+}
+
+/*
+ * Folds every component of a heterogeneous job into its leader (see
+ * br_sjob), in offset order; a component whose leader is not listed
+ * stays a record of its own.
+ */
+static void het_fold(br_sjobs *js)
+{
+	size_t i, k, n = 0;
+	unsigned off, max = 0;
+
+	for (i = 0; i < js->n; i++)
+		if (js->v[i].het_id && js->v[i].het_off > max)
+			max = js->v[i].het_off;
+	for (off = 1; off <= max; off++)
+		for (i = 0; i < js->n; i++) {
+			br_sjob *c = &js->v[i], *l = NULL;
+
+			if (!c->het_id || c->het_off != off)
+				continue;
+			for (k = 0; k < js->n; k++)
+				if (js->v[k].id == c->het_id &&
+				    js->v[k].het_off == 0)
+					l = &js->v[k];
+			if (l && l->ncomp == off) {
+				het_append(l, c);
+				c->het_off = UINT32_MAX;	/* folded */
+			}
+		}
+	for (i = 0; i < js->n; i++) {
+		br_sjob *j = &js->v[i];
+
+		if (j->het_off == UINT32_MAX) {
+			sjob_free(j);
+			continue;
+		}
+		js->v[n++] = *j;
+	}
+	js->n = n;
+}
+
 int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
 		   size_t errlen)
 {
@@ -176,6 +255,8 @@ int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
 	cJSON_ArrayForEach(e, jobs) {
 		br_sjob *j = &out->v[n];
 		const cJSON *id = br_jget(e, "job_id");
+		char **hosts;
+		unsigned nh, h;
 
 		if (!cJSON_IsNumber(id) || id->valuedouble < 1 ||
 		    id->valuedouble > 4294967295.0)
@@ -192,7 +273,7 @@ int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
 				"preempt_time")->valuedouble;
 		n++;
 		out->n = n;
-		if (br_hosts_expand(j->nodes, &j->hosts, &j->nhosts, why,
+		if (br_hosts_expand(j->nodes, &hosts, &nh, why,
 				    sizeof(why))) {
 			snprintf(err, errlen, "slurmrestd job %u: %s", j->id,
 				 why);
@@ -200,6 +281,13 @@ int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
 			br_sjobs_free(out);
 			return -1;
 		}
+		/* the bridge's copies (a het job's leader takes its
+		 * components' hosts, het_fold) */
+		j->hosts = br_xcalloc(nh + 1, sizeof(*j->hosts));
+		for (h = 0; h < nh; h++)
+			j->hosts[h] = br_xstrdup(hosts[h]);
+		j->nhosts = nh;
+		br_hosts_free(hosts, nh);
 		j->tasks = num(e, "tasks", 0);
 		/*
 		 * v0.0.38 of 22.05 writes cpus_per_task as null unless a
@@ -212,8 +300,14 @@ int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
 		if (!j->cpus_per_task)
 			j->cpus_per_task = 1;
 		job_slots(j, e);
+		j->ncomp = 1;
+		j->het_id = num(e, "het_job_id", 0);
+		j->het_off = j->het_id ? num(e, "het_job_offset", 0) : 0;
+		if (j->het_off >= 4096)
+			j->het_off = 4095;
 	}
 	cJSON_Delete(root);
+	het_fold(out);
 	return 0;
 }
 
@@ -260,12 +354,14 @@ bool br_sjob_ours(const br_sjob *j, const char *sched)
 		j->comment[ml + 1 + sl] == '\0');
 }
 
-char *br_sjob_submit_body(const br_sjob_spec *sp)
+/* One job description (a het job's component): the spec's common fields
+ * and the task shape \p t. */
+static void job_desc(cJSON *job, const br_sjob_spec *sp,
+		     const br_sjob_task *t)
 {
-	cJSON *root = cJSON_CreateObject(), *job, *env;
-	char buf[64], *comment, *script, *out;
+	char buf[64], *comment;
+	cJSON *env;
 
-	job = cJSON_AddObjectToObject(root, "job");
 	cJSON_AddStringToObject(job, "name", sp->name);
 	comment = br_xasprintf("%s/%s gang=%s%s%s%s%s", BR_SLURM_MARK,
 			       sp->sched, sp->name,
@@ -274,23 +370,23 @@ char *br_sjob_submit_body(const br_sjob_spec *sp)
 	cJSON_AddStringToObject(job, "comment", comment);
 	free(comment);
 	/* a task per member; Slurm may put several on a node */
-	snprintf(buf, sizeof(buf), "%u", sp->tasks);
+	snprintf(buf, sizeof(buf), "%u", t->tasks);
 	cJSON_AddStringToObject(job, "tasks", buf);
 	snprintf(buf, sizeof(buf), "%u",
-		 sp->cpus_per_task ? sp->cpus_per_task : 1);
+		 t->cpus_per_task ? t->cpus_per_task : 1);
 	cJSON_AddStringToObject(job, "cpus_per_task", buf);
-	if (sp->gpus_per_task) {
+	if (t->gpus_per_task) {
 		/* "gpu" -> "N", "gpu:TYPE" -> "TYPE:N" */
 		const char *type = sp->gres_name ?
 			strchr(sp->gres_name, ':') : NULL;
 
 		snprintf(buf, sizeof(buf), "%s%s%u", type ? type + 1 : "",
-			 type ? ":" : "", sp->gpus_per_task);
+			 type ? ":" : "", t->gpus_per_task);
 		cJSON_AddStringToObject(job, "gpus_per_task", buf);
 	}
-	if (sp->mem_per_cpu) {
+	if (t->mem_per_cpu) {
 		snprintf(buf, sizeof(buf), "%lluM",
-			 (unsigned long long)sp->mem_per_cpu);
+			 (unsigned long long)t->mem_per_cpu);
 		cJSON_AddStringToObject(job, "memory_per_cpu", buf);
 	}
 	if (sp->partition && *sp->partition)
@@ -306,6 +402,32 @@ char *br_sjob_submit_body(const br_sjob_spec *sp)
 	env = cJSON_AddObjectToObject(job, "environment");
 	cJSON_AddStringToObject(env, "PATH", "/usr/bin:/bin");
 	cJSON_AddStringToObject(env, "TOPOGANG_GANG", sp->name);
+}
+
+char *br_sjob_submit_body(const br_sjob_spec *sp)
+{
+	cJSON *root = cJSON_CreateObject(), *jobs;
+	char *script, *out;
+	unsigned c;
+
+	if (sp->ncomps > 1) {
+		/* heterogeneous: a component a pod set */
+		jobs = cJSON_AddArrayToObject(root, "jobs");
+		for (c = 0; c < sp->ncomps; c++) {
+			cJSON *job = cJSON_CreateObject();
+
+			job_desc(job, sp, &sp->comps[c]);
+			cJSON_AddItemToArray(jobs, job);
+		}
+	} else {
+		br_sjob_task t;
+
+		t.tasks = sp->tasks;
+		t.cpus_per_task = sp->cpus_per_task;
+		t.gpus_per_task = sp->gpus_per_task;
+		t.mem_per_cpu = sp->mem_per_cpu;
+		job_desc(cJSON_AddObjectToObject(root, "job"), sp, &t);
+	}
 	/*
 	 * The job only holds the allocation: the pods are the work.  It
 	 * ignores SIGTERM (and so does its sleep), so that when Slurm

@@ -894,6 +894,61 @@ static void test_slurm_bodies(void)
 	ok(!br_jget(br_jget(j, "job"), "qos"), "submit: no qos unless set");
 	cJSON_Delete(j);
 	free(body);
+	{
+		br_sjob_task comps[2] = { { 2, 1, 8, 1024 }, { 4, 2, 2, 512 } };
+		const cJSON *c0, *c1;
+		const char *het =
+			"{\"jobs\":["
+			"{\"job_id\":22,\"name\":\"default/mix\","
+			"\"job_state\":\"RUNNING\",\"nodes\":\"node-[2-3]\","
+			"\"het_job_id\":20,\"het_job_offset\":2,\"tasks\":1,"
+			"\"cpus\":1},"
+			"{\"job_id\":20,\"name\":\"default/mix\","
+			"\"job_state\":\"RUNNING\",\"nodes\":\"node-0\","
+			"\"het_job_id\":20,\"het_job_offset\":0,\"tasks\":1,"
+			"\"cpus\":1},"
+			"{\"job_id\":21,\"name\":\"default/mix\","
+			"\"job_state\":\"RUNNING\",\"nodes\":\"node-1\","
+			"\"het_job_id\":20,\"het_job_offset\":1,\"tasks\":1,"
+			"\"cpus\":1},"
+			"{\"job_id\":30,\"name\":\"x\",\"job_state\":"
+			"\"PENDING\",\"nodes\":\"\",\"het_job_id\":0}]}";
+
+		sp.comps = comps;
+		sp.ncomps = 2;
+		body = br_sjob_submit_body(&sp);
+		j = cJSON_Parse(body);
+		c0 = cJSON_GetArrayItem(br_jget(j, "jobs"), 0);
+		c1 = cJSON_GetArrayItem(br_jget(j, "jobs"), 1);
+		ok(!br_jget(j, "job") && cJSON_GetArraySize(br_jget(j, "jobs"))
+		   == 2, "submit: pod sets that differ -> a jobs array (het)");
+		is_str(br_jstr(c1, "tasks"), "4",
+		       "submit: het component 1: its tasks");
+		is_str(br_jstr(c0, "gpus_per_task"), "8",
+		       "submit: het component 0: its GPUs");
+		is_str(br_jstr(c1, "cpus_per_task"), "2",
+		       "submit: het component 1: its CPUs");
+		ok(br_jstr(c1, "comment") &&
+		   strstr(br_jstr(c1, "comment"), "gang=ml/train")
+		   && br_jstr(j, "script"),
+		   "submit: every component named and marked, one script");
+		cJSON_Delete(j);
+		free(body);
+		sp.comps = NULL;
+		sp.ncomps = 0;
+		is_int(br_sjobs_parse(het, &js, err, sizeof(err)), 0,
+		       "het jobs: parsed");
+		ok(js.n == 2 && js.v[0].id == 20 && js.v[0].ncomp == 3 &&
+		   js.v[0].nhosts == 4 && js.v[0].comp_start &&
+		   js.v[0].comp_start[1] == 1 && js.v[0].comp_start[2] == 2 &&
+		   js.v[0].comp_start[3] == 4 &&
+		   strcmp(js.v[0].hosts[3], "node-3") == 0 &&
+		   strcmp(js.v[0].nodes, "node-0,node-1,node-[2-3]") == 0 &&
+		   js.v[1].id == 30 && js.v[1].ncomp == 1,
+		   "het jobs: the components folded into the leader, in "
+		   "offset order");
+		br_sjobs_free(&js);
+	}
 	sp.gres_name = "gpu:a100";
 	body = br_sjob_submit_body(&sp);
 	j = cJSON_Parse(body);
