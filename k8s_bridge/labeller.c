@@ -32,6 +32,7 @@
 #include <topogang/topogang.h>
 
 #include "bconfig.h"
+#include "event.h"
 #include "http.h"
 #include "labeller.h"
 #include "log.h"
@@ -40,11 +41,9 @@
 #define LB_MAX_ARGS	256		/* command-line words */
 #define LB_MAX_DRIFT	64		/* disagreements remembered */
 #define LB_SMI_MAX	(1u << 20)	/* bytes of nvidia-smi text */
-#define LB_NOTE_MAX	1024		/* events.k8s.io note */
 #define LB_INTERVAL_S	300.0		/* default pass interval */
 #define LB_INTERVAL_MAX	86400.0
 #define LB_CONTROLLER	"topogang-labeller"
-#define LB_EVENT_NS	"default"	/* where Node events live */
 
 typedef struct lb_drift {
 	char *key, *have, *want;
@@ -426,45 +425,36 @@ static bool lb_2xx(const br_req *r)
 static bool lb_event(lb *L, const char *uid, const char *key,
 		     const char *have, const char *want)
 {
-	char ts[40], nm[320], inst[160], note[LB_NOTE_MAX + 1], why[400];
-	cJSON *j = cJSON_CreateObject(), *md, *reg;
-	int64_t us = br_wall_us();
-	char *body;
+	char nm[320], inst[160], evns[64], note[BR_EVENT_NOTE_MAX + 1];
+	char why[400], *body, *path;
+	br_event ev;
 	br_req *r;
 	bool ok;
 
-	snprintf(nm, sizeof(nm), "%.240s.%llx%lx", L->node,
-		 (unsigned long long)us * 1000ull, L->ev_ctr++ & 0xfff);
 	snprintf(inst, sizeof(inst), LB_CONTROLLER "-%.100s", L->node);
 	snprintf(note, sizeof(note), "label %.200s is '%.63s' on the Node; "
 		 "discovery says '%.63s'%s", key, have, want, L->correct ?
 		 ": corrected" : ": left as is (--drift report)");
-	cJSON_AddStringToObject(j, "apiVersion", "events.k8s.io/v1");
-	cJSON_AddStringToObject(j, "kind", "Event");
-	md = cJSON_AddObjectToObject(j, "metadata");
-	cJSON_AddStringToObject(md, "name", nm);
-	cJSON_AddStringToObject(md, "namespace", LB_EVENT_NS);
-	cJSON_AddStringToObject(j, "eventTime",
-				br_rfc3339(ts, sizeof(ts), us, true));
-	cJSON_AddStringToObject(j, "reportingController", LB_CONTROLLER);
-	cJSON_AddStringToObject(j, "reportingInstance", inst);
-	cJSON_AddStringToObject(j, "action", "Labeling");
-	cJSON_AddStringToObject(j, "reason", "TopologyLabelDrift");
-	cJSON_AddStringToObject(j, "type", "Warning");
-	reg = cJSON_AddObjectToObject(j, "regarding");
-	cJSON_AddStringToObject(reg, "apiVersion", "v1");
-	cJSON_AddStringToObject(reg, "kind", "Node");
-	cJSON_AddStringToObject(reg, "name", L->node);
-	if (uid && *uid)
-		cJSON_AddStringToObject(reg, "uid", uid);
-	cJSON_AddStringToObject(j, "note", note);
-	body = cJSON_PrintUnformatted(j);
-	cJSON_Delete(j);
+	memset(&ev, 0, sizeof(ev));
+	ev.type = "Warning";
+	ev.reason = "TopologyLabelDrift";
+	ev.action = "Labeling";
+	ev.note = note;
+	ev.kind = "Node";
+	ev.ns = "";	/* a cluster object: the event in "default" */
+	ev.name = L->node;
+	ev.uid = uid;
+	ev.controller = LB_CONTROLLER;
+	ev.instance = inst;
+	body = br_event_body(&ev, br_wall_us(),
+			     (unsigned)(L->ev_ctr++ & 0xfff), nm, sizeof(nm),
+			     evns, sizeof(evns));
 	if (!body)
 		return false;
-	r = lb_call(L, "POST", "/apis/events.k8s.io/v1/namespaces/"
-		    LB_EVENT_NS "/events", "application/json", body);
-	cJSON_free(body);
+	path = br_event_path(evns, NULL);
+	r = lb_call(L, "POST", path, "application/json", body);
+	free(path);
+	free(body);
 	ok = lb_2xx(r);
 	if (!ok)
 		br_log(BR_LOG_WARN, "drift event not posted (retried next "

@@ -241,8 +241,18 @@ int br_mixed_conf_load(br_mixed_conf **out, const cJSON *v, const char *src,
 			r = load_layers(mc, f, src, err, errlen);
 		else if (strcmp(k, "gpuResource") == 0)
 			r = cstr(f, &mc->gpu_resource, src, k, err, errlen);
-		else if (strcmp(k, "gresName") == 0)
+		else if (strcmp(k, "gresName") == 0) {
 			r = cstr(f, &mc->gres_name, src, k, err, errlen);
+			/* asked as --gpus-per-task: "gpu" or "gpu:TYPE" */
+			if (!r && strcmp(mc->gres_name, "gpu") != 0 &&
+			    (strncmp(mc->gres_name, "gpu:", 4) != 0 ||
+			     !mc->gres_name[4] ||
+			     strchr(mc->gres_name + 4, ':')))
+				r = cerr(err, errlen, src, k, "must be "
+					 "\"gpu\" or \"gpu:TYPE\" (the "
+					 "members' GPUs are asked as "
+					 "--gpus-per-task)");
+		}
 		else if (strcmp(k, "timeLimit") == 0)
 			r = cstr(f, &mc->time_limit, src, k, err, errlen);
 		else if (strcmp(k, "workdir") == 0)
@@ -876,6 +886,34 @@ static void request_text(const br_mixed_conf *mc, const tg_gang *g,
 	}
 }
 
+/* A pod set's task shape: -c (CPUs up), --gpus-per-task, --mem-per-cpu
+ * (MiB, up). */
+static br_sjob_task task_of(const tg_shape *sh, unsigned rid, unsigned n)
+{
+	br_sjob_task t;
+	uint64_t per;
+
+	memset(&t, 0, sizeof(t));
+	t.tasks = n;
+	t.cpus_per_task = (unsigned)((sh->v[TG_RES_CPU] + 999) / 1000);
+	if (!t.cpus_per_task)
+		t.cpus_per_task = 1;
+	if (rid < TG_MAX_RESOURCES && sh->v[rid] > 0)
+		t.gpus_per_task = (unsigned)sh->v[rid];
+	per = (uint64_t)t.cpus_per_task << 20;
+	if (sh->v[TG_RES_MEMORY] > 0)
+		t.mem_per_cpu = ((uint64_t)sh->v[TG_RES_MEMORY] + per - 1) /
+				per;
+	return t;
+}
+
+static bool task_eq(const br_sjob_task *a, const br_sjob_task *b)
+{
+	return a->cpus_per_task == b->cpus_per_task &&
+	       a->gpus_per_task == b->gpus_per_task &&
+	       a->mem_per_cpu == b->mem_per_cpu;
+}
+
 static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 {
 	br_mixed *x = c->x;
@@ -883,7 +921,10 @@ static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 	const char *name = tg_gang_name(g);
 	char gather[512], spread[512];
 	br_sjob_spec sp;
-	unsigned ps, rid = 0, gpus = 0, i;
+	unsigned ps, rid = 0, gpus = 0, i, ncomps = 0;
+	int64_t cpu_m = 0, mem_b = 0;
+	br_sjob_task comps[BR_MIXED_MAX_COMPS];
+	bool het = false;
 	int64_t prio = tg_gang_priority(g);
 	submit_st *st;
 	sub_ctx *ctx;
@@ -892,13 +933,36 @@ static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 
 	memset(&sp, 0, sizeof(sp));
 	request_text(mc, g, gather, sizeof(gather), spread, sizeof(spread));
-	if (tg_topology_resource(c->t, mc->gpu_resource, &rid) == TG_OK)
-		for (ps = 0; ps < tg_gang_npodsets(g); ps++) {
-			const tg_shape *sh = tg_gang_podset_shape(g, ps);
+	if (tg_topology_resource(c->t, mc->gpu_resource, &rid) != TG_OK)
+		rid = TG_MAX_RESOURCES;
+	/*
+	 * A task shape a pod set: pod sets that differ make a
+	 * heterogeneous job, a component each (het_comps); else one job,
+	 * each request at its largest over the pod sets.
+	 */
+	for (ps = 0; ps < tg_gang_npodsets(g); ps++) {
+		const tg_shape *sh = tg_gang_podset_shape(g, ps);
+		unsigned cnt = tg_gang_podset_count(g, ps);
 
-			if (sh && sh->v[rid] > (int64_t)gpus)
-				gpus = (unsigned)sh->v[rid];
-		}
+		if (!sh || !cnt)
+			continue;
+		if (rid < TG_MAX_RESOURCES && sh->v[rid] > (int64_t)gpus)
+			gpus = (unsigned)sh->v[rid];
+		if (sh->v[TG_RES_CPU] > cpu_m)
+			cpu_m = sh->v[TG_RES_CPU];
+		if (sh->v[TG_RES_MEMORY] > mem_b)
+			mem_b = sh->v[TG_RES_MEMORY];
+		if (ncomps < BR_MIXED_MAX_COMPS)
+			comps[ncomps] = task_of(sh, rid, cnt);
+		if (ncomps && ncomps < BR_MIXED_MAX_COMPS &&
+		    !task_eq(&comps[0], &comps[ncomps]))
+			het = true;
+		ncomps++;
+	}
+	if (het && ncomps <= BR_MIXED_MAX_COMPS) {
+		sp.comps = comps;
+		sp.ncomps = ncomps;
+	}
 	sp.name = name;
 	sp.sched = x->cfg->scheduler_name;
 	sp.gather = gather;
@@ -911,8 +975,14 @@ static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 			sp.qos = mc->tiers[i].qos;
 			break;
 		}
-	sp.nodes = nmembers;
-	sp.gpus_per_node = gpus;
+	sp.tasks = nmembers;
+	sp.cpus_per_task = (unsigned)((cpu_m + 999) / 1000);
+	if (!sp.cpus_per_task)
+		sp.cpus_per_task = 1;
+	sp.gpus_per_task = gpus;
+	/* --mem-per-cpu: the member's memory over its CPUs, in MiB, up */
+	sp.mem_per_cpu = ((uint64_t)mem_b + ((uint64_t)sp.cpus_per_task << 20)
+			  - 1) / ((uint64_t)sp.cpus_per_task << 20);
 	sp.gres_name = mc->gres_name;
 	sp.time_limit = mc->time_limit;
 	sp.workdir = mc->workdir;
@@ -929,13 +999,19 @@ static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 	ctx->x = x;
 	ctx->gang = br_xstrdup(name);
 	{
-		char n[16], pr[24], gp[16];
+		char n[16], pr[24], gp[16], cp[16], mm[24], hc[16];
 
 		snprintf(n, sizeof(n), "%u", nmembers);
 		snprintf(pr, sizeof(pr), "%lld", (long long)prio);
 		snprintf(gp, sizeof(gp), "%u", gpus);
+		snprintf(cp, sizeof(cp), "%u", sp.cpus_per_task);
+		snprintf(mm, sizeof(mm), "%llu",
+			 (unsigned long long)sp.mem_per_cpu);
+		snprintf(hc, sizeof(hc), "%u", sp.ncomps);
 		br_log(BR_LOG_INFO, "submitting the gang to Slurm", "gang",
-		       name, "nodes", n, "gpus_per_node", gp, "priority", pr,
+		       name, "tasks", n, "cpus_per_task", cp, "gpus_per_task",
+		       gp, "mem_per_cpu_mb", mm, "het_components", hc,
+		       "priority", pr,
 		       "partition", sp.partition ? sp.partition : "",
 		       "qos", sp.qos ? sp.qos : "", "topo_gather", gather,
 		       "topo_spread", spread, NULL);
@@ -953,18 +1029,48 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 {
 	const br_store *pods = br_informer_store(c->x->pods);
 	const char *name = tg_gang_name(g);
-	unsigned ps, m, h, nb = 0, rank;
+	unsigned ps, m, h, nb = 0, rank, ci, nsets = 0;
 	size_t i;
 	const char **free_nodes;
-	unsigned nfree = 0;
+	unsigned nfree = 0, nslots = 0, *taken;
+	unsigned cfirst[BR_MIXED_MAX_COMPS + 1], cnext[BR_MIXED_MAX_COMPS];
+	bool short_comp = false;
 	char domain[300], id[16];
 
 	snprintf(id, sizeof(id), "%u", j->id);
 	snprintf(domain, sizeof(domain), "slurm/%.280s", j->nodes);
-	free_nodes = br_xcalloc(j->nhosts + 1, sizeof(*free_nodes));
+	for (ps = 0; ps < tg_gang_npodsets(g); ps++)
+		nsets += tg_gang_podset_count(g, ps) > 0;
+	if (j->ncomp > 1 && (j->ncomp != nsets ||
+			     j->ncomp > BR_MIXED_MAX_COMPS)) {
+		char a[16], b[16];
+
+		/* a component a pod set, as submitted: not so any more */
+		snprintf(a, sizeof(a), "%u", j->ncomp);
+		snprintf(b, sizeof(b), "%u", nsets);
+		br_log(BR_LOG_WARN, "the heterogeneous job's components are "
+		       "not the gang's pod sets; waiting", "gang", name, "job",
+		       id, "components", a, "pod_sets", b, NULL);
+		return;
+	}
+	for (h = 0; h < j->nhosts; h++)
+		nslots += j->slots ? j->slots[h] : 1;
+	/*
+	 * A free task slot a line, in the job's node order (a het job's
+	 * components one after the other): rank order.  Pods already bound
+	 * on a node take its first slots.
+	 */
+	free_nodes = br_xcalloc(nslots + 1, sizeof(*free_nodes));
+	taken = br_xcalloc(j->nhosts + 1, sizeof(*taken));
+	ci = 0;
+	cfirst[0] = 0;
 	for (h = 0; h < j->nhosts; h++) {
 		const char *kn = br_map_get(&c->k8s_node, j->hosts[h]);
-		bool used = false;
+		unsigned used = 0, k, slots = j->slots ? j->slots[h] : 1;
+
+		while (j->comp_start && ci + 1 < j->ncomp &&
+		       h >= j->comp_start[ci + 1])
+			cfirst[++ci] = nfree;
 
 		if (!kn) {
 			char note[MSG_MAX];
@@ -977,15 +1083,24 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 			       "slurm_node", j->hosts[h], NULL);
 			note_members(c, g, "SlurmNodeUnmapped", note, j->id);
 			free(free_nodes);
+			free(taken);
 			return;
 		}
 		for (i = 0; i < c->nbound; i++)
 			if (c->bound[i].job == j->id &&
 			    strcmp(c->bound[i].o->node, kn) == 0)
-				used = true;
-		if (!used)
+				used++;
+		for (k = 0; k < h; k++)	/* a node in two components */
+			if (strcmp(j->hosts[k], j->hosts[h]) == 0)
+				used -= BR_MIN(used, taken[k]);
+		taken[h] = BR_MIN(used, slots);
+		for (k = used; k < slots; k++)
 			free_nodes[nfree++] = kn;
 	}
+	free(taken);
+	while (++ci <= (j->ncomp > 1 ? j->ncomp : 1) &&
+	       ci <= BR_MIXED_MAX_COMPS)
+		cfirst[ci] = nfree;
 	for (i = 0; i < c->nbound; i++)
 		nb += c->bound[i].job == j->id;
 	rank = nb;
@@ -1001,28 +1116,49 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 				return;
 			}
 		}
-	if (nfree < tg_gang_nmembers(g)) {
+	/* enough free slots for the pending members, a component each */
+	ci = 0;
+	for (ps = 0; ps < tg_gang_npodsets(g) && j->ncomp > 1; ps++) {
+		unsigned want = tg_gang_podset_count(g, ps);
+
+		if (!want)
+			continue;
+		if (cfirst[ci + 1] - cfirst[ci] < want)
+			short_comp = true;
+		ci++;
+	}
+	if (nfree < tg_gang_nmembers(g) || short_comp) {
 		char a[16], b[16];
 
 		snprintf(a, sizeof(a), "%u", nfree);
 		snprintf(b, sizeof(b), "%u", tg_gang_nmembers(g));
-		br_log(BR_LOG_WARN, "the Slurm job has fewer free nodes than "
-		       "the gang has pending members; waiting", "gang", name,
+		br_log(BR_LOG_WARN, "the Slurm job has fewer free task slots "
+		       "than the gang has pending members; waiting", "gang",
+		       name,
 		       "job", id, "free", a, "members", b, NULL);
 		free(free_nodes);
 		return;
 	}
+	/* a het job: pod set ci on component ci's slots; else all in turn */
+	for (ci = 0; ci < BR_MIXED_MAX_COMPS; ci++)
+		cnext[ci] = j->ncomp > 1 ? cfirst[ci] : 0;
 	h = 0;
-	for (ps = 0; ps < tg_gang_npodsets(g); ps++)
+	ci = 0;
+	for (ps = 0; ps < tg_gang_npodsets(g); ps++) {
+		if (!tg_gang_podset_count(g, ps))
+			continue;
 		for (m = 0; m < tg_gang_podset_count(g, ps); m++) {
 			const char *key = tg_gang_podset_member(g, ps, m);
 			const br_obj *o = key ? br_store_get(pods, key) : NULL;
 			char ns[254], pn[254], note[MSG_MAX];
+			unsigned *at_slot = &cnext[j->ncomp > 1 ? ci : 0];
+			const char *node;
 
-			if (!o || o->node)
+			if (!o || o->node || *at_slot >= nfree)
 				continue;
+			node = free_nodes[(*at_slot)++];
 			split_key(o->key, ns, sizeof(ns), pn, sizeof(pn));
-			add_req_key(c, binding(ns, pn, o->uid, free_nodes[h],
+			add_req_key(c, binding(ns, pn, o->uid, node,
 					       name, domain, rank++, j->id),
 				    o->key);
 			{
@@ -1032,13 +1168,14 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 				br_map_put(&c->x->binding, o->key, at);
 			}
 			snprintf(note, sizeof(note), "Successfully assigned %s "
-				 "to %s (Slurm job %u)", o->key, free_nodes[h],
-				 j->id);
+				 "to %s (Slurm job %u)", o->key, node, j->id);
 			br_sched_event(c->s, "Normal", "Scheduled", "Binding",
 				       note, "Pod", ns, pn, o->uid);
 			br_map_del(&c->x->notes, o->key);
 			h++;
 		}
+		ci++;
+	}
 	br_log(BR_LOG_INFO, "binding the gang where Slurm placed it", "gang",
 	       name, "job", id, "nodes", j->nodes, NULL);
 	c->x->m->gangs_scheduled++;

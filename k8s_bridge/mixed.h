@@ -9,8 +9,11 @@
  *
  *  1. A pending gang without a Slurm job gets one, through slurmrestd
  *     (slurmrest.h): named after the gang ("namespace/group", what squeue
- *     shows), one exclusive node per member, the members' GPUs as
- *     gres gpu:N per node, the gang's gather/spread requests in the
+ *     shows), a task per member with the member's requests (-c,
+ *     --gpus-per-task, --mem-per-cpu; not exclusive: select/topogang
+ *     makes each task a gang member, so several may share a node), a
+ *     heterogeneous job (a component a pod set) when the pod sets'
+ *     requests differ, the gang's gather/spread requests in the
  *     comment ("topogang-bridge/<scheduler> gang=ns/g topo-gather=
  *     spine:must"; select/topogang reads topo-gather=/topo-spread= there,
  *     as it reads the SPANK options of sbatch), and the partition/QOS of
@@ -21,8 +24,10 @@
  *     and the annotation topogang.io/slurm-job=N (kubectl describe pod).
  *  3. Once it runs, its node list is expanded (the core's hostlist
  *     expander), mapped to Kubernetes nodes (same name, or the node whose
- *     label KEY holds the Slurm name) and the members are bound there, in
- *     rank order, with the job id recorded on each pod.
+ *     label KEY holds the Slurm name), each node's task slots read from
+ *     the job record's allocation (slurmrest.h, br_sjob), and the members
+ *     are bound one a slot, in rank order (a het job's pod sets each on
+ *     its component's slots), with the job id recorded on each pod.
  *  4. A bound pod whose job is no longer running on its node (preempted,
  *     requeued, cancelled, ended, gone) is evicted, and so is one whose
  *     job Slurm is preempting with a GraceTime (preempt_time set: the
@@ -54,6 +59,7 @@
 
 #define BR_MIXED_MAX_TIERS	16
 #define BR_MIXED_MAX_LAYERS	16
+#define BR_MIXED_MAX_COMPS	16	/* het job components (pod sets) */
 
 #define BR_ANN_SLURM_JOB	"topogang.io/slurm-job"
 

@@ -17,6 +17,7 @@
 
 #include <topogang/topogang.h>
 
+#include "event.h"
 #include "log.h"
 #include "map.h"
 #include "mixed.h"
@@ -32,7 +33,6 @@
 #define BATCH_MAX_WAIT_MS	500	/* longest a change waits */
 #define SAFETY_CYCLE_MS		30000
 #define SNAP_ERROR_RETRY_MS	5000
-#define NOTE_MAX		1024	/* events.k8s.io note */
 #define MAX_WARNINGS_KEPT	10000
 #define LOG_NODES_MAX		16
 #define EVENTS_INFLIGHT		8	/* events posted at once */
@@ -520,8 +520,7 @@ static void series_flush(br_sched *s)
 		cJSON_Delete(j);
 		if (!body)
 			continue;
-		path = br_xasprintf("/apis/events.k8s.io/v1/namespaces/%s/"
-				    "events/%s", e->ns, e->name);
+		path = br_event_path(e->ns, e->name);
 		r = br_req_create("PATCH", path);
 		br_req_set_body(r, "application/strategic-merge-patch+json",
 				body);
@@ -540,12 +539,10 @@ static void send_event(br_sched *s, const char *type, const char *reason,
 		       const char *kind, const char *ns, const char *name,
 		       const char *uid)
 {
-	char ts[40], nm[320], inst[160], *path, *body, *id;
-	cJSON *j, *md, *reg;
+	char nm[320], inst[160], evns[256], *path, *body, *id;
 	int64_t us = br_wall_us();
+	br_event ev;
 	br_req *r;
-	char trunc[NOTE_MAX + 1];
-	const char *evns = *ns ? ns : "default";
 	evseries *e;
 
 	id = br_xasprintf("%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s",
@@ -555,49 +552,29 @@ static void send_event(br_sched *s, const char *type, const char *reason,
 		free(id);
 		return;
 	}
-
-	snprintf(nm, sizeof(nm), "%.240s.%llx%llx", name,
-		 (unsigned long long)us * 1000ull,
-		 (unsigned long long)(s->ev_ctr++ & 0xfff));
 	snprintf(inst, sizeof(inst), "%.50s-%.70s", s->env.cfg->scheduler_name,
 		 s->env.cfg->identity);
-	j = cJSON_CreateObject();
-	cJSON_AddStringToObject(j, "apiVersion", "events.k8s.io/v1");
-	cJSON_AddStringToObject(j, "kind", "Event");
-	md = cJSON_AddObjectToObject(j, "metadata");
-	cJSON_AddStringToObject(md, "name", nm);
-	cJSON_AddStringToObject(md, "namespace", evns);
-	cJSON_AddStringToObject(j, "eventTime",
-				br_rfc3339(ts, sizeof(ts), us, true));
-	cJSON_AddStringToObject(j, "reportingController",
-				s->env.cfg->scheduler_name);
-	cJSON_AddStringToObject(j, "reportingInstance", inst);
-	cJSON_AddStringToObject(j, "action", action);
-	cJSON_AddStringToObject(j, "reason", reason);
-	cJSON_AddStringToObject(j, "type", type);
-	reg = cJSON_AddObjectToObject(j, "regarding");
-	cJSON_AddStringToObject(reg, "apiVersion", "v1");
-	cJSON_AddStringToObject(reg, "kind", kind);
-	if (*ns)
-		cJSON_AddStringToObject(reg, "namespace", ns);
-	cJSON_AddStringToObject(reg, "name", name);
-	if (uid && *uid)
-		cJSON_AddStringToObject(reg, "uid", uid);
-	if (strlen(note) > NOTE_MAX) {
-		snprintf(trunc, sizeof(trunc), "%.*s ...", NOTE_MAX - 4, note);
-		note = trunc;
-	}
-	cJSON_AddStringToObject(j, "note", note);
-	body = cJSON_PrintUnformatted(j);
-	cJSON_Delete(j);
-	if (!body)
+	ev.type = type;
+	ev.reason = reason;
+	ev.action = action;
+	ev.note = note;
+	ev.kind = kind;
+	ev.ns = ns;
+	ev.name = name;
+	ev.uid = uid;
+	ev.controller = s->env.cfg->scheduler_name;
+	ev.instance = inst;
+	body = br_event_body(&ev, us, s->ev_ctr++, nm, sizeof(nm), evns,
+			     sizeof(evns));
+	if (!body) {
+		free(id);
 		return;
-	path = br_xasprintf("/apis/events.k8s.io/v1/namespaces/%s/events",
-			    evns);
+	}
+	path = br_event_path(evns, NULL);
 	r = br_req_create("POST", path);
 	br_req_set_body(r, "application/json", body);
 	free(path);
-	cJSON_free(body);
+	free(body);
 	event_queue(s, r);
 	if (s->series.n < SERIES_MAX) {
 		e = br_xcalloc(1, sizeof(*e));

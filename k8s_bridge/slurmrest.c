@@ -67,24 +67,166 @@ void br_hosts_free(char **names, unsigned n)
 	tg_hostlist_free(names, n);
 }
 
+static void sjob_free(br_sjob *j)
+{
+	unsigned h;
+
+	free(j->name);
+	free(j->comment);
+	free(j->state);
+	free(j->reason);
+	free(j->nodes);
+	free(j->partition);
+	for (h = 0; h < j->nhosts; h++)
+		free(j->hosts[h]);
+	free(j->hosts);
+	free(j->slots);
+	free(j->comp_start);
+}
+
 void br_sjobs_free(br_sjobs *js)
 {
 	size_t i;
 
-	for (i = 0; i < js->n; i++) {
-		br_sjob *j = &js->v[i];
-
-		free(j->name);
-		free(j->comment);
-		free(j->state);
-		free(j->reason);
-		free(j->nodes);
-		free(j->partition);
-		br_hosts_free(j->hosts, j->nhosts);
-	}
+	for (i = 0; i < js->n; i++)
+		sjob_free(&js->v[i]);
 	free(js->v);
 	js->v = NULL;
 	js->n = 0;
+}
+
+static unsigned num(const cJSON *o, const char *key, unsigned dflt)
+{
+	const cJSON *v = br_jget(o, key);
+
+	if (!cJSON_IsNumber(v) || v->valuedouble < 0 ||
+	    v->valuedouble > 4294967295.0)
+		return dflt;
+	return (unsigned)v->valuedouble;
+}
+
+/* Allocated cores of one allocated_nodes entry. */
+static unsigned node_cores(const cJSON *n)
+{
+	const cJSON *s, *c;
+	unsigned k = 0;
+
+	cJSON_ArrayForEach(s, br_jget(n, "sockets"))
+		cJSON_ArrayForEach(c, br_jget(s, "cores"))
+			k += cJSON_IsString(c) &&
+			     strncmp(c->valuestring, "allocated", 9) == 0;
+	return k;
+}
+
+/*
+ * j->slots from the record's job_resources (see br_sjob): a host's
+ * allocated cores, as CPUs (cores x the job's cpus / its cores: threads),
+ * over cpus_per_task.
+ */
+static void job_slots(br_sjob *j, const cJSON *e)
+{
+	const cJSON *an = br_jget(br_jget(e, "job_resources"),
+				  "allocated_nodes"), *n;
+	unsigned *cores, h, total = 0, cpus = num(e, "cpus", 0);
+
+	if (!j->nhosts)
+		return;
+	j->slots = br_xcalloc(j->nhosts, sizeof(*j->slots));
+	cores = br_xcalloc(j->nhosts, sizeof(*cores));
+	cJSON_ArrayForEach(n, an) {
+		const char *name = br_jstr(n, "nodename");
+
+		for (h = 0; name && h < j->nhosts; h++)
+			if (strcmp(j->hosts[h], name) == 0) {
+				cores[h] = node_cores(n);
+				total += cores[h];
+				break;
+			}
+	}
+	for (h = 0; h < j->nhosts; h++) {
+		uint64_t c = cores[h];
+
+		if (!total) {
+			j->slots[h] = 1;	/* no allocation details */
+			continue;
+		}
+		if (cpus > total)
+			c = c * cpus / total;
+		j->slots[h] = (unsigned)(c / j->cpus_per_task);
+	}
+	free(cores);
+}
+
+/* Appends the het component \p c (its record then freed) to \p l. */
+static void het_append(br_sjob *l, br_sjob *c)
+{
+	unsigned h, n = l->nhosts + c->nhosts;
+	char *nodes;
+
+	if (!l->comp_start) {
+		l->comp_start = br_xcalloc(2, sizeof(*l->comp_start));
+		l->comp_start[1] = l->nhosts;
+	}
+	l->comp_start = br_xrealloc(l->comp_start, (l->ncomp + 2) *
+				    sizeof(*l->comp_start));
+	l->hosts = br_xrealloc(l->hosts, (n + 1) * sizeof(*l->hosts));
+	l->slots = br_xrealloc(l->slots, (n + 1) * sizeof(*l->slots));
+	for (h = 0; h < c->nhosts; h++) {
+		l->hosts[l->nhosts + h] = c->hosts[h];
+		l->slots[l->nhosts + h] = c->slots ? c->slots[h] : 1;
+	}
+	l->nhosts = n;
+	l->ncomp++;
+	l->comp_start[l->ncomp] = n;
+	l->tasks += c->tasks;
+	nodes = br_xasprintf("%s%s%s", l->nodes, *l->nodes && *c->nodes ?
+			     "," : "", c->nodes);
+	free(l->nodes);
+	l->nodes = nodes;
+	/* the hosts' strings are the leader's now */
+	free(c->hosts);
+	c->hosts = NULL;
+	c->nhosts = 0;
+}
+
+/*
+ * Folds every component of a heterogeneous job into its leader (see
+ * br_sjob), in offset order; a component whose leader is not listed
+ * stays a record of its own.
+ */
+static void het_fold(br_sjobs *js)
+{
+	size_t i, k, n = 0;
+	unsigned off, max = 0;
+
+	for (i = 0; i < js->n; i++)
+		if (js->v[i].het_id && js->v[i].het_off > max)
+			max = js->v[i].het_off;
+	for (off = 1; off <= max; off++)
+		for (i = 0; i < js->n; i++) {
+			br_sjob *c = &js->v[i], *l = NULL;
+
+			if (!c->het_id || c->het_off != off)
+				continue;
+			for (k = 0; k < js->n; k++)
+				if (js->v[k].id == c->het_id &&
+				    js->v[k].het_off == 0)
+					l = &js->v[k];
+			if (l && l->ncomp == off) {
+				het_append(l, c);
+				c->het_off = UINT32_MAX;	/* folded */
+			}
+		}
+	for (i = 0; i < js->n; i++) {
+		br_sjob *j = &js->v[i];
+
+		if (j->het_off == UINT32_MAX) {
+			sjob_free(j);
+			continue;
+		}
+		js->v[n++] = *j;
+	}
+	js->n = n;
 }
 
 int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
@@ -113,6 +255,8 @@ int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
 	cJSON_ArrayForEach(e, jobs) {
 		br_sjob *j = &out->v[n];
 		const cJSON *id = br_jget(e, "job_id");
+		char **hosts;
+		unsigned nh, h;
 
 		if (!cJSON_IsNumber(id) || id->valuedouble < 1 ||
 		    id->valuedouble > 4294967295.0)
@@ -129,7 +273,7 @@ int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
 				"preempt_time")->valuedouble;
 		n++;
 		out->n = n;
-		if (br_hosts_expand(j->nodes, &j->hosts, &j->nhosts, why,
+		if (br_hosts_expand(j->nodes, &hosts, &nh, why,
 				    sizeof(why))) {
 			snprintf(err, errlen, "slurmrestd job %u: %s", j->id,
 				 why);
@@ -137,8 +281,33 @@ int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
 			br_sjobs_free(out);
 			return -1;
 		}
+		/* the bridge's copies (a het job's leader takes its
+		 * components' hosts, het_fold) */
+		j->hosts = br_xcalloc(nh + 1, sizeof(*j->hosts));
+		for (h = 0; h < nh; h++)
+			j->hosts[h] = br_xstrdup(hosts[h]);
+		j->nhosts = nh;
+		br_hosts_free(hosts, nh);
+		j->tasks = num(e, "tasks", 0);
+		/*
+		 * v0.0.38 of 22.05 writes cpus_per_task as null unless a
+		 * --cpu-freq was given (jobs.c tests cpu_freq_min): then the
+		 * job's CPUs over its tasks.
+		 */
+		j->cpus_per_task = num(e, "cpus_per_task", 0);
+		if (!j->cpus_per_task && j->tasks)
+			j->cpus_per_task = num(e, "cpus", 0) / j->tasks;
+		if (!j->cpus_per_task)
+			j->cpus_per_task = 1;
+		job_slots(j, e);
+		j->ncomp = 1;
+		j->het_id = num(e, "het_job_id", 0);
+		j->het_off = j->het_id ? num(e, "het_job_offset", 0) : 0;
+		if (j->het_off >= 4096)
+			j->het_off = 4095;
 	}
 	cJSON_Delete(root);
+	het_fold(out);
 	return 0;
 }
 
@@ -185,12 +354,14 @@ bool br_sjob_ours(const br_sjob *j, const char *sched)
 		j->comment[ml + 1 + sl] == '\0');
 }
 
-char *br_sjob_submit_body(const br_sjob_spec *sp)
+/* One job description (a het job's component): the spec's common fields
+ * and the task shape \p t. */
+static void job_desc(cJSON *job, const br_sjob_spec *sp,
+		     const br_sjob_task *t)
 {
-	cJSON *root = cJSON_CreateObject(), *job, *env;
-	char buf[64], *comment, *script, *out;
+	char buf[64], *comment;
+	cJSON *env;
 
-	job = cJSON_AddObjectToObject(root, "job");
 	cJSON_AddStringToObject(job, "name", sp->name);
 	comment = br_xasprintf("%s/%s gang=%s%s%s%s%s", BR_SLURM_MARK,
 			       sp->sched, sp->name,
@@ -198,14 +369,25 @@ char *br_sjob_submit_body(const br_sjob_spec *sp)
 			       *sp->spread ? " topo-spread=" : "", sp->spread);
 	cJSON_AddStringToObject(job, "comment", comment);
 	free(comment);
-	snprintf(buf, sizeof(buf), "%u", sp->nodes);
-	cJSON_AddStringToObject(job, "nodes", buf);
-	/* one member per node: the whole node is the gang's */
-	cJSON_AddStringToObject(job, "exclusive", "exclusive");
-	if (sp->gpus_per_node) {
-		snprintf(buf, sizeof(buf), "%s:%u", sp->gres_name,
-			 sp->gpus_per_node);
-		cJSON_AddStringToObject(job, "gres", buf);
+	/* a task per member; Slurm may put several on a node */
+	snprintf(buf, sizeof(buf), "%u", t->tasks);
+	cJSON_AddStringToObject(job, "tasks", buf);
+	snprintf(buf, sizeof(buf), "%u",
+		 t->cpus_per_task ? t->cpus_per_task : 1);
+	cJSON_AddStringToObject(job, "cpus_per_task", buf);
+	if (t->gpus_per_task) {
+		/* "gpu" -> "N", "gpu:TYPE" -> "TYPE:N" */
+		const char *type = sp->gres_name ?
+			strchr(sp->gres_name, ':') : NULL;
+
+		snprintf(buf, sizeof(buf), "%s%s%u", type ? type + 1 : "",
+			 type ? ":" : "", t->gpus_per_task);
+		cJSON_AddStringToObject(job, "gpus_per_task", buf);
+	}
+	if (t->mem_per_cpu) {
+		snprintf(buf, sizeof(buf), "%lluM",
+			 (unsigned long long)t->mem_per_cpu);
+		cJSON_AddStringToObject(job, "memory_per_cpu", buf);
 	}
 	if (sp->partition && *sp->partition)
 		cJSON_AddStringToObject(job, "partition", sp->partition);
@@ -220,6 +402,32 @@ char *br_sjob_submit_body(const br_sjob_spec *sp)
 	env = cJSON_AddObjectToObject(job, "environment");
 	cJSON_AddStringToObject(env, "PATH", "/usr/bin:/bin");
 	cJSON_AddStringToObject(env, "TOPOGANG_GANG", sp->name);
+}
+
+char *br_sjob_submit_body(const br_sjob_spec *sp)
+{
+	cJSON *root = cJSON_CreateObject(), *jobs;
+	char *script, *out;
+	unsigned c;
+
+	if (sp->ncomps > 1) {
+		/* heterogeneous: a component a pod set */
+		jobs = cJSON_AddArrayToObject(root, "jobs");
+		for (c = 0; c < sp->ncomps; c++) {
+			cJSON *job = cJSON_CreateObject();
+
+			job_desc(job, sp, &sp->comps[c]);
+			cJSON_AddItemToArray(jobs, job);
+		}
+	} else {
+		br_sjob_task t;
+
+		t.tasks = sp->tasks;
+		t.cpus_per_task = sp->cpus_per_task;
+		t.gpus_per_task = sp->gpus_per_task;
+		t.mem_per_cpu = sp->mem_per_cpu;
+		job_desc(cJSON_AddObjectToObject(root, "job"), sp, &t);
+	}
 	/*
 	 * The job only holds the allocation: the pods are the work.  It
 	 * ignores SIGTERM (and so does its sleep), so that when Slurm

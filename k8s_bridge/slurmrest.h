@@ -8,9 +8,14 @@
  *
  *   GET    /slurm/v0.0.38/jobs          {jobs: [{job_id, name, comment,
  *                                        job_state, state_reason, nodes,
- *                                        partition, ...}]}
- *   POST   /slurm/v0.0.38/job/submit    {job: {...}, script: "..."}
- *                                       -> {job_id, errors: [...]}
+ *                                        partition, tasks, cpus, cpus_per_task,
+ *                                        job_resources: {allocated_nodes:
+ *                                        [{nodename, sockets: {"0": {cores:
+ *                                        {"0": "allocated", ...}}}}]}, ...}]}
+ *   POST   /slurm/v0.0.38/job/submit    {job: {...}, script: "..."}, or
+ *                                       {jobs: [{...}, ...], script: "..."}
+ *                                       (heterogeneous, slurm_submit_batch_
+ *                                       het_job) -> {job_id, errors: [...]}
  *   DELETE /slurm/v0.0.38/job/{job_id}  (SIGKILL: scancel)
  *
  * (Fields as src/plugins/openapi/v0.0.38/jobs.c of 22.05 reads and
@@ -39,6 +44,27 @@ typedef struct br_sjob {
 	int64_t preempt_time;	/* set while Slurm preempts it (GraceTime) */
 	char **hosts;		/* nodes expanded */
 	unsigned nhosts;
+	/*
+	 * Task slots on each host (nhosts of them, NULL while pending): the
+	 * CPUs job_resources.allocated_nodes gives the host (its allocated
+	 * cores, scaled by the job's cpus / cores) over cpus_per_task; 1 on
+	 * every host when the record has no allocation details.
+	 */
+	unsigned *slots;
+	/*
+	 * A heterogeneous job (a gang whose pod sets differ) is one record
+	 * here: its leader's (id = het_job_id, state, reason, partition), its
+	 * components' hosts and slots one after the other, in het_job_offset
+	 * order, the component c's from comp_start[c] to comp_start[c + 1];
+	 * nodes their lists joined by ','.  ncomp 1 and comp_start NULL for
+	 * a plain job.
+	 */
+	unsigned ncomp;
+	unsigned *comp_start;
+	uint32_t het_id;	/* "het_job_id" (0: not heterogeneous) */
+	unsigned het_off;	/* "het_job_offset" */
+	unsigned tasks;		/* "tasks" (0 when not given) */
+	unsigned cpus_per_task;	/* "cpus_per_task", else cpus / tasks */
 } br_sjob;
 
 typedef struct br_sjobs {
@@ -73,6 +99,14 @@ int br_hosts_expand(const char *expr, char ***names, unsigned *n,
 		    char *err, size_t errlen);
 void br_hosts_free(char **names, unsigned n);
 
+/* One task shape: a component of a heterogeneous job. */
+typedef struct br_sjob_task {
+	unsigned tasks;
+	unsigned cpus_per_task;	/* >= 1 */
+	unsigned gpus_per_task;	/* 0 = none */
+	uint64_t mem_per_cpu;	/* MB, 0 = none */
+} br_sjob_task;
+
 /* A gang as a Slurm job. */
 typedef struct br_sjob_spec {
 	const char *name;	/* "namespace/group" */
@@ -80,9 +114,22 @@ typedef struct br_sjob_spec {
 	const char *gather;	/* "spine:must,block:prefer", or "" */
 	const char *spread;	/* "block:1:hard", or "" */
 	const char *partition, *qos;	/* NULL = Slurm's default */
-	unsigned nodes;
-	unsigned gpus_per_node;	/* 0 = none */
-	const char *gres_name;	/* "gpu" */
+	/*
+	 * One task per member (-n), each with the largest member's requests
+	 * (-c, --gpus-per-task, --mem-per-cpu); not --exclusive, so Slurm
+	 * (select/topogang) may put several members on a node.
+	 */
+	unsigned tasks;
+	unsigned cpus_per_task;	/* >= 1 */
+	unsigned gpus_per_task;	/* 0 = none */
+	uint64_t mem_per_cpu;	/* MB, 0 = none */
+	const char *gres_name;	/* "gpu" or "gpu:TYPE" */
+	/*
+	 * ncomps > 1: a heterogeneous job ({"jobs": [...]}, one component a
+	 * pod set, each with its own task shape) instead of the one above.
+	 */
+	const br_sjob_task *comps;
+	unsigned ncomps;
 	const char *time_limit;	/* NULL = the partition's */
 	const char *workdir;
 } br_sjob_spec;

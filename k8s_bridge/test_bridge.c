@@ -21,6 +21,7 @@
 #include "tap.h"
 
 #include "bconfig.h"
+#include "event.h"
 #include "httpd.h"
 #include "jframe.h"
 #include "kyaml.h"
@@ -743,6 +744,50 @@ static void test_hostlists(void)
 	}
 }
 
+static void test_event_body(void)
+{
+	char nm[320], ns[64], note[BR_EVENT_NOTE_MAX + 100], *body, *path;
+	br_event ev;
+	cJSON *j;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = "Warning";
+	ev.reason = "TopologyLabelDrift";
+	ev.action = "Labeling";
+	ev.kind = "Node";
+	ev.ns = "";
+	ev.name = "node-3";
+	ev.controller = "topogang-labeller";
+	ev.instance = "topogang-labeller-node-3";
+	memset(note, 'x', sizeof(note) - 1);
+	note[sizeof(note) - 1] = '\0';
+	ev.note = note;
+	body = br_event_body(&ev, 1700000000000000LL, 0x1005, nm, sizeof(nm),
+			     ns, sizeof(ns));
+	j = body ? cJSON_Parse(body) : NULL;
+	is_str(ns, "default", "event: a cluster object's Event in default");
+	is_str(nm, "node-3.17979cfe362a00005",
+	       "event: named <object>.<ns time hex><counter hex>");
+	is_str(br_jpath_str(j, "metadata.name"), nm, "event: metadata.name");
+	ok(br_jpath_str(j, "note") &&
+	   strlen(br_jpath_str(j, "note")) == BR_EVENT_NOTE_MAX &&
+	   strcmp(br_jpath_str(j, "note") + BR_EVENT_NOTE_MAX - 4, " ...") == 0,
+	   "event: a long note is cut to 1024 bytes, ending ' ...'");
+	ok(!br_jget(br_jget(j, "regarding"), "namespace") &&
+	   !br_jget(br_jget(j, "regarding"), "uid") &&
+	   strcmp(br_jpath_str(j, "regarding.kind") ?
+		  br_jpath_str(j, "regarding.kind") : "", "Node") == 0,
+	   "event: regarding without namespace or uid when none");
+	is_str(br_jpath_str(j, "eventTime"), "2023-11-14T22:13:20.000000Z",
+	       "event: eventTime in microseconds");
+	cJSON_Delete(j);
+	free(body);
+	path = br_event_path("ml", "p.1");
+	is_str(path, "/apis/events.k8s.io/v1/namespaces/ml/events/p.1",
+	       "event: an Event's path");
+	free(path);
+}
+
 static void test_slurm_bodies(void)
 {
 	const char *jobs =
@@ -750,7 +795,25 @@ static void test_slurm_bodies(void)
 		"{\"job_id\":7,\"name\":\"default/train\",\"comment\":"
 		"\"topogang-bridge/topogang gang=default/train\","
 		"\"job_state\":\"RUNNING\",\"state_reason\":\"None\","
-		"\"nodes\":\"node-[5-8]\",\"partition\":\"low\"},"
+		"\"nodes\":\"node-[5-8]\",\"partition\":\"low\","
+		"\"tasks\":6,\"cpus\":24,\"cpus_per_task\":null,"
+		"\"job_resources\":{\"nodes\":\"node-[5-8]\","
+		"\"allocated_nodes\":["
+		"{\"nodename\":\"node-5\",\"sockets\":{\"0\":{\"cores\":"
+		"{\"0\":\"allocated\",\"1\":\"allocated\","
+		"\"2\":\"allocated\",\"3\":\"allocated\"}},\"1\":{"
+		"\"cores\":{\"0\":\"allocated_and_in_use\","
+		"\"1\":\"allocated\",\"2\":\"allocated\","
+		"\"3\":\"allocated\"}}}},"
+		"{\"nodename\":\"node-6\",\"sockets\":{\"0\":{\"cores\":"
+		"{\"4\":\"allocated\",\"5\":\"allocated\","
+		"\"6\":\"allocated\",\"7\":\"allocated\"}}}},"
+		"{\"nodename\":\"node-8\",\"sockets\":{\"0\":{\"cores\":"
+		"{\"0\":\"allocated\",\"1\":\"allocated\","
+		"\"2\":\"allocated\",\"3\":\"allocated\"}}}},"
+		"{\"nodename\":\"node-7\",\"sockets\":{\"0\":{\"cores\":"
+		"{\"0\":\"allocated\",\"1\":\"allocated\","
+		"\"2\":\"allocated\",\"3\":\"allocated\"}}}}]}},"
 		"{\"job_id\":8,\"name\":\"default/big\",\"comment\":"
 		"\"topogang-bridge/other gang=default/big\","
 		"\"job_state\":\"PENDING\",\"state_reason\":\"Resources\","
@@ -769,6 +832,16 @@ static void test_slurm_bodies(void)
 	ok(js.n == 3 && js.v[0].id == 7 && js.v[0].nhosts == 4 &&
 	   strcmp(js.v[0].hosts[3], "node-8") == 0,
 	   "slurm jobs: id and expanded node list");
+	ok(js.n == 3 && js.v[0].slots && js.v[0].slots[0] == 2 &&
+	   js.v[0].slots[1] == 1 && js.v[0].slots[2] == 1 &&
+	   js.v[0].slots[3] == 1 && js.v[0].tasks == 6 &&
+	   js.v[0].cpus_per_task == 4,
+	   "slurm jobs: task slots per host from job_resources (allocated "
+	   "cores over cpus / tasks, as 22.05 writes cpus_per_task null)");
+	ok(js.n == 3 && !js.v[1].slots && js.v[2].slots &&
+	   js.v[2].slots[0] == 1,
+	   "slurm jobs: no slots while pending; one a host without "
+	   "allocation details");
 	ok(js.n == 3 && br_sjob_running(&js.v[0]) && br_sjob_live(&js.v[1]) &&
 	   !br_sjob_running(&js.v[1]) && !br_sjob_live(&js.v[2]),
 	   "slurm jobs: RUNNING / PENDING / COMPLETED");
@@ -791,17 +864,26 @@ static void test_slurm_bodies(void)
 	sp.gather = "spine:must";
 	sp.spread = "";
 	sp.partition = "high";
-	sp.nodes = 4;
-	sp.gpus_per_node = 8;
+	sp.tasks = 8;
+	sp.cpus_per_task = 4;
+	sp.gpus_per_task = 4;
+	sp.mem_per_cpu = 256;
 	sp.gres_name = "gpu";
 	sp.workdir = "/tmp";
 	body = br_sjob_submit_body(&sp);
 	j = cJSON_Parse(body);
 	is_str(br_jpath_str(j, "job.name"), "ml/train", "submit: name");
-	is_str(br_jpath_str(j, "job.nodes"), "4", "submit: nodes");
-	is_str(br_jpath_str(j, "job.gres"), "gpu:8", "submit: gres");
-	is_str(br_jpath_str(j, "job.exclusive"), "exclusive",
-	       "submit: exclusive");
+	is_str(br_jpath_str(j, "job.tasks"), "8", "submit: a task a member");
+	is_str(br_jpath_str(j, "job.cpus_per_task"), "4",
+	       "submit: cpus_per_task");
+	is_str(br_jpath_str(j, "job.gpus_per_task"), "4",
+	       "submit: gpus_per_task");
+	is_str(br_jpath_str(j, "job.memory_per_cpu"), "256M",
+	       "submit: memory_per_cpu");
+	ok(!br_jget(br_jget(j, "job"), "exclusive") &&
+	   !br_jget(br_jget(j, "job"), "nodes"),
+	   "submit: neither exclusive nor a node count (members may share "
+	   "a node)");
 	is_str(br_jpath_str(j, "job.partition"), "high", "submit: partition");
 	is_str(br_jpath_str(j, "job.comment"),
 	       "topogang-bridge/topogang gang=ml/train topo-gather=spine:must",
@@ -810,6 +892,68 @@ static void test_slurm_bodies(void)
 	   strstr(br_jstr(j, "script"), "#!/bin/sh"),
 	   "submit: environment and script (both required by v0.0.38)");
 	ok(!br_jget(br_jget(j, "job"), "qos"), "submit: no qos unless set");
+	cJSON_Delete(j);
+	free(body);
+	{
+		br_sjob_task comps[2] = { { 2, 1, 8, 1024 }, { 4, 2, 2, 512 } };
+		const cJSON *c0, *c1;
+		const char *het =
+			"{\"jobs\":["
+			"{\"job_id\":22,\"name\":\"default/mix\","
+			"\"job_state\":\"RUNNING\",\"nodes\":\"node-[2-3]\","
+			"\"het_job_id\":20,\"het_job_offset\":2,\"tasks\":1,"
+			"\"cpus\":1},"
+			"{\"job_id\":20,\"name\":\"default/mix\","
+			"\"job_state\":\"RUNNING\",\"nodes\":\"node-0\","
+			"\"het_job_id\":20,\"het_job_offset\":0,\"tasks\":1,"
+			"\"cpus\":1},"
+			"{\"job_id\":21,\"name\":\"default/mix\","
+			"\"job_state\":\"RUNNING\",\"nodes\":\"node-1\","
+			"\"het_job_id\":20,\"het_job_offset\":1,\"tasks\":1,"
+			"\"cpus\":1},"
+			"{\"job_id\":30,\"name\":\"x\",\"job_state\":"
+			"\"PENDING\",\"nodes\":\"\",\"het_job_id\":0}]}";
+
+		sp.comps = comps;
+		sp.ncomps = 2;
+		body = br_sjob_submit_body(&sp);
+		j = cJSON_Parse(body);
+		c0 = cJSON_GetArrayItem(br_jget(j, "jobs"), 0);
+		c1 = cJSON_GetArrayItem(br_jget(j, "jobs"), 1);
+		ok(!br_jget(j, "job") && cJSON_GetArraySize(br_jget(j, "jobs"))
+		   == 2, "submit: pod sets that differ -> a jobs array (het)");
+		is_str(br_jstr(c1, "tasks"), "4",
+		       "submit: het component 1: its tasks");
+		is_str(br_jstr(c0, "gpus_per_task"), "8",
+		       "submit: het component 0: its GPUs");
+		is_str(br_jstr(c1, "cpus_per_task"), "2",
+		       "submit: het component 1: its CPUs");
+		ok(br_jstr(c1, "comment") &&
+		   strstr(br_jstr(c1, "comment"), "gang=ml/train")
+		   && br_jstr(j, "script"),
+		   "submit: every component named and marked, one script");
+		cJSON_Delete(j);
+		free(body);
+		sp.comps = NULL;
+		sp.ncomps = 0;
+		is_int(br_sjobs_parse(het, &js, err, sizeof(err)), 0,
+		       "het jobs: parsed");
+		ok(js.n == 2 && js.v[0].id == 20 && js.v[0].ncomp == 3 &&
+		   js.v[0].nhosts == 4 && js.v[0].comp_start &&
+		   js.v[0].comp_start[1] == 1 && js.v[0].comp_start[2] == 2 &&
+		   js.v[0].comp_start[3] == 4 &&
+		   strcmp(js.v[0].hosts[3], "node-3") == 0 &&
+		   strcmp(js.v[0].nodes, "node-0,node-1,node-[2-3]") == 0 &&
+		   js.v[1].id == 30 && js.v[1].ncomp == 1,
+		   "het jobs: the components folded into the leader, in "
+		   "offset order");
+		br_sjobs_free(&js);
+	}
+	sp.gres_name = "gpu:a100";
+	body = br_sjob_submit_body(&sp);
+	j = cJSON_Parse(body);
+	is_str(br_jpath_str(j, "job.gpus_per_task"), "a100:4",
+	       "submit: gresName gpu:TYPE -> gpus_per_task TYPE:N");
 	cJSON_Delete(j);
 	free(body);
 	ok(br_sjob_submit_result("{\"job_id\":42,\"errors\":[]}", 200, &id,
@@ -876,6 +1020,12 @@ static void test_mixed_conf(void)
 	ok(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
 			       sizeof(err)) < 0 &&
 	   strstr(err, "mixed.qsos: unknown key"), "mixed: unknown key");
+	txt = "mixed: {slurmrestd: http://x, jwtTokenFile: /t, gresName: "
+	      "mps}\n";
+	ok(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
+			       sizeof(err)) < 0 &&
+	   strstr(err, "mixed.gresName: must be \"gpu\" or \"gpu:TYPE\""),
+	   "mixed: gresName other than gpu[:TYPE] is refused");
 	br_config_free(&c);
 }
 
@@ -904,6 +1054,7 @@ int main(void)
 	test_httpd();
 	test_hostlists();
 	test_slurm_bodies();
+	test_event_body();
 	test_mixed_conf();
 	{
 		char cmd[600];

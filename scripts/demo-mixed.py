@@ -125,7 +125,7 @@ def main():
         s_nodes = state(sj)[1]
         mm.sl("scancel", sj)
         lab.cmd("drain")
-        k.apply(bt.gang_yaml("demo", 4,
+        k.apply(bt.gang_yaml("demo", 4, cpu="8",
                              gather=[("SpineLayer", "PreferGather")]))
         pods = bt.members("demo", 4)
         wait(lambda: bt.all_bound(srv, pods), 30)
@@ -154,7 +154,7 @@ def main():
         sj = sbatch("-N4", "--exclusive", "--topo-gather=spine:prefer",
                     "-J", "slurm-demo", "--wrap", "sleep 600")
         wait(lambda: state(sj)[0] == "RUNNING", 20)
-        k.apply(bt.gang_yaml("demo2", 4,
+        k.apply(bt.gang_yaml("demo2", 4, cpu="8",
                              gather=[("SpineLayer", "PreferGather")]))
         pods = bt.members("demo2", 4)
         wait(lambda: bt.all_bound(srv, pods), 30)

@@ -851,10 +851,29 @@ static bool _job_exclusive(job_record_t *job_ptr)
 	return false;
 }
 
+/*
+ * Whether the job is a set of tasks that may share nodes (-n N -c C
+ * [--gpus-per-task] [--mem-per-cpu], no -N above 1, no --exclusive, no
+ * --ntasks-per-node, no -w): then each task is a member of the gang and
+ * the core may put several on a node, as it does with pods (this is the
+ * shape the bridge's mixed mode submits a gang in).
+ */
+static bool _job_per_task(job_record_t *job_ptr, bool exclusive)
+{
+	struct job_details *d = job_ptr->details;
+
+	return !exclusive && d->num_tasks > 1 && d->num_tasks != NO_VAL &&
+	       d->min_nodes <= 1 && (!d->max_nodes || d->max_nodes > 1) &&
+	       (!d->ntasks_per_node || d->ntasks_per_node == NO_VAL16) &&
+	       !d->req_node_bitmap &&
+	       (!d->pn_min_memory || (d->pn_min_memory & MEM_PER_CPU));
+}
+
 /* The per-node shape and member count of a job's gang. */
 static int _job_shape(job_record_t *job_ptr, uint32_t min_nodes,
 		      uint32_t max_nodes, uint32_t max_node_cpus,
-		      tg_shape *sh, uint32_t *members, bool *exclusive)
+		      tg_shape *sh, uint32_t *members, bool *exclusive,
+		      bool *per_task)
 {
 	struct job_details *d = job_ptr->details;
 	uint64_t cpus, mem;
@@ -862,6 +881,22 @@ static int _job_shape(job_record_t *job_ptr, uint32_t min_nodes,
 
 	memset(sh, 0, sizeof(*sh));
 	*exclusive = _job_exclusive(job_ptr);
+	*per_task = _job_per_task(job_ptr, *exclusive);
+	if (*per_task) {
+		/* one member per task: -c CPUs, its memory and GPUs */
+		cpus = d->cpus_per_task && d->cpus_per_task != NO_VAL16 ?
+		       d->cpus_per_task : 1;
+		mem = (d->pn_min_memory & ~MEM_PER_CPU) * cpus;
+		if (!(slurm_conf.select_type_param & CR_MEMORY))
+			mem = 0;
+		sh->v[TG_RES_CPU] = (int64_t) cpus * 1000;
+		sh->v[TG_RES_MEMORY] = (int64_t) mem << 20;
+		sh->v[TG_RES_GPU] = (int64_t) _gres_job_req_gpus(job_ptr,
+							d->num_tasks);
+		sh->v[TG_RES_PODS] = 1;
+		*members = d->num_tasks;
+		return SLURM_SUCCESS;
+	}
 	if (!*exclusive && max_node_cpus && d->min_cpus >
 	    (uint64_t) m * max_node_cpus) {
 		/* -n without -N: as many nodes as the CPUs need */
@@ -1447,7 +1482,8 @@ static void _ctx_free(ctx_t *c)
  * and is still chosen by topology around them.
  */
 static int _gang_members(ctx_t *c, job_record_t *job_ptr, const tg_shape *gs,
-			 uint32_t members, char *why, size_t wlen)
+			 uint32_t members, bool per_task, char *why,
+			 size_t wlen)
 {
 	bitstr_t *req = job_ptr->details->req_node_bitmap;
 	const char **names = NULL;
@@ -1479,8 +1515,10 @@ static int _gang_members(ctx_t *c, job_record_t *job_ptr, const tg_shape *gs,
 	}
 	if (members > nreq) {
 		e.op = TG_SEL_NOT_IN;
-		if (tg_gang_add_podset(c->g, "node", gs, members - nreq, &ps) ||
-		    tg_gang_podset_set_max_per_node(c->g, ps, 1) ||
+		if (tg_gang_add_podset(c->g, per_task ? "task" : "node", gs,
+				       members - nreq, &ps) ||
+		    (!per_task &&
+		     tg_gang_podset_set_max_per_node(c->g, ps, 1)) ||
 		    (nreq && tg_gang_podset_add_affinity_expr(c->g, ps, 0, &e)))
 			goto oom;
 	}
@@ -1504,7 +1542,7 @@ static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 {
 	tg_shape gs;
 	uint32_t members = 0, max_cpus = 0;
-	bool exclusive;
+	bool exclusive, per_task;
 	node_record_t *node_ptr;
 	tgs_gather gather;
 	tgs_spread spread;
@@ -1519,7 +1557,7 @@ static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 			max_cpus = node_ptr->cpus_efctv;
 	}
 	if (_job_shape(job_ptr, min_nodes, max_nodes, max_cpus, &gs,
-		       &members, &exclusive)) {
+		       &members, &exclusive, &per_task)) {
 		snprintf(why, wlen, "the job's CPUs need more than %u nodes",
 			 max_nodes);
 		return SLURM_ERROR;
@@ -1541,7 +1579,7 @@ static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 		snprintf(why, wlen, "out of memory");
 		return SLURM_ERROR;
 	}
-	if (_gang_members(c, job_ptr, &gs, members, why, wlen))
+	if (_gang_members(c, job_ptr, &gs, members, per_task, why, wlen))
 		return SLURM_ERROR;
 	tg_gang_set_priority(c->g, PRIO_PENDING);
 	/* Only slurmctld's preemptee candidates are preemptible, so a job
@@ -1876,9 +1914,19 @@ static gpu_pick_t *_decision_picks(ctx_t *c, unsigned *n)
 	for (i = 0; i < np; i++) {
 		const tg_placement *p = tg_decision_placement(c->d, i);
 
+		unsigned k;
+
 		if (!p->gpus || p->node >= c->ntg ||
 		    c->tg2slurm[p->node] == NO_VAL)
 			continue;
+		/* several tasks on a node: the node's pick is their union */
+		for (k = 0; k < *n; k++)
+			if (picks[k].node == c->tg2slurm[p->node])
+				break;
+		if (k < *n) {
+			picks[k].gpus |= p->gpus;
+			continue;
+		}
 		picks[*n].node = c->tg2slurm[p->node];
 		picks[*n].gpus = p->gpus;
 		(*n)++;

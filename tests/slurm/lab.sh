@@ -202,6 +202,9 @@ AuthAltParameters=jwt_key=$LAB/etc/jwt.key"
 		# slurmrestd runs as nobody: it reads slurm.conf
 		chmod 755 "$LAB" "$LAB/etc"
 		chmod 644 "$LAB/etc/"*.conf 2>/dev/null
+		# ... but slurmdbd refuses a slurmdbd.conf others may read
+		[ ! -f "$LAB/etc/slurmdbd.conf" ] ||
+			chmod 600 "$LAB/etc/slurmdbd.conf"
 	fi
 	lab_restd_port=$((lab_port + LAB_NODES + 3))
 	cat >"$LAB/etc/slurm.conf" <<EOF
