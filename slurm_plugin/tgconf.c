@@ -131,7 +131,12 @@ extern int tgs_gather_parse(const char *spec, tgs_gather *out,
 		      &out->n, _gather_item, err, errlen);
 }
 
-extern void tgs_gather_format(const tgs_gather *g, char *buf, size_t len)
+/* Writes one item (its text without the separator) into buf. */
+typedef int (*_fmt_fn)(char *buf, size_t len, const void *item);
+
+/* The items, comma-separated, as far as \p len allows. */
+static void _format(const void *items, size_t stride, unsigned n,
+		    _fmt_fn fn, char *buf, size_t len)
 {
 	size_t off = 0;
 	unsigned i;
@@ -139,19 +144,36 @@ extern void tgs_gather_format(const tgs_gather *g, char *buf, size_t len)
 	if (!len)
 		return;
 	buf[0] = '\0';
-	if (g->none || !g->n) {
-		snprintf(buf, len, "none");
-		return;
-	}
-	for (i = 0; i < g->n && off < len; i++) {
-		int w = snprintf(buf + off, len - off, "%s%s:%s",
-				 i ? "," : "", g->item[i].layer,
-				 g->item[i].how == TGS_MUST ? "must" :
-				 "prefer");
+	for (i = 0; i < n && off + 1 < len; i++) {
+		int w;
+
+		if (i) {
+			buf[off++] = ',';
+			buf[off] = '\0';
+		}
+		w = fn(buf + off, len - off, (const char *) items + i * stride);
 		if (w < 0)
 			break;
 		off += (size_t) w;
 	}
+}
+
+static int _gather_fmt(char *buf, size_t len, const void *item)
+{
+	const tgs_gather_item *it = item;
+
+	return snprintf(buf, len, "%s:%s", it->layer,
+			it->how == TGS_MUST ? "must" : "prefer");
+}
+
+extern void tgs_gather_format(const tgs_gather *g, char *buf, size_t len)
+{
+	if (g->none || !g->n) {
+		if (len)
+			snprintf(buf, len, "none");
+		return;
+	}
+	_format(g->item, sizeof(g->item[0]), g->n, _gather_fmt, buf, len);
 }
 
 /* SKEW, hard or soft, in any order, each field once at most. */
@@ -196,23 +218,17 @@ extern int tgs_spread_parse(const char *spec, tgs_spread *out,
 		      &out->n, _spread_item, err, errlen);
 }
 
+static int _spread_fmt(char *buf, size_t len, const void *item)
+{
+	const tgs_spread_item *it = item;
+
+	return snprintf(buf, len, "%s:%u:%s", it->layer, it->skew,
+			it->hard ? "hard" : "soft");
+}
+
 extern void tgs_spread_format(const tgs_spread *s, char *buf, size_t len)
 {
-	size_t off = 0;
-	unsigned i;
-
-	if (!len)
-		return;
-	buf[0] = '\0';
-	for (i = 0; i < s->n && off < len; i++) {
-		int w = snprintf(buf + off, len - off, "%s%s:%u:%s",
-				 i ? "," : "", s->item[i].layer,
-				 s->item[i].skew,
-				 s->item[i].hard ? "hard" : "soft");
-		if (w < 0)
-			break;
-		off += (size_t) w;
-	}
+	_format(s->item, sizeof(s->item[0]), s->n, _spread_fmt, buf, len);
 }
 
 static int _slice_item(void *item, const char *txt, size_t n,
@@ -240,22 +256,16 @@ extern int tgs_slice_parse(const char *spec, tgs_slice *out,
 		      &out->n, _slice_item, err, errlen);
 }
 
+static int _slice_fmt(char *buf, size_t len, const void *item)
+{
+	const tgs_slice_item *it = item;
+
+	return snprintf(buf, len, "%s:%u", it->layer, it->size);
+}
+
 extern void tgs_slice_format(const tgs_slice *s, char *buf, size_t len)
 {
-	size_t off = 0;
-	unsigned i;
-
-	if (!len)
-		return;
-	buf[0] = '\0';
-	for (i = 0; i < s->n && off < len; i++) {
-		int w = snprintf(buf + off, len - off, "%s%s:%u",
-				 i ? "," : "", s->item[i].layer,
-				 s->item[i].size);
-		if (w < 0)
-			break;
-		off += (size_t) w;
-	}
+	_format(s->item, sizeof(s->item[0]), s->n, _slice_fmt, buf, len);
 }
 
 extern void tgs_conf_init(tgs_conf *c)
