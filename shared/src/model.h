@@ -32,6 +32,8 @@ typedef struct tgi_domain {
 	uint32_t layer;		/* TG_NONE for the root */
 	uint32_t value;		/* strtab id of the bare value */
 	uint32_t lo, hi;	/* node range in order[] */
+	uint32_t gen;		/* lowest layer: bumped whenever a node's
+				 * free resources change (tgi_node_changed) */
 	char *path;		/* "v0/v1/.../vL"; "" for the root */
 } tgi_domain;
 
@@ -125,17 +127,43 @@ struct tg_topology {
 	tgi_budget *budgets;
 	size_t nbudgets, budgetcap;
 
+	uint32_t gen;		/* bumped on any change that can alter a
+				 * node's offer slots other than its free
+				 * resources (labels, taints, flags, build),
+				 * and on free-resource changes of nodes
+				 * outside the tree */
+
 	void *scratch;		/* place.c's reusable buffers */
 	void (*scratch_free)(void *);
 };
 
-/* Refreshes the saturated free-GPU count of node \p n. */
+/*
+ * Records that node \p n's free resources changed: its lowest-layer
+ * domain's generation moves on (the whole topology's for a node outside
+ * the tree), so that place.c's per-domain slot cache recomputes it.
+ * Generations skip UINT32_MAX (the cache stores gen + 1, 0 = none).
+ */
+static inline void tgi_node_changed(tg_topology *t, uint32_t n)
+{
+	if (t->built && t->leaf[n] != TG_NONE) {
+		tgi_domain *d = &t->dom[t->leaf[n]];
+
+		if (++d->gen == UINT32_MAX)
+			d->gen = 0;
+	} else {
+		t->gen++;
+	}
+}
+
+/* Refreshes the saturated free-GPU count of node \p n (after any change
+ * of its free resources). */
 static inline void tgi_gfree_sync(tg_topology *t, uint32_t n)
 {
 	int64_t f = TG_RES_GPU < t->stride ?
 		    t->freev[(size_t)n * t->stride + TG_RES_GPU] : 0;
 
 	t->gfree[n] = (uint8_t)(f <= 0 ? 0 : f >= 255 ? 255 : f);
+	tgi_node_changed(t, n);
 }
 
 static inline int64_t tgi_free_of(const tg_topology *t, uint32_t n,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "place_int.h"
 
 static const char *const builtin_res[] = {
 	"cpu", "memory", "nvidia.com/gpu", "pods"
@@ -197,6 +198,7 @@ static tg_err restride(tg_topology *t, unsigned need)
 	t->freev = nf;
 	t->alloc_shape = ns;
 	t->stride = need;
+	t->gen++;
 	return TG_OK;
 fail:
 	tgi_free(na);
@@ -455,6 +457,7 @@ tg_err tg_topology_node_add_label(tg_topology *t, tg_node_id n,
 	t->labels[t->nlabels].value = v;
 	t->labels[t->nlabels].next = t->lab_head[n];
 	t->lab_head[n] = (uint32_t)++t->nlabels;
+	t->gen++;
 	return TG_OK;
 }
 
@@ -481,6 +484,7 @@ tg_err tg_topology_node_add_taint(tg_topology *t, tg_node_id n,
 	t->taints[t->ntaints].next = t->taint_head[n];
 	t->taint_head[n] = (uint32_t)++t->ntaints;
 	t->flags[n] |= TGI_NODE_TAINTED;
+	t->gen++;
 	return TG_OK;
 }
 
@@ -493,6 +497,7 @@ tg_err tg_topology_node_set_unschedulable(tg_topology *t, tg_node_id n,
 		t->flags[n] |= TGI_NODE_UNSCHED;
 	else
 		t->flags[n] &= (uint8_t)~TGI_NODE_UNSCHED;
+	t->gen++;
 	return TG_OK;
 }
 
@@ -844,6 +849,7 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 	default_bandwidth(t);
 	shrink_nodes(t);
 	t->built = true;
+	t->gen++;
 	return TG_OK;
 fail:
 	build_undo(t, nwarn0);
@@ -1491,6 +1497,7 @@ tg_err tg_topology_check(const tg_topology *t, tg_errinfo *ei)
 			goto out;
 		}
 	}
+	err = tgi_place_check(t, ei);
 out:
 	tgi_free(used);
 	tgi_free(held);
