@@ -46,15 +46,27 @@ typedef struct tgi_taint {
 	int effect;
 } tgi_taint;
 
+/*
+ * An allocation's class: what many allocations share (a gang's members
+ * have one), interned in t->cls so that an allocation record stays at
+ * 24 bytes.  The shape row is t->cls_shape[cls * stride ...].
+ */
+typedef struct tgi_acls {
+	int64_t priority;
+	int64_t expires;	/* nominated: lapses at this time, 0 = never */
+	uint32_t budget;	/* strtab id, 0 = none */
+	uint32_t hnext;		/* next class in its hash chain + 1 */
+	bool preemptible;
+} tgi_acls;
+
 typedef struct tgi_alloc {
 	uint32_t pod, gang;	/* strtab ids */
 	uint32_t node;
-	uint32_t budget;	/* strtab id, 0 = none */
+	uint32_t cls : 29;	/* index in t->cls */
+	uint32_t nominated : 1;
+	uint32_t live : 1;
+	uint32_t suspended : 1;	/* resources handed back for a what-if */
 	uint64_t gpus;
-	int64_t priority;
-	int64_t expires;
-	bool preemptible, nominated, live;
-	bool suspended;		/* resources handed back for a what-if */
 } tgi_alloc;
 
 typedef struct tgi_budget {
@@ -120,7 +132,11 @@ struct tg_topology {
 	tgi_alloc *allocs;
 	size_t nallocs, alloccap, nlive;
 	size_t nnominated;	/* live reservations */
-	int64_t *alloc_shape;	/* nallocs * stride */
+	tgi_acls *cls;		/* allocation classes */
+	int64_t *cls_shape;	/* ncls * stride */
+	size_t ncls, clscap;
+	uint32_t *cls_slots;	/* hash heads: class index + 1 */
+	size_t ncls_slots;
 	uint32_t *alloc_of_pod;	/* hash slots: alloc index + 1 */
 	size_t nalloc_slots;
 
@@ -170,6 +186,17 @@ static inline int64_t tgi_free_of(const tg_topology *t, uint32_t n,
 				  unsigned r)
 {
 	return r < t->stride ? t->freev[(size_t)n * t->stride + r] : 0;
+}
+
+/* The class and the shape row of allocation \p i. */
+static inline const tgi_acls *tgi_alloc_cls(const tg_topology *t, size_t i)
+{
+	return &t->cls[t->allocs[i].cls];
+}
+
+static inline const int64_t *tgi_alloc_shape(const tg_topology *t, size_t i)
+{
+	return &t->cls_shape[(size_t)t->allocs[i].cls * t->stride];
 }
 
 /* Records a warning (formatted); TG_ENOMEM only. */

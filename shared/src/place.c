@@ -2088,7 +2088,7 @@ tg_err tgi_decision_add_victim(tg_decision *d, const tg_topology *t,
 	nv[d->nvic].pod = tgi_strtab_get(&t->strs, x->pod);
 	nv[d->nvic].gang = tgi_strtab_get(&t->strs, x->gang);
 	nv[d->nvic].node = x->node;
-	nv[d->nvic].priority = x->priority;
+	nv[d->nvic].priority = tgi_alloc_cls(t, a)->priority;
 	nv[d->nvic].reservation = reservation;
 	d->nvic++;
 	return TG_OK;
@@ -2120,7 +2120,7 @@ tg_err tg_place(tg_topology *t, const tg_gang *g, tg_decision **out,
 		const tgi_alloc *x = &t->allocs[i];
 
 		if (!x->live || !x->nominated || x->suspended ||
-		    (x->priority >= g->priority && x->gang != gid))
+		    (tgi_alloc_cls(t, i)->priority >= g->priority && x->gang != gid))
 			continue;
 		if (!held && !(held = tgi_malloc(t->nallocs *
 						 sizeof(uint32_t))))
