@@ -805,7 +805,11 @@ static void node_slots(const tg_topology *t, const req *q, scratch *s,
 	uint32_t i;
 	unsigned k, j;
 
-	memset(&c, 0, sizeof(c));
+	/* no memset: the slot_req arrays are written up to sr.m only */
+	c.sr.m = 0;
+	c.sr.pods = false;
+	c.sr.pods_want = c.sr.pods_lim = 0;
+	c.beyond = false;
 	c.t = t;
 	c.q = q;
 	c.s = s;
@@ -862,15 +866,26 @@ static void node_slots(const tg_topology *t, const req *q, scratch *s,
 		if (c.sr.rr[j] == TG_RES_GPU && c.sr.wv[j] <= 255)
 			c.gwant = (uint8_t)c.sr.wv[j];
 
+	/* the cache only for ranges that begin with a whole lowest-layer
+	 * domain (a search, not preempt.c's single nodes) */
 	if (why || c.taken || !c.simple || c.beyond || !t->nlayers ||
-	    lo >= t->ntree) {
+	    lo >= t->ntree || t->dom[t->leaf[t->order[lo]]].lo != lo ||
+	    t->dom[t->leaf[t->order[lo]]].hi > hi) {
 		pass_range(&c, lo, hi, &sum, &mx);
 		cache_forget(t, s, lo, hi);
 		return;
 	}
-	/* the slot cache: c.sr is fully written (memset above) */
+	/* the slot cache; unused slot_req entries stay zero in the key */
 	memset(&key, 0, sizeof(key));
-	key.sr = c.sr;
+	key.sr.m = c.sr.m;
+	for (j = 0; j < c.sr.m; j++) {
+		key.sr.rr[j] = c.sr.rr[j];
+		key.sr.wv[j] = c.sr.wv[j];
+		key.sr.lim[j] = c.sr.lim[j];
+	}
+	key.sr.pods = c.sr.pods;
+	key.sr.pods_want = c.sr.pods_want;
+	key.sr.pods_lim = c.sr.pods_lim;
 	key.cap = c.cap;
 	key.slice = c.slice;
 	key.in_tree = c.in_tree;

@@ -1379,13 +1379,13 @@ tg_err tg_topology_remove_alloc(tg_topology *t, const char *pod)
 void tgi_alloc_suspend(tg_topology *t, uint32_t i)
 {
 	tgi_alloc *a = &t->allocs[i];
+	const int64_t *sh = tgi_alloc_shape(t, i);
 	unsigned r;
 
 	if (!a->live || a->suspended)
 		return;
 	for (r = 0; r < t->stride; r++)
-		t->freev[(size_t)a->node * t->stride + r] +=
-			tgi_alloc_shape(t, i)[r];
+		t->freev[(size_t)a->node * t->stride + r] += sh[r];
 	t->gpu_free[a->node] |= a->gpus;
 	tgi_gfree_sync(t, a->node);
 	a->suspended = true;
