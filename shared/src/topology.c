@@ -1179,8 +1179,12 @@ static uint64_t cls_hash(const tg_topology *t, const tgi_acls *c,
 	h = (h ^ (uint64_t)c->expires) * 1099511628211ull;
 	h = (h ^ c->budget) * 1099511628211ull;
 	h = (h ^ c->preemptible) * 1099511628211ull;
+	/* zero amounts left out: a wider stride (restride()) keeps the
+	 * hash of every class */
 	for (r = 0; r < t->stride; r++)
-		h = (h ^ (uint64_t)shape[r]) * 1099511628211ull;
+		if (shape[r])
+			h = (h ^ (uint64_t)shape[r] ^ ((uint64_t)r << 56)) *
+			    1099511628211ull;
 	return h ^ (h >> 29);
 }
 
