@@ -305,7 +305,7 @@ typedef struct opts {
 	uint64_t member[MAX_LIST];
 	unsigned nmember;
 	uint64_t repeat;	/* 0 = adaptive */
-	uint64_t churn;		/* allocation changes before each decision */
+	uint64_t churn;		/* changes before each decision */
 	uint64_t seed;
 	unsigned occ_lo, occ_hi;
 	bool preempt;		/* issue #3's preemption configurations */

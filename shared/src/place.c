@@ -831,7 +831,7 @@ static void node_slots(const tg_topology *t, const req *q, scratch *s,
 		if (want <= 0)
 			continue;	/* shapes are >= 0 */
 		if (r >= stride)
-			c.beyond = true;	/* never fits: slots_generic() */
+			c.beyond = true;	/* never fits: slots_generic */
 		if (r == TG_RES_PODS) {
 			/* resolve() lists pods last */
 			c.sr.pods = true;
@@ -2135,7 +2135,8 @@ tg_err tg_place(tg_topology *t, const tg_gang *g, tg_decision **out,
 		const tgi_alloc *x = &t->allocs[i];
 
 		if (!x->live || !x->nominated || x->suspended ||
-		    (tgi_alloc_cls(t, i)->priority >= g->priority && x->gang != gid))
+		    (tgi_alloc_cls(t, i)->priority >= g->priority &&
+		     x->gang != gid))
 			continue;
 		if (!held && !(held = tgi_malloc(t->nallocs *
 						 sizeof(uint32_t))))

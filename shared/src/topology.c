@@ -1297,7 +1297,8 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 	for (r = t->stride; r < t->nres; r++)
 		if (shape[r] && (err = restride(t, r + 1)))
 			return err;
-	if ((t->nallocs + 1) * 3 > t->nalloc_slots * 2 &&	/* <= 2/3 full */
+	/* slots at most 2/3 full */
+	if ((t->nallocs + 1) * 3 > t->nalloc_slots * 2 &&
 	    (err = alloc_rehash(t, t->nalloc_slots ? t->nalloc_slots * 2 : 64)))
 		return err;
 	if ((err = tgi_strtab_intern(&t->strs, s->pod, &pod)) ||

@@ -1059,7 +1059,7 @@ static void test_alloc_classes(void)
 	sh.v[fpga] = 0;
 	sh.v[TG_RES_CPU] = 3;
 	snprintf(pod, sizeof(pod), "old-shape");
-	a.priority = 3;		/* the class of c-3, rows widened since */
+	a.priority = 3;		/* c-3's class; rows widened since */
 	ok(tg_topology_add_alloc(t, &a) == TG_OK, "classes: an old class "
 	   "again");
 	CHECK(t, "classes: after widening");
