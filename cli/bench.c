@@ -45,7 +45,10 @@
  *  - per-decision latency of tg_place() (CLOCK_MONOTONIC) over repeated
  *    decisions on the same state; decisions are never applied.  One
  *    untimed warm-up decision comes first (it allocates the topology's
- *    placement scratch).  min, median and p99 are nearest-rank.
+ *    placement scratch).  min, median and p99 are nearest-rank.  With
+ *    --churn N, N one-pod allocations are added and removed on random
+ *    nodes (untimed) before each decision: the same state, but those
+ *    nodes' blocks count as changed for the core's slot cache.
  *  - core memory per node: bytes requested from the allocator installed
  *    with tg_set_allocator() and still live after tg_topology_build()
  *    and the allocations, divided by the nodes.  Allocator overhead is
