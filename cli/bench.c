@@ -1221,12 +1221,14 @@ static int bench_preempt(const opts *o)
 				       "\"nodes\":%u,\"allocs\":%llu,"
 				       "\"gang_gpus\":%llu,\"victims\":%u,"
 				       "\"decisions\":%zu,\"median_ms\":%.3f,"
-				       "\"p99_ms\":%.3f,\"min_ms\":%.3f}\n",
+				       "\"p99_ms\":%.3f,\"min_ms\":%.3f,"
+				       "\"decision_hash\":\"%016llx\"}\n",
 				       (unsigned long long)gpus, f.nodes,
 				       (unsigned long long)f.allocs,
 				       (unsigned long long)cfg[c].gang_gpus,
 				       nv, n, med, p99,
-				       (double)lat[0] / 1e6);
+				       (double)lat[0] / 1e6,
+				       (unsigned long long)hash);
 			else
 				printf("preemption: %s (%llu GPUs, %u nodes, "
 				       "%llu allocations, all GPUs in use)\n"
