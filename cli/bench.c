@@ -45,7 +45,10 @@
  *  - per-decision latency of tg_place() (CLOCK_MONOTONIC) over repeated
  *    decisions on the same state; decisions are never applied.  One
  *    untimed warm-up decision comes first (it allocates the topology's
- *    placement scratch).  min, median and p99 are nearest-rank.
+ *    placement scratch).  min, median and p99 are nearest-rank.  With
+ *    --churn N, N one-pod allocations are added and removed on random
+ *    nodes (untimed) before each decision: the same state, but those
+ *    nodes' blocks count as changed for the core's slot cache.
  *  - core memory per node: bytes requested from the allocator installed
  *    with tg_set_allocator() and still live after tg_topology_build()
  *    and the allocations, divided by the nodes.  Allocator overhead is
@@ -87,6 +90,7 @@
 #define ADAPTIVE_MIN		15
 #define ADAPTIVE_MAX		1000000
 #define MAX_REPEAT		10000000ull
+#define MAX_CHURN		100000
 
 /* Targets from the issue. */
 #define TARGET_GANG		1024
@@ -304,6 +308,7 @@ typedef struct opts {
 	uint64_t member[MAX_LIST];
 	unsigned nmember;
 	uint64_t repeat;	/* 0 = adaptive */
+	uint64_t churn;		/* changes before each decision */
 	uint64_t seed;
 	unsigned occ_lo, occ_hi;
 	bool preempt;		/* issue #3's preemption configurations */
@@ -325,6 +330,9 @@ static void usage(FILE *f)
 "  --member-gpus LIST    GPUs per member, 1..8 (default 8,4)\n"
 "  --repeat N            decisions per configuration (default: adaptive,\n"
 "                        about 0.3 s and at least 15)\n"
+"  --churn N            before each timed decision, N times: add a one-pod\n"
+"                        allocation on a random node and remove it (the\n"
+"                        state stays the same, the node counts as changed)\n"
 "  --seed N              PRNG seed (default 1)\n"
 "  --occupancy LO-HI     percent of GPUs in use per spine (default 50-80)\n"
 "  --quick               small fabrics and gangs, 15 decisions (for tests)\n"
@@ -470,6 +478,15 @@ static int parse_opts(int argc, char **argv, opts *o)
 				return 2;
 			}
 			set_repeat = true;
+			continue;
+		}
+		if ((v = opt_value(argc, argv, &i, "--churn", &m)) || m) {
+			if (!v || !parse_count(v, strlen(v), MAX_CHURN,
+					       &o->churn)) {
+				cli_err("bench: --churn wants a count from 0 "
+					"to %d", MAX_CHURN);
+				return 2;
+			}
 			continue;
 		}
 		if ((v = opt_value(argc, argv, &i, "--seed", &m)) || m) {
@@ -781,6 +798,33 @@ static tg_gang *make_gang(uint64_t gpus, unsigned m)
 	return g;
 }
 
+/*
+ * \p n times: a one-pod allocation (1 core, no GPU) on a random node,
+ * removed again: the state is the same, but the node's domain counts as
+ * changed for the core's caches, as between two real decisions.
+ */
+static tg_err churn(fabric *f, uint64_t n)
+{
+	tg_alloc_spec sp;
+	tg_shape sh;
+	uint64_t k;
+	tg_err err;
+
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_CPU] = 1000;
+	sh.v[TG_RES_PODS] = 1;
+	memset(&sp, 0, sizeof(sp));
+	sp.pod = "bench-churn";
+	sp.shape = &sh;
+	for (k = 0; k < n; k++) {
+		sp.node = (tg_node_id)rng_below(f->nodes);
+		if ((err = tg_topology_add_alloc(f->t, &sp)))
+			return err;
+		tg_topology_remove_alloc(f->t, sp.pod);
+	}
+	return TG_OK;
+}
+
 /* 0 ok, 1 a placement failed (reported). */
 static int run_config(fabric *f, const opts *o, uint64_t gang_gpus,
 		      unsigned m, result *r)
@@ -840,6 +884,10 @@ static int run_config(fabric *f, const opts *o, uint64_t gang_gpus,
 			}
 			lat = nl;
 			cap = nc;
+		}
+		if (churn(f, o->churn)) {
+			cli_err("bench: out of memory changing allocations");
+			goto fail;
 		}
 		t0 = now_ns();
 		err = tg_place(f->t, g, &d, &ei);
@@ -950,10 +998,12 @@ static void json_result(const fabric *f, const opts *o, const result *r)
 	       per_node(f->core_bytes, f), per_node(f->topo_bytes, f),
 	       per_node(r->scratch_bytes, f));
 	printf("\"gang_gpus\":%llu,\"member_gpus\":%u,\"members\":%llu,"
-	       "\"decisions\":%zu,\"min_us\":%.3f,\"median_us\":%.3f,"
+	       "\"decisions\":%zu,\"churn\":%llu,\"min_us\":%.3f,"
+	       "\"median_us\":%.3f,"
 	       "\"p99_us\":%.3f,\"mean_us\":%.3f,\"max_us\":%.3f,"
 	       "\"status\":", (unsigned long long)r->gang_gpus, r->member,
-	       (unsigned long long)r->members, r->n, (double)r->min / 1e3,
+	       (unsigned long long)r->members, r->n,
+	       (unsigned long long)o->churn, (double)r->min / 1e3,
 	       (double)r->median / 1e3, (double)r->p99 / 1e3,
 	       r->mean / 1e3, (double)r->max / 1e3);
 	json_str(stdout, tg_status_name(r->status));
@@ -1171,12 +1221,14 @@ static int bench_preempt(const opts *o)
 				       "\"nodes\":%u,\"allocs\":%llu,"
 				       "\"gang_gpus\":%llu,\"victims\":%u,"
 				       "\"decisions\":%zu,\"median_ms\":%.3f,"
-				       "\"p99_ms\":%.3f,\"min_ms\":%.3f}\n",
+				       "\"p99_ms\":%.3f,\"min_ms\":%.3f,"
+				       "\"decision_hash\":\"%016llx\"}\n",
 				       (unsigned long long)gpus, f.nodes,
 				       (unsigned long long)f.allocs,
 				       (unsigned long long)cfg[c].gang_gpus,
 				       nv, n, med, p99,
-				       (double)lat[0] / 1e6);
+				       (double)lat[0] / 1e6,
+				       (unsigned long long)hash);
 			else
 				printf("preemption: %s (%llu GPUs, %u nodes, "
 				       "%llu allocations, all GPUs in use)\n"
@@ -1230,6 +1282,10 @@ int cli_bench(int argc, char **argv)
 		printf("  nodes of %d GPUs; gangs prefer nvlink-block; "
 		       "latency of tg_place() only, decisions not applied\n",
 		       GPUS_PER_NODE);
+		if (o.churn)
+			printf("  before each decision: %llu one-pod "
+			       "allocations added and removed on random "
+			       "nodes\n", (unsigned long long)o.churn);
 	}
 	for (s = 0; s < o.ngpus && !ret; s++) {
 		fabric f;

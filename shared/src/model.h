@@ -32,6 +32,8 @@ typedef struct tgi_domain {
 	uint32_t layer;		/* TG_NONE for the root */
 	uint32_t value;		/* strtab id of the bare value */
 	uint32_t lo, hi;	/* node range in order[] */
+	uint32_t gen;		/* lowest layer: bumped whenever a node's
+				 * free resources change (tgi_node_changed) */
 	char *path;		/* "v0/v1/.../vL"; "" for the root */
 } tgi_domain;
 
@@ -44,15 +46,27 @@ typedef struct tgi_taint {
 	int effect;
 } tgi_taint;
 
+/*
+ * An allocation's class: what many allocations share (a gang's members
+ * have one), interned in t->cls so that an allocation record stays at
+ * 24 bytes.  The shape row is t->cls_shape[cls * stride ...].
+ */
+typedef struct tgi_acls {
+	int64_t priority;
+	int64_t expires;	/* nominated: lapses at this time, 0 = never */
+	uint32_t budget;	/* strtab id, 0 = none */
+	uint32_t hnext;		/* next class in its hash chain + 1 */
+	bool preemptible;
+} tgi_acls;
+
 typedef struct tgi_alloc {
 	uint32_t pod, gang;	/* strtab ids */
 	uint32_t node;
-	uint32_t budget;	/* strtab id, 0 = none */
+	uint32_t cls : 29;	/* index in t->cls */
+	uint32_t nominated : 1;
+	uint32_t live : 1;
+	uint32_t suspended : 1;	/* resources handed back for a what-if */
 	uint64_t gpus;
-	int64_t priority;
-	int64_t expires;
-	bool preemptible, nominated, live;
-	bool suspended;		/* resources handed back for a what-if */
 } tgi_alloc;
 
 typedef struct tgi_budget {
@@ -118,30 +132,71 @@ struct tg_topology {
 	tgi_alloc *allocs;
 	size_t nallocs, alloccap, nlive;
 	size_t nnominated;	/* live reservations */
-	int64_t *alloc_shape;	/* nallocs * stride */
+	tgi_acls *cls;		/* allocation classes */
+	int64_t *cls_shape;	/* ncls * stride */
+	size_t ncls, clscap;
+	uint32_t *cls_slots;	/* hash heads: class index + 1 */
+	size_t ncls_slots;
 	uint32_t *alloc_of_pod;	/* hash slots: alloc index + 1 */
 	size_t nalloc_slots;
 
 	tgi_budget *budgets;
 	size_t nbudgets, budgetcap;
 
+	uint32_t gen;		/* bumped on any change that can alter a
+				 * node's offer slots other than its free
+				 * resources (labels, taints, flags, build),
+				 * and on free-resource changes of nodes
+				 * outside the tree */
+
 	void *scratch;		/* place.c's reusable buffers */
 	void (*scratch_free)(void *);
 };
 
-/* Refreshes the saturated free-GPU count of node \p n. */
+/*
+ * Records that node \p n's free resources changed: its lowest-layer
+ * domain's generation moves on (the whole topology's for a node outside
+ * the tree), so that place.c's per-domain slot cache recomputes it.
+ * Generations skip UINT32_MAX (the cache stores gen + 1, 0 = none).
+ */
+static inline void tgi_node_changed(tg_topology *t, uint32_t n)
+{
+	if (t->built && t->leaf[n] != TG_NONE) {
+		tgi_domain *d = &t->dom[t->leaf[n]];
+
+		if (++d->gen == UINT32_MAX)
+			d->gen = 0;
+	} else {
+		t->gen++;
+	}
+}
+
+/* Refreshes the saturated free-GPU count of node \p n (after any change
+ * of its free resources). */
 static inline void tgi_gfree_sync(tg_topology *t, uint32_t n)
 {
 	int64_t f = TG_RES_GPU < t->stride ?
 		    t->freev[(size_t)n * t->stride + TG_RES_GPU] : 0;
 
 	t->gfree[n] = (uint8_t)(f <= 0 ? 0 : f >= 255 ? 255 : f);
+	tgi_node_changed(t, n);
 }
 
 static inline int64_t tgi_free_of(const tg_topology *t, uint32_t n,
 				  unsigned r)
 {
 	return r < t->stride ? t->freev[(size_t)n * t->stride + r] : 0;
+}
+
+/* The class and the shape row of allocation \p i. */
+static inline const tgi_acls *tgi_alloc_cls(const tg_topology *t, size_t i)
+{
+	return &t->cls[t->allocs[i].cls];
+}
+
+static inline const int64_t *tgi_alloc_shape(const tg_topology *t, size_t i)
+{
+	return &t->cls_shape[(size_t)t->allocs[i].cls * t->stride];
 }
 
 /* Records a warning (formatted); TG_ENOMEM only. */

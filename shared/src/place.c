@@ -31,6 +31,28 @@ enum {
 };
 #define NWHY (WHY_RES0 + TG_MAX_RESOURCES)
 
+/* The request of one pod set, as node_slots() checks it. */
+typedef struct slot_req {
+	unsigned m;			/* resources besides pods */
+	unsigned rr[TG_MAX_RESOURCES];	/* their ids */
+	int64_t wv[TG_MAX_RESOURCES];	/* amounts, > 0 */
+	int64_t lim[TG_MAX_RESOURCES];	/* INT64_MAX / amount */
+	bool pods;			/* pods asked for (always) */
+	int64_t pods_want, pods_lim;
+} slot_req;
+
+/*
+ * What a node's offer slots depend on besides the topology's state, for
+ * a simple pod set (no selectors, affinity or tolerations) on an
+ * untouched scratch: the slot cache's key.  Cleared with memset before
+ * it is filled, so that memcmp() compares it.
+ */
+typedef struct slot_key {
+	slot_req sr;
+	unsigned cap, slice;
+	uint8_t in_tree;
+} slot_key;
+
 typedef struct scratch {
 	size_t npos, ndom;
 	int32_t *nslots;	/* per pos: slots of the pod set being filled
@@ -44,6 +66,20 @@ typedef struct scratch {
 	size_t ntouched;
 	uint32_t *fill;		/* (pos, count) pairs of the current fill */
 	size_t nfill, fillcap;
+	/*
+	 * Slot cache of the lowest-layer domains (see node_slots()): with
+	 * cstamp[d] != 0, nslots[] over domain d holds the slots of ckey,
+	 * their sum is csum[d] and their maximum cmax[d]; they are ckey's
+	 * slots on the current state when cstamp[d] == dom[d].gen + 1 and
+	 * cgen == t->gen.  Any other write of nslots[] over d zeroes
+	 * cstamp[d].
+	 */
+	uint32_t *cstamp;	/* per domain */
+	int64_t *csum;
+	int32_t *cmax;
+	slot_key ckey;
+	bool ckey_set;
+	uint32_t cgen;
 } scratch;
 
 
@@ -82,6 +118,9 @@ static void scratch_free(void *p)
 	tgi_free(s->gpu_used);
 	tgi_free(s->touched);
 	tgi_free(s->fill);
+	tgi_free(s->cstamp);
+	tgi_free(s->csum);
+	tgi_free(s->cmax);
 	tgi_free(s);
 }
 
@@ -108,8 +147,12 @@ static scratch *scratch_get(tg_topology *t)
 	s->used = tgi_calloc(n * s->width, sizeof(int64_t));
 	s->gpu_used = tgi_calloc(n, sizeof(uint64_t));
 	s->touched = tgi_calloc(n, sizeof(uint32_t));
+	s->cstamp = tgi_calloc(d, sizeof(uint32_t));
+	s->csum = tgi_calloc(d, sizeof(int64_t));
+	s->cmax = tgi_calloc(d, sizeof(int32_t));
 	if (!s->nslots || !s->dslots || !s->take ||
-	    !s->used || !s->gpu_used || !s->touched) {
+	    !s->used || !s->gpu_used || !s->touched || !s->cstamp ||
+	    !s->csum || !s->cmax) {
 		scratch_free(s);
 		return NULL;
 	}
@@ -565,16 +608,6 @@ static int64_t slots_generic(const tg_topology *t, const req *q,
 	return best;
 }
 
-/* The request of one pod set, as node_slots() checks it. */
-typedef struct slot_req {
-	unsigned m;			/* resources besides pods */
-	unsigned rr[TG_MAX_RESOURCES];	/* their ids */
-	int64_t wv[TG_MAX_RESOURCES];	/* amounts, > 0 */
-	int64_t lim[TG_MAX_RESOURCES];	/* INT64_MAX / amount */
-	bool pods;			/* pods asked for (always) */
-	int64_t pods_want, pods_lim;
-} slot_req;
-
 /*
  * Offer slots of an eligible node (before caps and slices) from its free
  * row \p fv, less \p u (taken by this decision; NULL = nothing);
@@ -628,6 +661,116 @@ static inline int64_t fit_node(const slot_req *sr, const int64_t *fv,
 	return fit < best ? fit : best;
 }
 
+/* Everything node_slots() works out once for one pass over positions. */
+typedef struct slot_pass {
+	const tg_topology *t;
+	const req *q;
+	scratch *s;
+	unsigned ps;
+	slot_req sr;
+	bool simple, taken, trim, beyond;
+	unsigned slice, cap;
+	uint8_t in_tree, mask, gwant;
+	uint32_t *why;
+} slot_pass;
+
+/*
+ * Offer slots of the pass's pod set on positions [lo, hi) into nslots[];
+ * adds their sum to *sum and raises *max to their maximum.
+ */
+static inline __attribute__((always_inline)) void
+pass_range(const slot_pass *c, uint32_t lo, uint32_t hi, int64_t *sum,
+	   int32_t *max)
+{
+	const tg_topology *t = c->t;
+	const unsigned stride = t->stride;
+	const int64_t *freev = t->freev, *allocv = t->alloc;
+	const uint8_t *gfree = t->gfree;
+	const uint32_t *order = t->order;
+	const uint8_t *flags = t->flags;
+	const uint32_t *take = c->s->take;
+	int32_t *nslots = c->s->nslots;
+	const uint8_t gwant = c->gwant, in_tree = c->in_tree, mask = c->mask;
+	uint32_t *why = c->why;
+	int64_t total = 0;
+	int32_t top = *max;
+	uint32_t i;
+
+	for (i = lo; i < hi; i++) {
+		const uint32_t n = order[i];
+		const int64_t *fv;
+		int32_t v;
+
+		if (gfree[n] < gwant && !why) {
+			nslots[i] = 0;	/* what this decision took only
+					 * lowers it further */
+			continue;
+		}
+		fv = &freev[(size_t)n * stride];
+		int64_t pa, best;
+
+		pa = fv[TG_RES_PODS] > 0 ? 1 :
+		     allocv[(size_t)n * stride + TG_RES_PODS];
+
+		if (!c->simple || (flags[n] & mask) != in_tree) {
+			int reason;
+
+			if (c->simple && !(flags[n] & TGI_NODE_TAINTED))
+				reason = (flags[n] & TGI_NODE_UNSCHED) ?
+					 WHY_UNSCHED : WHY_NOT_IN_TREE;
+			else
+				reason = ineligible(t, c->q, c->ps, n);
+			if (reason >= 0) {
+				nslots[i] = 0;
+				if (why)
+					why[reason]++;
+				continue;
+			}
+		}
+		if (c->beyond)
+			best = slots_generic(t, c->q, c->s,
+					     c->q->g->ps[c->ps], i, n, why);
+		else if (c->taken && take[i])
+			best = fit_node(&c->sr, fv,
+					&c->s->used[(size_t)i * c->s->width],
+					pa, why);
+		else
+			best = fit_node(&c->sr, fv, NULL, pa, why);
+		if (best == INT64_MAX)
+			best = TG_MAX_MEMBERS;
+		if (c->trim) {
+			if (c->cap && best > c->cap)
+				best = c->cap;
+			if (c->slice > 1)
+				best -= best % c->slice;
+		}
+		v = (int32_t)(best > TG_MAX_MEMBERS ? TG_MAX_MEMBERS : best);
+		nslots[i] = v;
+		total += v;
+		if (v > top)
+			top = v;
+	}
+	*sum += total;
+	*max = top;
+}
+
+/* nslots[] over the lowest-layer domains that [lo, hi) meets is no
+ * longer what the slot cache says. */
+static void cache_forget(const tg_topology *t, scratch *s, uint32_t lo,
+			 uint32_t hi)
+{
+	uint32_t i = lo;
+
+	if (!t->nlayers)
+		return;
+	while (i < hi && i < t->ntree) {
+		uint32_t d = t->leaf[t->order[i]];
+
+		s->cstamp[d] = 0;
+		i = t->dom[d].hi;
+	}
+}
+
 /*
  * Offer slots of pod set \p ps on every position in [lo, hi), given the
  * resources already taken by this decision (s->used).  With \p why,
@@ -643,33 +786,42 @@ static inline int64_t fit_node(const slot_req *sr, const int64_t *fv,
  *  - the allocatable pod count is read only when the free one is not
  *    positive (free <= allocatable, so a positive free count means the
  *    node tracks pods);
- *  - a division only when its quotient can lower the minimum.
+ *  - a division only when its quotient can lower the minimum;
+ *  - a simple pod set on an untouched scratch (the search of every
+ *    decision) goes through the slot cache: a lowest-layer domain whose
+ *    nodes' free resources did not change since the same shape was last
+ *    computed there (its generation, tgi_node_changed()) keeps its
+ *    nslots[], so a decision recomputes only the domains that changed.
  */
 static void node_slots(const tg_topology *t, const req *q, scratch *s,
 		       unsigned ps, uint32_t lo, uint32_t hi, uint32_t *why)
 {
 	const tgi_podset *p = q->g->ps[ps];
 	const unsigned stride = t->stride;
-	const bool simple = simple_podset(p) && !p->ntol;
-	const bool taken = s->ntouched > 0;
-	const unsigned slice = q->slice[t->nlayers];
-	const unsigned cap = p->max_per_node;
-	const bool trim = cap || slice > 1;
-	const uint8_t in_tree = q->topo ? TGI_NODE_IN_TREE : 0;
-	const uint8_t mask = TGI_NODE_UNSCHED | TGI_NODE_TAINTED | in_tree;
-	const int64_t *freev = t->freev, *allocv = t->alloc;
-	const uint8_t *gfree = t->gfree;
-	uint8_t gwant;
-	const uint32_t *order = t->order;
-	const uint8_t *flags = t->flags;
-	const uint32_t *take = s->take;
-	int32_t *nslots = s->nslots;
-	bool beyond = false;
-	slot_req sr;
+	slot_pass c;
+	slot_key key;
+	int64_t sum = 0;
+	int32_t mx = 0;
 	uint32_t i;
 	unsigned k, j;
 
-	memset(&sr, 0, sizeof(sr));
+	/* no memset: the slot_req arrays are written up to sr.m only */
+	c.sr.m = 0;
+	c.sr.pods = false;
+	c.sr.pods_want = c.sr.pods_lim = 0;
+	c.beyond = false;
+	c.t = t;
+	c.q = q;
+	c.s = s;
+	c.ps = ps;
+	c.why = why;
+	c.simple = simple_podset(p) && !p->ntol;
+	c.taken = s->ntouched > 0;
+	c.slice = q->slice[t->nlayers];
+	c.cap = p->max_per_node;
+	c.trim = c.cap || c.slice > 1;
+	c.in_tree = q->topo ? TGI_NODE_IN_TREE : 0;
+	c.mask = TGI_NODE_UNSCHED | TGI_NODE_TAINTED | c.in_tree;
 	for (k = 0; k < q->nres; k++) {
 		unsigned r = q->res[k];
 		int64_t want = r == TG_RES_PODS ? (p->shape.v[r] ?
@@ -679,89 +831,166 @@ static void node_slots(const tg_topology *t, const req *q, scratch *s,
 		if (want <= 0)
 			continue;	/* shapes are >= 0 */
 		if (r >= stride)
-			beyond = true;	/* never fits: slots_generic() */
+			c.beyond = true;	/* never fits: slots_generic */
 		if (r == TG_RES_PODS) {
 			/* resolve() lists pods last */
-			sr.pods = true;
-			sr.pods_want = want;
-			sr.pods_lim = INT64_MAX / want;
+			c.sr.pods = true;
+			c.sr.pods_want = want;
+			c.sr.pods_lim = INT64_MAX / want;
 			continue;
 		}
-		sr.rr[sr.m] = r;
-		sr.wv[sr.m] = want;
-		sr.lim[sr.m] = INT64_MAX / want;
-		sr.m++;
+		c.sr.rr[c.sr.m] = r;
+		c.sr.wv[c.sr.m] = want;
+		c.sr.lim[c.sr.m] = INT64_MAX / want;
+		c.sr.m++;
 	}
 	if (!why) {
 		/* the value is a minimum: check the scarce GPUs first, so
 		 * that most nodes that take none are out after one test */
-		for (j = 1; j < sr.m && sr.rr[0] != TG_RES_GPU; j++)
-			if (sr.rr[j] == TG_RES_GPU) {
-				unsigned xr = sr.rr[0];
-				int64_t xw = sr.wv[0], xl = sr.lim[0];
+		for (j = 1; j < c.sr.m && c.sr.rr[0] != TG_RES_GPU; j++)
+			if (c.sr.rr[j] == TG_RES_GPU) {
+				unsigned xr = c.sr.rr[0];
+				int64_t xw = c.sr.wv[0], xl = c.sr.lim[0];
 
-				sr.rr[0] = sr.rr[j];
-				sr.wv[0] = sr.wv[j];
-				sr.lim[0] = sr.lim[j];
-				sr.rr[j] = xr;
-				sr.wv[j] = xw;
-				sr.lim[j] = xl;
+				c.sr.rr[0] = c.sr.rr[j];
+				c.sr.wv[0] = c.sr.wv[j];
+				c.sr.lim[0] = c.sr.lim[j];
+				c.sr.rr[j] = xr;
+				c.sr.wv[j] = xw;
+				c.sr.lim[j] = xl;
 			}
 	}
 	/* GPUs asked for: most nodes that take none fail on one byte */
-	gwant = 0;
-	for (j = 0; j < sr.m; j++)
-		if (sr.rr[j] == TG_RES_GPU && sr.wv[j] <= 255)
-			gwant = (uint8_t)sr.wv[j];
-	for (i = lo; i < hi; i++) {
-		const uint32_t n = order[i];
-		const int64_t *fv;
+	c.gwant = 0;
+	for (j = 0; j < c.sr.m; j++)
+		if (c.sr.rr[j] == TG_RES_GPU && c.sr.wv[j] <= 255)
+			c.gwant = (uint8_t)c.sr.wv[j];
 
-		if (gfree[n] < gwant && !why) {
-			nslots[i] = 0;	/* what this decision took only
-					 * lowers it further */
-			continue;
-		}
-		fv = &freev[(size_t)n * stride];
-		int64_t pa, best;
-
-		pa = fv[TG_RES_PODS] > 0 ? 1 :
-		     allocv[(size_t)n * stride + TG_RES_PODS];
-
-		if (!simple || (flags[n] & mask) != in_tree) {
-			int reason;
-
-			if (simple && !(flags[n] & TGI_NODE_TAINTED))
-				reason = (flags[n] & TGI_NODE_UNSCHED) ?
-					 WHY_UNSCHED : WHY_NOT_IN_TREE;
-			else
-				reason = ineligible(t, q, ps, n);
-			if (reason >= 0) {
-				nslots[i] = 0;
-				if (why)
-					why[reason]++;
-				continue;
-			}
-		}
-		if (beyond)
-			best = slots_generic(t, q, s, p, i, n, why);
-		else if (taken && take[i])
-			best = fit_node(&sr, fv,
-					&s->used[(size_t)i * s->width], pa,
-					why);
-		else
-			best = fit_node(&sr, fv, NULL, pa, why);
-		if (best == INT64_MAX)
-			best = TG_MAX_MEMBERS;
-		if (trim) {
-			if (cap && best > cap)
-				best = cap;
-			if (slice > 1)
-				best -= best % slice;
-		}
-		nslots[i] = (int32_t)(best > TG_MAX_MEMBERS ? TG_MAX_MEMBERS
-						    : best);
+	/* the cache only for ranges that begin with a whole lowest-layer
+	 * domain (a search, not preempt.c's single nodes) */
+	if (why || c.taken || !c.simple || c.beyond || !t->nlayers ||
+	    lo >= t->ntree || t->dom[t->leaf[t->order[lo]]].lo != lo ||
+	    t->dom[t->leaf[t->order[lo]]].hi > hi) {
+		pass_range(&c, lo, hi, &sum, &mx);
+		cache_forget(t, s, lo, hi);
+		return;
 	}
+	/* the slot cache; unused slot_req entries stay zero in the key */
+	memset(&key, 0, sizeof(key));
+	key.sr.m = c.sr.m;
+	for (j = 0; j < c.sr.m; j++) {
+		key.sr.rr[j] = c.sr.rr[j];
+		key.sr.wv[j] = c.sr.wv[j];
+		key.sr.lim[j] = c.sr.lim[j];
+	}
+	key.sr.pods = c.sr.pods;
+	key.sr.pods_want = c.sr.pods_want;
+	key.sr.pods_lim = c.sr.pods_lim;
+	key.cap = c.cap;
+	key.slice = c.slice;
+	key.in_tree = c.in_tree;
+	if (!s->ckey_set || s->cgen != t->gen ||
+	    memcmp(&key, &s->ckey, sizeof(key))) {
+		memset(s->cstamp, 0, s->ndom * sizeof(uint32_t));
+		s->ckey = key;
+		s->cgen = t->gen;
+		s->ckey_set = true;
+	}
+	i = lo;
+	while (i < hi && i < t->ntree) {
+		const uint32_t d = t->leaf[t->order[i]];
+		const tgi_domain *x = &t->dom[d];
+		const uint32_t end = x->hi < hi ? x->hi : hi;
+
+		if (x->lo == i && x->hi <= hi) {
+			if (s->cstamp[d] != x->gen + 1) {
+				sum = 0;
+				mx = 0;
+				pass_range(&c, i, end, &sum, &mx);
+				s->csum[d] = sum;
+				s->cmax[d] = mx;
+				s->cstamp[d] = x->gen + 1;
+			}
+		} else {
+			pass_range(&c, i, end, &sum, &mx);
+			s->cstamp[d] = 0;
+		}
+		i = end;
+	}
+	if (i < hi)
+		pass_range(&c, i, hi, &sum, &mx);	/* outside the tree */
+}
+
+/*
+ * Offer slots of node \p n for cache key \p k, worked out from scratch
+ * (for tgi_place_check(): no shortcut of pass_range() taken).
+ */
+static int32_t key_slots(const tg_topology *t, const slot_key *k, uint32_t n)
+{
+	const int64_t *fv = &t->freev[(size_t)n * t->stride];
+	int64_t best;
+	uint32_t i;
+
+	if (t->flags[n] & TGI_NODE_UNSCHED)
+		return 0;
+	if (k->in_tree && !(t->flags[n] & TGI_NODE_IN_TREE))
+		return 0;
+	for (i = t->taint_head[n]; i; i = t->taints[i - 1].next)
+		if (t->taints[i - 1].effect != TG_TAINT_PREFER_NO_SCHEDULE)
+			return 0;	/* a simple pod set tolerates none */
+	best = fit_node(&k->sr, fv, NULL,
+			t->alloc[(size_t)n * t->stride + TG_RES_PODS], NULL);
+	if (best == INT64_MAX)
+		best = TG_MAX_MEMBERS;
+	if (k->cap && best > k->cap)
+		best = k->cap;
+	if (k->slice > 1)
+		best -= best % k->slice;
+	return (int32_t)(best > TG_MAX_MEMBERS ? TG_MAX_MEMBERS : best);
+}
+
+tg_err tgi_place_check(const tg_topology *t, tg_errinfo *ei)
+{
+	const scratch *s = t->scratch;
+	uint32_t d, i;
+
+	if (!s || !s->ckey_set || !t->nlayers || s->ndom < t->ndom)
+		return TG_OK;
+	for (d = t->layer_lo[t->nlayers - 1]; d < t->layer_hi[t->nlayers - 1];
+	     d++) {
+		const tgi_domain *x = &t->dom[d];
+		int64_t sum = 0;
+		int32_t mx = 0;
+		bool current = s->cstamp[d] == x->gen + 1 &&
+			       s->cgen == t->gen;
+
+		if (!s->cstamp[d])
+			continue;
+		for (i = x->lo; i < x->hi; i++) {
+			int32_t v = s->nslots[i];
+
+			if (current && v != key_slots(t, &s->ckey,
+						      t->order[i]))
+				return tgi_errf(ei, TG_ESTATE, "slot cache: "
+					"node %s holds %d members, the cache "
+					"says %d (domain %s)",
+					tg_topology_node_name(t, t->order[i]),
+					(int)key_slots(t, &s->ckey,
+						       t->order[i]),
+					(int)v, x->path);
+			sum += v;
+			if (v > mx)
+				mx = v;
+		}
+		if (sum != s->csum[d] || mx != s->cmax[d])
+			return tgi_errf(ei, TG_ESTATE, "slot cache: domain %s "
+					"sums %lld (max %d), the cache says "
+					"%lld (max %d)", x->path,
+					(long long)sum, (int)mx,
+					(long long)s->csum[d],
+					(int)s->cmax[d]);
+	}
+	return TG_OK;
 }
 
 /* Rolls node slots up into domains below \p top (inclusive). */
@@ -792,8 +1021,12 @@ static void rollup(const tg_topology *t, const req *q, scratch *s,
 			int64_t sum = 0;
 
 			if ((unsigned)l == t->nlayers - 1) {
-				for (i = t->dom[d].lo; i < t->dom[d].hi; i++)
-					sum += s->nslots[i];
+				if (s->cstamp[d])
+					sum = s->csum[d];	/* cached */
+				else
+					for (i = t->dom[d].lo;
+					     i < t->dom[d].hi; i++)
+						sum += s->nslots[i];
 			} else {
 				uint32_t c;
 
@@ -1684,12 +1917,26 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 		stop = scope_level;
 	for (level = start;; level = level == 0 ? TG_NONE : level - 1) {
 		uint32_t lo, hi, u, best = TG_NONE, ncand = 0, *cand, c;
+		uint32_t next_dom;
 		const bool nodes = level >= t->nlayers && level != TG_NONE;
 
 		if (level != TG_NONE && stop != TG_NONE && level < stop)
 			break;
 		unit_range(t, q, level, &lo, &hi);
+		next_dom = nodes && t->nlayers ? lo : TG_NONE;
 		for (u = lo; u < hi; u++) {
+			if (u == next_dom && u < t->ntree) {
+				/* a whole cached domain without a node
+				 * that holds k: skip it */
+				const uint32_t dd = t->leaf[t->order[u]];
+
+				next_dom = t->dom[dd].hi;
+				if (s->cstamp[dd] && s->cmax[dd] < k &&
+				    t->dom[dd].lo == u && next_dom <= hi) {
+					u = next_dom - 1;
+					continue;
+				}
+			}
 			if ((nodes ? s->nslots[u] : s->dslots[u]) < k)
 				continue;	/* unit_slots() */
 			ncand++;
@@ -1856,7 +2103,7 @@ tg_err tgi_decision_add_victim(tg_decision *d, const tg_topology *t,
 	nv[d->nvic].pod = tgi_strtab_get(&t->strs, x->pod);
 	nv[d->nvic].gang = tgi_strtab_get(&t->strs, x->gang);
 	nv[d->nvic].node = x->node;
-	nv[d->nvic].priority = x->priority;
+	nv[d->nvic].priority = tgi_alloc_cls(t, a)->priority;
 	nv[d->nvic].reservation = reservation;
 	d->nvic++;
 	return TG_OK;
@@ -1888,7 +2135,8 @@ tg_err tg_place(tg_topology *t, const tg_gang *g, tg_decision **out,
 		const tgi_alloc *x = &t->allocs[i];
 
 		if (!x->live || !x->nominated || x->suspended ||
-		    (x->priority >= g->priority && x->gang != gid))
+		    (tgi_alloc_cls(t, i)->priority >= g->priority &&
+		     x->gang != gid))
 			continue;
 		if (!held && !(held = tgi_malloc(t->nallocs *
 						 sizeof(uint32_t))))

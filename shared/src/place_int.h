@@ -64,4 +64,12 @@ unsigned tgi_hard_level(const tg_topology *t, const tg_gang *g);
 tg_err tgi_preempt(tg_topology *t, const tg_gang *g, tg_decision **d,
 		   tg_errinfo *ei);
 
+/*
+ * Checks the placement scratch's slot cache against the topology: every
+ * lowest-layer domain the cache calls current holds the slots a fresh
+ * computation gives, and every cached sum and maximum matches the slots
+ * it describes.  Called by tg_topology_check().
+ */
+tg_err tgi_place_check(const tg_topology *t, tg_errinfo *ei);
+
 #endif /* TG_PLACE_INT_H */

@@ -128,13 +128,14 @@ static tg_err collect(pctx *c)
 		v->prio_sum = 0;
 		for (m = i; m < j; m++) {
 			const tgi_alloc *x = &t->allocs[idx[m]];
+			const tgi_acls *xc = tgi_alloc_cls(t, idx[m]);
 
-			if (!x->preemptible || x->priority >= c->g->priority ||
-			    x->suspended)
+			if (!xc->preemptible ||
+			    xc->priority >= c->g->priority || x->suspended)
 				ok = false;
-			if (x->priority > v->prio)
-				v->prio = x->priority;
-			v->prio_sum += x->priority;
+			if (xc->priority > v->prio)
+				v->prio = xc->priority;
+			v->prio_sum += xc->priority;
 		}
 		if (!ok)
 			continue;
@@ -279,8 +280,8 @@ static int64_t pdb_violations(const pctx *c, const uint32_t *list,
 
 		for (i = 0; i < m; i++)
 			for (k = 0; k < c->v[list[i]].n; k++)
-				if (t->allocs[c->vmem[c->v[list[i]].first +
-						      k]].budget ==
+				if (tgi_alloc_cls(t, c->vmem[c->v[list[i]].first
+							     + k])->budget ==
 				    t->budgets[b].name)
 					n++;
 		if (n > t->budgets[b].allowed)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "place_int.h"
 
 static const char *const builtin_res[] = {
 	"cpu", "memory", "nvidia.com/gpu", "pods"
@@ -77,7 +78,9 @@ void tg_topology_destroy(tg_topology *t)
 	tgi_free(t->warn);
 	tgi_free(t->allocs);
 	tgi_free(t->budgets);
-	tgi_free(t->alloc_shape);
+	tgi_free(t->cls);
+	tgi_free(t->cls_shape);
+	tgi_free(t->cls_slots);
 	tgi_free(t->alloc_of_pod);
 	tgi_free(t);
 }
@@ -178,25 +181,26 @@ static tg_err restride(tg_topology *t, unsigned need)
 		return TG_OK;
 	na = tgi_calloc(ncap * need, sizeof(*na));
 	nf = tgi_calloc(ncap * need, sizeof(*nf));
-	if (t->alloccap)
-		ns = tgi_calloc(t->alloccap * need, sizeof(*ns));
-	if (!na || !nf || (t->alloccap && !ns))
+	if (t->clscap)
+		ns = tgi_calloc(t->clscap * need, sizeof(*ns));
+	if (!na || !nf || (t->clscap && !ns))
 		goto fail;
 	for (i = 0; i < t->nnodes; i++)
 		for (r = 0; r < t->stride; r++) {
 			na[i * need + r] = t->alloc[i * t->stride + r];
 			nf[i * need + r] = t->freev[i * t->stride + r];
 		}
-	for (i = 0; i < t->nallocs; i++)
+	for (i = 0; i < t->ncls; i++)
 		for (r = 0; r < t->stride; r++)
-			ns[i * need + r] = t->alloc_shape[i * t->stride + r];
+			ns[i * need + r] = t->cls_shape[i * t->stride + r];
 	tgi_free(t->alloc);
 	tgi_free(t->freev);
-	tgi_free(t->alloc_shape);
+	tgi_free(t->cls_shape);
 	t->alloc = na;
 	t->freev = nf;
-	t->alloc_shape = ns;
+	t->cls_shape = ns;
 	t->stride = need;
+	t->gen++;
 	return TG_OK;
 fail:
 	tgi_free(na);
@@ -455,6 +459,7 @@ tg_err tg_topology_node_add_label(tg_topology *t, tg_node_id n,
 	t->labels[t->nlabels].value = v;
 	t->labels[t->nlabels].next = t->lab_head[n];
 	t->lab_head[n] = (uint32_t)++t->nlabels;
+	t->gen++;
 	return TG_OK;
 }
 
@@ -481,6 +486,7 @@ tg_err tg_topology_node_add_taint(tg_topology *t, tg_node_id n,
 	t->taints[t->ntaints].next = t->taint_head[n];
 	t->taint_head[n] = (uint32_t)++t->ntaints;
 	t->flags[n] |= TGI_NODE_TAINTED;
+	t->gen++;
 	return TG_OK;
 }
 
@@ -493,6 +499,7 @@ tg_err tg_topology_node_set_unschedulable(tg_topology *t, tg_node_id n,
 		t->flags[n] |= TGI_NODE_UNSCHED;
 	else
 		t->flags[n] &= (uint8_t)~TGI_NODE_UNSCHED;
+	t->gen++;
 	return TG_OK;
 }
 
@@ -844,6 +851,7 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 	default_bandwidth(t);
 	shrink_nodes(t);
 	t->built = true;
+	t->gen++;
 	return TG_OK;
 fail:
 	build_undo(t, nwarn0);
@@ -1062,6 +1070,62 @@ uint32_t tgi_alloc_find(const tg_topology *t, const char *pod)
 	return *slot - 1;
 }
 
+static tg_err cls_rehash(tg_topology *t, size_t nslots);
+
+/*
+ * Drops the classes no allocation uses any more (after the allocations
+ * were compacted); keeps everything as it was when out of memory.
+ */
+static void cls_compact(tg_topology *t)
+{
+	uint32_t *map = NULL;
+	tgi_acls *nc = NULL;
+	int64_t *ns = NULL;
+	size_t i, n = 0, slots = 16;
+
+	if (!t->ncls)
+		return;
+	map = tgi_malloc(t->ncls * sizeof(uint32_t));
+	nc = tgi_malloc(t->ncls * sizeof(*nc));
+	ns = tgi_malloc(t->ncls * t->stride * sizeof(int64_t) + 1);
+	if (!map || !nc || !ns)
+		goto out;
+	for (i = 0; i < t->ncls; i++)
+		map[i] = TG_NONE;
+	for (i = 0; i < t->nallocs; i++) {
+		uint32_t k = t->allocs[i].cls;
+
+		if (map[k] == TG_NONE) {
+			nc[n] = t->cls[k];
+			memcpy(&ns[n * t->stride], &t->cls_shape[k * t->stride],
+			       t->stride * sizeof(int64_t));
+			map[k] = (uint32_t)n++;
+		}
+	}
+	while (slots < 2 * n)
+		slots *= 2;
+	tgi_free(t->cls);
+	tgi_free(t->cls_shape);
+	t->cls = nc;
+	t->cls_shape = ns;
+	t->clscap = t->ncls;
+	t->ncls = n;
+	nc = NULL;
+	ns = NULL;
+	for (i = 0; i < t->nallocs; i++)
+		t->allocs[i].cls = map[t->allocs[i].cls];
+	if (cls_rehash(t, slots) != TG_OK) {
+		/* the chains name old indices: no lookups until the next
+		 * cls_intern() rehashes (a class may then be duplicated,
+		 * which is harmless) */
+		t->ncls_slots = 0;
+	}
+out:
+	tgi_free(map);
+	tgi_free(nc);
+	tgi_free(ns);
+}
+
 /*
  * Drops removed allocations (tombstones) once they outnumber the live
  * ones, so a long-running host does not grow without bound.  Indices of
@@ -1070,22 +1134,18 @@ uint32_t tgi_alloc_find(const tg_topology *t, const char *pod)
 void tgi_alloc_compact(tg_topology *t)
 {
 	size_t i, j = 0;
-	unsigned r;
 
 	if (t->nallocs - t->nlive < 1024 || t->nallocs - t->nlive < t->nlive)
 		return;
 	for (i = 0; i < t->nallocs; i++) {
 		if (!t->allocs[i].live)
 			continue;
-		if (i != j) {
+		if (i != j)
 			t->allocs[j] = t->allocs[i];
-			for (r = 0; r < t->stride; r++)
-				t->alloc_shape[j * t->stride + r] =
-					t->alloc_shape[i * t->stride + r];
-		}
 		j++;
 	}
 	t->nallocs = j;
+	cls_compact(t);
 	memset(t->alloc_of_pod, 0, t->nalloc_slots * sizeof(uint32_t));
 	for (i = 0; i < t->nallocs; i++)
 		*alloc_slot(t, t->allocs[i].pod) = (uint32_t)i + 1;
@@ -1109,11 +1169,109 @@ static tg_err alloc_rehash(tg_topology *t, size_t nslots)
 	return TG_OK;
 }
 
+static uint64_t cls_hash(const tg_topology *t, const tgi_acls *c,
+			 const int64_t *shape)
+{
+	uint64_t h = 1469598103934665603ull;
+	unsigned r;
+
+	h = (h ^ (uint64_t)c->priority) * 1099511628211ull;
+	h = (h ^ (uint64_t)c->expires) * 1099511628211ull;
+	h = (h ^ c->budget) * 1099511628211ull;
+	h = (h ^ c->preemptible) * 1099511628211ull;
+	/* zero amounts left out: a wider stride (restride()) keeps the
+	 * hash of every class */
+	for (r = 0; r < t->stride; r++)
+		if (shape[r])
+			h = (h ^ (uint64_t)shape[r] ^ ((uint64_t)r << 56)) *
+			    1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static tg_err cls_rehash(tg_topology *t, size_t nslots)
+{
+	uint32_t *ns = tgi_calloc(nslots, sizeof(uint32_t));
+	size_t i;
+
+	if (!ns)
+		return TG_ENOMEM;
+	tgi_free(t->cls_slots);
+	t->cls_slots = ns;
+	t->ncls_slots = nslots;
+	for (i = 0; i < t->ncls; i++) {
+		size_t h = cls_hash(t, &t->cls[i],
+				    &t->cls_shape[i * t->stride]) &
+			   (nslots - 1);
+
+		t->cls[i].hnext = ns[h];
+		ns[h] = (uint32_t)i + 1;
+	}
+	return TG_OK;
+}
+
+/*
+ * The class of \p c with shape row \p shape (stride values): an equal
+ * one, or a new one.  Classes are dropped only by tgi_alloc_compact().
+ */
+static tg_err cls_intern(tg_topology *t, const tgi_acls *c,
+			 const int64_t *shape, uint32_t *out)
+{
+	size_t h, i, oldcap;
+	uint32_t k;
+	tg_err err;
+
+	if (t->ncls_slots) {
+		h = cls_hash(t, c, shape) & (t->ncls_slots - 1);
+		for (k = t->cls_slots[h]; k; k = t->cls[k - 1].hnext) {
+			const tgi_acls *x = &t->cls[k - 1];
+
+			if (x->priority == c->priority &&
+			    x->expires == c->expires &&
+			    x->budget == c->budget &&
+			    x->preemptible == c->preemptible &&
+			    !memcmp(&t->cls_shape[(size_t)(k - 1) * t->stride],
+				    shape, t->stride * sizeof(int64_t))) {
+				*out = k - 1;
+				return TG_OK;
+			}
+		}
+	}
+	if (t->ncls >= (1u << 29) - 1)
+		return TG_ELIMIT;
+	oldcap = t->clscap;
+	if (tgi_grow(&t->cls, &t->clscap, t->ncls + 1, sizeof(*t->cls)))
+		return TG_ENOMEM;
+	if (t->clscap != oldcap) {
+		int64_t *ns = tgi_realloc(t->cls_shape, t->clscap *
+					  t->stride * sizeof(int64_t));
+
+		if (!ns) {
+			t->clscap = oldcap;
+			return TG_ENOMEM;
+		}
+		t->cls_shape = ns;
+	}
+	if ((t->ncls + 1) * 2 > t->ncls_slots &&
+	    (err = cls_rehash(t, t->ncls_slots ? t->ncls_slots * 2 : 16)))
+		return err;
+	i = t->ncls;
+	t->cls[i] = *c;
+	memcpy(&t->cls_shape[i * t->stride], shape,
+	       t->stride * sizeof(int64_t));
+	h = cls_hash(t, c, shape) & (t->ncls_slots - 1);
+	t->cls[i].hnext = t->cls_slots[h];
+	t->cls_slots[h] = (uint32_t)i + 1;
+	t->ncls++;
+	*out = (uint32_t)i;
+	return TG_OK;
+}
+
 tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 {
 	int64_t shape[TG_MAX_RESOURCES];
-	uint32_t pod, gang, budget = 0, *slot;
-	size_t i, oldcap;
+	uint32_t pod, gang, budget = 0, *slot, cls;
+	tgi_acls c;
+	size_t i;
 	unsigned r, want, have;
 	uint64_t gpus;
 	tg_err err;
@@ -1139,7 +1297,8 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 	for (r = t->stride; r < t->nres; r++)
 		if (shape[r] && (err = restride(t, r + 1)))
 			return err;
-	if ((t->nallocs + 1) * 2 > t->nalloc_slots &&
+	/* slots at most 2/3 full */
+	if ((t->nallocs + 1) * 3 > t->nalloc_slots * 2 &&
 	    (err = alloc_rehash(t, t->nalloc_slots ? t->nalloc_slots * 2 : 64)))
 		return err;
 	if ((err = tgi_strtab_intern(&t->strs, s->pod, &pod)) ||
@@ -1148,7 +1307,13 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 	    (s->budget && (err = tgi_strtab_intern(&t->strs, s->budget,
 						   &budget))))
 		return err;
-	oldcap = t->alloccap;
+	memset(&c, 0, sizeof(c));
+	c.priority = s->priority;
+	c.expires = s->nominated ? s->expires : 0;
+	c.budget = budget;
+	c.preemptible = s->preemptible;
+	if ((err = cls_intern(t, &c, shape, &cls)))
+		return err;
 	if (t->nallocs + 1 > t->alloccap) {
 		/* 1.5x: allocation tables are the bulk of a big cluster */
 		size_t ncap = t->alloccap < 64 ? 64 :
@@ -1159,16 +1324,6 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 			return TG_ENOMEM;
 		t->allocs = na;
 		t->alloccap = ncap;
-	}
-	if (t->alloccap != oldcap) {
-		int64_t *ns = tgi_realloc(t->alloc_shape, t->alloccap *
-					  t->stride * sizeof(int64_t));
-
-		if (!ns) {
-			t->alloccap = oldcap;
-			return TG_ENOMEM;
-		}
-		t->alloc_shape = ns;
 	}
 	/* GPUs: the given ones, plus free ones picked for the rest */
 	gpus = s->gpus;
@@ -1190,21 +1345,16 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 	t->allocs[i].gang = gang;
 	t->allocs[i].node = s->node;
 	t->allocs[i].gpus = gpus;
-	t->allocs[i].priority = s->priority;
-	t->allocs[i].preemptible = s->preemptible;
+	t->allocs[i].cls = cls;
 	t->allocs[i].nominated = s->nominated;
-	t->allocs[i].expires = s->nominated ? s->expires : 0;
-	t->allocs[i].budget = budget;
 	t->allocs[i].suspended = false;
 	t->allocs[i].live = true;
 	if (s->nominated)
 		t->nnominated++;
-	for (r = 0; r < t->stride; r++)
-		t->alloc_shape[i * t->stride + r] = shape[r];
 	slot = alloc_slot(t, pod);
 	*slot = (uint32_t)i + 1;
 	t->nlive++;
-	tgi_node_take(t, s->node, &t->alloc_shape[i * t->stride], gpus);
+	tgi_node_take(t, s->node, shape, gpus);
 	return TG_OK;
 }
 
@@ -1234,13 +1384,13 @@ tg_err tg_topology_remove_alloc(tg_topology *t, const char *pod)
 void tgi_alloc_suspend(tg_topology *t, uint32_t i)
 {
 	tgi_alloc *a = &t->allocs[i];
+	const int64_t *sh = tgi_alloc_shape(t, i);
 	unsigned r;
 
 	if (!a->live || a->suspended)
 		return;
 	for (r = 0; r < t->stride; r++)
-		t->freev[(size_t)a->node * t->stride + r] +=
-			t->alloc_shape[(size_t)i * t->stride + r];
+		t->freev[(size_t)a->node * t->stride + r] += sh[r];
 	t->gpu_free[a->node] |= a->gpus;
 	tgi_gfree_sync(t, a->node);
 	a->suspended = true;
@@ -1252,8 +1402,7 @@ void tgi_alloc_resume(tg_topology *t, uint32_t i)
 
 	if (!a->live || !a->suspended)
 		return;
-	tgi_node_take(t, a->node, &t->alloc_shape[(size_t)i * t->stride],
-		      a->gpus);
+	tgi_node_take(t, a->node, tgi_alloc_shape(t, i), a->gpus);
 	a->suspended = false;
 }
 
@@ -1268,8 +1417,7 @@ void tgi_alloc_revive(tg_topology *t, uint32_t i)
 	t->nlive++;
 	if (a->nominated)
 		t->nnominated++;
-	tgi_node_take(t, a->node, &t->alloc_shape[(size_t)i * t->stride],
-		      a->gpus);
+	tgi_node_take(t, a->node, tgi_alloc_shape(t, i), a->gpus);
 	*alloc_slot(t, a->pod) = i + 1;
 }
 
@@ -1299,7 +1447,8 @@ unsigned tg_topology_expire(tg_topology *t, int64_t now)
 		return 0;
 	for (i = 0; i < t->nallocs; i++)
 		if (t->allocs[i].live && t->allocs[i].nominated &&
-		    t->allocs[i].expires && t->allocs[i].expires <= now) {
+		    tgi_alloc_cls(t, i)->expires &&
+		    tgi_alloc_cls(t, i)->expires <= now) {
 			tg_topology_remove_alloc(t, tgi_strtab_get(&t->strs,
 						 t->allocs[i].pod));
 			n++;
@@ -1455,7 +1604,7 @@ tg_err tg_topology_check(const tg_topology *t, tg_errinfo *ei)
 			continue;
 		for (r = 0; r < t->stride; r++)
 			used[(size_t)a->node * t->stride + r] +=
-				t->alloc_shape[i * t->stride + r];
+				tgi_alloc_shape(t, i)[r];
 		if (held[a->node] & a->gpus) {
 			err = tgi_errf(ei, TG_ESTATE, "node %s: a GPU held "
 				       "by two allocations (%s)",
@@ -1491,6 +1640,7 @@ tg_err tg_topology_check(const tg_topology *t, tg_errinfo *ei)
 			goto out;
 		}
 	}
+	err = tgi_place_check(t, ei);
 out:
 	tgi_free(used);
 	tgi_free(held);

@@ -328,11 +328,20 @@ tg_err tgi_strtab_intern(tgi_strtab *st, const char *s, uint32_t *id)
 	}
 	if (st->n >= UINT32_MAX - 1)
 		return TG_ELIMIT;
-	if ((st->n + 1) * 2 > st->nslots &&
+	/* slots at most 2/3 full; the id array grows by half: a big
+	 * cluster's node and pod names are most of the table */
+	if ((st->n + 1) * 3 > st->nslots * 2 &&
 	    strtab_rehash(st, st->nslots ? st->nslots * 2 : 64))
 		return TG_ENOMEM;
-	if (tgi_grow(&st->strs, &st->cap, st->n + 1, sizeof(char *)))
-		return TG_ENOMEM;
+	if (st->n + 1 > st->cap) {
+		size_t ncap = st->cap < 64 ? 64 : st->cap + st->cap / 2;
+		char **ns = tgi_realloc(st->strs, ncap * sizeof(char *));
+
+		if (!ns)
+			return TG_ENOMEM;
+		st->strs = ns;
+		st->cap = ncap;
+	}
 	d = tgi_strdup(s);
 	if (!d)
 		return TG_ENOMEM;

@@ -2,6 +2,7 @@
  * tests/unit/test_place.c - placement on the seed example and the anchors'
  * cases (../shared/research/anchors.md §9), through the C API.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -489,6 +490,248 @@ static void test_members(void)
 	tg_gang_destroy(g);
 }
 
+/*
+ * The slot cache (per lowest-layer domain, kept from one decision to the
+ * next): after random allocations, releases, reservations, cordons,
+ * taints and applied gangs, tg_topology_check() (which checks the cache
+ * against a recomputation) passes and every decision equals the one a
+ * fresh topology, built by replaying the same operations, gives.
+ */
+enum { OP_ALLOC, OP_REMOVE, OP_CORDON, OP_TAINT };
+
+typedef struct cache_op {
+	int kind;
+	unsigned node, gpus;
+	uint64_t mask;
+	bool flag;
+	char pod[24];
+} cache_op;
+
+#define CACHE_NODES	96	/* 4 spines of 4 blocks of 6 nodes */
+#define CACHE_STEPS	160
+
+static uint64_t cache_rng = 88172645463325252ull;
+
+static unsigned cache_rn(unsigned n)
+{
+	cache_rng ^= cache_rng << 13;
+	cache_rng ^= cache_rng >> 7;
+	cache_rng ^= cache_rng << 17;
+	return (unsigned)(cache_rng % n);
+}
+
+static tg_err cache_apply(tg_topology *t, const cache_op *o)
+{
+	tg_alloc_spec sp;
+	tg_shape sh;
+
+	switch (o->kind) {
+	case OP_ALLOC:
+		memset(&sh, 0, sizeof(sh));
+		sh.v[TG_RES_GPU] = o->gpus;
+		sh.v[TG_RES_CPU] = 1000;
+		memset(&sp, 0, sizeof(sp));
+		sp.pod = o->pod;
+		sp.node = o->node;
+		sp.shape = &sh;
+		sp.gpus = o->mask;
+		sp.preemptible = true;
+		sp.nominated = o->flag;
+		sp.priority = o->flag ? 5 : 0;
+		return tg_topology_add_alloc(t, &sp);
+	case OP_REMOVE:
+		return tg_topology_remove_alloc(t, o->pod);
+	case OP_CORDON:
+		return tg_topology_node_set_unschedulable(t, o->node, o->flag);
+	default:
+		return tg_topology_node_add_taint(t, o->node, "maint", NULL,
+						  TG_TAINT_NO_SCHEDULE);
+	}
+}
+
+static tg_topology *cache_build(const cache_op *ops, unsigned nops)
+{
+	tg_topology *t = tg_topology_create();
+	char name[16], spine[16], block[16];
+	const char *path[2] = { spine, block };
+	unsigned i;
+
+	tg_topology_add_layer(t, "spine", NULL);
+	tg_topology_add_layer(t, "block", NULL);
+	for (i = 0; i < CACHE_NODES; i++) {
+		tg_node_id id;
+
+		snprintf(name, sizeof(name), "n%02u", i);
+		snprintf(spine, sizeof(spine), "s%u", i / 24);
+		snprintf(block, sizeof(block), "b%u", i / 6);
+		if (tg_topology_add_node(t, name, path, &id) ||
+		    tg_topology_node_set_gpus(t, id, 8, NULL) ||
+		    tg_topology_node_set_resource(t, id, TG_RES_CPU, 64000) ||
+		    tg_topology_node_set_resource(t, id, TG_RES_PODS, 110))
+			return NULL;
+	}
+	if (tg_topology_build(t, NULL))
+		return NULL;
+	for (i = 0; i < nops; i++)
+		cache_apply(t, &ops[i]);
+	return t;
+}
+
+static tg_gang *cache_gang(unsigned members, unsigned gpus, bool preempt)
+{
+	tg_gang *g = tg_gang_create("probe");
+	tg_shape sh;
+	unsigned ps;
+
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_GPU] = gpus;
+	sh.v[TG_RES_CPU] = 1000;
+	tg_gang_add_podset(g, "w", &sh, members, &ps);
+	tg_gang_set_gather(g, "block", TG_GATHER_PREFER);
+	tg_gang_set_priority(g, 10);
+	tg_gang_set_can_preempt(g, preempt);
+	return g;
+}
+
+static bool cache_same(const tg_decision *a, const tg_decision *b)
+{
+	unsigned i;
+
+	if (tg_decision_status(a) != tg_decision_status(b) ||
+	    strcmp(tg_decision_domain(a), tg_decision_domain(b)) ||
+	    strcmp(tg_decision_message(a), tg_decision_message(b)) ||
+	    tg_decision_nplacements(a) != tg_decision_nplacements(b) ||
+	    tg_decision_nvictims(a) != tg_decision_nvictims(b))
+		return false;
+	for (i = 0; i < tg_decision_nplacements(a); i++)
+		if (tg_decision_placement(a, i)->node !=
+		    tg_decision_placement(b, i)->node ||
+		    tg_decision_placement(a, i)->gpus !=
+		    tg_decision_placement(b, i)->gpus)
+			return false;
+	for (i = 0; i < tg_decision_nvictims(a); i++)
+		if (strcmp(tg_decision_victim(a, i)->pod,
+			   tg_decision_victim(b, i)->pod))
+			return false;
+	return true;
+}
+
+static void test_slot_cache(void)
+{
+	static cache_op ops[4 * CACHE_STEPS];
+	static const unsigned sizes[4] = { 1, 2, 4, 8 };
+	unsigned nops = 0, npods = 0, step, bad_check = 0, bad_same = 0;
+	unsigned decided = 0, placed = 0, preempting = 0, applied = 0;
+	tg_topology *w = cache_build(NULL, 0);
+	tg_errinfo ei;
+
+	ok(w != NULL, "slot cache: topology built");
+	if (!w)
+		return;
+	ei.msg[0] = 0;
+	for (step = 0; step < CACHE_STEPS; step++) {
+		unsigned what = cache_rn(100), k;
+		cache_op *o = &ops[nops];
+		tg_decision *dw = NULL, *dc = NULL;
+		tg_topology *c;
+		tg_gang *g;
+
+		memset(o, 0, sizeof(*o));
+		if (what < 45) {
+			o->kind = OP_ALLOC;
+			o->node = cache_rn(CACHE_NODES);
+			o->gpus = sizes[cache_rn(4)];
+			o->flag = cache_rn(8) == 0;
+			snprintf(o->pod, sizeof(o->pod), "p%u", npods++);
+			if (tg_topology_node_free(w, o->node, TG_RES_GPU) >=
+			    o->gpus && cache_apply(w, o) == TG_OK)
+				nops++;
+		} else if (what < 70 && npods) {
+			o->kind = OP_REMOVE;
+			snprintf(o->pod, sizeof(o->pod), "p%u",
+				 cache_rn(npods));
+			if (cache_apply(w, o) == TG_OK)
+				nops++;
+		} else if (what < 82) {
+			o->kind = OP_CORDON;
+			o->node = cache_rn(CACHE_NODES);
+			o->flag = cache_rn(2);
+			cache_apply(w, o);
+			nops++;
+		} else if (what < 85) {
+			o->kind = OP_TAINT;
+			o->node = cache_rn(CACHE_NODES);
+			cache_apply(w, o);
+			nops++;
+		}
+		/* a probe: warm topology against a replayed cold one; a
+		 * few shapes, so that the cache is reused and re-keyed */
+		g = cache_gang(1 + cache_rn(40), sizes[cache_rn(4)],
+			       cache_rn(3) == 0);
+		c = cache_build(ops, nops);
+		if (!g || !c || tg_place(w, g, &dw, NULL) ||
+		    tg_place(c, g, &dc, NULL)) {
+			bad_same++;
+		} else {
+			decided++;
+			if (!cache_same(dw, dc)) {
+				if (bad_same++ < 3)
+					diag("step %u: warm %s in %s, cold %s "
+					     "in %s", step,
+					     tg_status_name(
+						tg_decision_status(dw)),
+					     tg_decision_domain(dw),
+					     tg_status_name(
+						tg_decision_status(dc)),
+					     tg_decision_domain(dc));
+			}
+			if (tg_decision_status(dw) == TG_STATUS_PLACED)
+				placed++;
+			if (tg_decision_status(dw) == TG_STATUS_PREEMPTING)
+				preempting++;
+			/* apply a placed probe now and then, as allocations
+			 * the replay repeats */
+			for (k = 0; tg_decision_status(dw) ==
+				    TG_STATUS_PLACED && cache_rn(2) == 0 &&
+			     k < tg_decision_nplacements(dw) &&
+			     nops < 4 * CACHE_STEPS; k++) {
+				const tg_placement *pl =
+					tg_decision_placement(dw, k);
+
+				o = &ops[nops];
+				memset(o, 0, sizeof(*o));
+				o->kind = OP_ALLOC;
+				o->node = pl->node;
+				o->gpus = (unsigned)__builtin_popcountll(
+						pl->gpus);
+				o->mask = pl->gpus;
+				snprintf(o->pod, sizeof(o->pod), "p%u",
+					 npods++);
+				if (cache_apply(w, o) == TG_OK) {
+					nops++;
+					applied++;
+				}
+			}
+		}
+		if (tg_topology_check(w, &ei) != TG_OK && bad_check++ < 3)
+			diag("step %u: %s", step, ei.msg);
+		tg_decision_free(dw);
+		tg_decision_free(dc);
+		tg_gang_destroy(g);
+		tg_topology_destroy(c);
+	}
+	ok(!bad_check, "slot cache: tg_topology_check() passes after every "
+	   "step (%u failures)", bad_check);
+	ok(!bad_same && decided == CACHE_STEPS, "slot cache: %u warm decisions "
+	   "equal the replayed cold ones (%u differ)", decided, bad_same);
+	ok(placed >= CACHE_STEPS / 5 && preempting >= 1 &&
+	   decided - placed - preempting >= 1 && applied >= 5,
+	   "slot cache: both outcomes and preemption exercised (%u placed, "
+	   "%u preempting, %u applied members)", placed, preempting,
+	   applied);
+	tg_topology_destroy(w);
+}
+
 int main(void)
 {
 	test_seed();
@@ -503,5 +746,6 @@ int main(void)
 	test_missing_labels();
 	test_spread();
 	test_members();
+	test_slot_cache();
 	return done_testing();
 }

@@ -1014,6 +1014,110 @@ static void test_alloc_churn(void)
 	tg_topology_destroy(t);
 }
 
+/*
+ * Allocation classes (shape, priority, expiry, budget, preemptible are
+ * interned): many distinct classes, a resource added after allocations
+ * exist (wider rows), compaction of removed allocations and of the
+ * classes only they used; amounts and priorities survive all of it.
+ */
+static void test_alloc_classes(void)
+{
+	tg_topology *t = gpu_cluster();
+	tg_alloc_spec a;
+	tg_shape sh;
+	tg_gang *g;
+	tg_decision *d = NULL;
+	unsigned i, fpga, bad = 0, nv;
+	char pod[32];
+
+	memset(&a, 0, sizeof(a));
+	memset(&sh, 0, sizeof(sh));
+	a.shape = &sh;
+	a.pod = pod;
+	a.preemptible = true;
+	for (i = 0; i < 2000; i++) {
+		snprintf(pod, sizeof(pod), "c-%u", i);
+		sh.v[TG_RES_CPU] = 1 + i % 7;
+		a.priority = (int64_t)i;	/* 2000 classes */
+		a.node = i % 4;
+		if (tg_topology_add_alloc(t, &a) != TG_OK)
+			bad++;
+	}
+	ok(!bad, "classes: 2000 allocations of distinct classes added");
+	CHECK(t, "classes: distinct");
+	ok(tg_topology_resource(t, "example.com/fpga", &fpga) == TG_OK &&
+	   tg_topology_node_set_resource(t, 1, fpga, 4) == TG_OK,
+	   "classes: a resource added after allocations");
+	sh.v[TG_RES_CPU] = 1000;
+	sh.v[fpga] = 3;
+	snprintf(pod, sizeof(pod), "fpga-user");
+	a.node = 1;
+	a.priority = 7;
+	ok(tg_topology_add_alloc(t, &a) == TG_OK, "classes: an allocation "
+	   "with the new resource (wider rows)");
+	is_int(tg_topology_node_free(t, 1, fpga), 1, "classes: 1 FPGA left");
+	sh.v[fpga] = 0;
+	sh.v[TG_RES_CPU] = 3;
+	snprintf(pod, sizeof(pod), "old-shape");
+	a.priority = 3;		/* c-3's class; rows widened since */
+	ok(tg_topology_add_alloc(t, &a) == TG_OK, "classes: an old class "
+	   "again");
+	CHECK(t, "classes: after widening");
+	for (i = 0; i < 2000; i++) {
+		snprintf(pod, sizeof(pod), "c-%u", i);
+		if (tg_topology_remove_alloc(t, pod) != TG_OK)
+			bad++;
+	}
+	ok(!bad, "classes: all 2000 removed");
+	/* a decision compacts the 2000 removed allocations and their
+	 * classes; then fill node g0's GPUs with priority-5 work and
+	 * preempt it */
+	sh.v[TG_RES_CPU] = 1000;
+	sh.v[TG_RES_GPU] = 8;
+	g = tg_gang_create("hi");
+	tg_gang_add_podset(g, "w", &sh, 4, &i);
+	tg_gang_set_priority(g, 100);
+	tg_gang_set_can_preempt(g, true);
+	ok(tg_place(t, g, &d, NULL) == TG_OK &&
+	   tg_decision_status(d) == TG_STATUS_PLACED,
+	   "classes: a decision (compacts)");
+	tg_decision_free(d);
+	d = NULL;
+	CHECK(t, "classes: after compaction");
+	is_int(tg_topology_nallocs(t), 2, "classes: 2 allocations left");
+	is_int(tg_topology_node_free(t, 1, fpga), 1,
+	       "classes: the FPGA still taken");
+	sh.v[TG_RES_GPU] = 2;
+	sh.v[TG_RES_CPU] = 1000;
+	for (i = 0; i < 16; i++) {
+		snprintf(pod, sizeof(pod), "low-%u", i);
+		a.node = i / 4;
+		a.priority = 5 + i % 2;
+		a.gang = "low";
+		if (tg_topology_add_alloc(t, &a) != TG_OK)
+			bad++;
+	}
+	a.gang = NULL;
+	ok(!bad, "classes: 16 low-priority allocations");
+	ok(tg_place(t, g, &d, NULL) == TG_OK &&
+	   tg_decision_status(d) == TG_STATUS_PREEMPTING,
+	   "classes: the high-priority gang preempts");
+	nv = d ? tg_decision_nvictims(d) : 0;
+	for (i = 0; i < nv; i++) {
+		const tg_victim *v = tg_decision_victim(d, i);
+		unsigned k = (unsigned)atoi(v->pod + 4);
+
+		if (v->priority != 5 + (int64_t)(k % 2))
+			bad++;
+	}
+	ok(nv == 16 && !bad, "classes: 16 victims with their own priorities "
+	   "(%u, %u wrong)", nv, bad);
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	CHECK(t, "classes: end");
+	tg_topology_destroy(t);
+}
+
 /* ---- bandwidth ---- */
 
 static void bw_is(const tg_topology *t, unsigned layer, double want,
@@ -1176,6 +1280,7 @@ int main(void)
 	test_accel_rule();
 	test_allocs();
 	test_alloc_churn();
+	test_alloc_classes();
 	test_bandwidth();
 	test_domain_find();
 	return done_testing();
