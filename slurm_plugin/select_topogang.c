@@ -1643,7 +1643,7 @@ static unsigned _het_components(job_record_t *job_ptr,
 	job_record_t *leader, *jp;
 	ListIterator it;
 	unsigned n = 0;
-	bool ok = true;
+	bool ok = true, self = false;
 
 	if (!job_ptr->het_job_id ||
 	    !(leader = find_job_record(job_ptr->het_job_id)) ||
@@ -1658,10 +1658,11 @@ static unsigned _het_components(job_record_t *job_ptr,
 			ok = false;
 			break;
 		}
+		self = self || jp == job_ptr;
 		comp[n++] = jp;
 	}
 	list_iterator_destroy(it);
-	return ok && n > 1 ? n : 0;
+	return ok && self && n > 1 ? n : 0;
 }
 
 /* The plan's part for \p job_ptr, when a plan made for its job in this
@@ -1710,9 +1711,9 @@ static int _het_members(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 		if (_job_shape(jp, self ? min_nodes : jp->details->min_nodes,
 			       self ? max_nodes : jp->details->max_nodes,
 			       max_cpus, &shape[k], &members[k], &excl[k])) {
-			snprintf(why, wlen, "heterogeneous component %pJ: its "
-				 "CPUs need more than %u nodes", jp,
-				 jp->details->max_nodes);
+			snprintf(why, wlen, "heterogeneous component JobId=%u: "
+				 "its CPUs need more than %u nodes",
+				 jp->job_id, jp->details->max_nodes);
 			return SLURM_ERROR;
 		}
 		if (self)
