@@ -2811,6 +2811,7 @@ extern int select_p_reconfigure(void)
 		/* the node table may have changed: rebuild the model */
 		slurm_mutex_lock(&state_lock);
 		_model_drop();
+		_het_plan_drop();
 		slurm_mutex_unlock(&state_lock);
 		if (_load(false) == SLURM_SUCCESS)
 			active = true;
