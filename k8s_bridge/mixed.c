@@ -733,53 +733,25 @@ static void build_node_map(mcyc *c)
 static void note_pod(mcyc *c, const br_obj *o, const char *reason,
 		     const char *msg, uint32_t job, const char *ev_reason)
 {
-	char ns[254], name[254], ts[40], id[16], *path, *body;
+	char ns[254], name[254], id[16];
 	const char *last = br_map_get(&c->x->notes, o->key);
-	cJSON *j, *st, *conds, *cd, *md, *ann;
-	br_req *r;
 
 	if (last && strcmp(last, msg) == 0 && o->cond_msg &&
 	    strcmp(o->cond_msg, msg) == 0)
 		return;
 	br_map_put(&c->x->notes, o->key, br_xstrdup(msg));
 	split_key(o->key, ns, sizeof(ns), name, sizeof(name));
-	j = cJSON_CreateObject();
-	st = cJSON_AddObjectToObject(j, "status");
-	conds = cJSON_AddArrayToObject(st, "conditions");
-	cd = cJSON_CreateObject();
-	cJSON_AddStringToObject(cd, "type", "PodScheduled");
-	cJSON_AddStringToObject(cd, "status", "False");
-	cJSON_AddStringToObject(cd, "reason", reason);
-	cJSON_AddStringToObject(cd, "message", msg);
-	cJSON_AddNullToObject(cd, "lastProbeTime");
-	cJSON_AddStringToObject(cd, "lastTransitionTime",
-				br_rfc3339(ts, sizeof(ts), br_wall_us(),
-					   false));
-	cJSON_AddItemToArray(conds, cd);
-	body = cJSON_PrintUnformatted(j);
-	cJSON_Delete(j);
-	path = br_xasprintf("/api/v1/namespaces/%s/pods/%s/status", ns, name);
-	r = br_req_create("PATCH", path);
-	br_req_set_body(r, "application/strategic-merge-patch+json",
-			body ? body : "{}");
-	free(path);
-	cJSON_free(body);
-	add_req(c, r);
+	add_req(c, br_sched_status_req(ns, name, reason, msg, NULL));
 	if (job) {
+		cJSON *j = cJSON_CreateObject(), *md, *ann;
+
 		snprintf(id, sizeof(id), "%u", job);
-		j = cJSON_CreateObject();
 		md = cJSON_AddObjectToObject(j, "metadata");
 		ann = cJSON_AddObjectToObject(md, "annotations");
 		cJSON_AddStringToObject(ann, BR_ANN_SLURM_JOB, id);
-		body = cJSON_PrintUnformatted(j);
-		cJSON_Delete(j);
-		path = br_xasprintf("/api/v1/namespaces/%s/pods/%s", ns, name);
-		r = br_req_create("PATCH", path);
-		br_req_set_body(r, "application/merge-patch+json",
-				body ? body : "{}");
-		free(path);
-		cJSON_free(body);
-		add_req(c, r);
+		add_req(c, br_sched_json_req("PATCH", br_xasprintf(
+				"/api/v1/namespaces/%s/pods/%s", ns, name),
+				"application/merge-patch+json", j));
 	}
 	br_sched_event(c->s, "Normal", ev_reason, "Scheduling", msg, "Pod", ns,
 		       name, o->uid);
@@ -803,41 +775,6 @@ static unsigned note_members(mcyc *c, const tg_gang *g, const char *reason,
 			}
 		}
 	return n;
-}
-
-static br_req *binding(const char *ns, const char *name, const char *uid,
-		       const char *node, const char *gang, const char *domain,
-		       unsigned rank, uint32_t job)
-{
-	cJSON *j = cJSON_CreateObject(), *md, *ann, *tg;
-	char *path, *body, rk[16], id[16];
-	br_req *r;
-
-	cJSON_AddStringToObject(j, "apiVersion", "v1");
-	cJSON_AddStringToObject(j, "kind", "Binding");
-	md = cJSON_AddObjectToObject(j, "metadata");
-	cJSON_AddStringToObject(md, "name", name);
-	cJSON_AddStringToObject(md, "namespace", ns);
-	cJSON_AddStringToObject(md, "uid", uid);
-	ann = cJSON_AddObjectToObject(md, "annotations");
-	cJSON_AddStringToObject(ann, BR_ANN_GANG, gang);
-	cJSON_AddStringToObject(ann, BR_ANN_DOMAIN, domain);
-	snprintf(rk, sizeof(rk), "%u", rank);
-	cJSON_AddStringToObject(ann, BR_ANN_RANK, rk);
-	snprintf(id, sizeof(id), "%u", job);
-	cJSON_AddStringToObject(ann, BR_ANN_SLURM_JOB, id);
-	tg = cJSON_AddObjectToObject(j, "target");
-	cJSON_AddStringToObject(tg, "apiVersion", "v1");
-	cJSON_AddStringToObject(tg, "kind", "Node");
-	cJSON_AddStringToObject(tg, "name", node);
-	body = cJSON_PrintUnformatted(j);
-	cJSON_Delete(j);
-	path = br_xasprintf("/api/v1/namespaces/%s/pods/%s/binding", ns, name);
-	r = br_req_create("POST", path);
-	br_req_set_body(r, "application/json", body ? body : "{}");
-	free(path);
-	cJSON_free(body);
-	return r;
 }
 
 /* The gang's topology request in topogang.conf's words. */
@@ -1158,9 +1095,11 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 				continue;
 			node = free_nodes[(*at_slot)++];
 			split_key(o->key, ns, sizeof(ns), pn, sizeof(pn));
-			add_req_key(c, binding(ns, pn, o->uid, node,
-					       name, domain, rank++, j->id),
-				    o->key);
+			add_req_key(c, br_sched_binding_req(ns, pn, o->uid,
+							    node, name, domain,
+							    rank++,
+							    BR_ANN_SLURM_JOB,
+							    id), o->key);
 			{
 				int64_t *at = br_xmalloc(sizeof(*at));
 

@@ -662,13 +662,27 @@ void br_sched_pump(br_sched *s)
 	}
 }
 
-static br_req *binding_req(const char *ns, const char *name, const char *uid,
-			   const char *node, const char *gang,
-			   const char *domain, unsigned rank)
+br_req *br_sched_json_req(const char *method, char *path, const char *ctype,
+			  cJSON *j)
+{
+	char *body = cJSON_PrintUnformatted(j);
+	br_req *r = br_req_create(method, path);
+
+	br_req_set_body(r, ctype, body ? body : "{}");
+	cJSON_Delete(j);
+	free(path);
+	cJSON_free(body);
+	return r;
+}
+
+br_req *br_sched_binding_req(const char *ns, const char *name,
+			     const char *uid, const char *node,
+			     const char *gang, const char *domain,
+			     unsigned rank, const char *xkey,
+			     const char *xval)
 {
 	cJSON *j = cJSON_CreateObject(), *md, *ann, *tg;
-	char *path, *body, rk[16];
-	br_req *r;
+	char rk[16];
 
 	cJSON_AddStringToObject(j, "apiVersion", "v1");
 	cJSON_AddStringToObject(j, "kind", "Binding");
@@ -681,28 +695,23 @@ static br_req *binding_req(const char *ns, const char *name, const char *uid,
 	cJSON_AddStringToObject(ann, BR_ANN_DOMAIN, domain);
 	snprintf(rk, sizeof(rk), "%u", rank);
 	cJSON_AddStringToObject(ann, BR_ANN_RANK, rk);
+	if (xkey && xval)
+		cJSON_AddStringToObject(ann, xkey, xval);
 	tg = cJSON_AddObjectToObject(j, "target");
 	cJSON_AddStringToObject(tg, "apiVersion", "v1");
 	cJSON_AddStringToObject(tg, "kind", "Node");
 	cJSON_AddStringToObject(tg, "name", node);
-	body = cJSON_PrintUnformatted(j);
-	cJSON_Delete(j);
-	path = br_xasprintf("/api/v1/namespaces/%s/pods/%s/binding", ns, name);
-	r = br_req_create("POST", path);
-	br_req_set_body(r, "application/json", body ? body : "{}");
-	free(path);
-	cJSON_free(body);
-	return r;
+	return br_sched_json_req("POST", br_xasprintf("/api/v1/namespaces/%s/"
+						  "pods/%s/binding", ns, name),
+				 "application/json", j);
 }
 
-/* PATCH pods/status (strategic merge): PodScheduled=False and/or the
- * nomination ("" clears it, NULL leaves it). */
-static br_req *status_req(const char *ns, const char *name, const char *msg,
-			  const char *nominated)
+br_req *br_sched_status_req(const char *ns, const char *name,
+			    const char *reason, const char *msg,
+			    const char *nominated)
 {
 	cJSON *j = cJSON_CreateObject(), *st, *conds, *c;
-	char ts[40], *path, *body;
-	br_req *r;
+	char ts[40];
 
 	st = cJSON_AddObjectToObject(j, "status");
 	if (nominated && *nominated)
@@ -714,7 +723,7 @@ static br_req *status_req(const char *ns, const char *name, const char *msg,
 		c = cJSON_CreateObject();
 		cJSON_AddStringToObject(c, "type", "PodScheduled");
 		cJSON_AddStringToObject(c, "status", "False");
-		cJSON_AddStringToObject(c, "reason", "Unschedulable");
+		cJSON_AddStringToObject(c, "reason", reason);
 		cJSON_AddStringToObject(c, "message", msg);
 		cJSON_AddNullToObject(c, "lastProbeTime");
 		cJSON_AddStringToObject(c, "lastTransitionTime",
@@ -722,23 +731,16 @@ static br_req *status_req(const char *ns, const char *name, const char *msg,
 						   br_wall_us(), false));
 		cJSON_AddItemToArray(conds, c);
 	}
-	body = cJSON_PrintUnformatted(j);
-	cJSON_Delete(j);
-	path = br_xasprintf("/api/v1/namespaces/%s/pods/%s/status", ns, name);
-	r = br_req_create("PATCH", path);
-	br_req_set_body(r, "application/strategic-merge-patch+json",
-			body ? body : "{}");
-	free(path);
-	cJSON_free(body);
-	return r;
+	return br_sched_json_req("PATCH", br_xasprintf("/api/v1/namespaces/%s/"
+						   "pods/%s/status", ns, name),
+				 "application/strategic-merge-patch+json", j);
 }
 
 static br_req *disruption_req(br_sched *s, const char *ns, const char *name,
 			      const char *gang)
 {
 	cJSON *j = cJSON_CreateObject(), *st, *conds, *c;
-	char ts[40], *path, *body, *msg;
-	br_req *r;
+	char ts[40], *msg;
 
 	st = cJSON_AddObjectToObject(j, "status");
 	conds = cJSON_AddArrayToObject(st, "conditions");
@@ -754,15 +756,9 @@ static br_req *disruption_req(br_sched *s, const char *ns, const char *name,
 				br_rfc3339(ts, sizeof(ts), br_wall_us(),
 					   false));
 	cJSON_AddItemToArray(conds, c);
-	body = cJSON_PrintUnformatted(j);
-	cJSON_Delete(j);
-	path = br_xasprintf("/api/v1/namespaces/%s/pods/%s/status", ns, name);
-	r = br_req_create("PATCH", path);
-	br_req_set_body(r, "application/strategic-merge-patch+json",
-			body ? body : "{}");
-	free(path);
-	cJSON_free(body);
-	return r;
+	return br_sched_json_req("PATCH", br_xasprintf("/api/v1/namespaces/%s/"
+						   "pods/%s/status", ns, name),
+				 "application/strategic-merge-patch+json", j);
 }
 
 /* Eviction (PDB-aware) or DELETE, with the pod's UID as precondition. */
@@ -1462,9 +1458,11 @@ static void do_binds(cyc *c)
 			if (j->ok || (j->r && !retryable(j->r)))
 				continue;
 			br_req_free(j->r);
-			j->r = binding_req(j->ns, j->name, j->uid, j->node,
-					   tg_decision_gang(j->p->d),
-					   j->p->domain, j->pl->rank);
+			j->r = br_sched_binding_req(j->ns, j->name, j->uid,
+						    j->node,
+						    tg_decision_gang(j->p->d),
+						    j->p->domain, j->pl->rank,
+						    NULL, NULL);
 			j->tries++;
 			reqs[n++] = j->r;
 		}
@@ -1614,7 +1612,8 @@ static void do_preempt(cyc *c)
 					noms = br_xrealloc(noms, capn *
 							   sizeof(*noms));
 				}
-				noms[nn++] = status_req(ns, name, NULL, "");
+				noms[nn++] = br_sched_status_req(ns, name,
+						"Unschedulable", NULL, "");
 			}
 			continue;
 		}
@@ -1636,8 +1635,9 @@ static void do_preempt(cyc *c)
 						noms = br_xrealloc(noms, capn *
 							sizeof(*noms));
 					}
-					noms[nn++] = status_req(ns, name, NULL,
-								"");
+					noms[nn++] = br_sched_status_req(ns,
+						name, "Unschedulable", NULL,
+						"");
 				}
 				continue;
 			}
@@ -1691,7 +1691,8 @@ static void do_preempt(cyc *c)
 				capn = capn ? capn * 2 : 64;
 				noms = br_xrealloc(noms, capn * sizeof(*noms));
 			}
-			noms[nn++] = status_req(ns, name, msg, node);
+			noms[nn++] = br_sched_status_req(ns, name,
+						"Unschedulable", msg, node);
 		}
 	}
 	if (nn && leading(s))
@@ -1799,8 +1800,9 @@ static void do_unschedulable(cyc *c)
 				cap = cap ? cap * 2 : 64;
 				reqs = br_xrealloc(reqs, cap * sizeof(*reqs));
 			}
-			reqs[n++] = status_req(ns, name, msg,
-					       o->nominated ? "" : NULL);
+			reqs[n++] = br_sched_status_req(ns, name,
+						"Unschedulable", msg,
+						o->nominated ? "" : NULL);
 		}
 	}
 	if (n && leading(s))

@@ -79,6 +79,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <cJSON.h>
+
 #include "bconfig.h"
 #include "http.h"
 #include "informer.h"
@@ -141,5 +143,27 @@ br_req *br_sched_evict_req(br_sched *s, const char *ns, const char *name,
 			   const char *uid);
 void br_sched_run_batch(br_sched *s, br_req **reqs, size_t n);
 bool br_sched_leading(br_sched *s);
+/*
+ * Requests built the same way on both paths.  br_sched_json_req: \p method
+ * \p path with \p j as its \p ctype body; takes \p path (freed) and \p j
+ * (deleted).  br_sched_status_req: PATCH pods/status (strategic merge),
+ * PodScheduled=False with \p reason and \p msg (NULL: no condition) and/or
+ * the nomination ("" clears it, NULL leaves it).
+ */
+br_req *br_sched_json_req(const char *method, char *path, const char *ctype,
+			  cJSON *j);
+br_req *br_sched_status_req(const char *ns, const char *name,
+			    const char *reason, const char *msg,
+			    const char *nominated);
+/*
+ * POST pods/binding of \p ns/\p name (\p uid) to \p node, annotated
+ * topogang.io/gang, /domain and /rank, and \p xkey: \p xval as well
+ * when both are given (mixed mode: topogang.io/slurm-job).
+ */
+br_req *br_sched_binding_req(const char *ns, const char *name,
+			     const char *uid, const char *node,
+			     const char *gang, const char *domain,
+			     unsigned rank, const char *xkey,
+			     const char *xval);
 
 #endif /* BR_SCHED_H */
