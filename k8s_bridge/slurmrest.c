@@ -105,6 +105,16 @@ static unsigned num(const cJSON *o, const char *key, unsigned dflt)
 	return (unsigned)v->valuedouble;
 }
 
+/* A Slurm job id: a whole number in 1..2^32-1, else 0. */
+static uint32_t job_id(const cJSON *v)
+{
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= 1) ||
+	    v->valuedouble > 4294967295.0 ||
+	    v->valuedouble != (double)(uint32_t)v->valuedouble)
+		return 0;
+	return (uint32_t)v->valuedouble;
+}
+
 /* Allocated cores of one allocated_nodes entry. */
 static unsigned node_cores(const cJSON *n)
 {
@@ -254,23 +264,23 @@ int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
 			    sizeof(*out->v));
 	cJSON_ArrayForEach(e, jobs) {
 		br_sjob *j = &out->v[n];
-		const cJSON *id = br_jget(e, "job_id");
+		const cJSON *pt = br_jget(e, "preempt_time");
 		char **hosts;
 		unsigned nh, h;
 
-		if (!cJSON_IsNumber(id) || id->valuedouble < 1 ||
-		    id->valuedouble > 4294967295.0)
+		j->id = job_id(br_jget(e, "job_id"));
+		if (!j->id)
 			continue;
-		j->id = (uint32_t)id->valuedouble;
 		j->name = dupj(e, "name");
 		j->comment = dupj(e, "comment");
 		j->state = dupj(e, "job_state");
 		j->reason = dupj(e, "state_reason");
 		j->nodes = dupj(e, "nodes");
 		j->partition = dupj(e, "partition");
-		if (cJSON_IsNumber(br_jget(e, "preempt_time")))
-			j->preempt_time = (int64_t)br_jget(e,
-				"preempt_time")->valuedouble;
+		/* a time past int64 (1e300) still says "preempted" */
+		if (cJSON_IsNumber(pt) && pt->valuedouble > 0)
+			j->preempt_time = pt->valuedouble < 9.2e18 ?
+				(int64_t)pt->valuedouble : INT64_MAX;
 		n++;
 		out->n = n;
 		if (br_hosts_expand(j->nodes, &hosts, &nh, why,
@@ -453,17 +463,19 @@ int br_sjob_submit_result(const char *body, long status, uint32_t *id,
 {
 	cJSON *j = body ? cJSON_Parse(body) : NULL;
 	const cJSON *v = br_jget(j, "job_id");
+	uint32_t jid = job_id(v);
 	char why[400];
 
 	br_slurm_error(body, why, sizeof(why));
-	if (status == 200 && cJSON_IsNumber(v) && v->valuedouble >= 1 &&
-	    !*why) {
-		*id = (uint32_t)v->valuedouble;
+	if (status == 200 && jid && !*why) {
+		*id = jid;
 		cJSON_Delete(j);
 		return 0;
 	}
 	snprintf(err, errlen, "HTTP %ld: %s", status,
-		 *why ? why : j ? "no job_id in the answer" : "not JSON");
+		 *why ? why : !j ? "not JSON" : v && !cJSON_IsNull(v) ?
+		 "job_id in the answer is not a Slurm job id" :
+		 "no job_id in the answer");
 	cJSON_Delete(j);
 	return -1;
 }

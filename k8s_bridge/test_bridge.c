@@ -964,6 +964,30 @@ static void test_slurm_bodies(void)
 				 "2000}]}", 500, &id, err, sizeof(err)) < 0 &&
 	   strstr(err, "Invalid partition"),
 	   "submit answer: Slurm's error text");
+	/* found by tests/fuzz/fuzz_slurmrest (UBSan: float cast overflow) */
+	id = 0;
+	ok(br_sjob_submit_result("{\"job_id\":1e10}", 200, &id, err,
+				 sizeof(err)) < 0 && id == 0 &&
+	   strstr(err, "not a Slurm job id"),
+	   "submit answer: a job_id past 2^32 is an error, not a cast");
+	ok(br_sjob_submit_result("{\"job_id\":4.5}", 200, &id, err,
+				 sizeof(err)) < 0 && id == 0,
+	   "submit answer: a fractional job_id is an error");
+	ok(br_sjob_submit_result("{\"job_id\":null}", 200, &id, err,
+				 sizeof(err)) < 0 &&
+	   strstr(err, "no job_id"), "submit answer: a null job_id");
+	is_int(br_sjobs_parse("{\"jobs\":[{\"job_id\":3,\"job_state\":"
+			      "\"RUNNING\",\"nodes\":\"n1\",\"preempt_time\":"
+			      "1e300},{\"job_id\":4,\"preempt_time\":-1e300},"
+			      "{\"job_id\":1e10},{\"job_id\":5.5}]}", &js, err,
+			      sizeof(err)), 0,
+	       "slurm jobs: times and ids out of range parsed");
+	ok(js.n == 2 && js.v[0].id == 3 && js.v[0].preempt_time == INT64_MAX &&
+	   br_sjob_preempting(&js.v[0]) && js.v[1].id == 4 &&
+	   js.v[1].preempt_time == 0,
+	   "slurm jobs: a preempt_time past int64 still preempts, a "
+	   "negative one does not, ids past 2^32 or fractional are skipped");
+	br_sjobs_free(&js);
 }
 
 static void test_mixed_conf(void)

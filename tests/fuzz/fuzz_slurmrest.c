@@ -1,0 +1,158 @@
+/*
+ * tests/fuzz/fuzz_slurmrest.c - libFuzzer target for what the bridge's
+ * mixed mode reads from slurmrestd v0.0.38 (k8s_bridge/slurmrest.c):
+ * the jobs list (br_sjobs_parse, heterogeneous jobs folded), the submit
+ * answer (br_sjob_submit_result), the errors array (br_slurm_error) and
+ * Slurm hostlists (br_hosts_expand).  See README.md for how to build it.
+ *
+ * Oracles beyond the sanitizers: a failure always leaves a non-empty
+ * message (and a failed jobs parse no records); a parsed job list is
+ * consistent (ids set, strings present, component starts ordered and
+ * ending at nhosts, slots present exactly when there are hosts, no empty
+ * host name); a submit that succeeds has a job id; an expanded hostlist
+ * has no empty name; and parsing the same bytes twice gives the same
+ * outcome.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "slurmrest.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void fail(const char *what, const char *msg)
+{
+	fprintf(stderr, "fuzz_slurmrest: %s: %s\n", what, msg ? msg : "");
+	abort();
+}
+
+static void check_job(const br_sjob *j)
+{
+	unsigned h, c;
+
+	if (!j->id)
+		fail("job without an id", "");
+	if (!j->name || !j->comment || !j->state || !j->reason ||
+	    !j->nodes || !j->partition)
+		fail("job with a NULL string", j->name);
+	if (!j->cpus_per_task)
+		fail("job with cpus_per_task 0", j->name);
+	if (j->nhosts && (!j->hosts || !j->slots))
+		fail("job with hosts but no host or slot array", j->nodes);
+	for (h = 0; h < j->nhosts; h++)
+		if (!j->hosts[h] || !*j->hosts[h])
+			fail("job with an empty host name", j->nodes);
+	if (j->ncomp < 1)
+		fail("job with no component", j->nodes);
+	if (!j->comp_start) {
+		if (j->ncomp != 1)
+			fail("components without comp_start", j->nodes);
+	} else {
+		if (j->comp_start[0] != 0 || j->comp_start[j->ncomp] !=
+		    j->nhosts)
+			fail("comp_start does not span the hosts", j->nodes);
+		for (c = 0; c < j->ncomp; c++)
+			if (j->comp_start[c] > j->comp_start[c + 1])
+				fail("comp_start out of order", j->nodes);
+	}
+	/* the predicates read the strings */
+	(void)br_sjob_live(j);
+	(void)br_sjob_running(j);
+	(void)br_sjob_preempting(j);
+	(void)br_sjob_ours(j, "topogang");
+	(void)br_sjob_ours(j, "");
+}
+
+static void fuzz_jobs(const char *body)
+{
+	br_sjobs js, again;
+	char err[512], err2[512];
+	int rc, rc2;
+	size_t i;
+
+	err[0] = err2[0] = '\0';
+	rc = br_sjobs_parse(body, &js, err, sizeof(err));
+	rc2 = br_sjobs_parse(body, &again, err2, sizeof(err2));
+	if (rc != rc2 || strcmp(err, err2) != 0)
+		fail("jobs: two parses disagree", err);
+	if (rc) {
+		if (!*err)
+			fail("jobs: failed without a message", "");
+		if (js.n || js.v || again.n || again.v)
+			fail("jobs: failed but left records", err);
+		return;
+	}
+	if (js.n != again.n)
+		fail("jobs: two parses give different counts", "");
+	if (js.n && !js.v)
+		fail("jobs: a count but no records", "");
+	for (i = 0; i < js.n; i++) {
+		check_job(&js.v[i]);
+		if (js.v[i].id != again.v[i].id ||
+		    js.v[i].nhosts != again.v[i].nhosts ||
+		    js.v[i].ncomp != again.v[i].ncomp)
+			fail("jobs: two parses give different records",
+			     js.v[i].nodes);
+	}
+	br_sjobs_free(&js);
+	br_sjobs_free(&again);
+	if (js.n || js.v)
+		fail("jobs: free left records", "");
+}
+
+static void fuzz_submit(const char *body, long status)
+{
+	char err[512];
+	uint32_t id = 0;
+
+	err[0] = '\0';
+	if (br_sjob_submit_result(body, status, &id, err, sizeof(err)) == 0) {
+		if (!id)
+			fail("submit: success with job id 0", body);
+	} else if (!*err) {
+		fail("submit: failed without a message", "");
+	}
+	br_slurm_error(body, err, sizeof(err));
+	/* a small buffer is cut, never overrun */
+	br_slurm_error(body, err, 8);
+}
+
+static void fuzz_hosts(const char *expr)
+{
+	char **names = NULL, err[512];
+	unsigned n = 0, i;
+
+	err[0] = '\0';
+	if (br_hosts_expand(expr, &names, &n, err, sizeof(err))) {
+		if (!*err)
+			fail("hosts: failed without a message", expr);
+		if (names || n)
+			fail("hosts: failed but left names", expr);
+		return;
+	}
+	if (n && !names)
+		fail("hosts: a count but no names", expr);
+	for (i = 0; i < n; i++)
+		if (!names[i] || !*names[i])
+			fail("hosts: an empty name", expr);
+	br_hosts_free(names, n);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *buf = malloc(size + 1);
+	static const long status[4] = { 200, 500, 0, 404 };
+
+	if (!buf)
+		return 0;
+	memcpy(buf, data, size);
+	buf[size] = '\0';
+	fuzz_jobs(buf);
+	fuzz_submit(buf, size ? status[data[size - 1] & 3] : 200);
+	fuzz_submit(buf, 200);
+	fuzz_hosts(buf);
+	free(buf);
+	return 0;
+}
