@@ -988,6 +988,27 @@ static void test_slurm_bodies(void)
 	   "slurm jobs: a preempt_time past int64 still preempts, a "
 	   "negative one does not, ids past 2^32 or fractional are skipped");
 	br_sjobs_free(&js);
+	/* allocated_nodes in node order, then out of it, a node twice, an
+	 * unknown one and one without a name (the hash lookup's path) */
+	is_int(br_sjobs_parse("{\"jobs\":[{\"job_id\":5,\"job_state\":"
+			      "\"RUNNING\",\"nodes\":\"n[1-3]\",\"job_resources\":"
+			      "{\"allocated_nodes\":["
+			      "{\"nodename\":\"n1\",\"sockets\":{\"0\":{\"cores\":"
+			      "{\"0\":\"allocated\"}}}},"
+			      "{\"nodename\":\"n3\",\"sockets\":{\"0\":{\"cores\":"
+			      "{\"0\":\"allocated\",\"1\":\"allocated\"}}}},"
+			      "{\"nodename\":\"zz\",\"sockets\":{\"0\":{\"cores\":"
+			      "{\"0\":\"allocated\"}}}},{\"sockets\":{}},"
+			      "{\"nodename\":\"n1\",\"sockets\":{\"0\":{\"cores\":"
+			      "{\"0\":\"allocated\",\"1\":\"allocated\","
+			      "\"2\":\"allocated\"}}}}]}}]}", &js, err,
+			      sizeof(err)), 0, "slurm jobs: odd allocated_nodes");
+	ok(js.n == 1 && js.v[0].nhosts == 3 && js.v[0].slots &&
+	   js.v[0].slots[0] == 3 && js.v[0].slots[1] == 0 &&
+	   js.v[0].slots[2] == 2,
+	   "slurm jobs: allocated_nodes matched by name in any order, a node "
+	   "listed twice counts as its last entry, unknown names ignored");
+	br_sjobs_free(&js);
 }
 
 static void test_mixed_conf(void)
