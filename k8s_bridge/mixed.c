@@ -22,6 +22,7 @@
 #define EVICT_RETRY_MS		10000
 #define ASSUME_MS		30000	/* a binding the watch has not shown */
 #define MSG_MAX			600
+#define BR_MIXED_MAX_SLOTS	(1u << 24)	/* task slots of one job bound */
 
 /* ---- configuration ----------------------------------------------------- */
 
@@ -969,7 +970,8 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 	unsigned ps, m, h, nb = 0, rank, ci, nsets = 0;
 	size_t i;
 	const char **free_nodes;
-	unsigned nfree = 0, nslots = 0, *taken;
+	unsigned nfree = 0, *taken;
+	uint64_t nslots = 0;
 	unsigned cfirst[BR_MIXED_MAX_COMPS + 1], cnext[BR_MIXED_MAX_COMPS];
 	bool short_comp = false;
 	char domain[300], id[16];
@@ -992,6 +994,18 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 	}
 	for (h = 0; h < j->nhosts; h++)
 		nslots += j->slots ? j->slots[h] : 1;
+	if (nslots > BR_MIXED_MAX_SLOTS) {
+		/* a bad answer: no array of billions of slots */
+		char note[MSG_MAX];
+
+		snprintf(note, sizeof(note), "Slurm job %u has %llu task "
+			 "slots (more than %u): not bound", j->id,
+			 (unsigned long long)nslots, BR_MIXED_MAX_SLOTS);
+		br_log(BR_LOG_WARN, "Slurm job with too many task slots; "
+		       "the gang waits", "gang", name, "job", id, NULL);
+		note_members(c, g, "SlurmJobTooLarge", note, j->id);
+		return;
+	}
 	/*
 	 * A free task slot a line, in the job's node order (a het job's
 	 * components one after the other): rank order.  Pods already bound

@@ -188,7 +188,10 @@ static void job_slots(br_sjob *j, const cJSON *e)
 		}
 		if (cpus > total)
 			c = c * cpus / total;
-		j->slots[h] = (unsigned)(c / j->cpus_per_task);
+		c /= j->cpus_per_task;
+		/* a node has at most 65535 CPUs (22.05's uint16_t cpus) */
+		j->slots[h] = (unsigned)(c < BR_SJOB_MAX_SLOTS ? c :
+					 BR_SJOB_MAX_SLOTS);
 	}
 	free(cores);
 }
@@ -271,7 +274,7 @@ int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
 	cJSON *root = body ? cJSON_Parse(body) : NULL;
 	const cJSON *jobs, *e;
 	char why[400];
-	size_t n = 0;
+	size_t n = 0, names = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!root) {
@@ -317,6 +320,18 @@ int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
 			br_sjobs_free(out);
 			return -1;
 		}
+		/* a small answer must not make the bridge hold GBs */
+		if (nh > BR_SJOBS_MAX_NAMES - names) {
+			snprintf(err, errlen, "slurmrestd job %u: node list "
+				 "'%.100s' passes %u node names in one jobs "
+				 "answer", j->id, j->nodes,
+				 (unsigned)BR_SJOBS_MAX_NAMES);
+			br_hosts_free(hosts, nh);
+			cJSON_Delete(root);
+			br_sjobs_free(out);
+			return -1;
+		}
+		names += nh;
 		/* the bridge's copies (a het job's leader takes its
 		 * components' hosts, het_fold) */
 		j->hosts = br_xcalloc(nh + 1, sizeof(*j->hosts));

@@ -67,6 +67,15 @@ typedef struct br_sjob {
 	unsigned cpus_per_task;	/* "cpus_per_task", else cpus / tasks */
 } br_sjob;
 
+/* Task slots on one host at most: 22.05 counts a node's CPUs in 16 bits. */
+#define BR_SJOB_MAX_SLOTS	65535u
+/*
+ * Node names in one jobs answer at most (all its node lists expanded):
+ * 4 x the core's bound for one hostlist, 400 jobs on a 10,000-node
+ * cluster; more is an error, not gigabytes.
+ */
+#define BR_SJOBS_MAX_NAMES	(4u << 20)
+
 typedef struct br_sjobs {
 	br_sjob *v;
 	size_t n;
@@ -74,7 +83,8 @@ typedef struct br_sjobs {
 
 /*
  * Parses a GET jobs body.  0, or -1 with \p err filled (not JSON, no
- * jobs array, an errors entry, a node list that does not expand).
+ * jobs array, an errors entry, a node list that does not expand, more
+ * than BR_SJOBS_MAX_NAMES names in all).
  * \note Free with br_sjobs_free().
  */
 int br_sjobs_parse(const char *body, br_sjobs *out, char *err,

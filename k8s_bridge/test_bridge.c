@@ -1009,6 +1009,40 @@ static void test_slurm_bodies(void)
 	   "slurm jobs: allocated_nodes matched by name in any order, a node "
 	   "listed twice counts as its last entry, unknown names ignored");
 	br_sjobs_free(&js);
+	/* found by tests/fuzz/fuzz_slurmrest: 2 KB of answer made gigabytes
+	 * of names; cpus of 4e9 made a host 4e9 slots (bind_gang summed
+	 * them in 32 bits) */
+	{
+		br_buf b;
+		unsigned k;
+
+		br_buf_init(&b, 4096);
+		br_buf_adds(&b, "{\"jobs\":[");
+		for (k = 1; k <= 5; k++)
+			br_buf_addf(&b, "%s{\"job_id\":%u,\"nodes\":"
+				    "\"n[0-999999]\"}", k > 1 ? "," : "", k);
+		br_buf_adds(&b, "]}");
+		ok(br_sjobs_parse(b.s, &js, err, sizeof(err)) < 0 &&
+		   js.n == 0 && !js.v && strstr(err, "job 5") &&
+		   strstr(err, "4194304 node names"),
+		   "slurm jobs: more than 4M node names in one answer is an "
+		   "error naming the job");
+		br_buf_free(&b);
+	}
+	is_int(br_sjobs_parse("{\"jobs\":[{\"job_id\":6,\"nodes\":\"a,b\","
+			      "\"cpus\":4000000000,\"tasks\":1,"
+			      "\"cpus_per_task\":1,\"job_resources\":"
+			      "{\"allocated_nodes\":[{\"nodename\":\"a\","
+			      "\"sockets\":{\"0\":{\"cores\":{\"0\":"
+			      "\"allocated\"}}}},{\"nodename\":\"b\","
+			      "\"sockets\":{\"0\":{\"cores\":{\"0\":"
+			      "\"allocated\"}}}}]}}]}", &js, err,
+			      sizeof(err)), 0, "slurm jobs: 4e9 CPUs parsed");
+	ok(js.n == 1 && js.v[0].slots &&
+	   js.v[0].slots[0] == BR_SJOB_MAX_SLOTS &&
+	   js.v[0].slots[1] == BR_SJOB_MAX_SLOTS,
+	   "slurm jobs: a host's slots stop at 65535 (22.05's CPUs a node)");
+	br_sjobs_free(&js);
 }
 
 static void test_mixed_conf(void)

@@ -9,9 +9,10 @@
  * message (and a failed jobs parse no records); a parsed job list is
  * consistent (ids set, strings present, component starts ordered and
  * ending at nhosts, slots present exactly when there are hosts, no empty
- * host name); a submit that succeeds has a job id; an expanded hostlist
- * has no empty name; and parsing the same bytes twice gives the same
- * outcome.
+ * host name, at most BR_SJOB_MAX_SLOTS slots a host and
+ * BR_SJOBS_MAX_NAMES names in all); a submit that succeeds has a job id;
+ * an expanded hostlist has no empty name; and parsing the same bytes
+ * twice gives the same outcome.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -41,9 +42,13 @@ static void check_job(const br_sjob *j)
 		fail("job with cpus_per_task 0", j->name);
 	if (j->nhosts && (!j->hosts || !j->slots))
 		fail("job with hosts but no host or slot array", j->nodes);
-	for (h = 0; h < j->nhosts; h++)
+	for (h = 0; h < j->nhosts; h++) {
 		if (!j->hosts[h] || !*j->hosts[h])
 			fail("job with an empty host name", j->nodes);
+		if (j->slots[h] > BR_SJOB_MAX_SLOTS)
+			fail("job with more slots on a host than CPUs",
+			     j->nodes);
+	}
 	if (j->ncomp < 1)
 		fail("job with no component", j->nodes);
 	if (!j->comp_start) {
@@ -70,7 +75,7 @@ static void fuzz_jobs(const char *body)
 	br_sjobs js, again;
 	char err[512], err2[512];
 	int rc, rc2;
-	size_t i;
+	size_t i, names;
 
 	err[0] = err2[0] = '\0';
 	rc = br_sjobs_parse(body, &js, err, sizeof(err));
@@ -88,6 +93,10 @@ static void fuzz_jobs(const char *body)
 		fail("jobs: two parses give different counts", "");
 	if (js.n && !js.v)
 		fail("jobs: a count but no records", "");
+	for (i = 0, names = 0; i < js.n; i++)
+		names += js.v[i].nhosts;
+	if (names > BR_SJOBS_MAX_NAMES)
+		fail("jobs: more names than the bound", "");
 	for (i = 0; i < js.n; i++) {
 		check_job(&js.v[i]);
 		if (js.v[i].id != again.v[i].id ||
