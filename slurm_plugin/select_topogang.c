@@ -971,6 +971,34 @@ static bool _comment_opt(const char *comment, const char *key, char *buf,
 	return false;
 }
 
+/*
+ * The text of one of the job's requests: its SPANK variable \p var (set by
+ * --topo-X), else "\p key=" in its comment (mixed mode's jobs, which run
+ * no SPANK plugin; only when \p key is given).  Returns where it came
+ * from ("--topo-X" as \p opt, or "comment"), NULL when the job has none;
+ * a value too long for \p buf is an error in \p buf's place.
+ */
+static const char *_job_opt(job_record_t *job_ptr, const char *var,
+			    const char *opt, const char *key, char *buf,
+			    size_t len)
+{
+	size_t vl = strlen(var);
+	uint32_t i;
+
+	for (i = 0; i < job_ptr->spank_job_env_size; i++) {
+		const char *e = job_ptr->spank_job_env[i];
+
+		if (!e || strncmp(e, var, vl) || e[vl] != '=')
+			continue;
+		if ((size_t) snprintf(buf, len, "%s", e + vl + 1) >= len)
+			buf[0] = '\0';	/* refused by the parser */
+		return opt;
+	}
+	if (key && _comment_opt(job_ptr->comment, key, buf, len))
+		return "comment";
+	return NULL;
+}
+
 /* The job's gather request: --topo-gather (or its comment's topo-gather=),
  * else its partition's, else DefaultGather.  *src says where it came
  * from, for the log. */
@@ -978,39 +1006,21 @@ static void _job_gather(job_record_t *job_ptr, tgs_gather *g,
 			const char **src)
 {
 	const tgs_gather *pg;
-	size_t vl = strlen(TGS_SPANK_GATHER_VAR);
-	uint32_t i;
+	char val[TGS_MAX_LINE], err[TGS_ERRLEN];
+	const char *from = _job_opt(job_ptr, TGS_SPANK_GATHER_VAR,
+				    "--topo-gather", "topo-gather", val,
+				    sizeof(val));
 
 	memset(g, 0, sizeof(*g));
 	*src = "none";
-	for (i = 0; i < job_ptr->spank_job_env_size; i++) {
-		const char *e = job_ptr->spank_job_env[i];
-		char err[TGS_ERRLEN];
-
-		if (!e || strncmp(e, TGS_SPANK_GATHER_VAR, vl) ||
-		    e[vl] != '=')
-			continue;
-		if (!tgs_gather_parse(e + vl + 1, g, err, sizeof(err))) {
-			*src = "--topo-gather";
+	if (from) {
+		if (!tgs_gather_parse(val, g, err, sizeof(err))) {
+			*src = from;
 			return;
 		}
-		error("%s: %pJ: --topo-gather: %s; using the partition "
-		      "default", plugin_type, job_ptr, err);
-		break;
-	}
-	if (i == job_ptr->spank_job_env_size) {
-		char val[TGS_ERRLEN], err[TGS_ERRLEN];
-
-		if (_comment_opt(job_ptr->comment, "topo-gather", val,
-				 sizeof(val))) {
-			if (!tgs_gather_parse(val, g, err, sizeof(err))) {
-				*src = "comment";
-				return;
-			}
-			error("%s: %pJ: comment topo-gather: %s; using the "
-			      "partition default", plugin_type, job_ptr, err);
-			memset(g, 0, sizeof(*g));
-		}
+		error("%s: %pJ: topo-gather (%s): %s; using the partition "
+		      "default", plugin_type, job_ptr, from, err);
+		memset(g, 0, sizeof(*g));
 	}
 	pg = tgs_conf_part_gather(&site_conf, job_ptr->part_ptr ?
 				  job_ptr->part_ptr->name : NULL);
@@ -1020,63 +1030,41 @@ static void _job_gather(job_record_t *job_ptr, tgs_gather *g,
 	}
 }
 
-/* The job's --topo-spread, if any; false when it has none. */
+/* The job's --topo-spread (or its comment's topo-spread=), if any; false
+ * when it has none. */
 static bool _job_spread(job_record_t *job_ptr, tgs_spread *sp)
 {
-	size_t vl = strlen(TGS_SPANK_SPREAD_VAR);
-	uint32_t i;
+	char val[TGS_MAX_LINE], err[TGS_ERRLEN];
+	const char *from = _job_opt(job_ptr, TGS_SPANK_SPREAD_VAR,
+				    "--topo-spread", "topo-spread", val,
+				    sizeof(val));
 
 	memset(sp, 0, sizeof(*sp));
-	for (i = 0; i < job_ptr->spank_job_env_size; i++) {
-		const char *e = job_ptr->spank_job_env[i];
-		char err[TGS_ERRLEN];
-
-		if (!e || strncmp(e, TGS_SPANK_SPREAD_VAR, vl) ||
-		    e[vl] != '=')
-			continue;
-		if (!tgs_spread_parse(e + vl + 1, sp, err, sizeof(err)))
-			return true;
-		error("%s: %pJ: --topo-spread: %s; ignored", plugin_type,
-		      job_ptr, err);
-		memset(sp, 0, sizeof(*sp));
+	if (!from)
 		return false;
-	}
-	{
-		char val[TGS_ERRLEN], err[TGS_ERRLEN];
-
-		if (!_comment_opt(job_ptr->comment, "topo-spread", val,
-				  sizeof(val)))
-			return false;
-		if (!tgs_spread_parse(val, sp, err, sizeof(err)))
-			return true;
-		error("%s: %pJ: comment topo-spread: %s; ignored",
-		      plugin_type, job_ptr, err);
-		memset(sp, 0, sizeof(*sp));
-	}
+	if (!tgs_spread_parse(val, sp, err, sizeof(err)))
+		return true;
+	error("%s: %pJ: topo-spread (%s): %s; ignored", plugin_type,
+	      job_ptr, from, err);
+	memset(sp, 0, sizeof(*sp));
 	return false;
 }
 
 /* The job's --topo-slice, if any; false when it has none. */
 static bool _job_slice(job_record_t *job_ptr, tgs_slice *sl)
 {
-	size_t vl = strlen(TGS_SPANK_SLICE_VAR);
-	uint32_t i;
+	char val[TGS_MAX_LINE], err[TGS_ERRLEN];
+	const char *from = _job_opt(job_ptr, TGS_SPANK_SLICE_VAR,
+				    "--topo-slice", NULL, val, sizeof(val));
 
 	memset(sl, 0, sizeof(*sl));
-	for (i = 0; i < job_ptr->spank_job_env_size; i++) {
-		const char *e = job_ptr->spank_job_env[i];
-		char err[TGS_ERRLEN];
-
-		if (!e || strncmp(e, TGS_SPANK_SLICE_VAR, vl) ||
-		    e[vl] != '=')
-			continue;
-		if (!tgs_slice_parse(e + vl + 1, sl, err, sizeof(err)))
-			return true;
-		error("%s: %pJ: --topo-slice: %s; ignored", plugin_type,
-		      job_ptr, err);
-		memset(sl, 0, sizeof(*sl));
+	if (!from)
 		return false;
-	}
+	if (!tgs_slice_parse(val, sl, err, sizeof(err)))
+		return true;
+	error("%s: %pJ: topo-slice (%s): %s; ignored", plugin_type,
+	      job_ptr, from, err);
+	memset(sl, 0, sizeof(*sl));
 	return false;
 }
 
