@@ -380,10 +380,10 @@ lab_drain() {
 	lab_wait_idle $LAB_NODES 20
 }
 
+# find, not a glob: callers may run with `set -f` (tests/parity/slurm-path.sh)
 lab_pids() {
-	for f in "$LAB"/run/slurmd-*.pid "$LAB/run/slurmctld.pid"; do
-		[ -f "$f" ] && cat "$f"
-	done
+	find "$LAB/run" -maxdepth 1 -type f \( -name 'slurmd-*.pid' -o \
+		-name slurmctld.pid \) -exec cat {} + 2>/dev/null
 }
 
 lab_stop() {
@@ -419,7 +419,7 @@ lab_term() {
 lab_kill() {
 	# shellcheck disable=SC2046
 	lab_term $(lab_pids)
-	rm -f "$LAB"/run/*.pid
+	find "$LAB/run" -maxdepth 1 -type f -name '*.pid' -delete 2>/dev/null
 	return 0
 }
 
