@@ -47,9 +47,10 @@ static const br_resdef R_PCS = {
 static const br_resdef R_PDBS = {
 	"poddisruptionbudgets", "policy", { "v1" }, "PodDisruptionBudget",
 	NULL, true, false };
+/* v1alpha3 since Kubernetes 1.37 (v1alpha2 in 1.36 only; same fields). */
 static const br_resdef R_UPG = {
-	"podgroups", "scheduling.k8s.io", { "v1alpha2" }, "PodGroup", NULL,
-	true, false };
+	"podgroups", "scheduling.k8s.io", { "v1alpha3", "v1alpha2" },
+	"PodGroup", NULL, true, false };
 /* Dialect CRs the core's loader reads (research/k8s-api.md §2). */
 static const br_resdef R_FEED[] = {
 	{ "podgroups", "scheduling.sigs.k8s.io", { "v1alpha1" }, "PodGroup",

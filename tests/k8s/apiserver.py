@@ -232,8 +232,14 @@ def _catalog():
           True, ("pdb",), skey=("policy", "poddisruptionbudgets")),
         R("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass",
           False, ("pc",), subs=()),
-        R("scheduling.k8s.io", "v1alpha2", "podgroups", "PodGroup", True),
-        R("scheduling.k8s.io", "v1alpha2", "workloads", "Workload", True),
+        # the upstream gang API: v1alpha3 in Kubernetes 1.37, v1alpha2 in
+        # 1.36 only (same fields); one storage, either version reads it
+        R("scheduling.k8s.io", "v1alpha3", "podgroups", "PodGroup", True),
+        R("scheduling.k8s.io", "v1alpha3", "workloads", "Workload", True),
+        R("scheduling.k8s.io", "v1alpha2", "podgroups", "PodGroup", True,
+          skey=("scheduling.k8s.io", "podgroups")),
+        R("scheduling.k8s.io", "v1alpha2", "workloads", "Workload", True,
+          skey=("scheduling.k8s.io", "workloads")),
         R("coordination.k8s.io", "v1", "leases", "Lease", True, subs=(),
           uncond=False, create_on_update=True),
         R("events.k8s.io", "v1", "events", "Event", True, ("ev",), subs=(),
