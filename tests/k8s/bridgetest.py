@@ -2,11 +2,20 @@
 TAP output, the fake API server (tests/k8s/apiserver.py) over TLS with a
 bearer token, the real kubectl, and the real topogang-bridge binary.
 
+With TG_K8S_API=real the same tests run against a real control plane
+(tests/k8s/realapi.py: etcd, kube-apiserver, kube-controller-manager, KWOK,
+built by tests/k8s/realapi/build): ApiServer() then hands out a
+RealApiServer, one cluster per test process shared by its parts (reset
+between them), kubectl is the one built with it, and the daemon runs with
+its own ServiceAccount's token under config/k8s's RBAC.  What only the fake
+can do (faults, /_test controls) is marked in the tests with `if bt.REAL`.
+
 Every process a test starts is recorded and stopped by its PID when the
 test exits (atexit), whatever happened.  Nothing is left running.
 
 Env: TG_SRCDIR, TG_BUILDDIR (set by make check), KUBECTL (optional),
-TG_E2E_KEEP=1 keeps the temporary directory (logs) for a look.
+TG_E2E_KEEP=1 keeps the temporary directory (logs) for a look,
+TG_K8S_API=real (above).
 """
 
 import atexit
@@ -22,6 +31,8 @@ import sys
 import tempfile
 import time
 
+import realapi
+
 SRC = os.environ.get("TG_SRCDIR") or os.path.abspath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 BUILD = os.environ.get("TG_BUILDDIR") or SRC
@@ -33,6 +44,7 @@ SEED_PREFER = os.path.join(SRC, "config", "examples",
                            "koordinator-12node.yaml")
 SEED_PREEMPT = os.path.join(SRC, "tests", "scenarios", "cases",
                             "seed-02-must-gather-preempt.yaml")
+REAL = os.environ.get("TG_K8S_API") == "real"
 
 _n = 0
 _failed = 0
@@ -103,6 +115,16 @@ def done():
 
 def require():
     """Skips the whole script when a piece is missing."""
+    if REAL:
+        if not os.access(BRIDGE, os.X_OK):
+            skip_all("%s not built (libcurl missing?)" % BRIDGE)
+        if not OPENSSL:
+            skip_all("openssl not installed (certificates for the real "
+                     "API server)")
+        bindir, why = realapi.binaries()
+        if not bindir:
+            skip_all(why)
+        return
     if not os.path.exists(SERVER):
         skip_all("tests/k8s/apiserver.py not found")
     if not os.access(BRIDGE, os.X_OK):
@@ -131,6 +153,8 @@ def _cleanup():
                 p.wait(5)
             except (OSError, subprocess.TimeoutExpired):
                 pass
+    if _CLUSTER is not None:
+        _CLUSTER.stop()
     if os.environ.get("TG_E2E_KEEP"):
         sys.stderr.write("kept %s\n" % TMP)
     else:
@@ -163,7 +187,9 @@ def tls_pair():
 # ---------------------------------------------------------------------------
 # the fake API server
 
-class ApiServer:
+class FakeApiServer:
+    kubectl_bin = KUBECTL
+
     def __init__(self, name, *args, token="tg-e2e-token", tls=True,
                  port=0):
         self.dir = os.path.join(TMP, name)
@@ -185,6 +211,10 @@ class ApiServer:
     def url(self):
         return "%s://127.0.0.1:%d" % ("https" if self.tls else "http",
                                       self.port)
+
+    def kubectl_user_yaml(self):
+        """The user block of a kubeconfig for the tests' kubectl."""
+        return "    token: %s\n" % self.token if self.token else "    {}\n"
 
     def start(self):
         if os.path.exists(self.port_file):
@@ -298,6 +328,203 @@ class ApiServer:
 
 
 # ---------------------------------------------------------------------------
+# a real API server (TG_K8S_API=real)
+
+_CLUSTER = None
+# the dialect CRDs' groups (realapi/crds.yaml), for --disable-group
+CRD_GROUPS = {
+    "scheduling.sigs.k8s.io": ["podgroups.scheduling.sigs.k8s.io"],
+    "scheduling.x-k8s.io": ["podgroups.scheduling.x-k8s.io"],
+    "scheduling.run.ai": ["podgroups.scheduling.run.ai",
+                          "queues.scheduling.run.ai"],
+    "kai.scheduler": ["topologies.kai.scheduler"],
+    "kueue.x-k8s.io": ["topologies.kueue.x-k8s.io"],
+    "scheduling.koordinator.sh":
+        ["clusternetworktopologies.scheduling.koordinator.sh"],
+    "leaderworkerset.x-k8s.io": ["leaderworkersets.leaderworkerset.x-k8s.io"],
+}
+# what a part leaves behind and the next one must not see
+RESET_NAMESPACED = [
+    "/api/v1/namespaces/default/pods",
+    "/api/v1/namespaces/default/events",
+    "/apis/events.k8s.io/v1/namespaces/default/events",
+    "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+    "/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/default/podgroups",
+    "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups",
+    "/apis/scheduling.run.ai/v2alpha2/namespaces/default/podgroups",
+    "/apis/scheduling.k8s.io/v1alpha3/namespaces/default/podgroups",
+    "/apis/leaderworkerset.x-k8s.io/v1/namespaces/default/leaderworkersets",
+]
+RESET_CLUSTER = [
+    "/api/v1/nodes",
+    "/apis/kai.scheduler/v1alpha1/topologies",
+    "/apis/kueue.x-k8s.io/v1beta2/topologies",
+    "/apis/scheduling.koordinator.sh/v1alpha1/clusternetworktopologies",
+    "/apis/scheduling.run.ai/v2/queues",
+]
+
+
+def real_cluster():
+    """The test process's one real control plane, started on first use."""
+    global _CLUSTER
+    if _CLUSTER is None:
+        t0 = time.time()
+        _CLUSTER = realapi.Cluster(os.path.join(TMP, "real"))
+        note("real control plane (Kubernetes %s) up in %.1f s" %
+             (_CLUSTER.version(), time.time() - t0))
+    return _CLUSTER
+
+
+class RealApiServer:
+    """The fake's interface over a real control plane (realapi.Cluster):
+    what a test reads through it (objects, request counts from the audit
+    log) is the real server's.  One cluster per test process: creating
+    one resets the cluster to its start (the previous part's objects
+    deleted) and starts counting requests afresh."""
+
+    def __init__(self, name, *args, **kw):
+        self.c = real_cluster()
+        self.dir = os.path.join(TMP, name)
+        os.makedirs(self.dir, exist_ok=True)
+        self.kubectl_bin = self.c.kubectl_bin
+        self.tls = (self.c.ca, None)
+        self.token_file = self.c.token_file
+        disable = []
+        a = list(args)
+        while a:
+            f = a.pop(0)
+            if f == "--disable-group":
+                disable += a.pop(0).split(",")
+            elif f in ("--pod-grace", "--bookmark-interval"):
+                # a terminating pod goes when KWOK (its kubelet) deletes
+                # it; bookmarks come at the real server's own pace
+                a.pop(0)
+            else:
+                raise ValueError("RealApiServer: %s is the fake's only" % f)
+        self.reset(disable)
+
+    token = property(lambda self: self.c.token)
+    port = property(lambda self: self.c.port)
+    url = property(lambda self: self.c.url)
+
+    def kubectl_user_yaml(self):
+        return self.c.admin_user_yaml()
+
+    def reset(self, disable=()):
+        c = self.c
+        for path in RESET_NAMESPACED + RESET_CLUSTER:
+            c.req("DELETE", path + "?gracePeriodSeconds=0")
+        pcs = c.req("GET", "/apis/scheduling.k8s.io/v1/priorityclasses")[1]
+        for pc in (pcs or {}).get("items", []):
+            if not pc["metadata"]["name"].startswith("system-"):
+                c.req("DELETE", "/apis/scheduling.k8s.io/v1/priorityclasses/"
+                      + pc["metadata"]["name"])
+        c.req("DELETE", "/apis/coordination.k8s.io/v1/namespaces/"
+              "kube-system/leases/topogang-bridge")
+        wait_until(lambda: not c.req("GET", "/api/v1/namespaces/default/"
+                                     "pods")[1].get("items"), 30)
+        self.groups(disable, False)
+        gone = [g for g in CRD_GROUPS if g not in disable]
+        self.groups(gone, True)
+        self.mark = len(c.audit())
+
+    def groups(self, groups, enabled):
+        """Installs (\p enabled) or deletes the CRDs of \p groups."""
+        names = [n for g in groups for n in CRD_GROUPS[g]]
+        if not names:
+            return
+        have = {x["metadata"]["name"] for x in self.c.req(
+            "GET", "/apis/apiextensions.k8s.io/v1/"
+            "customresourcedefinitions")[1]["items"]}
+        if enabled and set(names) - have:
+            rc, out, err = self.c.kubectl("apply", "-f", realapi.CRDS)
+            rc2, out2, err2 = self.c.kubectl(
+                "wait", "--for=condition=Established", "--timeout=60s",
+                "-f", realapi.CRDS)
+            if rc or rc2:
+                raise RuntimeError("CRDs: " + out + err + out2 + err2)
+        elif not enabled and set(names) & have:
+            rc, out, err = self.c.kubectl("delete", "crd", "--wait=true",
+                                          *sorted(set(names) & have))
+            if rc:
+                raise RuntimeError("CRDs: " + out + err)
+
+    def restart(self):
+        """kube-apiserver stopped and started again on the same port (etcd
+        keeps the objects; the watch cache starts empty)."""
+        self.c.restart_apiserver()
+
+    def stop(self, sig=signal.SIGTERM):
+        pass    # the cluster goes when the test process does
+
+    def conn(self, timeout=15):
+        return self.c.conn(timeout)
+
+    def req(self, method, path, body=None, ctype="application/json"):
+        return self.c.req(method, path, body, ctype)
+
+    def get(self, path):
+        return self.req("GET", path)[1]
+
+    def control(self, what, body=None, method="POST"):
+        if what == "reset":
+            time.sleep(0.3)
+            self.mark = len(self.c.audit())
+            return {}
+        if what == "groups":
+            self.groups([body["group"]], body.get("enabled", True))
+            return {}
+        if what == "compact":
+            return {"revision": self.c.etcd_compact()}
+        raise NotImplementedError("/_test/%s is the fake's only" % what)
+
+    def fault(self, **spec):
+        raise NotImplementedError("faults are the fake's only")
+
+    def clear_faults(self):
+        return None
+
+    def rows(self):
+        """The audited requests (the daemons', not the tests' kubectl)
+        since this part began or the last control("reset")."""
+        time.sleep(0.2)   # the audit line may trail the response a little
+        return self.c.audit()[self.mark:]
+
+    def stats(self):
+        rows = self.rows()
+        agg, by = {}, {}
+        for r in rows:
+            key = (r["method"], r["path"], r["status"])
+            agg[key] = agg.get(key, 0) + 1
+            by[str(r["status"])] = by.get(str(r["status"]), 0) + 1
+        return {"total": len(rows), "by_status": by, "recent": rows,
+                "requests": [{"method": m, "path": p, "status": s,
+                              "count": n} for (m, p, s), n in agg.items()]}
+
+    pods = FakeApiServer.pods
+    requests = FakeApiServer.requests
+    count = FakeApiServer.count
+
+    def rotate_token(self, token=None):
+        """The real way to revoke a bound token: the ServiceAccount is
+        deleted and created again (new UID), then a new token is written
+        to the file the daemons read."""
+        sa = os.path.join(SRC, "config", "k8s", "00-serviceaccount.yaml")
+        rc, out, err = self.c.kubectl("delete", "-f", sa, "--wait=true")
+        rc2, out2, err2 = self.c.kubectl("apply", "-f", sa)
+        if rc or rc2:
+            raise RuntimeError("rotate: " + out + err + out2 + err2)
+        self.c.new_token()
+
+
+def ApiServer(name, *args, **kw):
+    """The fake API server, or with TG_K8S_API=real the shared real one."""
+    if REAL:
+        return RealApiServer(name, *args, **kw)
+    return FakeApiServer(name, *args, **kw)
+
+
+# ---------------------------------------------------------------------------
 # kubectl
 
 class Kubectl:
@@ -310,8 +537,7 @@ class Kubectl:
     def write(self):
         ca = "    certificate-authority: %s\n" % self.srv.tls[0] \
             if self.srv.tls else ""
-        user = "    token: %s\n" % self.srv.token if self.srv.token \
-            else "    {}\n"
+        user = self.srv.kubectl_user_yaml()
         with open(self.cfg, "w") as f:
             f.write("apiVersion: v1\nkind: Config\nclusters:\n"
                     "- name: fake\n  cluster:\n    server: %s\n%s"
@@ -326,7 +552,8 @@ class Kubectl:
         env = dict(os.environ)
         env["KUBECONFIG"] = self.cfg
         env["HOME"] = self.srv.dir
-        p = subprocess.run([KUBECTL, "--cache-dir", self.cache] +
+        p = subprocess.run([self.srv.kubectl_bin, "--cache-dir",
+                            self.cache] +
                            list(args), input=stdin, capture_output=True,
                            text=True, env=env, timeout=timeout)
         return p.returncode, p.stdout, p.stderr
