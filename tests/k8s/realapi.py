@@ -51,11 +51,17 @@ BRIDGE_SA = "system:serviceaccount:kube-system:topogang-bridge"
 START_TIMEOUT = 180       # seconds for each component to come up (loaded CI)
 
 # kube-controller-manager's controllers the tests need, nothing else (no
-# node lifecycle: KWOK keeps nodes Ready; no pod GC: pods bound to nodes
-# that do not exist yet stay)
+# pod GC: pods bound to nodes that do not exist yet stay).  The node
+# lifecycle controller is what lifts the node.kubernetes.io/not-ready
+# NoSchedule taint that admission (TaintNodesByCondition) puts on every
+# new Node, once KWOK reports it Ready; KWOK renews each node's Lease every
+# NODE_LEASE_S / 4 and the controller's grace period is longer than that,
+# so a few thousand KWOK nodes cost few writes and never go NotReady.
 KCM_CONTROLLERS = ("disruption-controller,garbage-collector-controller,"
                    "namespace-controller,serviceaccount-controller,"
-                   "serviceaccount-token-controller")
+                   "serviceaccount-token-controller,"
+                   "node-lifecycle-controller")
+NODE_LEASE_S = 600
 
 # everything from system:masters (kubectl of the tests, the controller
 # manager, KWOK) is left out; the daemons' requests (and unauthenticated
@@ -367,6 +373,8 @@ class Cluster:
             "--service-account-private-key-file",
             os.path.join(self.pki, "sa.key"), "--root-ca-file", self.ca,
             "--leader-elect=false", "--secure-port", "0",
+            "--node-monitor-grace-period", "%ds" % (NODE_LEASE_S * 2),
+            "--node-startup-grace-period", "%ds" % (NODE_LEASE_S * 2),
             "--use-service-account-credentials=false", "-v", "1"],
             os.path.join(self.dir, "kcm.log"))
 
@@ -375,7 +383,8 @@ class Cluster:
             os.path.join(self.bin, "kwok"), "--config", KWOK_STAGES,
             "--kubeconfig", self.admin_kubeconfig, "--manage-all-nodes=true",
             "--server-address", "127.0.0.1:%d" % free_port(),
-            "--node-lease-duration-seconds", "0", "-v", "INFO"],
+            "--node-lease-duration-seconds", str(NODE_LEASE_S),
+            "-v", "INFO"],
             os.path.join(self.dir, "kwok.log"))
 
     def _start_scheduler(self):
