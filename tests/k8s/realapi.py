@@ -464,15 +464,15 @@ class Cluster:
                                            timeout=timeout, context=ctx)
 
     def req(self, method, path, body=None, ctype="application/json",
-            token=None):
+            token=None, timeout=30):
         """One request as the admin (or with a bearer \\p token):
         (status, parsed body)."""
         if token:
             ctx = ssl.create_default_context(cafile=self.ca)
             c = http.client.HTTPSConnection("127.0.0.1", self.port,
-                                            timeout=30, context=ctx)
+                                            timeout=timeout, context=ctx)
         else:
-            c = self.conn()
+            c = self.conn(timeout)
         h = {"Authorization": "Bearer " + token} if token else {}
         data = None
         if body is not None:
