@@ -1749,9 +1749,19 @@ static tg_err describe_failure(tg_topology *t, const req *q, tg_decision *d,
 			tgi_buf_adds(&b, " of the largest pod set, but not "
 				     "every pod set together");
 	} else {
-		tgi_buf_addf(&b, "no %s domain can hold %lld member%s: ",
-			     level_name(t, lvl), (long long)k,
-			     k == 1 ? "" : "s");
+		if (g->nps > 1)
+			/* the list counts the main pod set's slots: say so,
+			 * or "1 member" reads as the whole gang */
+			tgi_buf_addf(&b, "no %s domain can hold the gang's "
+				     "%u members in %u pod sets (offer slots "
+				     "for pod set %s, %lld member%s): ",
+				     level_name(t, lvl), g->nmembers, g->nps,
+				     g->ps[q->main]->name, (long long)k,
+				     k == 1 ? "" : "s");
+		else
+			tgi_buf_addf(&b, "no %s domain can hold %lld "
+				     "member%s: ", level_name(t, lvl),
+				     (long long)k, k == 1 ? "" : "s");
 		if (level_hi(t, lvl) == level_lo(t, lvl))
 			tgi_buf_adds(&b, "there are none");
 		else
@@ -1971,9 +1981,16 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 			sctx.s = s;
 			sctx.level = level;
 			qsort(cand, ncand, sizeof(uint32_t), unit_cmp_qsort);
-			for (c = 0; c < ncand && c < 64; c++) {
-				if (g->nps > 1)
-					main_slots(t, q, s, NULL);
+			/*
+			 * Every candidate, however many: the units of one
+			 * level are disjoint, and a failed attempt rewrites
+			 * slots inside its own unit only (node_slots() and
+			 * rollup() below it), so the main pod set's slots
+			 * of the units still to try stay as the search left
+			 * them.  The whole pass costs one walk over the
+			 * candidates' nodes.
+			 */
+			for (c = 0; c < ncand; c++) {
 				err = attempt_unit(t, q, s, level, cand[c], &a);
 				if (err == TG_OK)
 					break;

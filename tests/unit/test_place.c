@@ -732,6 +732,70 @@ static void test_slot_cache(void)
 	tg_topology_destroy(w);
 }
 
+/*
+ * The search tries every candidate domain, however many (it kept 64):
+ * 70 two-node leaves under one top, one node busy in each of the first
+ * 65; a gang of two one-member pod sets fits only in leaves 65-69, the
+ * last in pack order.  Also at the node level (140 candidates).
+ */
+static tg_topology *many_leaves(unsigned nleaf, unsigned nbusy)
+{
+	tg_topology *t = tg_topology_create();
+	unsigned i, j;
+
+	tg_topology_add_layer(t, "top", NULL);
+	tg_topology_add_layer(t, "leaf", NULL);
+	for (i = 0; i < nleaf; i++)
+		for (j = 0; j < 2; j++) {
+			char nm[32], lf[32];
+			const char *path[2] = { "top", lf };
+			tg_node_id id;
+
+			snprintf(nm, sizeof(nm), "n%03u-%u", i, j);
+			snprintf(lf, sizeof(lf), "b%03u", i);
+			tg_topology_add_node(t, nm, path, &id);
+			tg_topology_node_set_resource(t, id, TG_RES_CPU,
+						      i < nbusy && !j ? 0 :
+						      8000);
+			tg_topology_node_set_resource(t, id, TG_RES_PODS,
+						      110);
+		}
+	return tg_topology_build(t, NULL) == TG_OK ? t : NULL;
+}
+
+static void test_many_candidates(void)
+{
+	tg_topology *t = many_leaves(70, 65);
+	tg_gang *g = tg_gang_create("default/two");
+	tg_decision *d;
+	tg_shape sh;
+	unsigned ps;
+
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_CPU] = 8000;
+	tg_gang_add_podset(g, "a", &sh, 1, &ps);
+	tg_gang_add_podset(g, "b", &sh, 1, &ps);
+	tg_gang_set_gather(g, "leaf", TG_GATHER_MUST);
+	tg_place(t, g, &d, NULL);
+	is_int(tg_decision_status(d), TG_STATUS_PLACED,
+	       "70 candidates: the 66th in pack order is found");
+	is_str(nodes_of(t, d), "n065-0 n065-1", "70 candidates: leaf b065");
+	tg_decision_free(d);
+	tg_topology_destroy(t);
+
+	/* every leaf has one busy node: the message counts the gang */
+	t = many_leaves(70, 70);
+	tg_place(t, g, &d, NULL);
+	is_int(tg_decision_status(d), TG_STATUS_UNSCHEDULABLE,
+	       "70 half-busy leaves: unschedulable");
+	like(tg_decision_message(d), "no leaf domain can hold the gang's 2 "
+	     "members in 2 pod sets (offer slots for pod set a, 1 member)",
+	     "two pod sets: the message counts the whole gang");
+	tg_decision_free(d);
+	tg_topology_destroy(t);
+	tg_gang_destroy(g);
+}
+
 int main(void)
 {
 	test_seed();
@@ -747,5 +811,6 @@ int main(void)
 	test_spread();
 	test_members();
 	test_slot_cache();
+	test_many_candidates();
 	return done_testing();
 }
