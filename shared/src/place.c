@@ -1138,17 +1138,6 @@ typedef struct sort_ctx {
 
 static sort_ctx sctx;
 
-static int desc_cmp(const void *pa, const void *pb)
-{
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	int64_t sa = unit_slots(sctx.t, sctx.s, sctx.level, a);
-	int64_t sb = unit_slots(sctx.t, sctx.s, sctx.level, b);
-
-	if (sa != sb)
-		return sa > sb ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
-
 /*
  * Sorts units by \p cmp, a total order (ties go by unit id), so any sort
  * gives qsort()'s order: insertion sort for the short child lists of a
@@ -1172,11 +1161,107 @@ static void sort_units(uint32_t *v, uint32_t n,
 	}
 }
 
+/* Walk order of fill_choose(): most slots first, then the later path. */
+static int walk_cmp(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	int64_t sa = unit_slots(sctx.t, sctx.s, sctx.level, a);
+	int64_t sb = unit_slots(sctx.t, sctx.s, sctx.level, b);
+
+	if (sa != sb)
+		return sa > sb ? -1 : 1;
+	return a > b ? -1 : a < b;
+}
+
+/* Reverses each run of equal slots in v[0, n): walk order to fill order. */
+static void runs_reverse(const tg_topology *t, const scratch *s, unsigned cl,
+			 uint32_t *v, uint32_t n)
+{
+	uint32_t i = 0, j, a, b;
+
+	while (i < n) {
+		j = i + 1;
+		while (j < n && unit_slots(t, s, cl, v[j]) ==
+				unit_slots(t, s, cl, v[i]))
+			j++;
+		for (a = i, b = j - 1; a < b; a++, b--) {
+			uint32_t x = v[a];
+
+			v[a] = v[b];
+			v[b] = x;
+		}
+		i = j;
+	}
+}
+
 /*
- * Places \p k members inside unit \p u at \p level: the tightest child
- * that holds the rest takes it, else the largest child is filled and the
- * step repeats.  With spread at the children's level, members go round
- * robin to the children with the fewest so far.
+ * Chooses the children of a fill of \p k members among the \p n units in
+ * \p idx (at level \p cl) and moves them to the front of \p idx, in fill
+ * order; returns how many.
+ *
+ *  - as few children as can hold k: m, the length of the shortest prefix
+ *    of the children sorted by slots (most first) that holds k;
+ *  - among the sets of m children that hold k, the one whose untouched
+ *    children, sorted by slots, are lexicographically the largest: the
+ *    largest free domains stay whole (and the waste is the least such a
+ *    set allows: the untouched slots decide the used ones).  Greedy in
+ *    walk order (most slots first, the later path first among equal
+ *    slots): a child stays untouched when the children after it can
+ *    still hold the rest with as many children as are left to choose
+ *    (the next ones: a window slid along), else it is used;
+ *  - fill order: most slots first, then path order; every child is
+ *    filled but the last, which takes the rest (at least one member,
+ *    as m is minimal).
+ *
+ * When the children cannot hold k, all that have room are returned.
+ * O(n log n), the sort.
+ */
+static uint32_t fill_choose(const tg_topology *t, const scratch *s,
+			    unsigned cl, uint32_t *idx, uint32_t n, int64_t k)
+{
+	uint32_t i, m, used = 0, left, wend;
+	int64_t sum = 0, need = k, win = 0;
+
+	sctx.t = t;
+	sctx.s = s;
+	sctx.level = cl;
+	sort_units(idx, n, walk_cmp);
+	for (m = 0; m < n && sum < k; m++) {
+		int64_t v = unit_slots(t, s, cl, idx[m]);
+
+		if (v <= 0)
+			break;
+		sum += v;
+	}
+	if (sum < k) {
+		runs_reverse(t, s, cl, idx, m);
+		return m;
+	}
+	/* win: the slots of idx[i + 1, wend), wend = min(n, i + 1 + left) */
+	left = m;
+	for (wend = 1; wend < n && wend <= left; wend++)
+		win += unit_slots(t, s, cl, idx[wend]);
+	for (i = 0; i < n && left > 0; i++) {
+		if (!(wend - (i + 1) == left && win >= need)) {
+			need -= unit_slots(t, s, cl, idx[i]);
+			idx[used++] = idx[i];	/* used <= i */
+			left--;
+		}
+		if (i + 1 < wend)
+			win -= unit_slots(t, s, cl, idx[i + 1]);
+		while (wend < n && wend < i + 2 + left)
+			win += unit_slots(t, s, cl, idx[wend++]);
+	}
+	runs_reverse(t, s, cl, idx, used);
+	return used;
+}
+
+/*
+ * Places \p k members inside unit \p u at \p level: as few children as
+ * can hold them, and among those sets the one that keeps the largest
+ * free children whole (fill_choose()); each chosen child is filled the
+ * same way in turn.  With spread at the children's level, members go
+ * round robin to the children with the fewest so far.
  */
 static tg_err fill(const tg_topology *t, const req *q, scratch *s,
 		   unsigned level, uint32_t u, int64_t k)
@@ -1251,37 +1336,12 @@ static tg_err fill(const tg_topology *t, const req *q, scratch *s,
 		return err;
 	}
 
-	sctx.t = t;
-	sctx.s = s;
-	sctx.level = cl;
-	sort_units(idx, hi - lo, desc_cmp);
-	c = 0;
-	while (rem > 0 && c < hi - lo) {
-		int64_t top = unit_slots(t, s, cl, idx[c]);
-		uint32_t j, fit = TG_NONE;
+	n = fill_choose(t, s, cl, idx, n, rem);
+	for (c = 0; c < n && rem > 0 && !err; c++) {
+		int64_t take = TG_MIN(rem, unit_slots(t, s, cl, idx[c]));
 
-		if (top <= 0)
-			break;
-		if (top >= rem) {
-			/* tightest child holding the rest (ties: order) */
-			for (j = c; j < hi - lo; j++) {
-				int64_t sj = unit_slots(t, s, cl, idx[j]);
-
-				if (sj < rem)
-					break;
-				if (fit == TG_NONE ||
-				    pack_cmp(t, s, cl, idx[j], fit) < 0)
-					fit = idx[j];
-			}
-			err = fill(t, q, s, cl, fit, rem);
-			rem = 0;
-			break;
-		}
-		err = fill(t, q, s, cl, idx[c], top);
-		if (err)
-			break;
-		rem -= top;
-		c++;
+		err = fill(t, q, s, cl, idx[c], take);
+		rem -= take;
 	}
 	tgi_free(idx);
 	if (!err && rem > 0 && level == TG_NONE && !q->topo &&

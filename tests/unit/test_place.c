@@ -796,6 +796,46 @@ static void test_many_candidates(void)
 	tg_gang_destroy(g);
 }
 
+/*
+ * The fill keeps the fabric whole: 10 whole-node members over free
+ * blocks of 8, 6 and 4 nodes use two blocks either way; 6 + 4 keeps the
+ * only 8-node block whole (the fill used to take the largest first:
+ * 8 + 2).  Among blocks of equal size the first path is used.
+ */
+static void test_fill_whole(void)
+{
+	static const char *n[18][3];
+	static char names[18][8];
+	tg_topology *t;
+	tg_gang *g;
+	tg_decision *d;
+	unsigned i;
+
+	for (i = 0; i < 18; i++) {
+		snprintf(names[i], sizeof(names[i]), "n%02u", i);
+		n[i][0] = names[i];
+		n[i][1] = "s";
+		n[i][2] = i < 8 ? "b8" : i < 14 ? "b6" : "b4";
+	}
+	t = mk("spine", "block", n, 18, 8);
+	g = gang("default/ten", 10, 8000);
+	tg_place(t, g, &d, NULL);
+	is_int(tg_decision_status(d), TG_STATUS_PLACED, "fill 8/6/4: placed");
+	is_str(nodes_of(t, d), "n08 n09 n10 n11 n12 n13 n14 n15 n16 n17",
+	       "fill 8/6/4: 10 members on blocks of 6 and 4, the 8 whole");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	/* 7 members: one block of 8 would hold them; no block of 6 or 4
+	 * does, so b8 (the tightest holding all) */
+	g = gang("default/seven", 7, 8000);
+	tg_place(t, g, &d, NULL);
+	is_str(nodes_of(t, d), "n00 n01 n02 n03 n04 n05 n06",
+	     "fill 8/6/4: 7 members in the one block that holds them");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
 int main(void)
 {
 	test_seed();
@@ -812,5 +852,6 @@ int main(void)
 	test_members();
 	test_slot_cache();
 	test_many_candidates();
+	test_fill_whole();
 	return done_testing();
 }

@@ -19,10 +19,19 @@
  *     on full paths (label by label with tg_name_cmp(), farthest first:
  *     the tree order; comparing the joined strings would not keep a
  *     domain's children together).
- *  4. Fill: inside the chosen domain, a child that alone holds the rest
- *     gets it (the tightest such child); otherwise the child with the most
- *     slots is filled and the step repeats.  This spans the fewest child
- *     domains at every layer.
+ *  4. Fill: inside the chosen domain, as few children as can hold the
+ *     members (the fewest child domains at every layer), and among the
+ *     sets of that many children that hold them, the one whose untouched
+ *     children, sorted by slots, are the largest (lexicographically): the
+ *     largest free domains stay whole.  10 members over free blocks of
+ *     8, 6 and 4 nodes go 6 + 4, not 8 + 2.  One child holding them all
+ *     is the tightest such child.  The chosen children are filled most
+ *     slots first (ties: path order), each whole but the last, which
+ *     takes the rest; each is filled the same way in turn.  Ties between
+ *     children of equal slots: the first path is used, the later one
+ *     left whole.
+ *  When several pod sets (or a spread) make a candidate fail, the next
+ *  one in bin-pack order is tried, every candidate of the level.
  *  5. Ranks follow the fill order, so consecutive ranks are topological
  *     neighbours (NCCL rings); GPUs inside a node come from one NVLink
  *     island when one can hold the member.
