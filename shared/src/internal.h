@@ -86,6 +86,15 @@ bool tgi_parse_i64(const char *s, int64_t *out);
 bool tgi_parse_u32(const char *s, unsigned *out);
 
 /* Reads a whole file (at most TG_MAX_FILE bytes), NUL-terminated. */
+/*
+ * Before build: every node inside the tree must carry label \p key (the
+ * node level of a Kubernetes Topology, kubernetes.io/hostname); build
+ * leaves a node without it out of topology-aware placement, with a
+ * warning, as it does a node missing a layer's label.  TG_ESTATE after
+ * build, TG_ENOMEM.
+ */
+tg_err tgi_topology_set_node_key(tg_topology *t, const char *key);
+
 tg_err tgi_read_file(const char *path, char **buf, size_t *len,
 		     tg_errinfo *ei);
 

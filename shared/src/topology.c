@@ -157,6 +157,13 @@ unsigned tg_topology_layer_find(const tg_topology *t, const char *name)
 	return TG_NONE;
 }
 
+tg_err tgi_topology_set_node_key(tg_topology *t, const char *key)
+{
+	if (t->built)
+		return TG_ESTATE;
+	return tgi_strtab_intern(&t->strs, key, &t->node_key);
+}
+
 unsigned tgi_layer_resolve(const tg_topology *t, const char *name)
 {
 	unsigned l = tg_topology_layer_find(t, name);
@@ -641,6 +648,15 @@ static void shrink_nodes(tg_topology *t)
 	t->ncap = n;
 }
 
+/* Does node \p n carry the node-level label (non-empty)? */
+static bool node_has_key(const tg_topology *t, uint32_t n)
+{
+	const char *v = tg_topology_node_label(t, n,
+			tgi_strtab_get(&t->strs, t->node_key));
+
+	return v && *v;
+}
+
 /* Undoes what a failed build did, so that it may be called again. */
 static void build_undo(tg_topology *t, size_t nwarn)
 {
@@ -716,6 +732,16 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 				     t->layer_key[first] :
 				     t->layer_name[first],
 				     t->layer_name[first]))
+				goto fail;
+			continue;
+		}
+		if (t->node_key && !node_has_key(t, (uint32_t)i)) {
+			/* Kueue refuses such a node: its node level names
+			 * it by that label */
+			if (tgi_warn(t, "node %s: no %s label (the topology's "
+				     "node level); left out of "
+				     "topology-aware placement", nm,
+				     tgi_strtab_get(&t->strs, t->node_key)))
 				goto fail;
 			continue;
 		}
@@ -1327,7 +1353,7 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 	}
 	/* GPUs: the given ones, plus free ones picked for the rest */
 	gpus = s->gpus;
-	if (t->ngpus[s->node] < 64)
+	if (t->ngpus[s->node] < TG_MAX_GPUS)	/* the mask's width */
 		gpus &= (1ull << t->ngpus[s->node]) - 1;
 	/* a GPU another allocation holds is not held twice: the count is
 	 * kept with free GPUs where there are some (over-commit otherwise) */

@@ -776,6 +776,51 @@ static void test_kueue(void)
 	load_free(&l);
 }
 
+/*
+ * A Kueue Topology whose last level is kubernetes.io/hostname: a node
+ * without that label is not in Kueue's topology, so it is left out of
+ * topology-aware placement, with a warning (it was taken as "the node
+ * itself" and used silently).
+ */
+static void test_kueue_hostname(void)
+{
+	static const char text[] =
+		NODE("n1", "cloud.com/block: b1, kubernetes.io/hostname: n1",
+		     "cpu: \"8\"")
+		NODE("n2", "cloud.com/block: b1", "cpu: \"8\"")
+		"---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: Topology\n"
+		"metadata: {name: default}\n"
+		"spec: {levels: [{nodeLabel: cloud.com/block}, "
+		"{nodeLabel: kubernetes.io/hostname}]}\n"
+		POD("a-0", ", labels: {kueue.x-k8s.io/pod-group-name: ga}, "
+		    "annotations: {kueue.x-k8s.io/pod-group-total-count: \"2\", "
+		    "kueue.x-k8s.io/podset-required-topology: cloud.com/block}",
+		    CPU("8"))
+		POD("a-1", ", labels: {kueue.x-k8s.io/pod-group-name: ga}, "
+		    "annotations: {kueue.x-k8s.io/pod-group-total-count: \"2\"}",
+		    CPU("8"));
+	load l = load_text("kueue-hostname.yaml", text);
+	tg_decision *d = NULL;
+	const tg_gang *g;
+
+	loaded_ok(&l, "Kueue Topology ending in hostname");
+	if (l.err)
+		return;
+	has_warning(&l, "node n2: no kubernetes.io/hostname label (the "
+		    "topology's node level); left out of topology-aware "
+		    "placement");
+	g = gang(&l, "default/ga");
+	ok(g != NULL, "the gang of two");
+	if (g && tg_place(l.t, g, &d, NULL) == TG_OK) {
+		is_int(tg_decision_status(d), TG_STATUS_UNSCHEDULABLE,
+		       "two whole-node pods: n2 is not eligible, as in Kueue");
+		like(tg_decision_message(d), "1 node left out for missing "
+		     "topology labels", "the decision says why");
+	}
+	tg_decision_free(d);
+	load_free(&l);
+}
+
 static const char lws_text[] =
 	NODE("n1", "", "cpu: \"64\", nvidia.com/gpu: \"8\"")
 #define LWS(name, grp, idx, extra)					\
@@ -1809,6 +1854,7 @@ int main(void)
 	test_koordinator();
 	test_kai();
 	test_kueue();
+	test_kueue_hostname();
 	test_lws();
 	test_constraints();
 	test_presets();
