@@ -1161,8 +1161,8 @@ static void sort_units(uint32_t *v, uint32_t n,
 	}
 }
 
-/* Walk order of fill_choose(): most slots first, then the later path. */
-static int walk_cmp(const void *pa, const void *pb)
+/* Fill order: most slots first, then path order. */
+static int desc_cmp(const void *pa, const void *pb)
 {
 	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
 	int64_t sa = unit_slots(sctx.t, sctx.s, sctx.level, a);
@@ -1170,10 +1170,11 @@ static int walk_cmp(const void *pa, const void *pb)
 
 	if (sa != sb)
 		return sa > sb ? -1 : 1;
-	return a > b ? -1 : a < b;
+	return a < b ? -1 : a > b;
 }
 
-/* Reverses each run of equal slots in v[0, n): walk order to fill order. */
+/* Reverses each run of equal slots in v[0, n): fill order to walk order
+ * (the later path first) and back. */
 static void runs_reverse(const tg_topology *t, const scratch *s, unsigned cl,
 			 uint32_t *v, uint32_t n)
 {
@@ -1225,7 +1226,7 @@ static uint32_t fill_choose(const tg_topology *t, const scratch *s,
 	sctx.t = t;
 	sctx.s = s;
 	sctx.level = cl;
-	sort_units(idx, n, walk_cmp);
+	sort_units(idx, n, desc_cmp);	/* path order in: ties sorted */
 	for (m = 0; m < n && sum < k; m++) {
 		int64_t v = unit_slots(t, s, cl, idx[m]);
 
@@ -1233,10 +1234,20 @@ static uint32_t fill_choose(const tg_topology *t, const scratch *s,
 			break;
 		sum += v;
 	}
-	if (sum < k) {
-		runs_reverse(t, s, cl, idx, m);
-		return m;
+	if (sum < k || m == n || unit_slots(t, s, cl, idx[m]) <= 0)
+		return m;	/* every child with room is used */
+	if (m == 1) {
+		/* the tightest child holding k, the first path of its
+		 * slots: the last that holds k, back to its run's start */
+		for (i = 1; i < n && unit_slots(t, s, cl, idx[i]) >= k; i++)
+			;
+		for (i--; i > 0 && unit_slots(t, s, cl, idx[i - 1]) ==
+				   unit_slots(t, s, cl, idx[i]); i--)
+			;
+		idx[0] = idx[i];
+		return 1;
 	}
+	runs_reverse(t, s, cl, idx, n);		/* walk order */
 	/* win: the slots of idx[i + 1, wend), wend = min(n, i + 1 + left) */
 	left = m;
 	for (wend = 1; wend < n && wend <= left; wend++)
