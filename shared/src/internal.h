@@ -55,6 +55,12 @@ tg_err tgi_buf_addf(tgi_buf *b, const char *fmt, ...)
 void tgi_buf_json(tgi_buf *b, const char *s);
 /* Returns the string (owned by the caller) or NULL on error; resets b. */
 char *tgi_buf_take(tgi_buf *b);
+/*
+ * For messages: as tgi_buf_take(), but a buffer that hit its limit gives
+ * what it held then, ended with " [message cut at N bytes]" (never a
+ * silent cut, never an error); NULL only on ENOMEM.
+ */
+char *tgi_buf_take_cut(tgi_buf *b);
 void tgi_buf_free(tgi_buf *b);
 
 /*

@@ -102,7 +102,10 @@ typedef struct req {
 	unsigned scope_level;		/* TG_NONE: the whole cluster */
 	uint32_t scope_unit;		/* domain id, or position (node) */
 	uint32_t why[NWHY];		/* nodes excluded per reason (main) */
-	char note[512];			/* non-fatal request notes */
+	/* non-fatal notes: the soft spreads on unknown layers, ignored
+	 * (indices into g->spread; note_text() words them) */
+	uint8_t ignored[TG_MAX_LAYERS + 1];
+	unsigned nignored;
 } req;
 
 static void scratch_free(void *p)
@@ -365,9 +368,10 @@ static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 		l = tgi_layer_resolve(t, g->spread[i].layer);
 		if (l == TG_NONE) {
 			if (!g->spread[i].hard) {
-				snprintf(q->note, sizeof(q->note),
-					 "; soft spread on unknown layer '%s' "
-					 "ignored", g->spread[i].layer);
+				/* every one is named (a gang has at most
+				 * TG_MAX_LAYERS + 1 spreads) */
+				if (q->nignored < TG_MAX_LAYERS + 1)
+					q->ignored[q->nignored++] = (uint8_t)i;
 				continue;
 			}
 			goto unknown_spread;
@@ -1489,6 +1493,16 @@ static tg_err attempt_unit(tg_topology *t, const req *q, scratch *s,
 
 /* ---- messages ---- */
 
+/* The request's non-fatal notes, each "; ..." */
+static void note_text(const req *q, tgi_buf *b)
+{
+	unsigned i;
+
+	for (i = 0; i < q->nignored; i++)
+		tgi_buf_addf(b, "; soft spread on unknown layer '%s' ignored",
+			     q->g->spread[q->ignored[i]].layer);
+}
+
 static void why_text(const tg_topology *t, const uint32_t *why,
 		     tgi_buf *b)
 {
@@ -1581,7 +1595,7 @@ static tg_err decision_new(const tg_gang *g, tg_decision **out)
 
 static tg_err set_message(tg_decision *d, tgi_buf *b)
 {
-	char *m = tgi_buf_take(b);
+	char *m = tgi_buf_take_cut(b);
 
 	if (!m)
 		return TG_ENOMEM;
@@ -1741,7 +1755,7 @@ static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 
 	placement_lca(t, d, &level, &unit);
 	d->lca_level = level;
-	tgi_buf_init(&b, 4096);
+	tgi_buf_init(&b, TGI_MAX_DOMAIN);
 	unit_name(t, level, unit, &b, true);
 	if (!(d->domain = tgi_buf_take(&b)))
 		return TG_ENOMEM;
@@ -1749,7 +1763,7 @@ static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 	for (i = 0; i < d->npl; i++)
 		if (i == 0 || d->pl[i].node != d->pl[i - 1].node)
 			nnodes++;
-	tgi_buf_init(&b, 8192);
+	tgi_buf_init(&b, TGI_MAX_MESSAGE);
 	tgi_buf_addf(&b, "placed %u member%s on %u node%s in %s", d->npl,
 		     d->npl == 1 ? "" : "s", nnodes, nnodes == 1 ? "" : "s",
 		     d->domain);
@@ -1796,8 +1810,9 @@ static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 			tgi_buf_adds(&b, ")");
 		}
 	}
-	tgi_buf_addf(&b, "; estimated all-reduce bandwidth %g Gbit/s%s",
-		     d->bw, q->note);
+	tgi_buf_addf(&b, "; estimated all-reduce bandwidth %g Gbit/s",
+		     d->bw);
+	note_text(q, &b);
 	err = set_message(d, &b);
 	return err;
 }
@@ -1810,7 +1825,7 @@ static tg_err describe_failure(tg_topology *t, const req *q, tg_decision *d,
 	int64_t k = g->ps[q->main]->count;
 	tgi_buf b;
 
-	tgi_buf_init(&b, 8192);
+	tgi_buf_init(&b, TGI_MAX_MESSAGE);
 	/* main slots are in s->nslots / s->dslots from the search */
 	if (lvl == TG_NONE) {
 		tgi_buf_addf(&b, "the cluster can hold %lld of %lld "
@@ -1857,7 +1872,7 @@ static tg_err describe_failure(tg_topology *t, const req *q, tg_decision *d,
 		tgi_buf_addf(&b, "; %zu node%s left out for missing topology "
 			     "labels (see warnings)", t->nnodes - t->ntree,
 			     t->nnodes - t->ntree == 1 ? "" : "s");
-	tgi_buf_adds(&b, q->note);
+	note_text(q, &b);
 	return set_message(d, &b);
 }
 
@@ -1874,7 +1889,7 @@ tg_err tg_gang_check(const tg_topology *t, const tg_gang *g, tg_errinfo *ei)
 	q = tgi_calloc(1, sizeof(*q));
 	if (!q)
 		return tgi_errf(ei, TG_ENOMEM, "out of memory");
-	tgi_buf_init(&eb, 2048);
+	tgi_buf_init(&eb, TGI_MAX_MESSAGE);
 	err = resolve((tg_topology *)t, g, q, &eb);
 	if (err == TG_EINVAL)
 		tgi_errf(ei, err, "%s", eb.s ? eb.s : "bad request");
@@ -1966,7 +1981,7 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 		err = TG_ENOMEM;
 		goto fail;
 	}
-	tgi_buf_init(&eb, 2048);
+	tgi_buf_init(&eb, TGI_MAX_MESSAGE);
 	err = resolve(t, g, q, &eb);
 	if (err == TG_EINVAL) {
 		/* a bad request is a decision: unschedulable, with why */
@@ -2136,7 +2151,7 @@ tg_err tgi_slotctx_new(tg_topology *t, const tg_gang *g, tgi_slotctx **out)
 		err = TG_ENOMEM;
 		goto fail;
 	}
-	tgi_buf_init(&eb, 2048);
+	tgi_buf_init(&eb, TGI_MAX_MESSAGE);
 	err = resolve(t, g, c->q, &eb);
 	tgi_buf_free(&eb);
 	if (err)

@@ -512,18 +512,24 @@ tg_err tg_topology_node_set_unschedulable(tg_topology *t, tg_node_id n,
 
 tg_err tgi_warn(tg_topology *t, const char *fmt, ...)
 {
-	char line[512];
 	va_list ap;
 	char *s;
+	int n;
 
+	/* the whole line, however long its names (it was cut at 511) */
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
 	if (tgi_grow(&t->warn, &t->warncap, t->nwarn + 1, sizeof(char *)))
 		return TG_ENOMEM;
-	s = tgi_strdup(line);
+	s = n < 0 ? tgi_strdup(fmt) : tgi_malloc((size_t)n + 1);
 	if (!s)
 		return TG_ENOMEM;
+	if (n >= 0) {
+		va_start(ap, fmt);
+		vsnprintf(s, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
 	t->warn[t->nwarn++] = s;
 	return TG_OK;
 }

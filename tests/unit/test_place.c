@@ -836,6 +836,115 @@ static void test_fill_whole(void)
 	tg_topology_destroy(t);
 }
 
+/*
+ * Messages with names at their limits: 16 layers of 253-byte values, 13
+ * lowest domains of one 1-CPU node each.  The unschedulable message
+ * lists 12 domains of 4 KiB paths (52 KiB): it used to overflow an 8 KiB
+ * buffer and tg_place() failed with "out of memory".  With preemption
+ * the message doubles past TGI_MAX_MESSAGE (64 KiB) and is cut, saying
+ * so.  An error longer than tg_errinfo's 511 bytes ends in "...".
+ * Every soft spread on an unknown layer is named (only the last was).
+ */
+static void test_long_messages(void)
+{
+	tg_topology *t = tg_topology_create();
+	tg_gang *g;
+	tg_decision *d = NULL;
+	tg_errinfo ei;
+	tg_alloc_spec sp;
+	tg_shape sh;
+	char val[16][254], lname[16][8];
+	const char *path[16];
+	unsigned i, l, ps;
+	tg_err err;
+
+	for (l = 0; l < 16; l++) {
+		snprintf(lname[l], sizeof(lname[l]), "L%u", l);
+		tg_topology_add_layer(t, lname[l], NULL);
+		memset(val[l], 'a' + l, 253);
+		val[l][253] = '\0';
+		path[l] = val[l];
+	}
+	for (i = 0; i < 13; i++) {
+		char nm[16];
+		tg_node_id id;
+
+		snprintf(nm, sizeof(nm), "n%02u", i);
+		val[15][0] = (char)('A' + i);	/* 13 lowest domains */
+		tg_topology_add_node(t, nm, path, &id);
+		tg_topology_node_set_resource(t, id, TG_RES_CPU, 1000);
+		tg_topology_node_set_resource(t, id, TG_RES_PODS, 110);
+	}
+	is_int(tg_topology_build(t, NULL), TG_OK, "long names: build");
+	g = gang("default/two", 2, 1000);
+	tg_gang_set_gather(g, "L15", TG_GATHER_MUST);
+	err = tg_place(t, g, &d, &ei);
+	is_int(err, TG_OK, "long names: a decision, not an error");
+	if (!err) {
+		is_int(tg_decision_status(d), TG_STATUS_UNSCHEDULABLE,
+		       "long names: unschedulable");
+		like(tg_decision_message(d), " and 1 more; ",
+		     "long names: the whole list, then the rest");
+		ok(!strstr(tg_decision_message(d), "[message cut"),
+		   "long names: not cut (%zu bytes)",
+		   strlen(tg_decision_message(d)));
+	}
+	tg_decision_free(d);
+	d = NULL;
+
+	/* a lower-priority pod on n00: preemption cannot help, and its
+	 * message holds both searches' lists (over 100 KiB) */
+	memset(&sh, 0, sizeof(sh));
+	memset(&sp, 0, sizeof(sp));
+	sh.v[TG_RES_CPU] = 1000;
+	sp.pod = "low";
+	sp.node = 0;
+	sp.shape = &sh;
+	sp.preemptible = true;
+	tg_topology_add_alloc(t, &sp);
+	tg_gang_set_priority(g, 10);
+	tg_gang_set_can_preempt(g, true);
+	err = tg_place(t, g, &d, &ei);
+	is_int(err, TG_OK, "long names, preemption: a decision");
+	if (!err) {
+		like(tg_decision_message(d), "[message cut at 65536 bytes]",
+		     "long names, preemption: cut, and says so");
+		ok(strlen(tg_decision_message(d)) < 65536 + 64,
+		   "long names, preemption: within TGI_MAX_MESSAGE");
+	}
+	tg_decision_free(d);
+	d = NULL;
+	tg_gang_destroy(g);
+
+	/* an unknown layer: gang and layer names of 253 bytes */
+	{
+		char gname[254], lay[254];
+
+		memset(gname, 'g', 253);
+		memset(lay, 'x', 253);
+		gname[253] = lay[253] = '\0';
+		g = gang(gname, 1, 1000);
+		tg_gang_set_gather(g, lay, TG_GATHER_MUST);
+	}
+	is_int(tg_gang_check(t, g, &ei), TG_EINVAL, "unknown layer: EINVAL");
+	is_int(strlen(ei.msg), 511, "unknown layer: the error fills msg");
+	like(ei.msg + 508, "...", "unknown layer: and ends in '...'");
+	tg_gang_destroy(g);
+
+	/* two soft spreads on unknown layers: both named */
+	g = gang("default/spread", 1, 1000);
+	tg_gang_add_spread(g, "nope-1", 1, false);
+	tg_gang_add_spread(g, "nope-2", 1, false);
+	if (tg_place(t, g, &d, NULL) == TG_OK) {
+		like(tg_decision_message(d), "; soft spread on unknown layer "
+		     "'nope-1' ignored; soft spread on unknown layer 'nope-2' "
+		     "ignored", "soft spreads: every one named");
+	}
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
 int main(void)
 {
 	test_seed();
@@ -853,5 +962,6 @@ int main(void)
 	test_slot_cache();
 	test_many_candidates();
 	test_fill_whole();
+	test_long_messages();
 	return done_testing();
 }

@@ -113,12 +113,15 @@ unsigned tg_decision_nvictims(const tg_decision *d);
 const tg_victim *tg_decision_victim(const tg_decision *d, unsigned i);
 /* Estimated bottleneck all-reduce bandwidth, Gbit/s; 0 if unschedulable. */
 double tg_decision_bandwidth_gbps(const tg_decision *d);
-/* A message a person can act on; never NULL. */
+/* A message a person can act on; never NULL.  At most 64 KiB (it names
+ * at most a dozen domains, so only names near their limits come close):
+ * a longer one is cut and ends in " [message cut at 65536 bytes]". */
 const char *tg_decision_message(const tg_decision *d);
 
 /*
  * Draws the tree (domains with free/total slots) with the decision's
- * nodes marked, as plain text.  \p d may be NULL.
+ * nodes marked, as plain text.  \p d may be NULL.  At most 16 MiB: a
+ * longer picture is cut and ends in " [message cut at 16777216 bytes]".
  * \note The caller frees the string with tg_free(); NULL on ENOMEM.
  */
 char *tg_draw(const tg_topology *t, const tg_decision *d);
