@@ -3100,7 +3100,14 @@ static tg_err levels_preset(bctx *b)
 				for (i = 0; i < ntiers; i++)
 					if (tiers[i] == t)
 						break;
-				if (i == ntiers && ntiers < TG_MAX_LAYERS - 1)
+				if (i == ntiers && ntiers == TG_MAX_LAYERS)
+					/* a level dropped would be silent */
+					return tgi_errf(b->ei, TG_ELIMIT,
+						"node labels %sN: more than "
+						"%d tiers (a topology holds "
+						"at most %d levels)", tierp,
+						TG_MAX_LAYERS, TG_MAX_LAYERS);
+				if (i == ntiers)
 					tiers[ntiers++] = t;
 			} else if (strcmp(key, accel) == 0) {
 				has_accel = true;

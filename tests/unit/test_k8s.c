@@ -1072,6 +1072,43 @@ static void test_presets(void)
 	   "node b (no accelerator domain) is its own NVL domain");
 	load_free(&l);
 
+	/* 16 tiers fill the topology; a 17th is refused, not dropped (the
+	 * loader kept the first 15 it met, in label order) */
+	{
+		char many[4096];
+		size_t n = 0;
+		unsigned k;
+
+		for (k = 0; k < 17; k++) {
+			n += (size_t)snprintf(many + n, sizeof(many) - n,
+				"---\napiVersion: v1\nkind: Node\n"
+				"metadata: {name: n%u, labels: {", k);
+			n += (size_t)snprintf(many + n, sizeof(many) - n,
+				"fabric.topograph.run/tier-%u: t}}\n"
+				"status: {allocatable: {cpu: \"1\"}}\n", k);
+		}
+		l = load_text("tiers17.yaml", many);
+		is_int(l.err, TG_ELIMIT, "17 topograph tiers: TG_ELIMIT");
+		like(l.ei.msg, "more than 16 tiers",
+		     "17 topograph tiers: the message names the bound");
+		load_free(&l);
+		n = (size_t)snprintf(many, sizeof(many),
+			"---\napiVersion: v1\nkind: Node\n"
+			"metadata: {name: n, labels: {");
+		for (k = 0; k < 16; k++)
+			n += (size_t)snprintf(many + n, sizeof(many) - n,
+				"%sfabric.topograph.run/tier-%u: t%u",
+				k ? ", " : "", k, k);
+		snprintf(many + n, sizeof(many) - n,
+			 "}}\nstatus: {allocatable: {cpu: \"1\"}}\n");
+		l = load_text("tiers16.yaml", many);
+		loaded_ok(&l, "16 topograph tiers");
+		if (!l.err)
+			is_int(tg_topology_nlayers(l.t), 16,
+			       "16 topograph tiers: 16 layers");
+		load_free(&l);
+	}
+
 	l = load_text("gen1.yaml", gen1);
 	is_int(tg_topology_nlayers(l.t), 2, "gen1: the keys nodes carry");
 	is_str(tg_topology_layer_key(l.t, 0),
