@@ -1218,8 +1218,11 @@ static void runs_reverse(const tg_topology *t, const scratch *s, unsigned cl,
  *    filled but the last, which takes the rest (at least one member,
  *    as m is minimal).
  *
- * When the children cannot hold k, all that have room are returned.
- * O(n log n), the sort.
+ * \p idx comes in path order (so that the sort finds equal slots in
+ * order).  When the children cannot hold k, or all with room are
+ * needed, they are returned as sorted; when one holds k, the tightest
+ * (first path among equal slots): neither needs the walk.  O(n log n),
+ * the sort.
  */
 static uint32_t fill_choose(const tg_topology *t, const scratch *s,
 			    unsigned cl, uint32_t *idx, uint32_t n, int64_t k)
