@@ -793,12 +793,12 @@ static void test_kueue_hostname(void)
 		"spec: {levels: [{nodeLabel: cloud.com/block}, "
 		"{nodeLabel: kubernetes.io/hostname}]}\n"
 		POD("a-0", ", labels: {kueue.x-k8s.io/pod-group-name: ga}, "
-		    "annotations: {kueue.x-k8s.io/pod-group-total-count: \"2\", "
-		    "kueue.x-k8s.io/podset-required-topology: cloud.com/block}",
-		    CPU("8"))
+		    "annotations: {kueue.x-k8s.io/pod-group-total-count: "
+		    "\"2\", kueue.x-k8s.io/podset-required-topology: "
+		    "cloud.com/block}", CPU("8"))
 		POD("a-1", ", labels: {kueue.x-k8s.io/pod-group-name: ga}, "
-		    "annotations: {kueue.x-k8s.io/pod-group-total-count: \"2\"}",
-		    CPU("8"));
+		    "annotations: {kueue.x-k8s.io/pod-group-total-count: "
+		    "\"2\"}", CPU("8"));
 	load l = load_text("kueue-hostname.yaml", text);
 	tg_decision *d = NULL;
 	const tg_gang *g;

@@ -1256,7 +1256,7 @@ static tg_topology *fill_build(const fcase *f)
 	unsigned i, l;
 
 	for (l = 0; l < f->nl; l++) {
-		char nm[8];
+		char nm[16];
 
 		snprintf(nm, sizeof(nm), "L%u", l);
 		tg_topology_add_layer(t, nm, NULL);
@@ -1352,6 +1352,7 @@ static void fill_check_unit(const fcase *f, unsigned level,
 	unsigned nmine = 0;
 
 	for (i = 0; i < f->nn; i++) {
+		unsigned kv = level == f->nl ? i : f->n[i].path[level];
 		bool in = true;
 
 		for (l = 0; l < level; l++)
@@ -1359,10 +1360,10 @@ static void fill_check_unit(const fcase *f, unsigned level,
 		if (!in)
 			continue;
 		for (c = 0; c < nc; c++)
-			if (key[c] == (level == f->nl ? i : f->n[i].path[level]))
+			if (key[c] == kv)
 				break;
 		if (c == nc) {
-			key[nc] = level == f->nl ? i : f->n[i].path[level];
+			key[nc] = kv;
 			slots[nc] = got[nc] = 0;
 			nc++;
 		}

@@ -679,7 +679,8 @@ static void test_warnings(void)
 		t = tg_topology_create();
 		tg_topology_add_layer(t, layer, key);
 		tg_topology_add_node(t, node, NULL, &id);
-		is_int(tg_topology_build(t, NULL), TG_OK, "long warning: build");
+		is_int(tg_topology_build(t, NULL), TG_OK,
+		       "long warning: build");
 		ok(strlen(tg_topology_warning(t, 0)) > 770,
 		   "long warning: whole (%zu bytes)",
 		   strlen(tg_topology_warning(t, 0)));
