@@ -834,6 +834,8 @@ typedef struct bctx {
 	unsigned rid[TG_MAX_RESOURCES + 1];
 	klevel levels[TG_MAX_LAYERS];
 	unsigned nlevels;
+	bool host_level;	/* the levels end in kubernetes.io/hostname:
+				 * a node without it is out of the tree */
 	char tierkeys[TG_MAX_LAYERS][80];
 	kgang *gangs;
 	size_t ngangs, capgangs;
@@ -3037,6 +3039,7 @@ static tg_err levels_topology(bctx *b, const kobj *o)
 				return oerr(b, o, nl, TG_EINVAL,
 					    "%s.nodeLabel: %s may only be the "
 					    "last level", path, K_HOSTNAME);
+			b->host_level = true;
 			break;	/* the node level, not a layer */
 		}
 		err = level_push(b, o, nl->valuestring, nl->valuestring,
@@ -3097,7 +3100,14 @@ static tg_err levels_preset(bctx *b)
 				for (i = 0; i < ntiers; i++)
 					if (tiers[i] == t)
 						break;
-				if (i == ntiers && ntiers < TG_MAX_LAYERS - 1)
+				if (i == ntiers && ntiers == TG_MAX_LAYERS)
+					/* a level dropped would be silent */
+					return tgi_errf(b->ei, TG_ELIMIT,
+						"node labels %sN: more than "
+						"%d tiers (a topology holds "
+						"at most %d levels)", tierp,
+						TG_MAX_LAYERS, TG_MAX_LAYERS);
+				if (i == ntiers)
 					tiers[ntiers++] = t;
 			} else if (strcmp(key, accel) == 0) {
 				has_accel = true;
@@ -3170,8 +3180,10 @@ static tg_err pick_levels(bctx *b)
 			const char *key = b->k->levels[i];
 
 			if (i + 1 == b->k->nlevels && i > 0 &&
-			    strcmp(key, K_HOSTNAME) == 0)
+			    strcmp(key, K_HOSTNAME) == 0) {
+				b->host_level = true;
 				break;
+			}
 			err = level_push(b, NULL, key, key, NULL);
 			if (err)
 				return err;
@@ -3498,6 +3510,10 @@ static tg_err add_topology(bctx *b)
 					lv->name, lv->keys[0],
 					tg_strerror(err));
 	}
+	/* as Kueue: a node without the label of the node level is not in
+	 * the topology (tg_topology_build() warns for each) */
+	if (b->host_level && tgi_topology_set_node_key(b->t, K_HOSTNAME))
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 	if (n > TG_MAX_NODES)
 		return tgi_errf(b->ei, TG_ELIMIT, "more than %u nodes",
 				TG_MAX_NODES);
@@ -3716,7 +3732,7 @@ static tg_err add_allocs(bctx *b)
 		/* GPU indices are not in the API: lowest free ones */
 		want = p->shape->v[TG_RES_GPU];
 		ng = tg_topology_node_ngpus(b->t, n);
-		for (gi = 0; gi < ng && gi < 64 && want > 0; gi++) {
+		for (gi = 0; gi < ng && gi < TG_MAX_GPUS && want > 0; gi++) {
 			if (!(used[n] & (1ull << gi))) {
 				spec.gpus |= 1ull << gi;
 				want--;

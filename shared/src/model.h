@@ -128,6 +128,11 @@ struct tg_topology {
 	char **warn;
 	size_t nwarn, warncap;
 
+	uint32_t node_key;	/* strtab id of the label every node in the
+				 * tree must carry (a Topology whose last
+				 * level is kubernetes.io/hostname); 0 =
+				 * none */
+
 	/* allocations */
 	tgi_alloc *allocs;
 	size_t nallocs, alloccap, nlive;

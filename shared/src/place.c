@@ -102,7 +102,10 @@ typedef struct req {
 	unsigned scope_level;		/* TG_NONE: the whole cluster */
 	uint32_t scope_unit;		/* domain id, or position (node) */
 	uint32_t why[NWHY];		/* nodes excluded per reason (main) */
-	char note[512];			/* non-fatal request notes */
+	/* non-fatal notes: the soft spreads on unknown layers, ignored
+	 * (indices into g->spread; note_text() words them) */
+	uint8_t ignored[TG_MAX_LAYERS + 1];
+	unsigned nignored;
 } req;
 
 static void scratch_free(void *p)
@@ -365,9 +368,10 @@ static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 		l = tgi_layer_resolve(t, g->spread[i].layer);
 		if (l == TG_NONE) {
 			if (!g->spread[i].hard) {
-				snprintf(q->note, sizeof(q->note),
-					 "; soft spread on unknown layer '%s' "
-					 "ignored", g->spread[i].layer);
+				/* every one is named (a gang has at most
+				 * TG_MAX_LAYERS + 1 spreads) */
+				if (q->nignored < TG_MAX_LAYERS + 1)
+					q->ignored[q->nignored++] = (uint8_t)i;
 				continue;
 			}
 			goto unknown_spread;
@@ -1138,17 +1142,6 @@ typedef struct sort_ctx {
 
 static sort_ctx sctx;
 
-static int desc_cmp(const void *pa, const void *pb)
-{
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	int64_t sa = unit_slots(sctx.t, sctx.s, sctx.level, a);
-	int64_t sb = unit_slots(sctx.t, sctx.s, sctx.level, b);
-
-	if (sa != sb)
-		return sa > sb ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
-
 /*
  * Sorts units by \p cmp, a total order (ties go by unit id), so any sort
  * gives qsort()'s order: insertion sort for the short child lists of a
@@ -1172,11 +1165,121 @@ static void sort_units(uint32_t *v, uint32_t n,
 	}
 }
 
+/* Fill order: most slots first, then path order. */
+static int desc_cmp(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	int64_t sa = unit_slots(sctx.t, sctx.s, sctx.level, a);
+	int64_t sb = unit_slots(sctx.t, sctx.s, sctx.level, b);
+
+	if (sa != sb)
+		return sa > sb ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Reverses each run of equal slots in v[0, n): fill order to walk order
+ * (the later path first) and back. */
+static void runs_reverse(const tg_topology *t, const scratch *s, unsigned cl,
+			 uint32_t *v, uint32_t n)
+{
+	uint32_t i = 0, j, a, b;
+
+	while (i < n) {
+		j = i + 1;
+		while (j < n && unit_slots(t, s, cl, v[j]) ==
+				unit_slots(t, s, cl, v[i]))
+			j++;
+		for (a = i, b = j - 1; a < b; a++, b--) {
+			uint32_t x = v[a];
+
+			v[a] = v[b];
+			v[b] = x;
+		}
+		i = j;
+	}
+}
+
 /*
- * Places \p k members inside unit \p u at \p level: the tightest child
- * that holds the rest takes it, else the largest child is filled and the
- * step repeats.  With spread at the children's level, members go round
- * robin to the children with the fewest so far.
+ * Chooses the children of a fill of \p k members among the \p n units in
+ * \p idx (at level \p cl) and moves them to the front of \p idx, in fill
+ * order; returns how many.
+ *
+ *  - as few children as can hold k: m, the length of the shortest prefix
+ *    of the children sorted by slots (most first) that holds k;
+ *  - among the sets of m children that hold k, the one whose untouched
+ *    children, sorted by slots, are lexicographically the largest: the
+ *    largest free domains stay whole (and the waste is the least such a
+ *    set allows: the untouched slots decide the used ones).  Greedy in
+ *    walk order (most slots first, the later path first among equal
+ *    slots): a child stays untouched when the children after it can
+ *    still hold the rest with as many children as are left to choose
+ *    (the next ones: a window slid along), else it is used;
+ *  - fill order: most slots first, then path order; every child is
+ *    filled but the last, which takes the rest (at least one member,
+ *    as m is minimal).
+ *
+ * \p idx comes in path order (so that the sort finds equal slots in
+ * order).  When the children cannot hold k, or all with room are
+ * needed, they are returned as sorted; when one holds k, the tightest
+ * (first path among equal slots): neither needs the walk.  O(n log n),
+ * the sort.
+ */
+static uint32_t fill_choose(const tg_topology *t, const scratch *s,
+			    unsigned cl, uint32_t *idx, uint32_t n, int64_t k)
+{
+	uint32_t i, m, used = 0, left, wend;
+	int64_t sum = 0, need = k, win = 0;
+
+	sctx.t = t;
+	sctx.s = s;
+	sctx.level = cl;
+	sort_units(idx, n, desc_cmp);	/* path order in: ties sorted */
+	for (m = 0; m < n && sum < k; m++) {
+		int64_t v = unit_slots(t, s, cl, idx[m]);
+
+		if (v <= 0)
+			break;
+		sum += v;
+	}
+	if (sum < k || m == n || unit_slots(t, s, cl, idx[m]) <= 0)
+		return m;	/* every child with room is used */
+	if (m == 1) {
+		/* the tightest child holding k, the first path of its
+		 * slots: the last that holds k, back to its run's start */
+		for (i = 1; i < n && unit_slots(t, s, cl, idx[i]) >= k; i++)
+			;
+		for (i--; i > 0 && unit_slots(t, s, cl, idx[i - 1]) ==
+				   unit_slots(t, s, cl, idx[i]); i--)
+			;
+		idx[0] = idx[i];
+		return 1;
+	}
+	runs_reverse(t, s, cl, idx, n);		/* walk order */
+	/* win: the slots of idx[i + 1, wend), wend = min(n, i + 1 + left) */
+	left = m;
+	for (wend = 1; wend < n && wend <= left; wend++)
+		win += unit_slots(t, s, cl, idx[wend]);
+	for (i = 0; i < n && left > 0; i++) {
+		if (!(wend - (i + 1) == left && win >= need)) {
+			need -= unit_slots(t, s, cl, idx[i]);
+			idx[used++] = idx[i];	/* used <= i */
+			left--;
+		}
+		if (i + 1 < wend)
+			win -= unit_slots(t, s, cl, idx[i + 1]);
+		while (wend < n && wend < i + 2 + left)
+			win += unit_slots(t, s, cl, idx[wend++]);
+	}
+	runs_reverse(t, s, cl, idx, used);
+	return used;
+}
+
+/*
+ * Places \p k members inside unit \p u at \p level: as few children as
+ * can hold them, and among those sets the one that keeps the largest
+ * free children whole (fill_choose()); each chosen child is filled the
+ * same way in turn.  With spread at the children's level, members go
+ * round robin to the children with the fewest so far.
  */
 static tg_err fill(const tg_topology *t, const req *q, scratch *s,
 		   unsigned level, uint32_t u, int64_t k)
@@ -1251,37 +1354,12 @@ static tg_err fill(const tg_topology *t, const req *q, scratch *s,
 		return err;
 	}
 
-	sctx.t = t;
-	sctx.s = s;
-	sctx.level = cl;
-	sort_units(idx, hi - lo, desc_cmp);
-	c = 0;
-	while (rem > 0 && c < hi - lo) {
-		int64_t top = unit_slots(t, s, cl, idx[c]);
-		uint32_t j, fit = TG_NONE;
+	n = fill_choose(t, s, cl, idx, n, rem);
+	for (c = 0; c < n && rem > 0 && !err; c++) {
+		int64_t take = TG_MIN(rem, unit_slots(t, s, cl, idx[c]));
 
-		if (top <= 0)
-			break;
-		if (top >= rem) {
-			/* tightest child holding the rest (ties: order) */
-			for (j = c; j < hi - lo; j++) {
-				int64_t sj = unit_slots(t, s, cl, idx[j]);
-
-				if (sj < rem)
-					break;
-				if (fit == TG_NONE ||
-				    pack_cmp(t, s, cl, idx[j], fit) < 0)
-					fit = idx[j];
-			}
-			err = fill(t, q, s, cl, fit, rem);
-			rem = 0;
-			break;
-		}
-		err = fill(t, q, s, cl, idx[c], top);
-		if (err)
-			break;
-		rem -= top;
-		c++;
+		err = fill(t, q, s, cl, idx[c], take);
+		rem -= take;
 	}
 	tgi_free(idx);
 	if (!err && rem > 0 && level == TG_NONE && !q->topo &&
@@ -1418,6 +1496,16 @@ static tg_err attempt_unit(tg_topology *t, const req *q, scratch *s,
 
 /* ---- messages ---- */
 
+/* The request's non-fatal notes, each "; ..." */
+static void note_text(const req *q, tgi_buf *b)
+{
+	unsigned i;
+
+	for (i = 0; i < q->nignored; i++)
+		tgi_buf_addf(b, "; soft spread on unknown layer '%s' ignored",
+			     q->g->spread[q->ignored[i]].layer);
+}
+
 static void why_text(const tg_topology *t, const uint32_t *why,
 		     tgi_buf *b)
 {
@@ -1510,7 +1598,7 @@ static tg_err decision_new(const tg_gang *g, tg_decision **out)
 
 static tg_err set_message(tg_decision *d, tgi_buf *b)
 {
-	char *m = tgi_buf_take(b);
+	char *m = tgi_buf_take_cut(b);
 
 	if (!m)
 		return TG_ENOMEM;
@@ -1670,7 +1758,7 @@ static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 
 	placement_lca(t, d, &level, &unit);
 	d->lca_level = level;
-	tgi_buf_init(&b, 4096);
+	tgi_buf_init(&b, TGI_MAX_DOMAIN);
 	unit_name(t, level, unit, &b, true);
 	if (!(d->domain = tgi_buf_take(&b)))
 		return TG_ENOMEM;
@@ -1678,7 +1766,7 @@ static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 	for (i = 0; i < d->npl; i++)
 		if (i == 0 || d->pl[i].node != d->pl[i - 1].node)
 			nnodes++;
-	tgi_buf_init(&b, 8192);
+	tgi_buf_init(&b, TGI_MAX_MESSAGE);
 	tgi_buf_addf(&b, "placed %u member%s on %u node%s in %s", d->npl,
 		     d->npl == 1 ? "" : "s", nnodes, nnodes == 1 ? "" : "s",
 		     d->domain);
@@ -1725,8 +1813,9 @@ static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 			tgi_buf_adds(&b, ")");
 		}
 	}
-	tgi_buf_addf(&b, "; estimated all-reduce bandwidth %g Gbit/s%s",
-		     d->bw, q->note);
+	tgi_buf_addf(&b, "; estimated all-reduce bandwidth %g Gbit/s",
+		     d->bw);
+	note_text(q, &b);
 	err = set_message(d, &b);
 	return err;
 }
@@ -1739,7 +1828,7 @@ static tg_err describe_failure(tg_topology *t, const req *q, tg_decision *d,
 	int64_t k = g->ps[q->main]->count;
 	tgi_buf b;
 
-	tgi_buf_init(&b, 8192);
+	tgi_buf_init(&b, TGI_MAX_MESSAGE);
 	/* main slots are in s->nslots / s->dslots from the search */
 	if (lvl == TG_NONE) {
 		tgi_buf_addf(&b, "the cluster can hold %lld of %lld "
@@ -1749,9 +1838,19 @@ static tg_err describe_failure(tg_topology *t, const req *q, tg_decision *d,
 			tgi_buf_adds(&b, " of the largest pod set, but not "
 				     "every pod set together");
 	} else {
-		tgi_buf_addf(&b, "no %s domain can hold %lld member%s: ",
-			     level_name(t, lvl), (long long)k,
-			     k == 1 ? "" : "s");
+		if (g->nps > 1)
+			/* the list counts the main pod set's slots: say so,
+			 * or "1 member" reads as the whole gang */
+			tgi_buf_addf(&b, "no %s domain can hold the gang's "
+				     "%u members in %u pod sets (offer slots "
+				     "for pod set %s, %lld member%s): ",
+				     level_name(t, lvl), g->nmembers, g->nps,
+				     g->ps[q->main]->name, (long long)k,
+				     k == 1 ? "" : "s");
+		else
+			tgi_buf_addf(&b, "no %s domain can hold %lld "
+				     "member%s: ", level_name(t, lvl),
+				     (long long)k, k == 1 ? "" : "s");
 		if (level_hi(t, lvl) == level_lo(t, lvl))
 			tgi_buf_adds(&b, "there are none");
 		else
@@ -1776,7 +1875,7 @@ static tg_err describe_failure(tg_topology *t, const req *q, tg_decision *d,
 		tgi_buf_addf(&b, "; %zu node%s left out for missing topology "
 			     "labels (see warnings)", t->nnodes - t->ntree,
 			     t->nnodes - t->ntree == 1 ? "" : "s");
-	tgi_buf_adds(&b, q->note);
+	note_text(q, &b);
 	return set_message(d, &b);
 }
 
@@ -1793,7 +1892,7 @@ tg_err tg_gang_check(const tg_topology *t, const tg_gang *g, tg_errinfo *ei)
 	q = tgi_calloc(1, sizeof(*q));
 	if (!q)
 		return tgi_errf(ei, TG_ENOMEM, "out of memory");
-	tgi_buf_init(&eb, 2048);
+	tgi_buf_init(&eb, TGI_MAX_MESSAGE);
 	err = resolve((tg_topology *)t, g, q, &eb);
 	if (err == TG_EINVAL)
 		tgi_errf(ei, err, "%s", eb.s ? eb.s : "bad request");
@@ -1885,7 +1984,7 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 		err = TG_ENOMEM;
 		goto fail;
 	}
-	tgi_buf_init(&eb, 2048);
+	tgi_buf_init(&eb, TGI_MAX_MESSAGE);
 	err = resolve(t, g, q, &eb);
 	if (err == TG_EINVAL) {
 		/* a bad request is a decision: unschedulable, with why */
@@ -1971,9 +2070,16 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 			sctx.s = s;
 			sctx.level = level;
 			qsort(cand, ncand, sizeof(uint32_t), unit_cmp_qsort);
-			for (c = 0; c < ncand && c < 64; c++) {
-				if (g->nps > 1)
-					main_slots(t, q, s, NULL);
+			/*
+			 * Every candidate, however many: the units of one
+			 * level are disjoint, and a failed attempt rewrites
+			 * slots inside its own unit only (node_slots() and
+			 * rollup() below it), so the main pod set's slots
+			 * of the units still to try stay as the search left
+			 * them.  The whole pass costs one walk over the
+			 * candidates' nodes.
+			 */
+			for (c = 0; c < ncand; c++) {
 				err = attempt_unit(t, q, s, level, cand[c], &a);
 				if (err == TG_OK)
 					break;
@@ -2048,7 +2154,7 @@ tg_err tgi_slotctx_new(tg_topology *t, const tg_gang *g, tgi_slotctx **out)
 		err = TG_ENOMEM;
 		goto fail;
 	}
-	tgi_buf_init(&eb, 2048);
+	tgi_buf_init(&eb, TGI_MAX_MESSAGE);
 	err = resolve(t, g, c->q, &eb);
 	tgi_buf_free(&eb);
 	if (err)

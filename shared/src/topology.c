@@ -157,6 +157,13 @@ unsigned tg_topology_layer_find(const tg_topology *t, const char *name)
 	return TG_NONE;
 }
 
+tg_err tgi_topology_set_node_key(tg_topology *t, const char *key)
+{
+	if (t->built)
+		return TG_ESTATE;
+	return tgi_strtab_intern(&t->strs, key, &t->node_key);
+}
+
 unsigned tgi_layer_resolve(const tg_topology *t, const char *name)
 {
 	unsigned l = tg_topology_layer_find(t, name);
@@ -505,18 +512,24 @@ tg_err tg_topology_node_set_unschedulable(tg_topology *t, tg_node_id n,
 
 tg_err tgi_warn(tg_topology *t, const char *fmt, ...)
 {
-	char line[512];
 	va_list ap;
 	char *s;
+	int n;
 
+	/* the whole line, however long its names (it was cut at 511) */
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
 	if (tgi_grow(&t->warn, &t->warncap, t->nwarn + 1, sizeof(char *)))
 		return TG_ENOMEM;
-	s = tgi_strdup(line);
+	s = n < 0 ? tgi_strdup(fmt) : tgi_malloc((size_t)n + 1);
 	if (!s)
 		return TG_ENOMEM;
+	if (n >= 0) {
+		va_start(ap, fmt);
+		vsnprintf(s, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
 	t->warn[t->nwarn++] = s;
 	return TG_OK;
 }
@@ -641,6 +654,15 @@ static void shrink_nodes(tg_topology *t)
 	t->ncap = n;
 }
 
+/* Does node \p n carry the node-level label (non-empty)? */
+static bool node_has_key(const tg_topology *t, uint32_t n)
+{
+	const char *v = tg_topology_node_label(t, n,
+			tgi_strtab_get(&t->strs, t->node_key));
+
+	return v && *v;
+}
+
 /* Undoes what a failed build did, so that it may be called again. */
 static void build_undo(tg_topology *t, size_t nwarn)
 {
@@ -716,6 +738,16 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 				     t->layer_key[first] :
 				     t->layer_name[first],
 				     t->layer_name[first]))
+				goto fail;
+			continue;
+		}
+		if (t->node_key && !node_has_key(t, (uint32_t)i)) {
+			/* Kueue refuses such a node: its node level names
+			 * it by that label */
+			if (tgi_warn(t, "node %s: no %s label (the topology's "
+				     "node level); left out of "
+				     "topology-aware placement", nm,
+				     tgi_strtab_get(&t->strs, t->node_key)))
 				goto fail;
 			continue;
 		}
@@ -1327,7 +1359,7 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 	}
 	/* GPUs: the given ones, plus free ones picked for the rest */
 	gpus = s->gpus;
-	if (t->ngpus[s->node] < 64)
+	if (t->ngpus[s->node] < TG_MAX_GPUS)	/* the mask's width */
 		gpus &= (1ull << t->ngpus[s->node]) - 1;
 	/* a GPU another allocation holds is not held twice: the count is
 	 * kept with free GPUs where there are some (over-commit otherwise) */

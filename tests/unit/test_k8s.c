@@ -776,6 +776,51 @@ static void test_kueue(void)
 	load_free(&l);
 }
 
+/*
+ * A Kueue Topology whose last level is kubernetes.io/hostname: a node
+ * without that label is not in Kueue's topology, so it is left out of
+ * topology-aware placement, with a warning (it was taken as "the node
+ * itself" and used silently).
+ */
+static void test_kueue_hostname(void)
+{
+	static const char text[] =
+		NODE("n1", "cloud.com/block: b1, kubernetes.io/hostname: n1",
+		     "cpu: \"8\"")
+		NODE("n2", "cloud.com/block: b1", "cpu: \"8\"")
+		"---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: Topology\n"
+		"metadata: {name: default}\n"
+		"spec: {levels: [{nodeLabel: cloud.com/block}, "
+		"{nodeLabel: kubernetes.io/hostname}]}\n"
+		POD("a-0", ", labels: {kueue.x-k8s.io/pod-group-name: ga}, "
+		    "annotations: {kueue.x-k8s.io/pod-group-total-count: "
+		    "\"2\", kueue.x-k8s.io/podset-required-topology: "
+		    "cloud.com/block}", CPU("8"))
+		POD("a-1", ", labels: {kueue.x-k8s.io/pod-group-name: ga}, "
+		    "annotations: {kueue.x-k8s.io/pod-group-total-count: "
+		    "\"2\"}", CPU("8"));
+	load l = load_text("kueue-hostname.yaml", text);
+	tg_decision *d = NULL;
+	const tg_gang *g;
+
+	loaded_ok(&l, "Kueue Topology ending in hostname");
+	if (l.err)
+		return;
+	has_warning(&l, "node n2: no kubernetes.io/hostname label (the "
+		    "topology's node level); left out of topology-aware "
+		    "placement");
+	g = gang(&l, "default/ga");
+	ok(g != NULL, "the gang of two");
+	if (g && tg_place(l.t, g, &d, NULL) == TG_OK) {
+		is_int(tg_decision_status(d), TG_STATUS_UNSCHEDULABLE,
+		       "two whole-node pods: n2 is not eligible, as in Kueue");
+		like(tg_decision_message(d), "1 node left out for missing "
+		     "topology labels", "the decision says why");
+	}
+	tg_decision_free(d);
+	load_free(&l);
+}
+
 static const char lws_text[] =
 	NODE("n1", "", "cpu: \"64\", nvidia.com/gpu: \"8\"")
 #define LWS(name, grp, idx, extra)					\
@@ -1026,6 +1071,43 @@ static void test_presets(void)
 	ok(tg_topology_node_domain(l.t, 1) != TG_NONE,
 	   "node b (no accelerator domain) is its own NVL domain");
 	load_free(&l);
+
+	/* 16 tiers fill the topology; a 17th is refused, not dropped (the
+	 * loader kept the first 15 it met, in label order) */
+	{
+		char many[4096];
+		size_t n = 0;
+		unsigned k;
+
+		for (k = 0; k < 17; k++) {
+			n += (size_t)snprintf(many + n, sizeof(many) - n,
+				"---\napiVersion: v1\nkind: Node\n"
+				"metadata: {name: n%u, labels: {", k);
+			n += (size_t)snprintf(many + n, sizeof(many) - n,
+				"fabric.topograph.run/tier-%u: t}}\n"
+				"status: {allocatable: {cpu: \"1\"}}\n", k);
+		}
+		l = load_text("tiers17.yaml", many);
+		is_int(l.err, TG_ELIMIT, "17 topograph tiers: TG_ELIMIT");
+		like(l.ei.msg, "more than 16 tiers",
+		     "17 topograph tiers: the message names the bound");
+		load_free(&l);
+		n = (size_t)snprintf(many, sizeof(many),
+			"---\napiVersion: v1\nkind: Node\n"
+			"metadata: {name: n, labels: {");
+		for (k = 0; k < 16; k++)
+			n += (size_t)snprintf(many + n, sizeof(many) - n,
+				"%sfabric.topograph.run/tier-%u: t%u",
+				k ? ", " : "", k, k);
+		snprintf(many + n, sizeof(many) - n,
+			 "}}\nstatus: {allocatable: {cpu: \"1\"}}\n");
+		l = load_text("tiers16.yaml", many);
+		loaded_ok(&l, "16 topograph tiers");
+		if (!l.err)
+			is_int(tg_topology_nlayers(l.t), 16,
+			       "16 topograph tiers: 16 layers");
+		load_free(&l);
+	}
 
 	l = load_text("gen1.yaml", gen1);
 	is_int(tg_topology_nlayers(l.t), 2, "gen1: the keys nodes carry");
@@ -1809,6 +1891,7 @@ int main(void)
 	test_koordinator();
 	test_kai();
 	test_kueue();
+	test_kueue_hostname();
 	test_lws();
 	test_constraints();
 	test_presets();

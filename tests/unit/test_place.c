@@ -732,6 +732,219 @@ static void test_slot_cache(void)
 	tg_topology_destroy(w);
 }
 
+/*
+ * The search tries every candidate domain, however many (it kept 64):
+ * 70 two-node leaves under one top, one node busy in each of the first
+ * 65; a gang of two one-member pod sets fits only in leaves 65-69, the
+ * last in pack order.  Also at the node level (140 candidates).
+ */
+static tg_topology *many_leaves(unsigned nleaf, unsigned nbusy)
+{
+	tg_topology *t = tg_topology_create();
+	unsigned i, j;
+
+	tg_topology_add_layer(t, "top", NULL);
+	tg_topology_add_layer(t, "leaf", NULL);
+	for (i = 0; i < nleaf; i++)
+		for (j = 0; j < 2; j++) {
+			char nm[32], lf[32];
+			const char *path[2] = { "top", lf };
+			tg_node_id id;
+
+			snprintf(nm, sizeof(nm), "n%03u-%u", i, j);
+			snprintf(lf, sizeof(lf), "b%03u", i);
+			tg_topology_add_node(t, nm, path, &id);
+			tg_topology_node_set_resource(t, id, TG_RES_CPU,
+						      i < nbusy && !j ? 0 :
+						      8000);
+			tg_topology_node_set_resource(t, id, TG_RES_PODS,
+						      110);
+		}
+	return tg_topology_build(t, NULL) == TG_OK ? t : NULL;
+}
+
+static void test_many_candidates(void)
+{
+	tg_topology *t = many_leaves(70, 65);
+	tg_gang *g = tg_gang_create("default/two");
+	tg_decision *d;
+	tg_shape sh;
+	unsigned ps;
+
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_CPU] = 8000;
+	tg_gang_add_podset(g, "a", &sh, 1, &ps);
+	tg_gang_add_podset(g, "b", &sh, 1, &ps);
+	tg_gang_set_gather(g, "leaf", TG_GATHER_MUST);
+	tg_place(t, g, &d, NULL);
+	is_int(tg_decision_status(d), TG_STATUS_PLACED,
+	       "70 candidates: the 66th in pack order is found");
+	is_str(nodes_of(t, d), "n065-0 n065-1", "70 candidates: leaf b065");
+	tg_decision_free(d);
+	tg_topology_destroy(t);
+
+	/* every leaf has one busy node: the message counts the gang */
+	t = many_leaves(70, 70);
+	tg_place(t, g, &d, NULL);
+	is_int(tg_decision_status(d), TG_STATUS_UNSCHEDULABLE,
+	       "70 half-busy leaves: unschedulable");
+	like(tg_decision_message(d), "no leaf domain can hold the gang's 2 "
+	     "members in 2 pod sets (offer slots for pod set a, 1 member)",
+	     "two pod sets: the message counts the whole gang");
+	tg_decision_free(d);
+	tg_topology_destroy(t);
+	tg_gang_destroy(g);
+}
+
+/*
+ * The fill keeps the fabric whole: 10 whole-node members over free
+ * blocks of 8, 6 and 4 nodes use two blocks either way; 6 + 4 keeps the
+ * only 8-node block whole (the fill used to take the largest first:
+ * 8 + 2).  Among blocks of equal size the first path is used.
+ */
+static void test_fill_whole(void)
+{
+	static const char *n[18][3];
+	static char names[18][8];
+	tg_topology *t;
+	tg_gang *g;
+	tg_decision *d;
+	unsigned i;
+
+	for (i = 0; i < 18; i++) {
+		snprintf(names[i], sizeof(names[i]), "n%02u", i);
+		n[i][0] = names[i];
+		n[i][1] = "s";
+		n[i][2] = i < 8 ? "b8" : i < 14 ? "b6" : "b4";
+	}
+	t = mk("spine", "block", n, 18, 8);
+	g = gang("default/ten", 10, 8000);
+	tg_place(t, g, &d, NULL);
+	is_int(tg_decision_status(d), TG_STATUS_PLACED, "fill 8/6/4: placed");
+	is_str(nodes_of(t, d), "n08 n09 n10 n11 n12 n13 n14 n15 n16 n17",
+	       "fill 8/6/4: 10 members on blocks of 6 and 4, the 8 whole");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	/* 7 members: one block of 8 would hold them; no block of 6 or 4
+	 * does, so b8 (the tightest holding all) */
+	g = gang("default/seven", 7, 8000);
+	tg_place(t, g, &d, NULL);
+	is_str(nodes_of(t, d), "n00 n01 n02 n03 n04 n05 n06",
+	     "fill 8/6/4: 7 members in the one block that holds them");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
+/*
+ * Messages with names at their limits: 16 layers of 253-byte values, 13
+ * lowest domains of one 1-CPU node each.  The unschedulable message
+ * lists 12 domains of 4 KiB paths (52 KiB): it used to overflow an 8 KiB
+ * buffer and tg_place() failed with "out of memory".  With preemption
+ * the message doubles past TGI_MAX_MESSAGE (64 KiB) and is cut, saying
+ * so.  An error longer than tg_errinfo's 511 bytes ends in "...".
+ * Every soft spread on an unknown layer is named (only the last was).
+ */
+static void test_long_messages(void)
+{
+	tg_topology *t = tg_topology_create();
+	tg_gang *g;
+	tg_decision *d = NULL;
+	tg_errinfo ei;
+	tg_alloc_spec sp;
+	tg_shape sh;
+	char val[16][254], lname[16][8];
+	const char *path[16];
+	unsigned i, l, ps;
+	tg_err err;
+
+	for (l = 0; l < 16; l++) {
+		snprintf(lname[l], sizeof(lname[l]), "L%u", l);
+		tg_topology_add_layer(t, lname[l], NULL);
+		memset(val[l], 'a' + l, 253);
+		val[l][253] = '\0';
+		path[l] = val[l];
+	}
+	for (i = 0; i < 13; i++) {
+		char nm[16];
+		tg_node_id id;
+
+		snprintf(nm, sizeof(nm), "n%02u", i);
+		val[15][0] = (char)('A' + i);	/* 13 lowest domains */
+		tg_topology_add_node(t, nm, path, &id);
+		tg_topology_node_set_resource(t, id, TG_RES_CPU, 1000);
+		tg_topology_node_set_resource(t, id, TG_RES_PODS, 110);
+	}
+	is_int(tg_topology_build(t, NULL), TG_OK, "long names: build");
+	g = gang("default/two", 2, 1000);
+	tg_gang_set_gather(g, "L15", TG_GATHER_MUST);
+	err = tg_place(t, g, &d, &ei);
+	is_int(err, TG_OK, "long names: a decision, not an error");
+	if (!err) {
+		is_int(tg_decision_status(d), TG_STATUS_UNSCHEDULABLE,
+		       "long names: unschedulable");
+		like(tg_decision_message(d), " and 1 more; ",
+		     "long names: the whole list, then the rest");
+		ok(!strstr(tg_decision_message(d), "[message cut"),
+		   "long names: not cut (%zu bytes)",
+		   strlen(tg_decision_message(d)));
+	}
+	tg_decision_free(d);
+	d = NULL;
+
+	/* a lower-priority pod on n00: preemption cannot help, and its
+	 * message holds both searches' lists (over 100 KiB) */
+	memset(&sh, 0, sizeof(sh));
+	memset(&sp, 0, sizeof(sp));
+	sh.v[TG_RES_CPU] = 1000;
+	sp.pod = "low";
+	sp.node = 0;
+	sp.shape = &sh;
+	sp.preemptible = true;
+	tg_topology_add_alloc(t, &sp);
+	tg_gang_set_priority(g, 10);
+	tg_gang_set_can_preempt(g, true);
+	err = tg_place(t, g, &d, &ei);
+	is_int(err, TG_OK, "long names, preemption: a decision");
+	if (!err) {
+		like(tg_decision_message(d), "[message cut at 65536 bytes]",
+		     "long names, preemption: cut, and says so");
+		ok(strlen(tg_decision_message(d)) < 65536 + 64,
+		   "long names, preemption: within TGI_MAX_MESSAGE");
+	}
+	tg_decision_free(d);
+	d = NULL;
+	tg_gang_destroy(g);
+
+	/* an unknown layer: gang and layer names of 253 bytes */
+	{
+		char gname[254], lay[254];
+
+		memset(gname, 'g', 253);
+		memset(lay, 'x', 253);
+		gname[253] = lay[253] = '\0';
+		g = gang(gname, 1, 1000);
+		tg_gang_set_gather(g, lay, TG_GATHER_MUST);
+	}
+	is_int(tg_gang_check(t, g, &ei), TG_EINVAL, "unknown layer: EINVAL");
+	is_int(strlen(ei.msg), 511, "unknown layer: the error fills msg");
+	like(ei.msg + 508, "...", "unknown layer: and ends in '...'");
+	tg_gang_destroy(g);
+
+	/* two soft spreads on unknown layers: both named */
+	g = gang("default/spread", 1, 1000);
+	tg_gang_add_spread(g, "nope-1", 1, false);
+	tg_gang_add_spread(g, "nope-2", 1, false);
+	if (tg_place(t, g, &d, NULL) == TG_OK) {
+		like(tg_decision_message(d), "; soft spread on unknown layer "
+		     "'nope-1' ignored; soft spread on unknown layer 'nope-2' "
+		     "ignored", "soft spreads: every one named");
+	}
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
 int main(void)
 {
 	test_seed();
@@ -747,5 +960,8 @@ int main(void)
 	test_spread();
 	test_members();
 	test_slot_cache();
+	test_many_candidates();
+	test_fill_whole();
+	test_long_messages();
 	return done_testing();
 }

@@ -29,7 +29,10 @@
  *      allowed then), and only then;
  *  (f) preemption: victims are whole gangs of lower priority, all of
  *      them preemptible, or lower-priority reservations on nodes the
- *      gang uses; a gang that may not preempt never does.
+ *      gang uses; a gang that may not preempt never does;
+ *  (h), (i) the fill, on fabrics of its own (see fill_case()): fewest
+ *      children at every layer, and the largest free children kept
+ *      whole (brute force).
  *
  * (a) to (d) hold for preempting decisions too, counting what the
  * victims give back.
@@ -1189,6 +1192,259 @@ out:
 	tg_topology_destroy(t2);
 }
 
+/* ---- the fill: fewest children, largest free children kept whole ---- */
+
+/*
+ * (h) and (i), on their own random fabrics (1-3 layers of 1-6 children,
+ * 1-4 nodes of 8 GPUs under each lowest domain, 0-8 GPUs busy on each)
+ * and a gang of one pod set of G GPUs a member without constraints.  A
+ * node's offer slots are then its free GPUs / G, a domain's their sum.
+ * In the domain the gang was placed in (the lowest holding every
+ * member) and in every domain below it that got members:
+ *  (h) the number of children used is the fewest whose slots can hold
+ *      the members the domain got;
+ *  (i) the untouched children, sorted by slots, are the lexicographic
+ *      largest of every set of that many children that can hold them
+ *      (brute force over the subsets).
+ */
+#define FMAXN	(6 * 6 * 6 * 4)
+#define FMAXC	6
+
+typedef struct fnode {
+	unsigned path[3];	/* child index at each layer */
+	unsigned busy;		/* GPUs */
+	unsigned got;		/* members placed */
+} fnode;
+
+typedef struct fcase {
+	unsigned nl, nn, gpus, members;
+	fnode n[FMAXN];
+} fcase;
+
+static unsigned nfill_cases, nfill_placed, nfill_units, nfill_bad[2];
+
+static void fill_gen(fcase *f)
+{
+	unsigned fan[3], i, l, a, b, c, per, slots = 0;
+
+	f->nl = 1 + rn(3);
+	for (l = 0; l < 3; l++)
+		fan[l] = l < f->nl ? 1 + rn(FMAXC) : 1;
+	f->nn = 0;
+	f->gpus = 1u << rn(4);
+	for (a = 0; a < fan[0]; a++)
+		for (b = 0; b < fan[1]; b++)
+			for (c = 0; c < fan[2]; c++) {
+				per = 1 + rn(4);
+				for (i = 0; i < per; i++) {
+					fnode *x = &f->n[f->nn++];
+
+					x->path[0] = a;
+					x->path[1] = b;
+					x->path[2] = c;
+					x->busy = chance(3) ? 0 : rn(9);
+					x->got = 0;
+					slots += (8 - x->busy) / f->gpus;
+				}
+			}
+	f->members = 2 + rn(slots > 2 ? slots - 1 : 1);
+}
+
+static tg_topology *fill_build(const fcase *f)
+{
+	tg_topology *t = tg_topology_create();
+	unsigned i, l;
+
+	for (l = 0; l < f->nl; l++) {
+		char nm[16];
+
+		snprintf(nm, sizeof(nm), "L%u", l);
+		tg_topology_add_layer(t, nm, NULL);
+	}
+	for (i = 0; i < f->nn; i++) {
+		char nm[16], v[3][16];
+		const char *path[3];
+		tg_node_id id;
+
+		snprintf(nm, sizeof(nm), "n%03u", i);
+		for (l = 0; l < f->nl; l++) {
+			snprintf(v[l], sizeof(v[l]), "v%u", f->n[i].path[l]);
+			path[l] = v[l];
+		}
+		if (tg_topology_add_node(t, nm, path, &id) ||
+		    tg_topology_node_set_gpus(t, id, 8, NULL) ||
+		    tg_topology_node_set_resource(t, id, TG_RES_PODS, 110))
+			goto fail;
+	}
+	if (tg_topology_build(t, NULL))
+		goto fail;
+	for (i = 0; i < f->nn; i++) {
+		char pod[16];
+		tg_shape sh;
+		tg_alloc_spec sp;
+
+		if (!f->n[i].busy)
+			continue;
+		memset(&sh, 0, sizeof(sh));
+		memset(&sp, 0, sizeof(sp));
+		sh.v[TG_RES_GPU] = f->n[i].busy;
+		snprintf(pod, sizeof(pod), "busy-%u", i);
+		sp.pod = pod;
+		sp.node = (tg_node_id)i;
+		sp.shape = &sh;
+		if (tg_topology_add_alloc(t, &sp))
+			goto fail;
+	}
+	return t;
+fail:
+	tg_topology_destroy(t);
+	return NULL;
+}
+
+static int udesc(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The best untouched set of m of the nc children holding k (brute
+ * force): into best[], sorted, most slots first; false if none. */
+static bool fill_brute(const unsigned *slots, unsigned nc, unsigned m,
+		       unsigned k, unsigned *best)
+{
+	unsigned mask, c, rest[FMAXC];
+	bool found = false;
+
+	for (mask = 0; mask < (1u << nc); mask++) {
+		unsigned cnt = 0, sum = 0, nr = 0;
+
+		for (c = 0; c < nc; c++)
+			if (mask >> c & 1) {
+				cnt++;
+				sum += slots[c];
+			} else {
+				rest[nr++] = slots[c];
+			}
+		if (cnt != m || sum < k)
+			continue;
+		qsort(rest, nr, sizeof(unsigned), udesc);
+		for (c = 0; found && c < nr && rest[c] == best[c]; c++)
+			;
+		if (!found || (c < nr && rest[c] > best[c]))
+			memcpy(best, rest, nr * sizeof(unsigned));
+		found = true;
+	}
+	return found;
+}
+
+/*
+ * The unit at depth \p level whose path begins with \p path: its
+ * children are the distinct path[level] values (the nodes at depth nl).
+ * \p inside: at or below the domain the gang was placed in.
+ */
+static void fill_check_unit(const fcase *f, unsigned level,
+			    const unsigned *path, bool inside)
+{
+	unsigned slots[FMAXC * 4], got[FMAXC * 4], key[FMAXC * 4], nc = 0;
+	unsigned i, c, l, used = 0, k = 0, m, sum;
+	unsigned sorted[FMAXC * 4], best[FMAXC * 4], mine[FMAXC * 4];
+	unsigned nmine = 0;
+
+	for (i = 0; i < f->nn; i++) {
+		unsigned kv = level == f->nl ? i : f->n[i].path[level];
+		bool in = true;
+
+		for (l = 0; l < level; l++)
+			in = in && f->n[i].path[l] == path[l];
+		if (!in)
+			continue;
+		for (c = 0; c < nc; c++)
+			if (key[c] == kv)
+				break;
+		if (c == nc) {
+			key[nc] = kv;
+			slots[nc] = got[nc] = 0;
+			nc++;
+		}
+		slots[c] += (8 - f->n[i].busy) / f->gpus;
+		got[c] += f->n[i].got;
+	}
+	for (c = 0; c < nc; c++) {
+		k += got[c];
+		used += got[c] > 0;
+	}
+	if (used >= 2)
+		inside = true;
+	if (inside) {
+		nfill_units++;
+		memcpy(sorted, slots, nc * sizeof(unsigned));
+		qsort(sorted, nc, sizeof(unsigned), udesc);
+		for (m = 0, sum = 0; m < nc && sum < k; m++)
+			sum += sorted[m];
+		if (used != m && nfill_bad[0]++ < MAXDIAG)
+			printf("# fill case %u: depth %u: %u children used, "
+			       "%u would do\n", curcase, level, used, m);
+		for (c = 0; c < nc; c++)
+			if (!got[c])
+				mine[nmine++] = slots[c];
+		qsort(mine, nmine, sizeof(unsigned), udesc);
+		if (used == m && nc <= FMAXC &&
+		    fill_brute(slots, nc, m, k, best) &&
+		    memcmp(mine, best, nmine * sizeof(unsigned)) &&
+		    nfill_bad[1]++ < MAXDIAG)
+			printf("# fill case %u: depth %u: untouched children "
+			       "of %u, %u, ... slots; %u, %u, ... possible\n",
+			       curcase, level, mine[0],
+			       nmine > 1 ? mine[1] : 0, best[0],
+			       nmine > 1 ? best[1] : 0);
+	}
+	if (level == f->nl)
+		return;
+	for (c = 0; c < nc; c++)
+		if (got[c]) {
+			unsigned p2[3] = { path[0], path[1], path[2] };
+
+			p2[level] = key[c];
+			fill_check_unit(f, level + 1, p2, inside);
+		}
+}
+
+static void fill_case(unsigned caseno)
+{
+	static fcase f;
+	tg_topology *t;
+	tg_gang *g;
+	tg_decision *d = NULL;
+	tg_shape sh;
+	unsigned i, ps;
+	const unsigned root[3] = { 0, 0, 0 };
+
+	curcase = caseno;
+	fill_gen(&f);
+	t = fill_build(&f);
+	g = tg_gang_create("default/fill");
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_GPU] = f.gpus;
+	if (!t || !g || tg_gang_add_podset(g, "w", &sh, f.members, &ps) ||
+	    tg_place(t, g, &d, NULL)) {
+		nfill_bad[0]++;
+		printf("# fill case %u: could not build or place\n", caseno);
+		goto out;
+	}
+	nfill_cases++;
+	if (tg_decision_status(d) != TG_STATUS_PLACED)
+		goto out;
+	nfill_placed++;
+	for (i = 0; i < tg_decision_nplacements(d); i++)
+		f.n[tg_decision_placement(d, i)->node].got++;
+	fill_check_unit(&f, 0, root, false);
+out:
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
 static bool env_u64(const char *name, uint64_t *out)
 {
 	const char *s = getenv(name);
@@ -1234,6 +1490,24 @@ int main(void)
 		rnd();
 		one_case(i);
 	}
+	/* the fill's properties, on their own fabrics */
+	for (i = 0; i < ncases; i++) {
+		if (one && i != only)
+			continue;
+		rng = (seed + 7) * 0x9e3779b97f4a7c15ull ^
+		      (i + 1) * 0x94d049bb133111ebull;
+		if (!rng)
+			rng = 1;
+		rnd();
+		fill_case(i);
+	}
+	ok(!nfill_bad[0], "(h) fill: fewest children at every layer: %u "
+	   "gangs placed of %u, %u domains checked, %u violations",
+	   nfill_placed, nfill_cases, nfill_units, nfill_bad[0]);
+	ok(!nfill_bad[1], "(i) fill: the untouched children are the largest "
+	   "a fewest-children choice leaves: %u violations", nfill_bad[1]);
+	ok(nfill_placed >= ncases / 2 && nfill_units >= ncases,
+	   "the fill cases place most gangs and check many domains");
 	for (i = 0; i < NPROP; i++)
 		ok(!nbad[i], "%s: %llu cases, %u violations", prop_name[i],
 		   (unsigned long long)ncases, nbad[i]);

@@ -41,7 +41,8 @@ typedef enum tg_err {
 
 /*
  * A one-line, human-readable explanation of the last error.  Functions that
- * take a tg_errinfo * accept NULL when the caller does not want it.
+ * take a tg_errinfo * accept NULL when the caller does not want it.  At
+ * most 511 bytes: a longer explanation is cut and ends in "...".
  */
 typedef struct tg_errinfo {
 	char msg[512];
