@@ -42,6 +42,15 @@ typedef struct cli_opt {
 int cli_opt_take(int argc, char **argv, int *i, const cli_opt *tab,
 		 size_t n, void *opts);
 
+/* Writes the pictures of \p t (tg_draw_render()) to \p svg and \p html
+ * (each NULL = not wanted, "-" = stdout); 0, or 2 with a message. */
+int cli_picture_write(const tg_topology *t, const tg_draw_opts *o,
+		      const char *svg, const char *html);
+/* `topogang draw --slurm`: topology.conf + `scontrol show nodes --json`
+ * (+ `squeue --json`, may be NULL); see draw_pic.c.  Exit status. */
+int cli_draw_slurm(const char *conf, const char *nodes, const char *jobs,
+		   const char *title, const char *svg, const char *html);
+
 /* Prints an error line "topogang: ..." to stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
