@@ -1,16 +1,20 @@
 /*
  * cli/draw_pic.c - the pictures of `topogang draw` and `topogang place`
  * (--svg FILE, --html FILE: tg_draw_render()), and `topogang draw
- * --slurm`: the live Slurm cluster from `scontrol show nodes --json` and
- * `squeue --json` output (Slurm 22.05's JSON, as slurmrestd v0.0.38
- * writes it) over topology.conf.
+ * --slurm`: the live Slurm cluster from its nodes' JSON and `squeue
+ * --json` output over topology.conf.  The nodes' JSON is one list
+ * "nodes" in the data_parser v0.0.38 form, which Slurm 22.05 writes for
+ * `sinfo --json` and slurmrestd's GET /slurm/v0.0.38/nodes (22.05's
+ * scontrol has no --json; 23.02's `scontrol show nodes --json` writes
+ * the same list).
  *
  * Slurm mode, what is read:
  *   nodes[]: name, cpus, real_memory (MiB), gres ("gpu:8", "gpu:a100:8",
  *            "gpu:8(S:0-1)"), state and state_flags (DOWN, DRAIN, FAIL,
  *            MAINT, ...: the node is flagged with its reason), reason.
  *   jobs[]:  job_id, name, job_state, nodes (a hostlist: rank K is the
- *            K-th node, Slurm's SLURM_NODEID), node_count, cpus,
+ *            K-th node, Slurm's SLURM_NODEID), cpus, gres_detail (per
+ *            node, "gpu:4(IDX:0-3)"), tres_per_node ("gres:gpu:4"),
  *            tres_alloc_str (gres/gpu=N), state_reason,
  *            state_description.
  * Running (and completing, suspended) jobs hold their nodes' resources
@@ -123,7 +127,7 @@ static cJSON *read_json(const char *path, const char *what, const char *key)
 	if (!j || !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j, key))) {
 		cli_err("%s %s: not %s JSON (no \"%s\" list)", what, path,
 			strcmp(key, "nodes") ? "`squeue --json`" :
-			"`scontrol show nodes --json`", key);
+			"`sinfo --json` (nodes)", key);
 		cJSON_Delete(j);
 		return NULL;
 	}
@@ -151,7 +155,11 @@ static long gres_gpus(const char *g)
 
 	while (g && *g) {
 		const char *end = strchr(g, ','), *p;
-		size_t len = end ? (size_t)(end - g) : strlen(g);
+		size_t len;
+
+		if (!strncmp(g, "gres:", 5) || !strncmp(g, "gres/", 5))
+			g += 5;
+		len = end ? (size_t)(end - g) : strlen(g);
 
 		if (!strncmp(g, "gpu", 3) && (g[3] == ':' || g[3] == '(')) {
 			/* the count is the last ":N" before any '(' */
@@ -283,7 +291,7 @@ static int slurm_nodes(slurm_in *s, const char *conf)
 	}
 	for (i = 0; i < nt; i++)
 		if (!seen[i] && add_note(s, i, "in topology.conf, not "
-					 "reported by Slurm (scontrol)"))
+					 "reported by Slurm (sinfo)"))
 			goto out;
 	if (tg_topology_build(s->t, &ei)) {
 		cli_err("%s: %s", conf, ei.msg);
@@ -335,6 +343,31 @@ static uint64_t low_gpus(uint64_t free, int64_t want)
 	return m;
 }
 
+/* GPU indices of "gpu:4(IDX:0-1,4-5)" (a job's gres_detail entry); 0
+ * when it names none. */
+static uint64_t gres_idx(const char *g)
+{
+	const char *p = strstr(g, "IDX:");
+	uint64_t m = 0;
+
+	if (!p)
+		return 0;
+	p += 4;
+	while (*p >= '0' && *p <= '9') {
+		char *end;
+		long lo = strtol(p, &end, 10), hi = lo, i;
+
+		if (*end == '-')
+			hi = strtol(end + 1, &end, 10);
+		for (i = lo; i <= hi && i < 64; i++)
+			m |= UINT64_C(1) << i;
+		if (*end != ',')
+			break;
+		p = end + 1;
+	}
+	return m;
+}
+
 /* One running job: allocations on its nodes and a gang with ranks. */
 static int slurm_running(slurm_in *s, const cJSON *j, tg_draw_gang *g)
 {
@@ -342,6 +375,8 @@ static int slurm_running(slurm_in *s, const cJSON *j, tg_draw_gang *g)
 	unsigned nn = 0, k;
 	tg_errinfo ei = { "" };
 	const char *tres = jstr(j, "tres_alloc_str"), *gp;
+	/* GPUs per node: gres_detail[k] ("gpu:4(IDX:0-3)", the K-th node's
+	 * GPUs), else the request per node, else the total split evenly */
 	long gpus = 0, jid = (long)jnum(j, "job_id");
 	tg_draw_member *m;
 	tg_shape sh;
@@ -351,9 +386,11 @@ static int slurm_running(slurm_in *s, const cJSON *j, tg_draw_gang *g)
 			jstr(j, "nodes"), ei.msg);
 		return 2;
 	}
+	/* GPUs per node: the job's request per node, else its total */
+	gpus = gres_gpus(jstr(j, "tres_per_node"));
 	gp = strstr(tres, "gres/gpu=");
-	if (gp)
-		gpus = strtol(gp + 9, NULL, 10);
+	if (!gpus && gp && nn)
+		gpus = strtol(gp + 9, NULL, 10) / (long)nn;
 	m = calloc(nn + 1, sizeof(*m));
 	if (!m) {
 		tg_hostlist_free(names, nn);
@@ -364,9 +401,10 @@ static int slurm_running(slurm_in *s, const cJSON *j, tg_draw_gang *g)
 	for (k = 0; k < nn; k++) {
 		tg_alloc_spec a;
 		tg_node_id id;
+		const cJSON *det;
 
 		if (tg_topology_node_find(s->t, names[k], &id)) {
-			cli_err("squeue job %ld: node %s is not in scontrol's "
+			cli_err("squeue job %ld: node %s is not in sinfo's "
 				"nodes", jid, names[k]);
 			free(m);
 			tg_hostlist_free(names, nn);
@@ -375,15 +413,23 @@ static int slurm_running(slurm_in *s, const cJSON *j, tg_draw_gang *g)
 		m[g->nmembers].node = id;
 		m[g->nmembers++].rank = k;
 		sh.v[TG_RES_CPU] = (int64_t)(jnum(j, "cpus") * 1000 / nn);
-		sh.v[TG_RES_GPU] = gpus / (long)nn;
+		sh.v[TG_RES_GPU] = gpus;
 		memset(&a, 0, sizeof(a));
 		snprintf(pod, sizeof(pod), "job %ld/%u", jid, k);
 		a.pod = pod;
 		a.gang = gang;
 		a.node = id;
 		a.shape = &sh;
-		a.gpus = low_gpus(tg_topology_node_free_gpus(s->t, id),
-				  sh.v[TG_RES_GPU]);
+		/* gres_detail[k]: this node's GPUs, "gpu:4(IDX:0-3)" */
+		det = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j,
+						"gres_detail"), (int)k);
+		if (cJSON_IsString(det) && gres_gpus(det->valuestring) > 0) {
+			sh.v[TG_RES_GPU] = gres_gpus(det->valuestring);
+			a.gpus = gres_idx(det->valuestring);
+		}
+		if (!a.gpus)
+			a.gpus = low_gpus(tg_topology_node_free_gpus(s->t, id),
+					  sh.v[TG_RES_GPU]);
 		if (tg_topology_add_alloc(s->t, &a)) {
 			cli_err("squeue job %ld: cannot record it on %s", jid,
 				names[k]);
@@ -429,10 +475,14 @@ static int slurm_jobs(slurm_in *s)
 		g->name = keep(s, strdup(buf));
 		g->state = run ? "running" : "pending";
 		if (!run) {
-			snprintf(buf, sizeof(buf), "%s%s%s",
-				 jstr(j, "state_reason"),
-				 *jstr(j, "state_description") ? ": " : "",
-				 jstr(j, "state_description"));
+			const char *r = jstr(j, "state_reason");
+			const char *dsc = jstr(j, "state_description");
+
+			/* the description often repeats the reason */
+			if (!strncmp(dsc, r, strlen(r)))
+				r = "";
+			snprintf(buf, sizeof(buf), "%s%s%s", r,
+				 *r && *dsc ? ": " : "", dsc);
 			g->reason = keep(s, strdup(buf));
 		} else if (slurm_running(s, j, g)) {
 			return 2;
@@ -454,7 +504,7 @@ int cli_draw_slurm(const char *conf, const char *nodes, const char *jobs,
 	memset(&s, 0, sizeof(s));
 	if (!conf || !nodes) {
 		cli_err("draw --slurm needs --topology-conf FILE and "
-			"--scontrol FILE (`scontrol show nodes --json`)");
+			"--sinfo FILE (`sinfo --json`)");
 		return 2;
 	}
 	s.t = tg_topology_create();
@@ -464,7 +514,7 @@ int cli_draw_slurm(const char *conf, const char *nodes, const char *jobs,
 		cli_err("%s", ei.msg);
 		goto out;
 	}
-	s.nodes = read_json(nodes, "--scontrol", "nodes");
+	s.nodes = read_json(nodes, "--sinfo", "nodes");
 	if (!s.nodes || (jobs && !(s.jobs = read_json(jobs, "--squeue",
 						      "jobs"))))
 		goto out;

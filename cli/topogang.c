@@ -12,7 +12,7 @@
  *   topogang check --topology-conf FILE --cluster FILE [--levels K,...]
  *   topogang draw  --cluster FILE | --topology-conf FILE [--busy ...]
  *                  [--svg FILE] [--html FILE] [--title TEXT]
- *   topogang draw  --slurm --topology-conf FILE --scontrol FILE
+ *   topogang draw  --slurm --topology-conf FILE --sinfo FILE
  *                  [--squeue FILE] [--svg FILE] [--html FILE]
  *   (place takes --svg FILE, --html FILE too: the picture of its decisions)
  *   topogang bench [--output json] ...
@@ -70,7 +70,7 @@ static void usage(FILE *f)
 	      "                      [--svg FILE] [--html FILE] "
 	      "[--title TEXT]\n"
 	      "       topogang draw  --slurm --topology-conf FILE "
-	      "--scontrol FILE [--squeue FILE]\n"
+	      "--sinfo FILE [--squeue FILE]\n"
 	      "                      [--svg FILE] [--html FILE]\n"
 	      "       (place also takes --svg FILE and --html FILE: the "
 	      "picture of its decisions)\n"
@@ -106,7 +106,7 @@ typedef struct opts {
 	const char *svg;	/* pictures (draw, place) */
 	const char *html;
 	const char *title;
-	const char *scontrol;	/* draw --slurm */
+	const char *scontrol;	/* draw --slurm: --sinfo (--scontrol) */
 	const char *squeue;
 	bool slurm;
 	const char *running[MAX_RUNNING];	/* repeatable */
@@ -152,7 +152,7 @@ static int parse_opts(int argc, char **argv, opts *o)
 		{ "--svg", NULL, offsetof(opts, svg) },
 		{ "--html", NULL, offsetof(opts, html) },
 		{ "--title", NULL, offsetof(opts, title) },
-		{ "--scontrol", NULL, offsetof(opts, scontrol) },
+		{ "--sinfo", "--scontrol", offsetof(opts, scontrol) },
 		{ "--squeue", NULL, offsetof(opts, squeue) },
 	};
 	int i, r;

@@ -28,6 +28,7 @@
 #define DR_LINE		15	/* one line of the text lists */
 #define DR_WRAP		120	/* characters per line of a reason */
 #define DR_NPALETTE	8
+#define DR_MINW		880	/* the legend's width */
 #define DR_NDEPTH	5
 #define DR_NODE_GANGS	16	/* running gangs named per node; the
 				 * rest counted ("(N more)") */
@@ -514,7 +515,7 @@ static tg_err dr_layout(dr_ctx *c)
 		c->oh = DR_HEAD + gh + DR_PAD;
 		c->width = TG_MAX(c->width, c->ow + 2 * DR_GAP);
 	}
-	c->width = TG_MAX(c->width, 780);
+	c->width = TG_MAX(c->width, DR_MINW);
 	c->height = c->oy + (nout ? c->oh + DR_GAP : 0);
 	return TG_OK;
 }
