@@ -616,8 +616,8 @@ static void dr_node(dr_ctx *c, uint32_t n, double x, double y)
 	}
 	tgi_buf_adds(b, "><title>");
 	dr_xml(b, dr_name(c, n));
-	tgi_buf_addf(b, ": %lld/%lld %s used", (long long)used,
-		     (long long)tot, gpu ? "GPUs" : "mCPU");
+	tgi_buf_addf(b, ": %g/%g %s used", gpu ? (double)used : used / 1e3,
+		     gpu ? (double)tot : tot / 1e3, gpu ? "GPUs" : "CPUs");
 	if (member) {
 		tgi_buf_adds(b, "; gang ");
 		dr_xml(b, g->name);
@@ -647,8 +647,9 @@ static void dr_node(dr_ctx *c, uint32_t n, double x, double y)
 			dr_ranks(c, b, n);
 			tgi_buf_adds(b, " ");
 		}
-		tgi_buf_addf(b, "%lld/%lld %s</text>", (long long)used,
-			     (long long)tot, gpu ? "GPU" : "mCPU");
+		tgi_buf_addf(b, "%g/%g %s</text>",
+			     gpu ? (double)used : used / 1e3,
+			     gpu ? (double)tot : tot / 1e3, gpu ? "GPU" : "CPU");
 	} else if (member) {
 		tgi_buf_addf(b, "<text x=\"%g\" y=\"%g\" class=\"rk\">%u</text>",
 			     x + c->cw / 2, y + c->ch / 2 + 3,
@@ -929,9 +930,11 @@ static void dr_title(dr_ctx *c)
 	else
 		tgi_buf_addf(b, "topogang: %zu nodes", t->nnodes);
 	tgi_buf_addf(b, "</text>\n<text x=\"%d\" y=\"22\" "
-		     "text-anchor=\"end\">%zu nodes, %lld/%lld GPUs free",
-		     (int)c->width - DR_GAP, t->nnodes, (long long)fr,
-		     (long long)tot);
+		     "text-anchor=\"end\">%zu nodes", (int)c->width - DR_GAP,
+		     t->nnodes);
+	if (tot)
+		tgi_buf_addf(b, ", %lld/%lld GPUs free", (long long)fr,
+			     (long long)tot);
 	for (l = 0; l < t->nlayers; l++) {
 		tgi_buf_adds(b, l ? " &gt; " : "; layers ");
 		dr_xml(b, t->layer_name[l]);
@@ -1137,7 +1140,8 @@ static void dr_html(dr_ctx *c)
 	snprintf(title, sizeof(title), "topogang: %zu nodes", c->t->nnodes);
 	tgi_buf_adds(b, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
 		     "<meta charset=\"utf-8\"><meta name=\"viewport\" "
-		     "content=\"width=device-width\"><title>");
+		     "content=\"width=device-width\"><link rel=\"icon\" "
+		     "href=\"data:,\"><title>");
 	dr_xml(b, o && o->title ? o->title : title);
 	tgi_buf_addf(b, "</title><style>%s</style></head>\n<body data-version"
 		     "=\"", dr_page_css);
