@@ -29,6 +29,8 @@
 #define DR_WRAP		120	/* characters per line of a reason */
 #define DR_NPALETTE	8
 #define DR_MINW		880	/* the legend's width */
+#define DR_ASPECT	1.6	/* width / height a box's packing aims at */
+#define DR_PACK_TRIES	64	/* row widths tried per box */
 #define DR_NDEPTH	5
 #define DR_NODE_GANGS	16	/* running gangs named per node; the
 				 * rest counted ("(N more)") */
@@ -64,6 +66,7 @@ typedef struct dr_ctx {
 	unsigned nflagged;
 	/* per domain */
 	double *w, *h, *x, *y;
+	double *tw;		/* the row width its children are packed to */
 	uint32_t *dgang;	/* gang index + 1; UINT32_MAX = several */
 	/* the box of nodes outside the tree */
 	double ow, oh, ox, oy;
@@ -442,19 +445,16 @@ static void dr_grid(const dr_ctx *c, uint32_t n, double *w, double *h)
 	*h = rows * c->ch + (rows - 1) * c->cgap;
 }
 
-/* Packs the children of d in rows: sizes d (place false) or places the
- * children inside d (place true). */
-static void dr_pack(dr_ctx *c, uint32_t d, bool place)
+/* Shelf-packs the children of d in rows at most \p target wide (a row
+ * holds one child at least): the content's size, and, with \p place, the
+ * children's positions inside d. */
+static void dr_shelf(dr_ctx *c, uint32_t d, double target, bool place,
+		     double *w, double *h)
 {
 	const tgi_domain *x = &c->t->dom[d];
-	double area = 0, maxw = 0, target, cx = 0, cy = 0, rowh = 0, bw = 0;
+	double cx = 0, cy = 0, rowh = 0, bw = 0;
 	uint32_t ch;
 
-	for (ch = x->child0; ch < x->child0 + x->nchild; ch++) {
-		area += c->w[ch] * c->h[ch];
-		maxw = TG_MAX(maxw, c->w[ch]);
-	}
-	target = TG_MAX(maxw, sqrt(area * 1.6));
 	for (ch = x->child0; ch < x->child0 + x->nchild; ch++) {
 		if (cx > 0 && cx + c->w[ch] > target) {
 			cy += rowh + DR_GAP;
@@ -468,10 +468,42 @@ static void dr_pack(dr_ctx *c, uint32_t d, bool place)
 		rowh = TG_MAX(rowh, c->h[ch]);
 		bw = TG_MAX(bw, cx - DR_GAP);
 	}
-	if (!place) {
-		c->w[d] = TG_MAX(bw + 2 * DR_PAD, dr_labelw(c, d));
-		c->h[d] = DR_HEAD + cy + rowh + DR_PAD;
+	*w = bw;
+	*h = cy + rowh;
+}
+
+/*
+ * Sizes d: of the row widths "the first k children side by side" (at
+ * most DR_PACK_TRIES values of k, spread over 1..nchild) the one whose
+ * box is closest to DR_ASPECT (width / height), the smaller box on a tie;
+ * the width is kept in c->tw[d] for the placing pass.
+ */
+static void dr_pack(dr_ctx *c, uint32_t d)
+{
+	const tgi_domain *x = &c->t->dom[d];
+	double best = -1, bestarea = 0, run = 0, w, h;
+	uint32_t k, step = x->nchild / DR_PACK_TRIES + 1;
+
+	c->tw[d] = 0;
+	for (k = 0; k < x->nchild; k++) {
+		double score;
+
+		run += c->w[x->child0 + k] + (k ? DR_GAP : 0);
+		if ((k + 1) % step && k + 1 != x->nchild)
+			continue;
+		dr_shelf(c, d, run, false, &w, &h);
+		score = fabs(log((w + 2 * DR_PAD) /
+				 (h + DR_HEAD + DR_PAD) / DR_ASPECT));
+		if (best < 0 || score < best - 1e-9 ||
+		    (score < best + 1e-9 && w * h < bestarea)) {
+			best = score;
+			bestarea = w * h;
+			c->tw[d] = run;
+		}
 	}
+	dr_shelf(c, d, c->tw[d], false, &w, &h);
+	c->w[d] = TG_MAX(w + 2 * DR_PAD, dr_labelw(c, d));
+	c->h[d] = DR_HEAD + h + DR_PAD;
 }
 
 static tg_err dr_layout(dr_ctx *c)
@@ -489,7 +521,8 @@ static tg_err dr_layout(dr_ctx *c)
 	c->h = tgi_calloc(nd + 1, sizeof(double));
 	c->x = tgi_calloc(nd + 1, sizeof(double));
 	c->y = tgi_calloc(nd + 1, sizeof(double));
-	if (!c->w || !c->h || !c->x || !c->y)
+	c->tw = tgi_calloc(nd + 1, sizeof(double));
+	if (!c->w || !c->h || !c->x || !c->y || !c->tw)
 		return TG_ENOMEM;
 	for (d = nd; d-- > 0;) {
 		if (dr_leafdom(c, (uint32_t)d)) {
@@ -498,14 +531,14 @@ static tg_err dr_layout(dr_ctx *c)
 					 dr_labelw(c, (uint32_t)d));
 			c->h[d] = DR_HEAD + gh + DR_PAD;
 		} else {
-			dr_pack(c, (uint32_t)d, false);
+			dr_pack(c, (uint32_t)d);
 		}
 	}
 	c->x[0] = DR_GAP;
 	c->y[0] = DR_TOP;
 	for (d = 0; d < nd; d++)
 		if (!dr_leafdom(c, (uint32_t)d))
-			dr_pack(c, (uint32_t)d, true);
+			dr_shelf(c, (uint32_t)d, c->tw[d], true, &gw, &gh);
 	c->width = (nd ? c->w[0] : 0) + 2 * DR_GAP;
 	c->oy = DR_TOP + (nd ? c->h[0] + DR_GAP : 0);
 	c->ox = DR_GAP;
@@ -1180,6 +1213,7 @@ static void dr_free(dr_ctx *c)
 	tgi_free(c->h);
 	tgi_free(c->x);
 	tgi_free(c->y);
+	tgi_free(c->tw);
 	tgi_buf_free(&c->b);
 }
 
