@@ -235,6 +235,34 @@ static void test_errors(void)
 	tg_topology_destroy(b);
 }
 
+/* A layer named like an NVLink domain is drawn as one (dashed, "nv"). */
+static void test_nvlink(void)
+{
+	tg_topology *t = tg_topology_create();
+	const char *p0[] = { "block-0", "clique-a" };
+	tg_node_id id;
+	char *svg = NULL, *json = NULL;
+
+	tg_topology_add_layer(t, "block", NULL);
+	tg_topology_add_layer(t, "clique", "nvidia.com/gpu.clique");
+	tg_topology_add_node(t, "gb-0", p0, &id);
+	tg_topology_node_set_gpus(t, id, 4, NULL);
+	tg_topology_build(t, NULL);
+	is_int(tg_draw_render(t, TG_DRAW_SVG, NULL, &svg, NULL), TG_OK,
+	       "nvlink: SVG");
+	is_int(tg_draw_render(t, TG_DRAW_JSON, NULL, &json, NULL), TG_OK,
+	       "nvlink: JSON");
+	like(svg, "<g class=\"d d2 nv\" data-path=\"block-0/clique-a\"",
+	     "nvlink: the clique's box is an NVLink domain");
+	like(svg, "<g class=\"d d1\" data-path=\"block-0\"",
+	     "nvlink: the block's is not");
+	like(json, "\"layer\": \"clique\", \"nvlink\": true",
+	     "nvlink: the JSON says so");
+	tg_free(svg);
+	tg_free(json);
+	tg_topology_destroy(t);
+}
+
 int main(void)
 {
 	run r1, r2;
@@ -256,6 +284,7 @@ int main(void)
 	free_run(&r1);
 	free_run(&r2);
 	test_errors();
+	test_nvlink();
 	{
 		run r3;
 
