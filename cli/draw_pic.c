@@ -36,7 +36,6 @@
 #include "cli.h"
 
 #define SLURM_MAX_JOBS	100000	/* jobs read from squeue --json */
-#define SLURM_NOTE_MAX	512	/* bytes of one node's flag reason */
 
 /* Writes \p s to \p path ("-": stdout); 0 or 2 with a message. */
 static int write_file(const char *path, const char *s)
@@ -176,8 +175,9 @@ static long gres_gpus(const char *g)
 	return total;
 }
 
-/* A node's flag from its state: "DRAIN: reason", or NULL when fine. */
-static const char *node_note(const cJSON *n, char *buf, size_t len)
+/* A node's flag from its state: "DRAIN: reason" (malloc'd), or NULL
+ * when its state is fine. */
+static char *node_note(const cJSON *n)
 {
 	static const char *const bad[] = {
 		"DOWN", "DRAIN", "FAIL", "MAINT", "NOT_RESPONDING",
@@ -186,32 +186,39 @@ static const char *node_note(const cJSON *n, char *buf, size_t len)
 	};
 	const cJSON *fl = cJSON_GetObjectItemCaseSensitive(n, "state_flags");
 	const cJSON *f;
-	char st[128];
+	char st[128], states[256];
+	const char *why = jstr(n, "reason");
 	size_t off = 0, i;
+	char *out;
 
-	buf[0] = '\0';
+	/* states[] holds every name of bad[] once at most (< 128 bytes) */
+	states[0] = '\0';
 	snprintf(st, sizeof(st), "%s", jstr(n, "state"));
 	for (i = 0; st[i]; i++)
 		if (st[i] >= 'a' && st[i] <= 'z')
 			st[i] = (char)(st[i] - 'a' + 'A');
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		if (strstr(st, bad[i]) && off < len)
-			off += (size_t)snprintf(buf + off, len - off, "%s%s",
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		bool set = strstr(st, bad[i]) != NULL;
+
+		cJSON_ArrayForEach(f, fl)
+			set = set || (cJSON_IsString(f) &&
+				      !strcmp(f->valuestring, bad[i]));
+		if (set)
+			off += (size_t)snprintf(states + off,
+						sizeof(states) - off, "%s%s",
 						off ? "+" : "", bad[i]);
-	cJSON_ArrayForEach(f, fl) {
-		for (i = 0; cJSON_IsString(f) &&
-		     i < sizeof(bad) / sizeof(bad[0]); i++)
-			if (!strcmp(f->valuestring, bad[i]) &&
-			    !strstr(buf, bad[i]) && off < len)
-				off += (size_t)snprintf(buf + off, len - off,
-							"%s%s", off ? "+" : "",
-							bad[i]);
 	}
 	if (!off)
 		return NULL;
-	if (*jstr(n, "reason") && off < len)
-		snprintf(buf + off, len - off, ": %s", jstr(n, "reason"));
-	return buf;
+	out = malloc(off + strlen(why) + 3);
+	if (!out)
+		return NULL;
+	memcpy(out, states, off + 1);
+	if (*why) {
+		memcpy(out + off, ": ", 2);
+		memcpy(out + off + 2, why, strlen(why) + 1);
+	}
+	return out;
 }
 
 typedef struct slurm_in {
@@ -253,7 +260,7 @@ static int slurm_nodes(slurm_in *s, const char *conf)
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(s->nodes, "nodes");
 	const cJSON *n;
 	unsigned nt = tg_topology_nnodes(s->t), i, cnt;
-	char *seen = calloc(nt + 1, 1), note[SLURM_NOTE_MAX];
+	char *seen = calloc(nt + 1, 1), *note;
 	tg_errinfo ei = { "" };
 	int rc = 2;
 
@@ -286,8 +293,12 @@ static int slurm_nodes(slurm_in *s, const char *conf)
 			tg_topology_node_set_gpus(s->t, id, (unsigned)
 						  gres_gpus(jstr(n, "gres")),
 						  NULL);
-		if (node_note(n, note, sizeof(note)) && add_note(s, id, note))
+		note = node_note(n);
+		if (note && add_note(s, id, note)) {
+			free(note);
 			goto out;
+		}
+		free(note);
 	}
 	for (i = 0; i < nt; i++)
 		if (!seen[i] && add_note(s, i, "in topology.conf, not "
@@ -466,13 +477,17 @@ static int slurm_jobs(slurm_in *s)
 		bool run = !strcmp(st, "RUNNING") ||
 			   !strcmp(st, "COMPLETING") ||
 			   !strcmp(st, "SUSPENDED");
-		char buf[1024];
+		const char *nm = jstr(j, "name");
+		size_t len = strlen(nm) + 32;
+		char *buf;
 
 		if (!run && strcmp(st, "PENDING"))
 			continue;	/* finished: holds nothing */
-		snprintf(buf, sizeof(buf), "job %ld (%s)",
-			 (long)jnum(j, "job_id"), jstr(j, "name"));
-		g->name = keep(s, strdup(buf));
+		buf = malloc(len);
+		if (!buf)
+			return 2;
+		snprintf(buf, len, "job %ld (%s)", (long)jnum(j, "job_id"), nm);
+		g->name = keep(s, buf);
 		g->state = run ? "running" : "pending";
 		if (!run) {
 			const char *r = jstr(j, "state_reason");
@@ -481,9 +496,13 @@ static int slurm_jobs(slurm_in *s)
 			/* the description often repeats the reason */
 			if (!strncmp(dsc, r, strlen(r)))
 				r = "";
-			snprintf(buf, sizeof(buf), "%s%s%s", r,
-				 *r && *dsc ? ": " : "", dsc);
-			g->reason = keep(s, strdup(buf));
+			len = strlen(r) + strlen(dsc) + 3;
+			buf = malloc(len);
+			if (!buf)
+				return 2;
+			snprintf(buf, len, "%s%s%s", r, *r && *dsc ? ": " : "",
+				 dsc);
+			g->reason = keep(s, buf);
 		} else if (slurm_running(s, j, g)) {
 			return 2;
 		}

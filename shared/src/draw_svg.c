@@ -29,6 +29,10 @@
 #define DR_WRAP		120	/* characters per line of a reason */
 #define DR_NPALETTE	8
 #define DR_MINW		880	/* the legend's width */
+#define DR_LABEL_MAX	(2 * TG_MAX_NAME + 128)	/* bytes of a box's header:
+				 * its value, GPUs and gang name (a longer
+				 * host gang name is cut there; the list and
+				 * the tooltips have it whole) */
 #define DR_ASPECT	1.6	/* width / height a box's packing aims at */
 #define DR_PACK_TRIES	64	/* row widths tried per box */
 #define DR_NDEPTH	5
@@ -184,29 +188,59 @@ static bool dr_nvlink(const tg_topology *t, unsigned layer)
 	return false;
 }
 
-static tg_err dr_flag_add(dr_ctx *c, uint32_t n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static tg_err dr_flag_add(dr_ctx *c, uint32_t n, const char *fmt, ...)
+/* Appends the pieces \p a, \p b, \p d (NULL = none) as one more reason
+ * to node n's flag ("; " between reasons).  No length limit but the
+ * picture's own. */
+static tg_err dr_flag_add(dr_ctx *c, uint32_t n, const char *a,
+			  const char *b, const char *d)
 {
-	tgi_buf b;
-	va_list ap;
-	char tmp[512];
+	tgi_buf buf;
 
-	va_start(ap, fmt);
-	vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	tgi_buf_init(&b, TG_DRAW_MAX_OUT);
+	tgi_buf_init(&buf, TG_DRAW_MAX_OUT);
 	if (c->flag[n]) {
-		tgi_buf_adds(&b, c->flag[n]);
-		tgi_buf_adds(&b, "; ");
+		tgi_buf_adds(&buf, c->flag[n]);
+		tgi_buf_adds(&buf, "; ");
 	} else {
 		c->nflagged++;
 	}
-	tgi_buf_adds(&b, tmp);
+	tgi_buf_adds(&buf, a);
+	if (b)
+		tgi_buf_adds(&buf, b);
+	if (d)
+		tgi_buf_adds(&buf, d);
+	if (buf.err) {
+		tgi_buf_free(&buf);
+		return buf.err;
+	}
 	tgi_free(c->flag[n]);
-	c->flag[n] = tgi_buf_take(&b);
+	c->flag[n] = tgi_buf_take(&buf);
 	return c->flag[n] ? TG_OK : TG_ENOMEM;
+}
+
+/* "no K1, K2 label": the label keys node n's path misses (for a node
+ * made its own accelerator domain, that layer's). */
+static tg_err dr_missing(dr_ctx *c, uint32_t n, tgi_buf *miss)
+{
+	const tg_topology *t = c->t;
+	const uint32_t *p = &t->path[(size_t)n * t->nlayers];
+	unsigned l;
+	bool first = true;
+
+	tgi_buf_adds(miss, "no ");
+	for (l = 0; l < t->nlayers; l++) {
+		bool own = (t->flags[n] & TGI_NODE_OWN_ACCEL) &&
+			   l == t->nlayers - 1;
+
+		if (p[l] && !own)
+			continue;
+		if (!first)
+			tgi_buf_adds(miss, ", ");
+		tgi_buf_adds(miss, t->layer_key[l] ? t->layer_key[l] :
+			     t->layer_name[l]);
+		first = false;
+	}
+	tgi_buf_adds(miss, " label");
+	return miss->err;
 }
 
 /* The reasons placement cannot use a node (or uses it differently). */
@@ -214,40 +248,32 @@ static tg_err dr_flags(dr_ctx *c)
 {
 	const tg_topology *t = c->t;
 	uint32_t n;
-	unsigned l, i;
+	unsigned i;
 	tg_err e = TG_OK;
 
 	for (i = 0; c->o && i < c->o->nnotes && !e; i++)
-		e = dr_flag_add(c, c->o->notes[i].node, "%s",
+		e = dr_flag_add(c, c->o->notes[i].node,
 				c->o->notes[i].reason ?
-				c->o->notes[i].reason : "excluded");
+				c->o->notes[i].reason : "excluded", NULL,
+				NULL);
 	for (n = 0; n < t->nnodes && !e; n++) {
-		const uint32_t *p = &t->path[(size_t)n * t->nlayers];
-		char miss[400];
-		size_t off = 0;
+		bool out = !(t->flags[n] & TGI_NODE_IN_TREE);
+		tgi_buf miss;
 
-		miss[0] = '\0';
-		for (l = 0; l < t->nlayers; l++) {
-			const char *k = t->layer_key[l] ? t->layer_key[l] :
-					t->layer_name[l];
-			bool own = (t->flags[n] & TGI_NODE_OWN_ACCEL) &&
-				   l == t->nlayers - 1;
-
-			if ((p[l] && !own) || off + 2 >= sizeof(miss))
-				continue;
-			off += (size_t)snprintf(miss + off, sizeof(miss) - off,
-						"%s%s", off ? ", " : "", k);
+		if (out || (t->flags[n] & TGI_NODE_OWN_ACCEL)) {
+			tgi_buf_init(&miss, TG_DRAW_MAX_OUT);
+			e = dr_missing(c, n, &miss);
+			if (!e)
+				e = dr_flag_add(c, n, miss.s, out ?
+						": outside the topology" :
+						": a domain of its own on "
+						"layer ", out ? NULL :
+						t->layer_name[t->nlayers - 1]);
+			tgi_buf_free(&miss);
 		}
-		if (!(t->flags[n] & TGI_NODE_IN_TREE))
-			e = dr_flag_add(c, n, "no %s label: outside the "
-					"topology", miss);
-		else if (t->flags[n] & TGI_NODE_OWN_ACCEL)
-			e = dr_flag_add(c, n, "no %s label: its own %s "
-					"domain", miss,
-					t->layer_name[t->nlayers - 1]);
 		if (!e && (t->flags[n] & TGI_NODE_UNSCHED))
 			e = dr_flag_add(c, n, "unschedulable (cordoned, "
-					"drained or down)");
+					"drained or down)", NULL, NULL);
 	}
 	return e;
 }
@@ -418,7 +444,7 @@ static size_t dr_chars(const char *s)
 
 static double dr_labelw(const dr_ctx *c, uint32_t d)
 {
-	char lab[600];
+	char lab[DR_LABEL_MAX];
 
 	dr_label(c, d, lab, sizeof(lab));
 	return (double)dr_chars(lab) * DR_CHAR + 2 * DR_PAD;
@@ -714,7 +740,7 @@ static void dr_dom(dr_ctx *c, uint32_t d, unsigned depth)
 	const tg_topology *t = c->t;
 	const tgi_domain *x = &t->dom[d];
 	tgi_buf *b = &c->b;
-	char lab[600];
+	char lab[DR_LABEL_MAX];
 	int64_t tot, fr;
 	uint32_t ch;
 	bool nv = d && dr_nvlink(t, x->layer);
