@@ -150,7 +150,8 @@ static void draw_both(br_ui *u, const tg_topology *t, tg_draw_opts *o)
 	if (p)
 		memcpy((char *)p, ver, 16);
 	o->version = ver;
-	o->state_url = "/ui/state";
+	/* relative: works behind `kubectl proxy`'s service path too */
+	o->state_url = "ui/state";
 	o->refresh_s = BR_UI_REFRESH_S;
 	if (render(t, TG_DRAW_HTML, o, &u->html)) {
 		free(u->json);
@@ -238,7 +239,7 @@ int br_ui_serve(br_ui *u, const char *path, br_buf *body, const char **ctype)
 		br_buf_adds(body, u->json);
 		return 200;
 	}
-	if (strcmp(path, "/ui") != 0 && strcmp(path, "/ui/") != 0)
+	if (strcmp(path, "/ui") != 0)
 		return 404;
 	*ctype = "text/html; charset=utf-8";
 	if (!u->html) {

@@ -5,8 +5,10 @@
  *
  *   GET /ui        one self-contained page (the core's TG_DRAW_HTML: the
  *                  SVG inline, no external script or font) that polls
- *                  /ui/state every BR_UI_REFRESH_S seconds and reloads
- *                  itself when the state's version changes.
+ *                  ui/state (relative: also behind `kubectl proxy`'s
+ *                  service path) every BR_UI_REFRESH_S seconds and
+ *                  reloads itself when the state's version changes;
+ *                  /ui#TEXT opens it filtered on TEXT.
  *   GET /ui/state  the JSON behind it (TG_DRAW_JSON): layers, domains,
  *                  nodes (GPUs used, flag, running gangs, ranks), gangs
  *                  (bound ones with their ranks and domain, this cycle's
