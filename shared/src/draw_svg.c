@@ -635,6 +635,43 @@ static void dr_running(dr_ctx *c, tgi_buf *b, uint32_t n, const char *sep,
 		tgi_buf_addf(b, "%s(%u more)", sep, more);
 }
 
+/* Node n's NVLink islands as "0-3|4-7" when it has more than one (one
+ * island is all its GPUs on NVLink, or nothing known): false if not. */
+static bool dr_islands(const dr_ctx *c, tgi_buf *b, uint32_t n)
+{
+	const tg_topology *t = c->t;
+	const uint8_t *lay;
+	unsigned g, isl, ng = t->ngpus[n], k = 0;
+	bool more = false;
+
+	if (!ng || t->layout[n] >= t->nlayouts)
+		return false;
+	lay = t->layouts[t->layout[n]];
+	for (g = 1; g < ng && !more; g++)
+		more = lay[g] != lay[0];
+	if (!more || !b)
+		return more;
+	for (isl = 0; isl < 256 && k < ng; isl++) {
+		bool first = true;
+
+		for (g = 0; g < ng; g++) {
+			unsigned e = g;
+
+			if (lay[g] != isl || (g && lay[g - 1] == isl))
+				continue;
+			while (e + 1 < ng && lay[e + 1] == isl)
+				e++;
+			tgi_buf_addf(b, "%s%u", first ? (k ? "|" : "") : ",",
+				     g);
+			if (e > g)
+				tgi_buf_addf(b, "-%u", e);
+			k += e - g + 1;
+			first = false;
+		}
+	}
+	return true;
+}
+
 static void dr_node(dr_ctx *c, uint32_t n, double x, double y)
 {
 	tgi_buf *b = &c->b;
@@ -686,6 +723,10 @@ static void dr_node(dr_ctx *c, uint32_t n, double x, double y)
 	if (c->ahead[n]) {
 		tgi_buf_adds(b, "; running: ");
 		dr_running(c, b, n, ", ", dr_xml);
+	}
+	if (dr_islands(c, NULL, n)) {
+		tgi_buf_adds(b, "; NVLink islands ");
+		dr_islands(c, b, n);
 	}
 	if (c->flag[n]) {
 		tgi_buf_adds(b, "; flagged: ");
@@ -1065,6 +1106,14 @@ static void dr_json_nodes(dr_ctx *c)
 			     (long long)tot, gpu ? "gpus" : "mcpu",
 			     (long long)used);
 		dr_jstr(b, c->flag[n]);
+		tgi_buf_adds(b, ", \"nvlink_islands\": ");
+		if (dr_islands(c, NULL, n)) {
+			tgi_buf_adds(b, "\"");
+			dr_islands(c, b, n);
+			tgi_buf_adds(b, "\"");
+		} else {
+			tgi_buf_adds(b, "null");
+		}
 		tgi_buf_adds(b, ", \"running\": [");
 		dr_running(c, b, n, ", ", tgi_buf_json);
 		tgi_buf_adds(b, "], \"ranks\": [");

@@ -240,6 +240,7 @@ static void test_nvlink(void)
 {
 	tg_topology *t = tg_topology_create();
 	const char *p0[] = { "block-0", "clique-a" };
+	static const uint8_t isl[8] = { 0, 0, 1, 1, 0, 0, 1, 1 };
 	tg_node_id id;
 	char *svg = NULL, *json = NULL;
 
@@ -247,6 +248,8 @@ static void test_nvlink(void)
 	tg_topology_add_layer(t, "clique", "nvidia.com/gpu.clique");
 	tg_topology_add_node(t, "gb-0", p0, &id);
 	tg_topology_node_set_gpus(t, id, 4, NULL);
+	tg_topology_add_node(t, "hgx-0", p0, &id);
+	tg_topology_node_set_gpus(t, id, 8, isl);
 	tg_topology_build(t, NULL);
 	is_int(tg_draw_render(t, TG_DRAW_SVG, NULL, &svg, NULL), TG_OK,
 	       "nvlink: SVG");
@@ -258,6 +261,13 @@ static void test_nvlink(void)
 	     "nvlink: the block's is not");
 	like(json, "\"layer\": \"clique\", \"nvlink\": true",
 	     "nvlink: the JSON says so");
+	like(svg, "hgx-0: 0/8 GPUs used; NVLink islands 0-1,4-5|2-3,6-7",
+	     "nvlink: a node's islands in its tooltip");
+	like(json, "\"nvlink_islands\": \"0-1,4-5|2-3,6-7\"",
+	     "nvlink: and in the JSON");
+	like(json, "\"name\": \"gb-0\", \"domain\": \"block-0/clique-a\", "
+	     "\"gpus\": 4, \"gpus_used\": 0, \"flag\": null, "
+	     "\"nvlink_islands\": null", "nvlink: one island: none shown");
 	tg_free(svg);
 	tg_free(json);
 	tg_topology_destroy(t);

@@ -15,8 +15,14 @@
  *                 every opts.refresh_s seconds and reloads itself (keeping
  *                 zoom and filter) when its "version" changes.
  *   TG_DRAW_JSON  the data behind the picture: layers, domains (with
- *                 their GPU counts), nodes (path, GPUs, flag, gangs),
- *                 gangs (state, domain, reason, members by rank).
+ *                 their GPU counts), nodes (path, GPUs, flag, NVLink
+ *                 islands when more than one, gangs), gangs (state,
+ *                 domain, reason, members by rank).
+ *
+ * NVLink: a layer named like an NVLink domain (nvlink, accelerator,
+ * clique, nvl, imex in its name or key) is drawn dashed as one; a node
+ * whose GPUs form several islands (tg_topology_node_set_gpus()) shows
+ * them in its tooltip ("0-3|4-7").
  *
  * Every name (nodes, domains, gangs, reasons: they come from users) is
  * escaped for its context (XML text and attributes, JSON strings).
