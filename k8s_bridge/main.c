@@ -123,6 +123,8 @@ static void on_leader(void *ud, bool on)
 
 	if (!on && a->sched)
 		br_sched_stop(a->sched);
+	if (!on)
+		br_ui_reset(a->ui);	/* a standby's picture would go stale */
 	if (on && a->sched)
 		br_sched_on_event(a->sched, NULL, 0, NULL, NULL);
 }

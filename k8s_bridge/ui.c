@@ -48,6 +48,15 @@ void br_ui_destroy(br_ui *u)
 	free(u);
 }
 
+void br_ui_reset(br_ui *u)
+{
+	if (!u)
+		return;
+	free(u->html);
+	free(u->json);
+	u->html = u->json = NULL;
+}
+
 static void free_gang(void *p)
 {
 	ui_gang *g = p;
@@ -232,8 +241,9 @@ int br_ui_serve(br_ui *u, const char *path, br_buf *body, const char **ctype)
 	if (strcmp(path, "/ui/state") == 0) {
 		*ctype = "application/json";
 		if (!u->json) {
-			br_buf_adds(body, "{\"error\": \"no scheduling cycle "
-				    "yet (standby, or caches not synced)\"}\n");
+			br_buf_adds(body, "{\"error\": \"no picture: this "
+				    "replica does not lead, or has run no "
+				    "scheduling cycle yet\"}\n");
 			return 503;
 		}
 		br_buf_adds(body, u->json);
@@ -247,9 +257,10 @@ int br_ui_serve(br_ui *u, const char *path, br_buf *body, const char **ctype)
 			    "<meta charset=\"utf-8\"><meta http-equiv=\""
 			    "refresh\" content=\"%d\"><title>topogang-bridge"
 			    "</title></head><body><p>topogang-bridge: no "
-			    "scheduling cycle yet (this replica is standby, "
-			    "or its caches are not synced); this page "
-			    "retries every %d s.</p></body></html>\n",
+			    "picture: this replica does not lead (standby), "
+			    "or has run no scheduling cycle yet (caches not "
+			    "synced); this page retries every %d s.</p>"
+			    "</body></html>\n",
 			    BR_UI_REFRESH_S, BR_UI_REFRESH_S);
 		return 200;
 	}

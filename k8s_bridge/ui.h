@@ -21,8 +21,8 @@
  * bridge stamped); both pictures are rendered then and kept until the
  * next cycle.  "version" is the FNV-1a hash of the state, so the page
  * reloads only when something changed.  A replica that has run no cycle
- * (standby, caches not synced) serves a short page saying so, and 503 on
- * /ui/state.
+ * (standby, caches not synced) or has lost the lead serves a short page
+ * saying so, and 503 on /ui/state.
  */
 #ifndef BR_UI_H
 #define BR_UI_H
@@ -51,6 +51,10 @@ void br_ui_destroy(br_ui *u);
 void br_ui_update(br_ui *u, const tg_topology *t, const tg_k8s *k,
 		  const tg_decision *const *d, size_t nd,
 		  const br_store *pods);
+
+/* Leadership lost: the picture is dropped (a standby's would go stale);
+ * /ui says so until the next cycle. */
+void br_ui_reset(br_ui *u);
 
 /* Serves /ui and /ui/state: the HTTP status; 404 for other paths. */
 int br_ui_serve(br_ui *u, const char *path, br_buf *body,
