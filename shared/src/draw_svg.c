@@ -138,6 +138,29 @@ static void dr_xml(tgi_buf *b, const char *s)
 	dr_xml_n(b, s, (size_t)-1);
 }
 
+/* \p s as a JSON string: quotes, backslashes and control characters
+ * escaped, bytes that are not UTF-8 as U+FFFD (JSON text is UTF-8). */
+static void dr_jsonstr(tgi_buf *b, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	tgi_buf_adds(b, "\"");
+	while (*p) {
+		size_t n = dr_utf8(p);
+
+		if (!n)
+			tgi_buf_adds(b, "\xef\xbf\xbd");
+		else if (*p == '"' || *p == '\\')
+			tgi_buf_addf(b, "\\%c", *p);
+		else if (*p < 0x20)
+			tgi_buf_addf(b, "\\u%04x", *p);
+		else
+			tgi_buf_add(b, (const char *)p, n);
+		p += n ? n : 1;
+	}
+	tgi_buf_adds(b, "\"");
+}
+
 /* ---- what is drawn ------------------------------------------------------- */
 
 static const char *dr_name(const dr_ctx *c, uint32_t n)
@@ -1078,7 +1101,7 @@ static void dr_svg(dr_ctx *c, bool standalone)
 static void dr_jstr(tgi_buf *b, const char *s)
 {
 	if (s)
-		tgi_buf_json(b, s);
+		dr_jsonstr(b, s);
 	else
 		tgi_buf_adds(b, "null");
 }
@@ -1097,7 +1120,7 @@ static void dr_json_nodes(dr_ctx *c)
 
 		dr_use(c, n, &tot, &used, &gpu);
 		tgi_buf_adds(b, i ? ",\n {\"name\": " : "\n {\"name\": ");
-		tgi_buf_json(b, dr_name(c, n));
+		dr_jsonstr(b, dr_name(c, n));
 		tgi_buf_adds(b, ", \"domain\": ");
 		dr_jstr(b, t->leaf[n] != TG_NONE ? t->dom[t->leaf[n]].path :
 			NULL);
@@ -1115,12 +1138,12 @@ static void dr_json_nodes(dr_ctx *c)
 			tgi_buf_adds(b, "null");
 		}
 		tgi_buf_adds(b, ", \"running\": [");
-		dr_running(c, b, n, ", ", tgi_buf_json);
+		dr_running(c, b, n, ", ", dr_jsonstr);
 		tgi_buf_adds(b, "], \"ranks\": [");
 		for (m = c->mhead[n]; m; m = c->mnext[m - 1]) {
 			tgi_buf_adds(b, m == c->mhead[n] ? "{\"gang\": " :
 				     ", {\"gang\": ");
-			tgi_buf_json(b, c->g[c->mgang[m - 1]].name);
+			dr_jsonstr(b, c->g[c->mgang[m - 1]].name);
 			tgi_buf_addf(b, ", \"rank\": %u}", c->mrank[m - 1]);
 		}
 		tgi_buf_adds(b, "]}");
@@ -1142,7 +1165,7 @@ static void dr_json(dr_ctx *c)
 	tgi_buf_adds(b, ",\n\"layers\": [");
 	for (l = 0; l < t->nlayers; l++) {
 		tgi_buf_adds(b, l ? ", " : "");
-		tgi_buf_json(b, t->layer_name[l]);
+		dr_jsonstr(b, t->layer_name[l]);
 	}
 	tgi_buf_adds(b, "],\n\"domains\": [");
 	for (d = 1; d < t->ndom; d++) {
@@ -1151,9 +1174,9 @@ static void dr_json(dr_ctx *c)
 
 		dr_sum(c, x->lo, x->hi, &tot, &fr);
 		tgi_buf_adds(b, d > 1 ? ",\n {\"path\": " : "\n {\"path\": ");
-		tgi_buf_json(b, x->path);
+		dr_jsonstr(b, x->path);
 		tgi_buf_adds(b, ", \"layer\": ");
-		tgi_buf_json(b, t->layer_name[x->layer]);
+		dr_jsonstr(b, t->layer_name[x->layer]);
 		tgi_buf_addf(b, ", \"nvlink\": %s, \"nodes\": %u, \"gpus\": "
 			     "%lld, \"gpus_free\": %lld}",
 			     dr_nvlink(t, x->layer) ? "true" : "false",
@@ -1166,9 +1189,9 @@ static void dr_json(dr_ctx *c)
 		const dr_gang *g = &c->g[i];
 
 		tgi_buf_adds(b, i ? ",\n {\"name\": " : "\n {\"name\": ");
-		tgi_buf_json(b, g->name);
+		dr_jsonstr(b, g->name);
 		tgi_buf_adds(b, ", \"state\": ");
-		tgi_buf_json(b, g->state);
+		dr_jsonstr(b, g->state);
 		tgi_buf_adds(b, ", \"domain\": ");
 		dr_jstr(b, g->domain);
 		tgi_buf_adds(b, ", \"reason\": ");
@@ -1178,7 +1201,7 @@ static void dr_json(dr_ctx *c)
 		for (k = 0; k < g->n; k++) {
 			tgi_buf_addf(b, "%s{\"rank\": %u, \"node\": ",
 				     k ? ", " : "", g->m[k].rank);
-			tgi_buf_json(b, dr_name(c, g->m[k].node));
+			dr_jsonstr(b, dr_name(c, g->m[k].node));
 			tgi_buf_adds(b, "}");
 		}
 		tgi_buf_adds(b, "]}");

@@ -182,6 +182,8 @@ static void test_json(const char *s)
 								     "flag"));
 	}
 	ok(flagged, "the hostile name survives the JSON as itself");
+	like(s, "\"name\": \"bad\xef\xbf\xbd\"",
+	     "a byte that is not UTF-8 is U+FFFD in the JSON too");
 	cJSON_Delete(j);
 }
 
