@@ -85,7 +85,9 @@ int cli_picture_write(const tg_topology *t, const tg_draw_opts *o,
 
 /* ---- Slurm ---- */
 
-static cJSON *read_json(const char *path, const char *what, const char *key)
+/* A file's JSON; NULL with a message (only for read errors when
+ * \p quiet: the caller has another use for text that is not JSON). */
+static cJSON *parse_file(const char *path, const char *what, bool quiet)
 {
 	FILE *f = fopen(path, "r");
 	char *buf = NULL;
@@ -123,6 +125,15 @@ static cJSON *read_json(const char *path, const char *what, const char *key)
 	buf[len] = '\0';
 	j = cJSON_ParseWithLength(buf, len);
 	free(buf);
+	if (!j && !quiet)
+		cli_err("%s %s: not JSON", what, path);
+	return j;
+}
+
+static cJSON *read_json(const char *path, const char *what, const char *key)
+{
+	cJSON *j = parse_file(path, what, true);
+
 	if (!j || !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j, key))) {
 		cli_err("%s %s: not %s JSON (no \"%s\" list)", what, path,
 			strcmp(key, "nodes") ? "`squeue --json`" :
@@ -570,4 +581,130 @@ out:
 	cJSON_Delete(s.jobs);
 	tg_topology_destroy(s.t);
 	return rc;
+}
+
+/* ---- gangs bound by topogang-bridge, from a kubectl dump ---- */
+
+#define ANN_GANG	"topogang.io/gang"
+#define ANN_DOMAIN	"topogang.io/domain"
+#define ANN_RANK	"topogang.io/rank"
+
+typedef struct bmark {
+	const char *gang, *domain;	/* in the parsed dump */
+	tg_draw_member m;
+} bmark;
+
+struct cli_bound {
+	cJSON *root;
+	bmark *marks;
+	tg_draw_member *m;
+	tg_draw_gang *g;
+	unsigned ng;
+};
+
+static int bm_cmp(const void *a, const void *b)
+{
+	const bmark *x = a, *y = b;
+	int c = strcmp(x->gang, y->gang);
+
+	if (c)
+		return c;
+	return x->m.rank < y->m.rank ? -1 : x->m.rank > y->m.rank;
+}
+
+/* A bound pod's mark, false when it is not one (not bound by the
+ * bridge, terminating, on a node the model lacks). */
+static bool pod_mark(const cJSON *pod, const tg_topology *t, bmark *bm)
+{
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+	const cJSON *ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+	const char *node = jstr(spec, "nodeName"), *rank = jstr(ann, ANN_RANK);
+	char *end;
+	long r;
+
+	if (strcmp(jstr(pod, "kind"), "Pod") || !*node ||
+	    !*jstr(ann, ANN_GANG) ||
+	    cJSON_GetObjectItemCaseSensitive(md, "deletionTimestamp") ||
+	    tg_topology_node_find(t, node, &bm->m.node))
+		return false;
+	r = strtol(rank, &end, 10);
+	bm->m.rank = *rank && !*end && r >= 0 && r <= (long)TG_MAX_MEMBERS ?
+		     (unsigned)r : TG_MAX_MEMBERS;
+	bm->gang = jstr(ann, ANN_GANG);
+	bm->domain = jstr(ann, ANN_DOMAIN);
+	return true;
+}
+
+int cli_bound_load(const char *path, const tg_topology *t, cli_bound **out)
+{
+	cli_bound *b = calloc(1, sizeof(*b));
+	const cJSON *items, *it;
+	unsigned n = 0, i, k;
+
+	*out = b;
+	if (!b)
+		return 2;
+	b->root = parse_file(path, "--cluster", true);
+	if (!b->root)
+		return 0;	/* YAML: the core read it; no ranks here */
+	items = cJSON_GetObjectItemCaseSensitive(b->root, "items");
+	if (!cJSON_IsArray(items))
+		items = NULL;
+	b->marks = calloc((size_t)cJSON_GetArraySize(items) + 1,
+			  sizeof(*b->marks));
+	if (!b->marks)
+		return 2;
+	cJSON_ArrayForEach(it, items)
+		if (pod_mark(it, t, &b->marks[n]))
+			n++;
+	qsort(b->marks, n, sizeof(*b->marks), bm_cmp);
+	b->m = calloc(n + 1, sizeof(*b->m));
+	b->g = calloc(n + 1, sizeof(*b->g));
+	if (!b->m || !b->g)
+		return 2;
+	for (i = 0; i < n; i = k) {
+		tg_draw_gang *g = &b->g[b->ng++];
+
+		g->name = b->marks[i].gang;
+		g->state = "bound";
+		g->members = &b->m[i];
+		for (k = i; k < n && !strcmp(b->marks[k].gang, g->name); k++) {
+			b->m[k] = b->marks[k].m;
+			if (b->m[k].rank == TG_MAX_MEMBERS)
+				b->m[k].rank = k - i;	/* no rank: order */
+			if (*b->marks[k].domain)
+				g->domain = b->marks[k].domain;
+		}
+		g->nmembers = k - i;
+	}
+	return 0;
+}
+
+void cli_bound_skip(cli_bound *b, const char *gang)
+{
+	unsigned i, k = 0;
+
+	for (i = 0; b && i < b->ng; i++)
+		if (strcmp(b->g[i].name, gang))
+			b->g[k++] = b->g[i];
+	if (b)
+		b->ng = k;
+}
+
+const tg_draw_gang *cli_bound_gangs(const cli_bound *b, unsigned *n)
+{
+	*n = b ? b->ng : 0;
+	return b ? b->g : NULL;
+}
+
+void cli_bound_free(cli_bound *b)
+{
+	if (!b)
+		return;
+	cJSON_Delete(b->root);
+	free(b->marks);
+	free(b->m);
+	free(b->g);
+	free(b);
 }

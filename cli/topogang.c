@@ -860,15 +860,23 @@ int cli_place(int argc, char **argv)
 	}
 	if (kept) {
 		tg_draw_opts dopt;
+		cli_bound *b = NULL;
 
 		memset(&dopt, 0, sizeof(dopt));
 		dopt.title = o.title;
 		dopt.decisions = kept;
 		dopt.ndecisions = nkept;
-		if (cli_picture_write(in.t, &dopt, o.svg, o.html)) {
+		/* and the gangs the bridge bound (their ranks) */
+		rc = o.cluster ? cli_bound_load(o.cluster, in.t, &b) : 0;
+		for (i = 0; i < nkept; i++)
+			cli_bound_skip(b, tg_decision_gang(kept[i]));
+		dopt.gangs = cli_bound_gangs(b, &dopt.ngangs);
+		if (rc || cli_picture_write(in.t, &dopt, o.svg, o.html)) {
+			cli_bound_free(b);
 			rc = 2;
 			goto out;
 		}
+		cli_bound_free(b);
 	}
 	if (json) {
 		char *s;
@@ -978,10 +986,15 @@ int cli_draw(int argc, char **argv)
 	}
 	if (o.svg || o.html) {
 		tg_draw_opts dopt;
+		cli_bound *b = NULL;
 
 		memset(&dopt, 0, sizeof(dopt));
 		dopt.title = o.title;
-		rc = cli_picture_write(in.t, &dopt, o.svg, o.html);
+		rc = o.cluster ? cli_bound_load(o.cluster, in.t, &b) : 0;
+		dopt.gangs = cli_bound_gangs(b, &dopt.ngangs);
+		if (!rc)
+			rc = cli_picture_write(in.t, &dopt, o.svg, o.html);
+		cli_bound_free(b);
 		input_free(&in);
 		return rc;
 	}

@@ -33,6 +33,8 @@
 				 * its value, GPUs and gang name (a longer
 				 * host gang name is cut there; the list and
 				 * the tooltips have it whole) */
+#define DR_LABEL_GANGS	3	/* gangs named in a box's header; "and
+				 * more" after them */
 #define DR_ASPECT	1.6	/* width / height a box's packing aims at */
 #define DR_PACK_TRIES	64	/* row widths tried per box */
 #define DR_NDEPTH	5
@@ -428,6 +430,35 @@ static void dr_sum(const dr_ctx *c, uint32_t lo, uint32_t hi,
 	}
 }
 
+/* The gangs with members in domain d (several): the first
+ * DR_LABEL_GANGS by gang index, then how many more. */
+static void dr_label_gangs(const dr_ctx *c, uint32_t d, char *buf,
+			   size_t len)
+{
+	const tgi_domain *x = &c->t->dom[d];
+	uint32_t seen[DR_LABEL_GANGS], i, m;
+	unsigned n = 0, more = 0, k;
+	size_t off;
+
+	for (i = x->lo; i < x->hi; i++)
+		for (m = c->mhead[c->t->order[i]]; m; m = c->mnext[m - 1]) {
+			for (k = 0; k < n && seen[k] != c->mgang[m - 1]; k++)
+				;
+			if (k < n)
+				continue;
+			if (n < DR_LABEL_GANGS)
+				seen[n++] = c->mgang[m - 1];
+			else
+				more++;	/* a gang counted once per member */
+		}
+	off = (size_t)snprintf(buf, len, "  \xe2\x97\x80 ");
+	for (k = 0; k < n && off < len; k++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s",
+					k ? ", " : "", c->g[seen[k]].name);
+	if (more && off < len)
+		snprintf(buf + off, len - off, " and more");
+}
+
 /* A domain's header text (raw; escaped when written). */
 static void dr_label(const dr_ctx *c, uint32_t d, char *buf, size_t len)
 {
@@ -452,7 +483,7 @@ static void dr_label(const dr_ctx *c, uint32_t d, char *buf, size_t len)
 		snprintf(buf + off, len - off, "  \xe2\x97\x80 %s",
 			 c->g[c->dgang[d] - 1].name);
 	else if (off < len && c->dgang[d] == UINT32_MAX)
-		snprintf(buf + off, len - off, "  \xe2\x97\x80 several gangs");
+		dr_label_gangs(c, d, buf + off, len - off);
 }
 
 /* Characters of a UTF-8 string (for width estimates). */

@@ -15,7 +15,9 @@ layers ZoneLayer > SpineLayer > BlockLayer read from node labels, with
 
   - the last node without its spine and block labels (flagged unlabelled),
   - running work: every node of the first 3 blocks full (gang "etl", one
-    8-GPU pod per node), every 5th other node half used (pod "dev-K"),
+    8-GPU pod per node, bound by topogang-bridge: its topogang.io/gang,
+    /domain and /rank annotations, rank K on node-K), every 5th other
+    node half used (pod "dev-K"),
   - pending gang GANG (default "train"): 24 pods of 8 GPUs, MustGather
     in a spine, PreferGather in a block,
   - pending gang "huge": 400 pods of 8 GPUs that must share one block
@@ -57,11 +59,17 @@ def conf(z, s, b, n):
     return "\n".join(out) + "\n"
 
 
-def pod(name, gpus, node=None, group=None, ts="2026-01-01T00:00:00Z"):
+def pod(name, gpus, node=None, group=None, ts="2026-01-01T00:00:00Z",
+        bound=None):
+    """\p bound: (domain, rank) as topogang-bridge annotates its bindings."""
     md = {"name": name, "namespace": "default", "creationTimestamp": ts,
           "uid": "uid-" + name}
     if group:
         md["labels"] = {"pod-group.scheduling.sigs.k8s.io": group}
+    if bound:
+        md["annotations"] = {"topogang.io/gang": "default/" + group,
+                             "topogang.io/domain": bound[0],
+                             "topogang.io/rank": str(bound[1])}
     spec = {"containers": [{"name": "c", "image": "busybox",
                             "resources": {"requests": {
                                 "cpu": "8", "memory": "64Gi",
@@ -110,7 +118,8 @@ def k8s(z, s, b, n, gang):
                       "status": {"allocatable": res, "capacity": res}})
     for i, (name, _, _, _) in enumerate(nodes):
         if i < 3 * n:
-            items.append(pod("etl-%d" % i, 8, name, "etl"))
+            items.append(pod("etl-%d" % i, 8, name, "etl",
+                             bound=("SpineLayer/zone-0/spine-0", i)))
         elif i % 5 == 0:
             items.append(pod("dev-%d" % i, 4, name))
     items.append(group("etl", 3 * n, []))
