@@ -466,6 +466,190 @@ static void test_spread(void)
 	tg_topology_destroy(t);
 }
 
+
+/* ---- label-selector spreads (Kubernetes topologySpreadConstraints) ---- */
+
+/* spines s1..s3, one 8-core node each; node "nX" carries pool=a, s3's
+ * pool=b */
+static tg_topology *spines3(void)
+{
+	static const char *n[][3] = {
+		{ "n1", "s1", "b1" }, { "n2", "s2", "b2" }, { "n3", "s3", "b3" },
+	};
+	tg_topology *t = tg_topology_create();
+	unsigned i;
+
+	tg_topology_add_layer(t, "spine", NULL);
+	tg_topology_add_layer(t, "block", NULL);
+	for (i = 0; i < 3; i++) {
+		const char *path[2] = { n[i][1], n[i][2] };
+		tg_node_id id;
+
+		tg_topology_add_node(t, n[i][0], path, &id);
+		tg_topology_node_set_resource(t, id, TG_RES_CPU, 8000);
+		tg_topology_node_set_resource(t, id, TG_RES_PODS, 110);
+		tg_topology_node_add_label(t, id, "pool", i < 2 ? "a" : "b");
+	}
+	return tg_topology_build(t, NULL) == TG_OK ? t : NULL;
+}
+
+static void add_pod(tg_topology *t, const char *pod, const char *node,
+		    const char *app, int64_t cpu)
+{
+	tg_label l = { "app", app };
+	tg_alloc_spec sp;
+	tg_shape sh;
+
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_CPU] = cpu;
+	memset(&sp, 0, sizeof(sp));
+	sp.pod = pod;
+	tg_topology_node_find(t, node, &sp.node);
+	sp.shape = &sh;
+	sp.ns = "default";
+	sp.labels = app ? &l : NULL;
+	sp.nlabels = app ? 1 : 0;
+	if (tg_topology_add_alloc(t, &sp))
+		ok(0, "add_pod %s", pod);
+}
+
+/* A gang of \p n members labelled app=web under a spread over spines. */
+static tg_gang *web(const char *name, unsigned n, bool hard,
+		    unsigned min_domains, bool ignore_aff)
+{
+	static const char *vals[] = { "web" };
+	tg_label_expr e = { "app", TG_SEL_IN, vals, 1 };
+	tg_label l = { "app", "web" };
+	tg_spread_spec sp;
+	tg_gang *g = gang(name, n, 2000);
+	unsigned i;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.layer = "spine";
+	sp.max_skew = 1;
+	sp.hard = hard;
+	sp.min_domains = min_domains;
+	sp.ignore_node_affinity = ignore_aff;
+	sp.ns = "default";
+	sp.selector = true;
+	sp.exprs = &e;
+	sp.nexprs = 1;
+	if (tg_gang_add_spread_spec(g, &sp))
+		ok(0, "tg_gang_add_spread_spec");
+	for (i = 0; i < n; i++) {
+		char pod[96];
+
+		snprintf(pod, sizeof(pod), "%s-%u", name, i);
+		tg_gang_podset_set_member(g, 0, i, pod);
+		tg_gang_podset_set_member_labels(g, 0, i, "default", &l, 1);
+	}
+	return g;
+}
+
+/* Places and applies; returns the spines of the placements, "" when
+ * unschedulable (*msg gets the message). */
+static const char *place_web(tg_topology *t, tg_gang *g, char *msg,
+			     size_t len)
+{
+	static char buf[256];
+	tg_decision *d = NULL;
+	unsigned i;
+
+	buf[0] = 0;
+	if (tg_place(t, g, &d, NULL))
+		return "error";
+	if (msg)
+		snprintf(msg, len, "%s", tg_decision_message(d));
+	if (tg_decision_status(d) == TG_STATUS_PLACED) {
+		if (tg_decision_apply(t, g, d))
+			ok(0, "apply %s", tg_gang_name(g));
+		for (i = 0; i < tg_decision_nplacements(d); i++) {
+			tg_node_id n = tg_decision_placement(d, i)->node;
+
+			if (i)
+				strcat(buf, " ");
+			strcat(buf, tg_topology_domain_path(t,
+				tg_topology_domain_parent(t,
+					tg_topology_node_domain(t, n))));
+		}
+	}
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	return buf;
+}
+
+static void test_label_spread(void)
+{
+	tg_topology *t = spines3();
+	char msg[2048], a[3][16];
+	tg_gang *g;
+
+	/* one web pod running in s1: the next two go to s2 and s3, in
+	 * turn, each seeing the one placed before it */
+	add_pod(t, "default/web-0", "n1", "web", 1000);
+	add_pod(t, "default/db-0", "n2", "db", 1000);
+	snprintf(a[0], 16, "%s", place_web(t, web("default/web-1", 1, true,
+						  0, false), NULL, 0));
+	snprintf(a[1], 16, "%s", place_web(t, web("default/web-2", 1, true,
+						  0, false), NULL, 0));
+	ok(strcmp(a[0], "s1") && strcmp(a[1], "s1") && strcmp(a[0], a[1]) &&
+	   *a[0] && *a[1], "label spread: running and earlier pods count "
+	   "(%s, %s)", a[0], a[1]);
+	/* 1,1,1: any spine; then 2,?,?: the fourth avoids that one */
+	snprintf(a[2], 16, "%s", place_web(t, web("default/web-3", 1, true,
+						  0, false), NULL, 0));
+	ok(*a[2], "label spread: 1,1,1 takes a fourth anywhere (%s)", a[2]);
+	is_str(place_web(t, web("default/web-4", 2, true, 0, false), NULL, 0),
+	       strcmp(a[2], "s1") == 0 ? "s2 s3" : strcmp(a[2], "s2") == 0 ?
+	       "s1 s3" : "s1 s2", "label spread: a gang of two fills the "
+	       "two spines at the minimum");
+	tg_topology_destroy(t);
+
+	/* s3 full: the third pod has no spine left */
+	t = spines3();
+	add_pod(t, "default/big", "n3", NULL, 8000);
+	ok(*place_web(t, web("default/web-1", 1, true, 0, false), NULL, 0),
+	   "full spine: first placed");
+	ok(*place_web(t, web("default/web-2", 1, true, 0, false), NULL, 0),
+	   "full spine: second placed");
+	is_str(place_web(t, web("default/web-3", 1, true, 0, false), msg,
+			 sizeof(msg)), "", "full spine: the third is "
+	       "unschedulable");
+	ok(strstr(msg, "topology spread on 'spine' (maxSkew 1, "
+		  "DoNotSchedule)") && strstr(msg, "spine/s3: 0") &&
+	   strstr(msg, "in a domain over the maximum skew"),
+	   "full spine: the message names the constraint: %s", msg);
+	/* ScheduleAnyway: a preference only */
+	ok(*place_web(t, web("default/web-5", 1, false, 0, false), NULL, 0),
+	   "full spine: a soft spread places it");
+	tg_topology_destroy(t);
+
+	/* minDomains 4 over 3 spines: the minimum is 0, at most one each */
+	t = spines3();
+	place_web(t, web("default/w1", 3, true, 4, false), NULL, 0);
+	is_str(place_web(t, web("default/w2", 1, true, 4, false), msg,
+			 sizeof(msg)), "", "minDomains: a fourth pod over 3 "
+	       "spines is unschedulable");
+	ok(strstr(msg, "fewer than minDomains") != NULL,
+	   "minDomains: said: %s", msg);
+	tg_topology_destroy(t);
+
+	/* nodeAffinityPolicy: pool=a keeps s3 out of the domains (Honor),
+	 * so two pods per spine fit; with Ignore s3 holds the minimum at 0 */
+	t = spines3();
+	g = web("default/h", 4, true, 0, false);
+	tg_gang_podset_add_node_selector(g, 0, "pool", "a");
+	is_str(place_web(t, g, msg, sizeof(msg)), "s1 s1 s2 s2",
+	       "nodeAffinityPolicy Honor: s3 is no domain (%s)", msg);
+	tg_topology_destroy(t);
+	t = spines3();
+	g = web("default/i", 3, true, 0, true);
+	tg_gang_podset_add_node_selector(g, 0, "pool", "a");
+	is_str(place_web(t, g, msg, sizeof(msg)), "",
+	       "nodeAffinityPolicy Ignore: empty s3 keeps the others at 1");
+	tg_topology_destroy(t);
+}
+
 /* tg_gang_member: ranks across pod sets, named or not. */
 static void test_members(void)
 {
@@ -745,6 +929,7 @@ int main(void)
 	test_islands();
 	test_missing_labels();
 	test_spread();
+	test_label_spread();
 	test_members();
 	test_slot_cache();
 	return done_testing();
