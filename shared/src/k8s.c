@@ -2356,68 +2356,6 @@ static bool is_level(const bctx *b, const char *name)
 	return false;
 }
 
-/* topologySpreadConstraints of one member. */
-static tg_err spread_reqs(bctx *b, kgroup *g, const kpod *p)
-{
-	const kobj *o = p->o;
-	const cJSON *list, *c;
-	char path[300], q[300];
-	unsigned i = 0;
-	tg_err err;
-
-	err = field(b, o, p->spec, "spec", "topologySpreadConstraints", T_ARR,
-		    &list);
-	if (err)
-		return err;
-	cJSON_ArrayForEach(c, list) {
-		const cJSON *key, *wu;
-		int64_t skew;
-		bool present, self;
-
-		pidx(path, sizeof(path), "spec.topologySpreadConstraints",
-		     i++);
-		if (!cJSON_IsObject(c))
-			return oerr(b, o, c, TG_EINVAL,
-				    "%s: expected an object", path);
-		err = field_int(b, o, c, path, "maxSkew", 1, INT32_MAX,
-				&present, &skew);
-		if (!err)
-			err = field(b, o, c, path, "topologyKey", T_STR, &key);
-		if (!err)
-			err = field(b, o, c, path, "whenUnsatisfiable", T_STR,
-				    &wu);
-		if (err)
-			return err;
-		if (!present || !key || !*key->valuestring || !wu)
-			return oerr(b, o, c, TG_EINVAL,
-				    "%s: needs maxSkew, topologyKey and "
-				    "whenUnsatisfiable", path);
-		if (strcmp(wu->valuestring, "DoNotSchedule") != 0 &&
-		    strcmp(wu->valuestring, "ScheduleAnyway") != 0)
-			return oerr(b, o, wu, TG_EINVAL,
-				    "%s.whenUnsatisfiable: unknown value "
-				    "'%.40s'", path, wu->valuestring);
-		err = sel_match(b, o, jget(c, "labelSelector"),
-				pjoin(q, sizeof(q), path, "labelSelector"),
-				p->labels, &self);
-		if (err)
-			return err;
-		if (!self) {
-			err = gwarn(b, g, W_SPREAD,
-				    "a topology spread over other pods is not "
-				    "modeled; ignored");
-		} else {
-			err = req_add(b, g, o, key, R_SPREAD, key->valuestring,
-				      0, (unsigned)skew,
-				      strcmp(wu->valuestring,
-					     "DoNotSchedule") == 0);
-		}
-		if (err)
-			return err;
-	}
-	return TG_OK;
-}
-
 /* The PodGroup of a group: size, priority, requests. */
 static tg_err group_cr(bctx *b, kgroup *g, int64_t *min, bool *koord_spec_cr,
 		       bool *kai_tc)
@@ -2637,8 +2575,6 @@ static tg_err group_load(bctx *b, kgroup *g)
 		err = kueue_reqs(b, g, p);
 		if (!err)
 			err = kai_reqs(b, g, p, kai_tc);
-		if (!err)
-			err = spread_reqs(b, g, p);
 		if (err)
 			return err;
 		ex = jget(p->annots, A_LWS_EXCL);
@@ -3640,6 +3576,27 @@ static tg_err add_budgets(bctx *b, const char **budget)
 	return TG_OK;
 }
 
+/*
+ * A pod's labels (a checked map of strings) as core labels; TG_ELIMIT
+ * past TG_MAX_POD_LABELS.  The strings stay the tree's.
+ */
+static tg_err core_labels(const cJSON *labels, tg_label *out, unsigned *n)
+{
+	const cJSON *c;
+
+	*n = 0;
+	cJSON_ArrayForEach(c, labels) {
+		if (!cJSON_IsString(c) || !c->string)
+			continue;
+		if (*n == TG_MAX_POD_LABELS)
+			return TG_ELIMIT;
+		out[*n].key = c->string;
+		out[*n].value = c->valuestring;
+		(*n)++;
+	}
+	return TG_OK;
+}
+
 static tg_err add_allocs(bctx *b)
 {
 	size_t i, nn = tg_topology_nnodes(b->t);
@@ -3671,6 +3628,7 @@ static tg_err add_allocs(bctx *b)
 		kpod *p = &b->pods[i];
 		const kgroup *g = NULL;
 		char bname[TG_MAX_NAME + 2];
+		tg_label lab[TG_MAX_POD_LABELS];
 		tg_alloc_spec spec;
 		tg_node_id n;
 		int64_t want;
@@ -3712,6 +3670,20 @@ static tg_err add_allocs(bctx *b)
 			snprintf(bname, sizeof(bname), "%s/%s", p->o->ns,
 				 budget[i]);
 			spec.budget = bname;
+		}
+		/* what spreads and pod affinity selectors count; not a pod
+		 * on its way out (kube-scheduler skips those too) */
+		if (!p->terminating) {
+			if (core_labels(p->labels, lab, &spec.nlabels)) {
+				err = owarn(b, p->o, "more than %d labels; "
+					    "not counted by label selectors",
+					    TG_MAX_POD_LABELS);
+				if (err)
+					break;
+				spec.nlabels = 0;
+			}
+			spec.ns = p->o->ns;
+			spec.labels = lab;
 		}
 		/* GPU indices are not in the API: lowest free ones */
 		want = p->shape->v[TG_RES_GPU];
@@ -4454,6 +4426,253 @@ static tg_err gang_reqs(gctx *c)
 	return err;
 }
 
+/* Member \p k of pod set \p ps: pod \p p's namespace and labels. */
+static tg_err member_labels(gctx *c, unsigned ps, unsigned k, const kpod *p)
+{
+	tg_label lab[TG_MAX_POD_LABELS];
+	unsigned n;
+	tg_err err = core_labels(p->labels, lab, &n);
+
+	if (err == TG_ELIMIT) {
+		snprintf(c->limited, sizeof(c->limited), "metadata.labels: "
+			 "more than %d labels", TG_MAX_POD_LABELS);
+		return err;
+	}
+	return gcore(c, p->o, tg_gang_podset_set_member_labels(c->gang, ps,
+			k, p->o->ns, lab, n), "metadata.labels");
+}
+
+/*
+ * A label selector as core expressions: matchLabels as In, then
+ * matchExpressions, then matchLabelKeys as In with the pod's own value
+ * (a key the pod does not carry adds nothing, as kube-scheduler does).
+ * The strings stay the tree's; vals is the caller's to free.
+ */
+typedef struct ksel {
+	tg_label_expr e[TG_MAX_TERMS];
+	const char **vals;
+	unsigned n;
+	bool selector;		/* false: nil, selects nothing */
+} ksel;
+
+static tg_err sel_exprs(bctx *b, const kobj *o, const cJSON *sel,
+			const char *path, const cJSON *labels,
+			const cJSON *mlk, ksel *out)
+{
+	const cJSON *c, *v;
+	size_t nv = 0, iv = 0;
+	bool m;
+	tg_err err;
+
+	memset(out, 0, sizeof(*out));
+	err = sel_match(b, o, sel, path, labels, &m);	/* checks it */
+	if (err)
+		return err;
+	out->selector = sel && cJSON_IsObject(sel);
+	cJSON_ArrayForEach(c, jget(sel, "matchLabels"))
+		nv++;
+	cJSON_ArrayForEach(c, jget(sel, "matchExpressions"))
+		nv += (size_t)cJSON_GetArraySize(jget(c, "values"));
+	cJSON_ArrayForEach(c, mlk)
+		nv++;
+	out->vals = tgi_calloc(nv ? nv : 1, sizeof(char *));
+	if (!out->vals)
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	cJSON_ArrayForEach(c, jget(sel, "matchLabels")) {
+		if (out->n == TG_MAX_TERMS)
+			return TG_ELIMIT;
+		out->vals[iv] = c->valuestring;
+		out->e[out->n++] = (tg_label_expr){ c->string, TG_SEL_IN,
+						   &out->vals[iv++], 1 };
+	}
+	cJSON_ArrayForEach(c, jget(sel, "matchExpressions")) {
+		const char *op = jstr(c, "operator");
+		tg_label_expr *e;
+
+		if (out->n == TG_MAX_TERMS)
+			return TG_ELIMIT;
+		e = &out->e[out->n++];
+		e->key = jstr(c, "key");
+		e->op = strcmp(op, "In") == 0 ? TG_SEL_IN :
+			strcmp(op, "NotIn") == 0 ? TG_SEL_NOT_IN :
+			strcmp(op, "Exists") == 0 ? TG_SEL_EXISTS :
+			TG_SEL_DOES_NOT_EXIST;
+		e->values = &out->vals[iv];
+		e->nvalues = 0;
+		cJSON_ArrayForEach(v, jget(c, "values")) {
+			out->vals[iv++] = v->valuestring;
+			e->nvalues++;
+		}
+		if ((e->op == TG_SEL_IN || e->op == TG_SEL_NOT_IN) &&
+		    !e->nvalues)
+			return oerr(b, o, c, TG_EINVAL, "%s.matchExpressions: "
+				    "%s needs values", path, op);
+	}
+	cJSON_ArrayForEach(c, mlk) {
+		const char *have;
+
+		if (!cJSON_IsString(c))
+			return oerr(b, o, c, TG_EINVAL, "%s: matchLabelKeys: "
+				    "expected strings", path);
+		if (!(have = jstr(labels, c->valuestring)))
+			continue;
+		if (out->n == TG_MAX_TERMS)
+			return TG_ELIMIT;
+		out->vals[iv] = have;
+		out->e[out->n++] = (tg_label_expr){ c->valuestring, TG_SEL_IN,
+						   &out->vals[iv++], 1 };
+	}
+	return TG_OK;
+}
+
+/* "Honor" or "Ignore" (absent: \p dflt) into *honor. */
+static tg_err policy(bctx *b, const kobj *o, const cJSON *c, const char *path,
+		     const char *key, bool dflt, bool *honor)
+{
+	const cJSON *v;
+	char q[300];
+	tg_err err = field(b, o, c, path, key, T_STR, &v);
+
+	*honor = dflt;
+	if (err || !v)
+		return err;
+	if (strcmp(v->valuestring, "Honor") != 0 &&
+	    strcmp(v->valuestring, "Ignore") != 0)
+		return oerr(b, o, v, TG_EINVAL, "%s: unknown value '%.40s' "
+			    "(Honor or Ignore)", pjoin(q, sizeof(q), path,
+						       key), v->valuestring);
+	*honor = strcmp(v->valuestring, "Honor") == 0;
+	return TG_OK;
+}
+
+/*
+ * One topologySpreadConstraints entry of member \p p as a core spread;
+ * an entry equal to one another member gave (\p seen) is added once.
+ */
+static tg_err spread_one(gctx *c, const kpod *p, const cJSON *e,
+			 const char *path, tgi_strtab *seen)
+{
+	bctx *b = c->b;
+	const kobj *o = p->o;
+	const cJSON *key, *wu, *mlk;
+	int64_t skew, mind;
+	bool present, have_mind, honor_aff, honor_taints;
+	char q[300];
+	ksel ks;
+	tgi_buf kb;
+	tg_spread_spec sp;
+	uint32_t id;
+	unsigned i, j;
+	tg_err err;
+
+	if (!cJSON_IsObject(e))
+		return oerr(b, o, e, TG_EINVAL, "%s: expected an object",
+			    path);
+	err = field_int(b, o, e, path, "maxSkew", 1, INT32_MAX, &present,
+			&skew);
+	if (!err)
+		err = field(b, o, e, path, "topologyKey", T_STR, &key);
+	if (!err)
+		err = field(b, o, e, path, "whenUnsatisfiable", T_STR, &wu);
+	if (!err)
+		err = field_int(b, o, e, path, "minDomains", 1, INT32_MAX,
+				&have_mind, &mind);
+	if (!err)
+		err = field(b, o, e, path, "matchLabelKeys", T_ARR, &mlk);
+	if (!err)
+		err = policy(b, o, e, path, "nodeAffinityPolicy", true,
+			     &honor_aff);
+	if (!err)
+		err = policy(b, o, e, path, "nodeTaintsPolicy", false,
+			     &honor_taints);
+	if (err)
+		return err;
+	if (!present || !key || !*key->valuestring || !wu)
+		return oerr(b, o, e, TG_EINVAL, "%s: needs maxSkew, "
+			    "topologyKey and whenUnsatisfiable", path);
+	if (strcmp(wu->valuestring, "DoNotSchedule") != 0 &&
+	    strcmp(wu->valuestring, "ScheduleAnyway") != 0)
+		return oerr(b, o, wu, TG_EINVAL, "%s.whenUnsatisfiable: "
+			    "unknown value '%.40s'", path, wu->valuestring);
+	memset(&sp, 0, sizeof(sp));
+	sp.hard = strcmp(wu->valuestring, "DoNotSchedule") == 0;
+	if (have_mind && !sp.hard)
+		return oerr(b, o, e, TG_EINVAL, "%s.minDomains: only with "
+			    "whenUnsatisfiable DoNotSchedule", path);
+	err = sel_exprs(b, o, jget(e, "labelSelector"),
+			pjoin(q, sizeof(q), path, "labelSelector"), p->labels,
+			mlk, &ks);
+	if (err == TG_ELIMIT) {
+		tgi_free(ks.vals);
+		snprintf(c->limited, sizeof(c->limited), "%.150s: more than "
+			 "%d selector expressions", path, TG_MAX_TERMS);
+		return err;
+	}
+	if (err) {
+		tgi_free(ks.vals);
+		return err;
+	}
+	sp.layer = level_of(b, key->valuestring);
+	sp.max_skew = (unsigned)skew;
+	sp.min_domains = have_mind ? (unsigned)mind : 0;
+	sp.ignore_node_affinity = !honor_aff;
+	sp.honor_taints = honor_taints;
+	sp.ns = o->ns;
+	sp.selector = ks.selector;
+	sp.exprs = ks.e;
+	sp.nexprs = ks.n;
+	/* the same constraint from another member: once */
+	tgi_buf_init(&kb, 1u << 20);
+	tgi_buf_addf(&kb, "%s\x1f%u\x1f%d\x1f%u\x1f%d%d%d", sp.layer,
+		     sp.max_skew, sp.hard, sp.min_domains,
+		     sp.ignore_node_affinity, sp.honor_taints, sp.selector);
+	for (i = 0; i < ks.n; i++) {
+		tgi_buf_addf(&kb, "\x1e%s\x1f%d", ks.e[i].key, ks.e[i].op);
+		for (j = 0; j < ks.e[i].nvalues; j++)
+			tgi_buf_addf(&kb, "\x1f%s", ks.e[i].values[j]);
+	}
+	err = kb.err;
+	if (!err && !tgi_strtab_find(seen, kb.s ? kb.s : "")) {
+		err = tgi_strtab_intern(seen, kb.s ? kb.s : "", &id);
+		if (!err)
+			err = gcore(c, o, tg_gang_add_spread_spec(c->gang, &sp),
+				    path);
+	}
+	tgi_buf_free(&kb);
+	tgi_free(ks.vals);
+	if (err == TG_ENOMEM)
+		return tgi_errf(b->ei, err, "out of memory");
+	return err;
+}
+
+/* topologySpreadConstraints of every member, each distinct one once. */
+static tg_err spread_reqs(gctx *c)
+{
+	tgi_strtab seen;
+	size_t m;
+	tg_err err = TG_OK;
+
+	tgi_strtab_init(&seen);
+	for (m = 0; m < c->nm && !err; m++) {
+		const kpod *p = c->m[m];
+		const cJSON *list, *e;
+		char path[300];
+		unsigned i = 0;
+
+		err = field(c->b, p->o, p->spec, "spec",
+			    "topologySpreadConstraints", T_ARR, &list);
+		cJSON_ArrayForEach(e, list) {
+			if (err)
+				break;
+			pidx(path, sizeof(path),
+			     "spec.topologySpreadConstraints", i++);
+			err = spread_one(c, p, e, path, &seen);
+		}
+	}
+	tgi_strtab_free(&seen);
+	return err;
+}
+
 static tg_err gang_build(bctx *b, kgroup *g)
 {
 	gctx c;
@@ -4566,15 +4785,21 @@ static tg_err gang_build(bctx *b, kgroup *g)
 				continue;
 			err = gcore(&c, c.m[j]->o,
 				    tg_gang_podset_set_member(c.gang,
-							      sets[i].id, k2++,
+							      sets[i].id, k2,
 							      c.m[j]->id),
 				    "member");
+			if (!err)
+				err = member_labels(&c, sets[i].id, k2,
+						    c.m[j]);
+			k2++;
 		}
 		if (!err)
 			err = podset_apply(&c, sets[i].id, sets[i].first);
 	}
 	if (!err)
 		err = gang_reqs(&c);
+	if (!err)
+		err = spread_reqs(&c);
 	if (!err) {
 		if (tgi_grow(&b->gangs, &b->capgangs, b->ngangs + 1,
 			     sizeof(kgang))) {

@@ -935,16 +935,28 @@ static void test_constraints(void)
 			is_str(p->aff[0].pods[0], "default/db-0", "db-0");
 			is_int(p->aff[0].anti, 0, "affinity");
 		}
-		is_int(g->nspread, 2, "two spreads over own pods");
-		ok(req_of(g->spread, g->nspread,
-			  "topology.kubernetes.io/zone") &&
-		   req_of(g->spread, g->nspread,
-			  "topology.kubernetes.io/zone")->hard,
-		   "zone spread is hard");
-		ok(req_of(g->spread, g->nspread, "kubernetes.io/hostname") &&
-		   !req_of(g->spread, g->nspread,
-			   "kubernetes.io/hostname")->hard,
-		   "hostname spread is soft");
+		is_int(g->nspread, 0, "no spread over own members only");
+		is_int(g->nsspread, 3, "three label-selector spreads");
+		if (g->nsspread == 3) {
+			const tgi_sspread *z = &g->sspread[0];
+			const tgi_sspread *h = &g->sspread[1];
+
+			ok(!strcmp(z->layer, "topology.kubernetes.io/zone") &&
+			   z->hard && z->max_skew == 1 && z->selector &&
+			   z->nexprs == 1 && !strcmp(z->exprs[0].key, "app") &&
+			   z->exprs[0].op == TG_SEL_IN &&
+			   !strcmp(z->exprs[0].values[0], "x") &&
+			   !strcmp(z->ns, "default") &&
+			   !z->ignore_node_affinity && !z->honor_taints,
+			   "zone spread: hard, app In (x), namespace default, "
+			   "policy defaults");
+			ok(!strcmp(h->layer, "kubernetes.io/hostname") &&
+			   !h->hard && h->max_skew == 2 && h->nexprs == 1 &&
+			   h->exprs[0].op == TG_SEL_EXISTS,
+			   "hostname spread: soft, app Exists");
+			ok(!strcmp(g->sspread[2].exprs[0].values[0], "other"),
+			   "a spread over other pods (app=other) is kept");
+		}
 		like(place(l.t, g, NULL, 0), "placed ",
 		     "placed");
 		like(place(l.t, g, NULL, 0), " n2",
@@ -970,7 +982,14 @@ static void test_constraints(void)
 	}
 	has_warning(&l, "matchFields are not modeled");
 	has_warning(&l, "preferred node affinity is not modeled");
-	has_warning(&l, "a topology spread over other pods is not modeled");
+	{
+		unsigned w;
+
+		for (w = 0; w < tg_k8s_nwarnings(l.k); w++)
+			if (strstr(tg_k8s_warning(l.k, w), "spread"))
+				break;
+		ok(w == tg_k8s_nwarnings(l.k), "no warning about spreads");
+	}
 	g = gang(&l, "default/web");
 	ok(g != NULL, "the web gang");
 	if (g) {
