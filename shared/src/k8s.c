@@ -109,6 +109,7 @@ enum {
 	C_TOPOLOGY,
 	C_PRIOCLASS,
 	C_PDB,
+	C_NAMESPACE,
 	C_OTHER,
 	C_N
 };
@@ -353,6 +354,8 @@ static int classify(const char *kind, const char *group)
 	if (strcmp(kind, "PodDisruptionBudget") == 0 &&
 	    strcmp(group, "policy") == 0)
 		return C_PDB;
+	if (strcmp(kind, "Namespace") == 0 && !*group)
+		return C_NAMESPACE;
 	return C_OTHER;
 }
 
@@ -399,7 +402,7 @@ static tg_err file_obj(tg_k8s *k, cJSON *j, const char *kind,
 	    !*o->ns)
 		o->ns = "default";
 	if (o->cls == C_NODE || o->cls == C_CNT || o->cls == C_TOPOLOGY ||
-	    o->cls == C_PRIOCLASS)
+	    o->cls == C_PRIOCLASS || o->cls == C_NAMESPACE)
 		o->ns = "";
 	k->nobjs++;
 	return TG_OK;
@@ -675,7 +678,7 @@ tg_err tg_k8s_add_object(tg_k8s *k, const char *json, size_t len,
 	o->own_tree = true;
 	o->name = name;
 	if (o->cls == C_NODE || o->cls == C_CNT || o->cls == C_TOPOLOGY ||
-	    o->cls == C_PRIOCLASS)
+	    o->cls == C_PRIOCLASS || o->cls == C_NAMESPACE)
 		o->ns = "";
 	else if (*ns)
 		o->ns = ns;
@@ -749,6 +752,8 @@ typedef struct kpod {
 	bool other;		/* pending for another scheduler */
 	size_t set;		/* its pod set while its gang is built */
 	cJSON *own_labels;	/* labels kept when the tree was dropped */
+	cJSON *own_anti;	/* spec.affinity.podAntiAffinity, kept so */
+	bool building;		/* a member of the gang being built */
 } kpod;
 
 /* Warnings given once per gang. */
@@ -824,6 +829,12 @@ typedef struct bctx {
 		uint32_t n;
 	} *aff;
 	size_t naff, capaff, affcells;
+	tgi_strtab nsnames;	/* namespaces missing from the snapshot */
+	cJSON **nslabels;	/* their labels: kubernetes.io/metadata.name */
+	size_t nnslabels, capnslabels;
+	kpod **anti;		/* pods with required anti-affinity */
+	size_t nanti;
+	bool anti_built;
 	tgi_strtab lblkeys;	/* "key\x1fvalue" of bound pods' labels */
 	struct lblent {
 		uint32_t *pods;	/* indices into bound, ascending */
@@ -1917,6 +1928,16 @@ static tg_err pod_drop_tree(bctx *b, kobj *o, kpod *p)
 			cJSON_GetObjectItemCaseSensitive(o->j, "metadata"),
 			(cJSON *)p->labels);
 	p->labels = p->own_labels;
+	{
+		cJSON *aff = cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(o->j, "spec"),
+			"affinity");
+		cJSON *anti = cJSON_GetObjectItemCaseSensitive(aff,
+			"podAntiAffinity");
+
+		if (anti)	/* for the existing pods' anti-affinity */
+			p->own_anti = cJSON_DetachItemViaPointer(aff, anti);
+	}
 	p->annots = NULL;
 	p->spec = NULL;
 	cJSON_Delete(o->j);
@@ -3975,22 +3996,65 @@ static tg_err tolerations(gctx *c, unsigned ps, const kpod *p)
 	return TG_OK;
 }
 
-/* Whether a term's namespaces take in \p cand for a pod in \p own. */
-static bool ns_ok(const cJSON *nslist, const cJSON *nssel, const char *own,
-		  const char *cand)
+/*
+ * The labels of namespace \p ns: its Namespace object's, else (no such
+ * object in the snapshot, with a warning once) the one label the API
+ * server gives every namespace, kubernetes.io/metadata.name.  NULL only
+ * when out of memory.
+ */
+static const cJSON *ns_labels(bctx *b, const char *ns)
+{
+	const kobj *o = find_obj(b, C_NAMESPACE, "", "", ns);
+	cJSON *l;
+	uint32_t id;
+
+	if (o)
+		return jget(jget(o->j, "metadata"), "labels");
+	id = tgi_strtab_find(&b->nsnames, ns);
+	if (id && id <= b->nnslabels)
+		return b->nslabels[id - 1];
+	l = cJSON_CreateObject();
+	if (!l || !cJSON_AddStringToObject(l, "kubernetes.io/metadata.name",
+					   ns) ||
+	    tgi_grow(&b->nslabels, &b->capnslabels, b->nnslabels + 1,
+		     sizeof(cJSON *)) ||
+	    tgi_strtab_intern(&b->nsnames, ns, &id) ||
+	    id != b->nnslabels + 1) {
+		cJSON_Delete(l);
+		return NULL;
+	}
+	b->nslabels[b->nnslabels++] = l;
+	if (warnf(b->k, "Namespace %s is not in the snapshot: a "
+		  "namespaceSelector sees only its label "
+		  "kubernetes.io/metadata.name", ns))
+		return NULL;
+	return l;
+}
+
+/*
+ * Whether a term's namespaces take in \p cand for a pod in \p own, as
+ * kube-scheduler reads them: those listed plus those whose labels match
+ * namespaceSelector; {} is every namespace; neither: the pod's own.
+ * The selector was checked (sel_match) before.
+ */
+static bool ns_ok(bctx *b, const kobj *o, const cJSON *nslist,
+		  const cJSON *nssel, const char *own, const char *cand)
 {
 	const cJSON *v;
+	bool m = false;
 
 	if (cJSON_IsObject(nssel) && !nssel->child)
 		return true;	/* {} selects every namespace */
-	if (cJSON_GetArraySize(nslist) > 0) {
-		cJSON_ArrayForEach(v, nslist)
-			if (cJSON_IsString(v) &&
-			    strcmp(v->valuestring, cand) == 0)
-				return true;
-		return false;
+	cJSON_ArrayForEach(v, nslist)
+		if (cJSON_IsString(v) && strcmp(v->valuestring, cand) == 0)
+			return true;
+	if (cJSON_IsObject(nssel)) {
+		const cJSON *l = ns_labels(b, cand);
+
+		return l && sel_match(b, o, nssel, "namespaceSelector", l,
+				      &m) == TG_OK && m;
 	}
-	return strcmp(own, cand) == 0;
+	return cJSON_GetArraySize(nslist) == 0 && strcmp(own, cand) == 0;
 }
 
 /* Indexes the bound pods by label, for selectors with matchLabels. */
@@ -4076,7 +4140,36 @@ static tg_err lbl_candidates(bctx *b, const cJSON *sel, const uint32_t **c,
 }
 
 /*
- * The bound pods a pod (anti-)affinity term selects, as names.  Pods of
+ * Appends to \p names the pending pods of other gangs a term selects:
+ * those placed earlier in the same pass are allocations by then
+ * (tg_decision_apply()), and count as kube-scheduler's assumed pods do.
+ */
+static tg_err aff_pending(bctx *b, const kobj *o, const cJSON *nsl,
+			  const cJSON *nss, const cJSON *sel, const char *q,
+			  const char **names, unsigned *nn)
+{
+	size_t i;
+	bool m;
+	tg_err err;
+
+	for (i = 0; i < b->npods; i++) {
+		const kpod *pp = &b->pods[i];
+
+		if (pp->state != S_PENDING || pp->other || pp->building ||
+		    !ns_ok(b, o, nsl, nss, o->ns, pp->o->ns))
+			continue;
+		err = sel_match(b, o, sel, q, pp->labels, &m);
+		if (err)
+			return err;
+		if (m)
+			names[(*nn)++] = pp->id;
+	}
+	return TG_OK;
+}
+
+/*
+ * The bound pods a pod (anti-)affinity term selects, as names, then the
+ * pending ones of other gangs (not cached).  Pods of
  * one template repeat the same terms: results are cached by the term's
  * text and the pod's namespace, K8S_MAX_AFF_CACHE indices in all.
  */
@@ -4109,7 +4202,7 @@ static tg_err aff_bound(bctx *b, const cJSON *term, const kobj *o,
 		for (i = 0; i < e->n; i++)
 			names[(*nn)++] = b->bound[e->pods[i]]->id;
 		tgi_free(key);
-		return TG_OK;
+		return aff_pending(b, o, nsl, nss, sel, q, names, nn);
 	}
 	err = lbl_candidates(b, sel, &cand, &ncand, &all);
 	if (err) {
@@ -4119,7 +4212,7 @@ static tg_err aff_bound(bctx *b, const cJSON *term, const kobj *o,
 	for (i = 0; i < (all ? b->nbound : ncand); i++) {
 		const kpod *bp = b->bound[all ? i : cand[i]];
 
-		if (!ns_ok(nsl, nss, o->ns, bp->o->ns))
+		if (!ns_ok(b, o, nsl, nss, o->ns, bp->o->ns))
 			continue;
 		err = sel_match(b, o, sel, q, bp->labels, &m);
 		if (err) {
@@ -4131,7 +4224,8 @@ static tg_err aff_bound(bctx *b, const cJSON *term, const kobj *o,
 	}
 	if (b->affcells + *nn > K8S_MAX_AFF_CACHE) {
 		tgi_free(key);
-		return TG_OK;	/* not kept: evaluated again next time */
+		/* not kept: evaluated again next time */
+		return aff_pending(b, o, nsl, nss, sel, q, names, nn);
 	}
 	idx = tgi_calloc(*nn ? *nn : 1, sizeof(uint32_t));
 	if (!idx || tgi_grow(&b->aff, &b->capaff, b->naff + 1,
@@ -4153,7 +4247,7 @@ static tg_err aff_bound(bctx *b, const cJSON *term, const kobj *o,
 	b->aff[b->naff].n = *nn;
 	b->naff++;
 	b->affcells += *nn;
-	return TG_OK;
+	return aff_pending(b, o, nsl, nss, sel, q, names, nn);
 }
 
 static tg_err pod_affinity(gctx *c, unsigned ps, const kpod *p,
@@ -4188,7 +4282,7 @@ static tg_err pod_affinity(gctx *c, unsigned ps, const kpod *p,
 	}
 	if (!req)
 		return TG_OK;
-	names = tgi_calloc(b->nbound ? b->nbound : 1, sizeof(char *));
+	names = tgi_calloc(b->nbound + b->npods + 1, sizeof(char *));
 	if (!names)
 		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 	cJSON_ArrayForEach(t, req) {
@@ -4228,9 +4322,8 @@ static tg_err pod_affinity(gctx *c, unsigned ps, const kpod *p,
 		if (err)
 			break;
 		if (nss && nss->child) {
-			err = pwarn(c, o, PW_NSSEL, "a non-empty "
-				    "namespaceSelector is not evaluated; "
-				    "only the listed namespaces count");
+			pjoin(q, sizeof(q), path, "namespaceSelector");
+			err = sel_match(b, o, nss, q, NULL, &m);
 			if (err)
 				break;
 		}
@@ -4241,7 +4334,7 @@ static tg_err pod_affinity(gctx *c, unsigned ps, const kpod *p,
 			break;
 		for (i = 0; i < c->nm && !self && !other; i++) {
 			if (c->m[i] == p ||
-			    !ns_ok(nsl, nss, o->ns, c->m[i]->o->ns))
+			    !ns_ok(b, o, nsl, nss, o->ns, c->m[i]->o->ns))
 				continue;
 			err = sel_match(b, o, sel, q, c->m[i]->labels, &m);
 			if (err)
@@ -4294,6 +4387,142 @@ static tg_err pod_affinity(gctx *c, unsigned ps, const kpod *p,
 	return err;
 }
 
+/* A pod's required pod anti-affinity terms (a non-empty list) or NULL. */
+static const cJSON *anti_terms(const kpod *x)
+{
+	const cJSON *a = x->own_anti ? x->own_anti :
+			 jget(jget(x->spec, "affinity"), "podAntiAffinity");
+	const cJSON *r = jget(a,
+			      "requiredDuringSchedulingIgnoredDuringExecution");
+
+	return cJSON_IsArray(r) && r->child ? r : NULL;
+}
+
+/*
+ * Whether \p x's anti-affinity term \p t selects pod \p p (its
+ * namespaces, then its label selector).  A term kube-apiserver would
+ * have refused selects nothing, with a warning.
+ */
+static tg_err term_selects(bctx *b, const kpod *x, const cJSON *t,
+			   const kpod *p, bool *m)
+{
+	tg_err err;
+
+	*m = false;
+	if (!cJSON_IsObject(t) || !cJSON_IsString(jget(t, "topologyKey")) ||
+	    !ns_ok(b, x->o, jget(t, "namespaces"),
+		   jget(t, "namespaceSelector"), x->o->ns, p->o->ns))
+		return TG_OK;
+	err = sel_match(b, x->o, jget(t, "labelSelector"),
+			"spec.affinity.podAntiAffinity.labelSelector",
+			p->labels, m);
+	if (err == TG_ENOMEM)
+		return err;
+	if (err) {
+		*m = false;
+		return owarn(b, x->o, "%s; the term is not counted",
+			     b->ei ? b->ei->msg : "bad label selector");
+	}
+	return TG_OK;
+}
+
+/* The pods whose required anti-affinity may keep others away: running
+ * ones, and pending ones of ours (once placed earlier in the pass). */
+static tg_err anti_index(bctx *b)
+{
+	size_t i;
+
+	b->anti_built = true;
+	b->anti = tgi_calloc(b->npods + 1, sizeof(kpod *));
+	if (!b->anti)
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	for (i = 0; i < b->npods; i++) {
+		kpod *x = &b->pods[i];
+
+		if ((x->allocated || (x->state == S_PENDING && !x->other)) &&
+		    anti_terms(x))
+			b->anti[b->nanti++] = x;
+	}
+	return TG_OK;
+}
+
+/*
+ * The symmetric rule (kube-scheduler's "existing pods' anti-affinity"):
+ * a pod whose required anti-affinity term selects \p p keeps the pod set
+ * out of the term's topology domain holding it.  Added as anti-affinity
+ * to named pods, one term per topology key; a pod the pod set's own
+ * term over the same key already selects is left to that term.
+ */
+static tg_err anti_symmetric(gctx *c, unsigned ps, const kpod *p)
+{
+	bctx *b = c->b;
+	const cJSON *own = anti_terms(p), *t, *u;
+	const char *keys[TG_MAX_TERMS], **names[TG_MAX_TERMS];
+	unsigned nk = 0, n[TG_MAX_TERMS], k;
+	size_t i;
+	tg_err err = TG_OK;
+
+	if (!b->anti_built && (err = anti_index(b)))
+		return err;
+	for (i = 0; i < b->nanti && !err; i++) {
+		const kpod *x = b->anti[i];
+
+		if (x->building)
+			continue;	/* the gang's own: pod_affinity() */
+		cJSON_ArrayForEach(t, anti_terms(x)) {
+			const char *tk;
+			bool m, covered = false;
+
+			if ((err = term_selects(b, x, t, p, &m)))
+				break;
+			if (!m)
+				continue;
+			tk = jstr(t, "topologyKey");
+			cJSON_ArrayForEach(u, own) {
+				if (!cJSON_IsObject(u) || !jstr(u, "topologyKey")
+				    || strcmp(jstr(u, "topologyKey"), tk))
+					continue;
+				if ((err = term_selects(b, p, u, x, &covered)) ||
+				    covered)
+					break;
+			}
+			if (err || covered)
+				continue;
+			for (k = 0; k < nk && strcmp(keys[k], tk); k++)
+				;
+			if (k == nk) {
+				if (nk == TG_MAX_TERMS) {
+					snprintf(c->limited, sizeof(c->limited),
+						 "anti-affinity of running pods "
+						 "over more than %d topology "
+						 "keys", TG_MAX_TERMS);
+					err = TG_ELIMIT;
+					break;
+				}
+				names[nk] = tgi_calloc(b->nanti, sizeof(char *));
+				if (!names[nk]) {
+					err = tgi_errf(b->ei, TG_ENOMEM,
+						       "out of memory");
+					break;
+				}
+				keys[nk] = tk;
+				n[nk++] = 0;
+			}
+			if (!n[k] || names[k][n[k] - 1] != x->id)
+				names[k][n[k]++] = x->id;
+		}
+	}
+	for (k = 0; k < nk; k++) {
+		if (!err)
+			err = gcore(c, p->o, tg_gang_podset_add_pod_affinity(
+					    c->gang, ps, keys[k], true,
+					    names[k], n[k]),
+				    "anti-affinity of running pods");
+		tgi_free(names[k]);
+	}
+	return err;
+}
+
 /* A pod set's node constraints, from its first member. */
 static tg_err podset_apply(gctx *c, unsigned ps, const kpod *p)
 {
@@ -4329,6 +4558,8 @@ static tg_err podset_apply(gctx *c, unsigned ps, const kpod *p)
 		err = pod_affinity(c, ps, p, aff, false);
 	if (!err && aff)
 		err = pod_affinity(c, ps, p, aff, true);
+	if (!err)
+		err = anti_symmetric(c, ps, p);
 	return err;
 }
 
@@ -4703,6 +4934,8 @@ static tg_err gang_build(bctx *b, kgroup *g)
 			goto out;
 	}
 	qsort(c.m, c.nm, sizeof(kpod *), member_cmp);
+	for (i = 0; i < c.nm; i++)
+		c.m[i]->building = true;	/* not "other" pods */
 	/* pod sets: same role, shape and node constraints */
 	for (i = 0; i < c.nm; i++) {
 		kpod *p = c.m[i];
@@ -4818,6 +5051,9 @@ out:
 			    c.limited);
 	}
 	tg_gang_destroy(c.gang);
+	for (i = 0; c.m && i < c.nm; i++)
+		if (c.m[i])
+			c.m[i]->building = false;
 	tgi_free(sets);
 	tgi_free(c.m);
 	return err;
@@ -4863,7 +5099,13 @@ static void bctx_free(bctx *b)
 		tgi_free(b->pods[i].id);
 		tgi_free(b->pods[i].sig);
 		cJSON_Delete(b->pods[i].own_labels);
+		cJSON_Delete(b->pods[i].own_anti);
 	}
+	for (i = 0; i < b->nnslabels; i++)
+		cJSON_Delete(b->nslabels[i]);
+	tgi_free(b->nslabels);
+	tgi_strtab_free(&b->nsnames);
+	tgi_free(b->anti);
 	tgi_free(b->pods);
 	tgi_free(b->bound);
 	for (i = 0; i < b->nslots; i++)

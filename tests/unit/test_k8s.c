@@ -1006,6 +1006,108 @@ static void test_constraints(void)
 	load_free(&l);
 }
 
+
+/*
+ * Issue 12, pod (anti-)affinity as kube-scheduler: namespaceSelector over
+ * Namespace objects, no cap on the values a term names, running pods'
+ * anti-affinity keeping an incoming pod away (the symmetric rule), and
+ * pods placed earlier in the pass counting.
+ */
+#define AFF_NODE(n, z)							\
+	"---\napiVersion: v1\nkind: Node\nmetadata: {name: " n ", "	\
+	"labels: {kubernetes.io/hostname: " n ", "			\
+	"topology.kubernetes.io/zone: " z "}}\n"			\
+	"status: {allocatable: {cpu: '8', pods: '110'}}\n"
+#define AFF_POD(ns, name, labels, t, spec)				\
+	"---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name	\
+	", namespace: " ns ", labels: {" labels "}, "			\
+	"creationTimestamp: '2026-01-01T00:00:0" t "Z'}\n"		\
+	"spec:\n" spec "  " CPU("1") "\n"
+#define AFF_TERM(kind, sel, key, extra)					\
+	"  affinity:\n    " kind ":\n"					\
+	"      requiredDuringSchedulingIgnoredDuringExecution:\n"	\
+	"      - labelSelector: {matchLabels: {" sel "}}\n"		\
+	"        topologyKey: " key "\n" extra
+static const char aff_text[] =
+	AFF_NODE("n1", "z1") AFF_NODE("n2", "z1") AFF_NODE("n3", "z2")
+	"---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, "
+	"labels: {team: a}}\n"
+	"---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team-b, "
+	"labels: {team: b}}\n"
+	/* running: team-a/db-0 on n1; on n2 a filler (so that bin-packing
+	 * prefers n2) and guard, whose anti-affinity keeps app=web away */
+	AFF_POD("team-a", "db-0", "app: db", "0", "  nodeName: n1\n")
+	AFF_POD("default", "filler", "app: filler", "0", "  nodeName: n2\n")
+	AFF_POD("default", "guard", "app: guard", "0", "  nodeName: n2\n"
+		AFF_TERM("podAntiAffinity", "app: web",
+			 "kubernetes.io/hostname", ""))
+	/* web-1: near a db of a team=a namespace (zone z1: n1, n2); n2 is
+	 * tighter, but guard keeps it off: n1 */
+	AFF_POD("default", "web-1", "app: web", "1",
+		AFF_TERM("podAffinity", "app: db",
+			 "topology.kubernetes.io/zone",
+			 "        namespaceSelector: {matchLabels: {team: a}}\n"))
+	/* web-2: near a db in team-b: there is none */
+	AFF_POD("default", "web-2", "app: web", "2",
+		AFF_TERM("podAffinity", "app: db",
+			 "topology.kubernetes.io/zone",
+			 "        namespaces: [team-b]\n"))
+	/* cache-1: away from web pods, zone z2: n3 */
+	AFF_POD("default", "cache-1", "app: cache", "3",
+		AFF_TERM("podAntiAffinity", "app: web",
+			 "kubernetes.io/hostname", "")
+		"  nodeSelector: {topology.kubernetes.io/zone: z2}\n")
+	/* web-3 on n3 only: cache-1, placed earlier in the pass, keeps it
+	 * off (the symmetric rule in the same pass) */
+	AFF_POD("default", "web-3", "app: web", "4",
+		"  nodeSelector: {kubernetes.io/hostname: n3}\n")
+	/* cache-2 in z1, away from web pods: web-1 (placed earlier in the
+	 * pass) is on n1, so n2 */
+	AFF_POD("default", "cache-2", "app: cache", "5",
+		AFF_TERM("podAntiAffinity", "app: web",
+			 "kubernetes.io/hostname", "")
+		"  nodeSelector: {topology.kubernetes.io/zone: z1}\n");
+
+static void test_pod_affinity_k8s(void)
+{
+	load l = load_text("affinity.yaml", aff_text);
+	char out[1024] = "";
+	unsigned i;
+
+	loaded_ok(&l, "affinity cluster");
+	for (i = 0; !l.err && i < tg_k8s_ngangs(l.k); i++) {
+		tg_gang *g = tg_k8s_gang(l.k, i);
+		tg_decision *d = NULL;
+		size_t n = strlen(out);
+
+		if (tg_place(l.t, g, &d, NULL)) {
+			ok(0, "place %s", tg_gang_name(g));
+			continue;
+		}
+		snprintf(out + n, sizeof(out) - n, "%s%s=%s", i ? " " : "",
+			 tg_gang_name(g), tg_decision_nplacements(d) ?
+			 tg_topology_node_name(l.t,
+				tg_decision_placement(d, 0)->node) : "-");
+		if (tg_decision_status(d) == TG_STATUS_PLACED)
+			tg_decision_apply(l.t, g, d);
+		tg_decision_free(d);
+	}
+	is_str(out, "default/web-1=n1 default/web-2=- default/cache-1=n3 "
+	       "default/web-3=- default/cache-2=n2", "namespaceSelector, "
+	       "namespaces, the symmetric rule and pods placed earlier in "
+	       "the pass");
+	ok(!warning_like(&l, "is not evaluated"),
+	   "no warning: namespaceSelector is evaluated");
+	has_warning(&l, "Namespace default is not in the snapshot: a "
+		    "namespaceSelector sees only its label "
+		    "kubernetes.io/metadata.name");
+	ok(!warning_like(&l, "Namespace team-a"), "team-a is in it");
+	load_free(&l);
+}
+#undef AFF_NODE
+#undef AFF_POD
+#undef AFF_TERM
+
 static void test_presets(void)
 {
 	static const char topograph[] =
@@ -1830,6 +1932,7 @@ int main(void)
 	test_kueue();
 	test_lws();
 	test_constraints();
+	test_pod_affinity_k8s();
 	test_presets();
 	test_unknown_layer();
 	test_misc();
