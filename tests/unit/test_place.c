@@ -650,6 +650,49 @@ static void test_label_spread(void)
 	tg_topology_destroy(t);
 }
 
+
+/* Required anti-affinity over more values than the old cap of 64: 99 of
+ * 100 racks hold a pod to avoid; the member goes to the last one. */
+static void test_anti_many(void)
+{
+	tg_topology *t = tg_topology_create();
+	const char *pods[99];
+	char names[99][16], node[16], rack[16];
+	tg_decision *d = NULL;
+	tg_gang *g;
+	unsigned i;
+
+	for (i = 0; i < 100; i++) {
+		tg_node_id id;
+
+		snprintf(node, sizeof(node), "n%u", i);
+		snprintf(rack, sizeof(rack), "r%u", i);
+		tg_topology_add_node(t, node, NULL, &id);
+		tg_topology_node_set_resource(t, id, TG_RES_CPU, 8000);
+		tg_topology_node_add_label(t, id, "rack", rack);
+	}
+	tg_topology_build(t, NULL);
+	for (i = 0; i < 99; i++) {
+		tg_alloc_spec sp;
+
+		snprintf(names[i], sizeof(names[i]), "p%u", i);
+		snprintf(node, sizeof(node), "n%u", i);
+		memset(&sp, 0, sizeof(sp));
+		sp.pod = names[i];
+		tg_topology_node_find(t, node, &sp.node);
+		tg_topology_add_alloc(t, &sp);
+		pods[i] = names[i];
+	}
+	g = gang("default/away", 1, 1000);
+	tg_gang_podset_add_pod_affinity(g, 0, "rack", true, pods, 99);
+	tg_place(t, g, &d, NULL);
+	is_str(nodes_of(t, d), "n99", "anti-affinity over 99 racks: the one "
+	       "left (no cap on a term's values)");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
 /* tg_gang_member: ranks across pod sets, named or not. */
 static void test_members(void)
 {
@@ -930,6 +973,7 @@ int main(void)
 	test_missing_labels();
 	test_spread();
 	test_label_spread();
+	test_anti_many();
 	test_members();
 	test_slot_cache();
 	return done_testing();
