@@ -1666,6 +1666,65 @@ static tg_err spread_split(const tg_topology *t, const req *q,
 	return TG_OK;
 }
 
+/* The shallowest label-spread level below \p cl; TG_NONE when none. */
+static unsigned spread_below(const req *q, unsigned cl)
+{
+	unsigned i, best = TG_NONE;
+
+	for (i = 0; i < q->nsp; i++)
+		if ((cl == TG_NONE || q->sp[i].level > cl) &&
+		    (best == TG_NONE || q->sp[i].level < best))
+			best = q->sp[i].level;
+	return best;
+}
+
+static tg_err fill(const tg_topology *t, const req *q, scratch *s,
+		   unsigned level, uint32_t u, int64_t k);
+
+/*
+ * Places \p k members inside unit \p u at \p level straight over its
+ * descendants at \p sl, a label-spread level more than one below: a
+ * spread whose minimum runs over the whole cluster cannot be split one
+ * layer at a time (the search gets here only when no domain of the
+ * level above \p sl could hold the gang).
+ */
+static tg_err fill_over(const tg_topology *t, const req *q, scratch *s,
+			unsigned level, uint32_t u, unsigned sl, int64_t k)
+{
+	uint32_t lo, hi, a, b, c, *idx;
+	int64_t *got;
+	tg_err err;
+
+	if (sl >= t->nlayers) {
+		lo = level == TG_NONE ? 0 : t->dom[u].lo;
+		hi = level == TG_NONE ? (uint32_t)t->ntree : t->dom[u].hi;
+	} else if (level == TG_NONE) {
+		lo = t->layer_lo[sl];
+		hi = t->layer_hi[sl];
+	} else {
+		a = b = u;
+		while (t->dom[a].layer < sl) {
+			a = t->dom[a].child0;
+			b = t->dom[b].child0 + t->dom[b].nchild - 1;
+		}
+		lo = a;
+		hi = b + 1;
+	}
+	idx = tgi_malloc((hi - lo + 1) * sizeof(uint32_t));
+	got = tgi_calloc(hi - lo + 1, sizeof(int64_t));
+	err = idx && got ? TG_OK : TG_ENOMEM;
+	for (c = 0; !err && c < hi - lo; c++)
+		idx[c] = lo + c;
+	if (!err)
+		err = spread_split(t, q, s, sl, idx, hi - lo, k, got);
+	for (c = 0; !err && c < hi - lo; c++)
+		if (got[c])
+			err = fill(t, q, s, sl, idx[c], got[c]);
+	tgi_free(idx);
+	tgi_free(got);
+	return err;
+}
+
 static bool spread_at(const req *q, unsigned level)
 {
 	unsigned i;
@@ -1697,6 +1756,12 @@ static tg_err fill(const tg_topology *t, const req *q, scratch *s,
 	/* the root's children: layer-0 domains (the nodes outside the tree
 	 * are taken last, below); without layers, the nodes */
 	cl = next_level(t, level);
+	if (q->nsp && q->spread_level == TG_NONE && !spread_at(q, cl)) {
+		unsigned sl = spread_below(q, cl);
+
+		if (sl != TG_NONE)
+			return fill_over(t, q, s, level, u, sl, k);
+	}
 	children(t, level, u, &lo, &hi);
 	n = hi - lo;
 	idx = tgi_malloc((n ? n : 1) * sizeof(uint32_t));
