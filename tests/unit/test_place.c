@@ -634,6 +634,30 @@ static void test_label_spread(void)
 	   "minDomains: said: %s", msg);
 	tg_topology_destroy(t);
 
+	/* a gang of three under a spread over blocks (one a spine): no
+	 * spine holds it, so the cluster does, one member a block */
+	t = spines3();
+	{
+		static const char *vals[] = { "web" };
+		tg_label_expr e = { "app", TG_SEL_IN, vals, 1 };
+		tg_spread_spec sp;
+
+		g = web("default/b", 3, true, 0, false);
+		memset(&sp, 0, sizeof(sp));
+		sp.layer = "block";
+		sp.max_skew = 1;
+		sp.hard = true;
+		sp.ns = "default";
+		sp.selector = true;
+		sp.exprs = &e;
+		sp.nexprs = 1;
+		tg_gang_add_spread_spec(g, &sp);
+		is_str(place_web(t, g, msg, sizeof(msg)), "s1 s2 s3",
+		       "spread over blocks: one a block across spines (%s)",
+		       msg);
+	}
+	tg_topology_destroy(t);
+
 	/* nodeAffinityPolicy: pool=a keeps s3 out of the domains (Honor),
 	 * so two pods per spine fit; with Ignore s3 holds the minimum at 0 */
 	t = spines3();
