@@ -4862,12 +4862,19 @@ static tg_err spread_one(gctx *c, const kpod *p, const cJSON *e,
 		for (j = 0; j < ks.e[i].nvalues; j++)
 			tgi_buf_addf(&kb, "\x1f%s", ks.e[i].values[j]);
 	}
-	err = kb.err;
-	if (!err && !tgi_strtab_find(seen, kb.s ? kb.s : "")) {
-		err = tgi_strtab_intern(seen, kb.s ? kb.s : "", &id);
+	/* a key too long to keep: added anyway (the core's bounds say) */
+	err = kb.err == TG_ENOMEM ? TG_ENOMEM : TG_OK;
+	if (!err && (kb.err || !tgi_strtab_find(seen, kb.s ? kb.s : ""))) {
+		char what[400];
+
+		if (!kb.err)
+			err = tgi_strtab_intern(seen, kb.s ? kb.s : "", &id);
+		snprintf(what, sizeof(what), "%.200s (at most %d spreads a "
+			 "gang, 256 values an expression)", path,
+			 TG_MAX_SPREADS);
 		if (!err)
 			err = gcore(c, o, tg_gang_add_spread_spec(c->gang, &sp),
-				    path);
+				    what);
 	}
 	tgi_buf_free(&kb);
 	tgi_free(ks.vals);

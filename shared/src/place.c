@@ -752,7 +752,7 @@ static tg_err resolve_pod_affinity(const tg_topology *t, req *q)
 			/* sorted, each value once */
 			if (q->naff_vals > off)
 				qsort(q->aff_vals + off, q->naff_vals - off,
-			      sizeof(uint32_t), u32_cmp);
+				      sizeof(uint32_t), u32_cmp);
 			for (m = off, w = off; m < q->naff_vals; m++)
 				if (w == off || q->aff_vals[w - 1] !=
 						q->aff_vals[m])

@@ -717,6 +717,57 @@ static void test_anti_many(void)
 	tg_topology_destroy(t);
 }
 
+
+/* The bounds of pod labels and label spreads: errors, never cut. */
+static void test_label_limits(void)
+{
+	static tg_label lab[TG_MAX_POD_LABELS + 1];
+	static char keys[TG_MAX_POD_LABELS + 1][12];
+	tg_topology *t = spines3();
+	tg_gang *g = gang("default/lim", 1, 1000);
+	tg_spread_spec sp;
+	tg_alloc_spec as;
+	unsigned i;
+	tg_err e = TG_OK;
+
+	for (i = 0; i <= TG_MAX_POD_LABELS; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "k%u", i);
+		lab[i].key = keys[i];
+		lab[i].value = "";
+	}
+	memset(&as, 0, sizeof(as));
+	as.pod = "default/many";
+	as.labels = lab;
+	as.nlabels = TG_MAX_POD_LABELS + 1;
+	is_int(tg_topology_add_alloc(t, &as), TG_ELIMIT,
+	       "an allocation with more than TG_MAX_POD_LABELS labels");
+	as.nlabels = TG_MAX_POD_LABELS;
+	is_int(tg_topology_add_alloc(t, &as), TG_OK, "... with that many");
+	is_int(tg_gang_podset_set_member_labels(g, 0, 0, "default", lab,
+						TG_MAX_POD_LABELS + 1),
+	       TG_ELIMIT, "a member with more than TG_MAX_POD_LABELS labels");
+	lab[1].key = "k0";
+	is_int(tg_gang_podset_set_member_labels(g, 0, 0, "default", lab, 2),
+	       TG_EINVAL, "a repeated label key");
+	as.pod = "default/dup";
+	as.nlabels = 2;
+	is_int(tg_topology_add_alloc(t, &as), TG_EINVAL,
+	       "an allocation with a repeated label key");
+	memset(&sp, 0, sizeof(sp));
+	sp.layer = "spine";
+	sp.max_skew = 1;
+	sp.selector = true;
+	for (i = 0; i < TG_MAX_SPREADS && !e; i++)
+		e = tg_gang_add_spread_spec(g, &sp);
+	is_int(e, TG_OK, "TG_MAX_SPREADS label spreads");
+	is_int(tg_gang_add_spread_spec(g, &sp), TG_ELIMIT, "one more");
+	sp.min_domains = 2;
+	is_int(tg_gang_add_spread_spec(g, &sp), TG_EINVAL,
+	       "minDomains on a soft spread");
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
 /* tg_gang_member: ranks across pod sets, named or not. */
 static void test_members(void)
 {
@@ -998,6 +1049,7 @@ int main(void)
 	test_spread();
 	test_label_spread();
 	test_anti_many();
+	test_label_limits();
 	test_members();
 	test_slot_cache();
 	return done_testing();
