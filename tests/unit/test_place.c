@@ -583,6 +583,7 @@ static void test_label_spread(void)
 	tg_topology *t = spines3();
 	char msg[2048], a[3][16];
 	tg_gang *g;
+	unsigned i;
 
 	/* one web pod running in s1: the next two go to s2 and s3, in
 	 * turn, each seeing the one placed before it */
@@ -666,6 +667,46 @@ static void test_label_spread(void)
 	is_str(place_web(t, g, msg, sizeof(msg)), "s1 s1 s2 s2",
 	       "nodeAffinityPolicy Honor: s3 is no domain (%s)", msg);
 	tg_topology_destroy(t);
+	/* nodeTaintsPolicy: n3 tainted NoSchedule (not tolerated); Honor
+	 * leaves s3 out (two pods per spine fit), Ignore keeps it at 0 */
+	{
+		static const char *vals[] = { "web" };
+		tg_label_expr e = { "app", TG_SEL_IN, vals, 1 };
+		tg_spread_spec sp;
+		unsigned honor;
+
+		for (honor = 0; honor < 2; honor++) {
+			tg_node_id n3;
+
+			t = spines3();
+			tg_topology_node_find(t, "n3", &n3);
+			tg_topology_node_add_taint(t, n3, "gpu", NULL,
+						   TG_TAINT_NO_SCHEDULE);
+			g = gang("default/taint", 4, 2000);
+			memset(&sp, 0, sizeof(sp));
+			sp.layer = "spine";
+			sp.max_skew = 1;
+			sp.hard = true;
+			sp.honor_taints = honor;
+			sp.ns = "default";
+			sp.selector = true;
+			sp.exprs = &e;
+			sp.nexprs = 1;
+			tg_gang_add_spread_spec(g, &sp);
+			for (i = 0; i < 4; i++) {
+				tg_label l = { "app", "web" };
+
+				tg_gang_podset_set_member_labels(g, 0, i,
+						"default", &l, 1);
+			}
+			is_str(place_web(t, g, msg, sizeof(msg)),
+			       honor ? "s1 s1 s2 s2" : "",
+			       "nodeTaintsPolicy %s", honor ? "Honor: s3 is no "
+			       "domain" : "Ignore: the tainted s3 holds the "
+			       "minimum at 0");
+			tg_topology_destroy(t);
+		}
+	}
 	t = spines3();
 	g = web("default/i", 3, true, 0, true);
 	tg_gang_podset_add_node_selector(g, 0, "pool", "a");
