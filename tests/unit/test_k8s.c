@@ -1667,6 +1667,49 @@ static load load_objs(const objs *o, const char *src)
 	return l;
 }
 
+
+/*
+ * The symmetric anti-affinity rule when the running pod's tree is dropped
+ * (tg_k8s_add_object): its podAntiAffinity is kept with its labels.
+ * guard on n1 (the tighter node) keeps app=web away: web goes to n2.
+ */
+static const char guard_text[] =
+	"{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":"
+	"\"n1\",\"labels\":{\"kubernetes.io/hostname\":\"n1\"}},\"status\":"
+	"{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"10\"}}}\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":"
+	"\"n2\",\"labels\":{\"kubernetes.io/hostname\":\"n2\"}},\"status\":"
+	"{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"10\"}}}\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+	"\"guard\",\"namespace\":\"default\",\"labels\":{\"app\":\"guard\"}},"
+	"\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\","
+	"\"resources\":{\"requests\":{\"cpu\":\"4\"}}}],\"affinity\":"
+	"{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuring"
+	"Execution\":[{\"labelSelector\":{\"matchLabels\":{\"app\":\"web\"}},"
+	"\"topologyKey\":\"kubernetes.io/hostname\"}]}}},"
+	"\"status\":{\"phase\":\"Running\"}}\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+	"\"web\",\"namespace\":\"default\",\"labels\":{\"app\":\"web\"}},"
+	"\"spec\":{\"schedulerName\":\"topogang\",\"containers\":[{\"name\":"
+	"\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},"
+	"\"status\":{\"phase\":\"Pending\"}}\n";
+
+static void test_guard_objects(void)
+{
+	objs o;
+	load l;
+
+	objs_split(&o, guard_text);
+	is_int(o.n, 4, "guard: four objects");
+	l = load_objs(&o, "guard");
+	loaded_ok(&l, "guard, one object at a time");
+	if (!l.err)
+		like(place(l.t, gang(&l, "default/web"), NULL, 0), " n2",
+		     "a dropped pod tree keeps its anti-affinity: web on n2");
+	load_free(&l);
+	objs_free(&o);
+}
+
 static load load_stream(const char *text, const char *src)
 {
 	load l;
@@ -1933,6 +1976,7 @@ int main(void)
 	test_lws();
 	test_constraints();
 	test_pod_affinity_k8s();
+	test_guard_objects();
 	test_presets();
 	test_unknown_layer();
 	test_misc();
