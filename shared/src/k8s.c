@@ -832,9 +832,15 @@ typedef struct bctx {
 	tgi_strtab nsnames;	/* namespaces missing from the snapshot */
 	cJSON **nslabels;	/* their labels: kubernetes.io/metadata.name */
 	size_t nnslabels, capnslabels;
-	kpod **anti;		/* pods with required anti-affinity */
+	struct antient {
+		const kpod *x;
+		const cJSON *terms;	/* its required anti-affinity */
+	} *anti;		/* pods with required anti-affinity */
 	size_t nanti;
 	bool anti_built;
+	const kpod **pend;	/* pending pods of ours, in pod order */
+	size_t npend;
+	bool pend_built;
 	tgi_strtab lblkeys;	/* "key\x1fvalue" of bound pods' labels */
 	struct lblent {
 		uint32_t *pods;	/* indices into bound, ascending */
@@ -4152,11 +4158,19 @@ static tg_err aff_pending(bctx *b, const kobj *o, const cJSON *nsl,
 	bool m;
 	tg_err err;
 
-	for (i = 0; i < b->npods; i++) {
-		const kpod *pp = &b->pods[i];
+	if (!b->pend_built) {
+		b->pend_built = true;
+		b->pend = tgi_calloc(b->npods + 1, sizeof(kpod *));
+		if (!b->pend)
+			return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+		for (i = 0; i < b->npods; i++)
+			if (b->pods[i].state == S_PENDING && !b->pods[i].other)
+				b->pend[b->npend++] = &b->pods[i];
+	}
+	for (i = 0; i < b->npend; i++) {
+		const kpod *pp = b->pend[i];
 
-		if (pp->state != S_PENDING || pp->other || pp->building ||
-		    !ns_ok(b, o, nsl, nss, o->ns, pp->o->ns))
+		if (pp->building || !ns_ok(b, o, nsl, nss, o->ns, pp->o->ns))
 			continue;
 		err = sel_match(b, o, sel, q, pp->labels, &m);
 		if (err)
@@ -4433,15 +4447,18 @@ static tg_err anti_index(bctx *b)
 	size_t i;
 
 	b->anti_built = true;
-	b->anti = tgi_calloc(b->npods + 1, sizeof(kpod *));
+	b->anti = tgi_calloc(b->npods + 1, sizeof(*b->anti));
 	if (!b->anti)
 		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 	for (i = 0; i < b->npods; i++) {
-		kpod *x = &b->pods[i];
+		const kpod *x = &b->pods[i];
+		const cJSON *t;
 
 		if ((x->allocated || (x->state == S_PENDING && !x->other)) &&
-		    anti_terms(x))
-			b->anti[b->nanti++] = x;
+		    (t = anti_terms(x))) {
+			b->anti[b->nanti].x = x;
+			b->anti[b->nanti++].terms = t;
+		}
 	}
 	return TG_OK;
 }
@@ -4465,11 +4482,11 @@ static tg_err anti_symmetric(gctx *c, unsigned ps, const kpod *p)
 	if (!b->anti_built && (err = anti_index(b)))
 		return err;
 	for (i = 0; i < b->nanti && !err; i++) {
-		const kpod *x = b->anti[i];
+		const kpod *x = b->anti[i].x;
 
 		if (x->building)
 			continue;	/* the gang's own: pod_affinity() */
-		cJSON_ArrayForEach(t, anti_terms(x)) {
+		cJSON_ArrayForEach(t, b->anti[i].terms) {
 			const char *tk;
 			bool m, covered = false;
 
@@ -5113,6 +5130,7 @@ static void bctx_free(bctx *b)
 	tgi_free(b->nslabels);
 	tgi_strtab_free(&b->nsnames);
 	tgi_free(b->anti);
+	tgi_free(b->pend);
 	tgi_free(b->pods);
 	tgi_free(b->bound);
 	for (i = 0; i < b->nslots; i++)
