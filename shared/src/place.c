@@ -129,6 +129,9 @@ typedef struct req {
 	rspread *sp;			/* label-selector spreads */
 	unsigned nsp;
 	bool sp_filter;			/* a hard one: node slots depend on it */
+	uint8_t sp_ignored[TG_MAX_SPREADS];	/* soft ones on unknown
+						 * layers (g->sspread) */
+	unsigned nsp_ignored;
 	unsigned scope_level;		/* TG_NONE: the whole cluster */
 	uint32_t scope_unit;		/* domain id, or position (node) */
 	uint32_t why[NWHY];		/* nodes excluded per reason (main) */
@@ -352,12 +355,8 @@ static tg_err resolve_sspreads(const tg_topology *t, const tg_gang *g,
 
 		l = tgi_layer_resolve(t, sp->layer);
 		if (l == TG_NONE && !sp->hard) {
-			size_t used = strlen(q->note);
-
-			snprintf(q->note + used, sizeof(q->note) - used,
-				 "; soft spread on unknown layer '%s' "
-				 "ignored", sp->layer);
-			continue;
+			q->sp_ignored[q->nsp_ignored++] = (uint8_t)i;
+			continue;	/* said by sspread_notes() */
 		}
 		if (l == TG_NONE) {
 			tgi_buf_addf(err, "gang %s: topology spread on '%s' "
@@ -2245,6 +2244,16 @@ static void placement_lca(const tg_topology *t, const tg_decision *d,
 	*unit = 0;
 }
 
+/* "; soft spread on unknown layer 'K' ignored" for each label spread so. */
+static void sspread_notes(const req *q, tgi_buf *b)
+{
+	unsigned i;
+
+	for (i = 0; i < q->nsp_ignored; i++)
+		tgi_buf_addf(b, "; soft spread on unknown layer '%s' ignored",
+			     q->g->sspread[q->sp_ignored[i]].layer);
+}
+
 static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 			       unsigned found_level, const scratch *s)
 {
@@ -2267,6 +2276,7 @@ static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 	tgi_buf_addf(&b, "placed %u member%s on %u node%s in %s", d->npl,
 		     d->npl == 1 ? "" : "s", nnodes, nnodes == 1 ? "" : "s",
 		     d->domain);
+	sspread_notes(q, &b);
 	if (q->prefer != TG_NONE && found_level != TG_NONE &&
 	    found_level < q->prefer) {
 		tgi_buf_addf(&b, "; no %s domain could hold them, so the "
@@ -2388,6 +2398,7 @@ static tg_err describe_failure(tg_topology *t, const req *q, tg_decision *d,
 		tgi_buf_addf(&b, "; spread over %s with max skew %u",
 			     level_name(t, q->spread_level), q->spread_skew);
 	spread_text(t, q, &b);
+	sspread_notes(q, &b);
 	{
 		uint32_t nwhy = 0, i;
 

@@ -625,6 +625,35 @@ static void test_label_spread(void)
 	   "full spine: a soft spread places it");
 	tg_topology_destroy(t);
 
+	/* a label spread on a key that is not a layer: soft is noted and
+	 * left out, hard makes the request bad */
+	t = spines3();
+	{
+		tg_spread_spec sp;
+		unsigned hard;
+
+		for (hard = 0; hard < 2; hard++) {
+			g = gang(hard ? "default/zh" : "default/zs", 1, 1000);
+			memset(&sp, 0, sizeof(sp));
+			sp.layer = "topology.kubernetes.io/zone";
+			sp.max_skew = 1;
+			sp.hard = hard;
+			sp.selector = true;
+			tg_gang_add_spread_spec(g, &sp);
+			is_str(place_web(t, g, msg, sizeof(msg)) [0] ? "placed" :
+			       "unschedulable", hard ? "unschedulable" : "placed",
+			       "%s spread on an unknown key", hard ? "hard" :
+			       "soft");
+			ok(strstr(msg, hard ? "topology spread on "
+				  "'topology.kubernetes.io/zone' (maxSkew 1, "
+				  "DoNotSchedule): not a topology layer" :
+				  "soft spread on unknown layer "
+				  "'topology.kubernetes.io/zone' ignored") != NULL,
+			   "... said: %s", msg);
+		}
+	}
+	tg_topology_destroy(t);
+
 	/* minDomains 4 over 3 spines: the minimum is 0, at most one each */
 	t = spines3();
 	place_web(t, web("default/w1", 3, true, 4, false), NULL, 0);
