@@ -65,6 +65,8 @@ static const br_resdef R_FEED[] = {
 	  true, false },
 	{ "topologies", "kueue.x-k8s.io", { "v1beta2", "v1beta1" },
 	  "Topology", NULL, true, false },
+	/* namespace labels, for pod (anti-)affinity's namespaceSelector */
+	{ "namespaces", "", { "v1" }, "Namespace", NULL, true, false },
 };
 #define NFEED (sizeof(R_FEED) / sizeof(R_FEED[0]))
 #define NINF (NFEED + 5)

@@ -466,6 +466,378 @@ static void test_spread(void)
 	tg_topology_destroy(t);
 }
 
+
+/* ---- label-selector spreads (Kubernetes topologySpreadConstraints) ---- */
+
+/* spines s1..s3, one 8-core node each; node "nX" carries pool=a, s3's
+ * pool=b */
+static tg_topology *spines3(void)
+{
+	static const char *n[][3] = {
+		{ "n1", "s1", "b1" }, { "n2", "s2", "b2" }, { "n3", "s3", "b3" },
+	};
+	tg_topology *t = tg_topology_create();
+	unsigned i;
+
+	tg_topology_add_layer(t, "spine", NULL);
+	tg_topology_add_layer(t, "block", NULL);
+	for (i = 0; i < 3; i++) {
+		const char *path[2] = { n[i][1], n[i][2] };
+		tg_node_id id;
+
+		tg_topology_add_node(t, n[i][0], path, &id);
+		tg_topology_node_set_resource(t, id, TG_RES_CPU, 8000);
+		tg_topology_node_set_resource(t, id, TG_RES_PODS, 110);
+		tg_topology_node_add_label(t, id, "pool", i < 2 ? "a" : "b");
+	}
+	return tg_topology_build(t, NULL) == TG_OK ? t : NULL;
+}
+
+static void add_pod(tg_topology *t, const char *pod, const char *node,
+		    const char *app, int64_t cpu)
+{
+	tg_label l = { "app", app };
+	tg_alloc_spec sp;
+	tg_shape sh;
+
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_CPU] = cpu;
+	memset(&sp, 0, sizeof(sp));
+	sp.pod = pod;
+	tg_topology_node_find(t, node, &sp.node);
+	sp.shape = &sh;
+	sp.ns = "default";
+	sp.labels = app ? &l : NULL;
+	sp.nlabels = app ? 1 : 0;
+	if (tg_topology_add_alloc(t, &sp))
+		ok(0, "add_pod %s", pod);
+}
+
+/* A gang of \p n members labelled app=web under a spread over spines. */
+static tg_gang *web(const char *name, unsigned n, bool hard,
+		    unsigned min_domains, bool ignore_aff)
+{
+	static const char *vals[] = { "web" };
+	tg_label_expr e = { "app", TG_SEL_IN, vals, 1 };
+	tg_label l = { "app", "web" };
+	tg_spread_spec sp;
+	tg_gang *g = gang(name, n, 2000);
+	unsigned i;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.layer = "spine";
+	sp.max_skew = 1;
+	sp.hard = hard;
+	sp.min_domains = min_domains;
+	sp.ignore_node_affinity = ignore_aff;
+	sp.ns = "default";
+	sp.selector = true;
+	sp.exprs = &e;
+	sp.nexprs = 1;
+	if (tg_gang_add_spread_spec(g, &sp))
+		ok(0, "tg_gang_add_spread_spec");
+	for (i = 0; i < n; i++) {
+		char pod[96];
+
+		snprintf(pod, sizeof(pod), "%s-%u", name, i);
+		tg_gang_podset_set_member(g, 0, i, pod);
+		tg_gang_podset_set_member_labels(g, 0, i, "default", &l, 1);
+	}
+	return g;
+}
+
+/* Places and applies; returns the spines of the placements, "" when
+ * unschedulable (*msg gets the message). */
+static const char *place_web(tg_topology *t, tg_gang *g, char *msg,
+			     size_t len)
+{
+	static char buf[256];
+	tg_decision *d = NULL;
+	unsigned i;
+
+	buf[0] = 0;
+	if (tg_place(t, g, &d, NULL))
+		return "error";
+	if (msg)
+		snprintf(msg, len, "%s", tg_decision_message(d));
+	if (tg_decision_status(d) == TG_STATUS_PLACED) {
+		if (tg_decision_apply(t, g, d))
+			ok(0, "apply %s", tg_gang_name(g));
+		for (i = 0; i < tg_decision_nplacements(d); i++) {
+			tg_node_id n = tg_decision_placement(d, i)->node;
+
+			if (i)
+				strcat(buf, " ");
+			strcat(buf, tg_topology_domain_path(t,
+				tg_topology_domain_parent(t,
+					tg_topology_node_domain(t, n))));
+		}
+	}
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	return buf;
+}
+
+static void test_label_spread(void)
+{
+	tg_topology *t = spines3();
+	char msg[2048], a[3][16];
+	tg_gang *g;
+	unsigned i;
+
+	/* one web pod running in s1: the next two go to s2 and s3, in
+	 * turn, each seeing the one placed before it */
+	add_pod(t, "default/web-0", "n1", "web", 1000);
+	add_pod(t, "default/db-0", "n2", "db", 1000);
+	snprintf(a[0], 16, "%s", place_web(t, web("default/web-1", 1, true,
+						  0, false), NULL, 0));
+	snprintf(a[1], 16, "%s", place_web(t, web("default/web-2", 1, true,
+						  0, false), NULL, 0));
+	ok(strcmp(a[0], "s1") && strcmp(a[1], "s1") && strcmp(a[0], a[1]) &&
+	   *a[0] && *a[1], "label spread: running and earlier pods count "
+	   "(%s, %s)", a[0], a[1]);
+	/* 1,1,1: any spine; then 2,?,?: the fourth avoids that one */
+	snprintf(a[2], 16, "%s", place_web(t, web("default/web-3", 1, true,
+						  0, false), NULL, 0));
+	ok(*a[2], "label spread: 1,1,1 takes a fourth anywhere (%s)", a[2]);
+	is_str(place_web(t, web("default/web-4", 2, true, 0, false), NULL, 0),
+	       strcmp(a[2], "s1") == 0 ? "s2 s3" : strcmp(a[2], "s2") == 0 ?
+	       "s1 s3" : "s1 s2", "label spread: a gang of two fills the "
+	       "two spines at the minimum");
+	tg_topology_destroy(t);
+
+	/* s3 full: the third pod has no spine left */
+	t = spines3();
+	add_pod(t, "default/big", "n3", NULL, 8000);
+	ok(*place_web(t, web("default/web-1", 1, true, 0, false), NULL, 0),
+	   "full spine: first placed");
+	ok(*place_web(t, web("default/web-2", 1, true, 0, false), NULL, 0),
+	   "full spine: second placed");
+	is_str(place_web(t, web("default/web-3", 1, true, 0, false), msg,
+			 sizeof(msg)), "", "full spine: the third is "
+	       "unschedulable");
+	ok(strstr(msg, "topology spread on 'spine' (maxSkew 1, "
+		  "DoNotSchedule)") && strstr(msg, "spine/s3: 0") &&
+	   strstr(msg, "in a domain over the maximum skew"),
+	   "full spine: the message names the constraint: %s", msg);
+	/* ScheduleAnyway: a preference only */
+	ok(*place_web(t, web("default/web-5", 1, false, 0, false), NULL, 0),
+	   "full spine: a soft spread places it");
+	tg_topology_destroy(t);
+
+	/* a label spread on a key that is not a layer: soft is noted and
+	 * left out, hard makes the request bad */
+	t = spines3();
+	{
+		tg_spread_spec sp;
+		unsigned hard;
+
+		for (hard = 0; hard < 2; hard++) {
+			g = gang(hard ? "default/zh" : "default/zs", 1, 1000);
+			memset(&sp, 0, sizeof(sp));
+			sp.layer = "topology.kubernetes.io/zone";
+			sp.max_skew = 1;
+			sp.hard = hard;
+			sp.selector = true;
+			tg_gang_add_spread_spec(g, &sp);
+			is_str(place_web(t, g, msg, sizeof(msg)) [0] ? "placed" :
+			       "unschedulable", hard ? "unschedulable" : "placed",
+			       "%s spread on an unknown key", hard ? "hard" :
+			       "soft");
+			ok(strstr(msg, hard ? "topology spread on "
+				  "'topology.kubernetes.io/zone' (maxSkew 1, "
+				  "DoNotSchedule): not a topology layer" :
+				  "soft spread on unknown layer "
+				  "'topology.kubernetes.io/zone' ignored") != NULL,
+			   "... said: %s", msg);
+		}
+	}
+	tg_topology_destroy(t);
+
+	/* minDomains 4 over 3 spines: the minimum is 0, at most one each */
+	t = spines3();
+	place_web(t, web("default/w1", 3, true, 4, false), NULL, 0);
+	is_str(place_web(t, web("default/w2", 1, true, 4, false), msg,
+			 sizeof(msg)), "", "minDomains: a fourth pod over 3 "
+	       "spines is unschedulable");
+	ok(strstr(msg, "fewer than minDomains") != NULL,
+	   "minDomains: said: %s", msg);
+	tg_topology_destroy(t);
+
+	/* a gang of three under a spread over blocks (one a spine): no
+	 * spine holds it, so the cluster does, one member a block */
+	t = spines3();
+	{
+		static const char *vals[] = { "web" };
+		tg_label_expr e = { "app", TG_SEL_IN, vals, 1 };
+		tg_spread_spec sp;
+
+		g = web("default/b", 3, true, 0, false);
+		memset(&sp, 0, sizeof(sp));
+		sp.layer = "block";
+		sp.max_skew = 1;
+		sp.hard = true;
+		sp.ns = "default";
+		sp.selector = true;
+		sp.exprs = &e;
+		sp.nexprs = 1;
+		tg_gang_add_spread_spec(g, &sp);
+		is_str(place_web(t, g, msg, sizeof(msg)), "s1 s2 s3",
+		       "spread over blocks: one a block across spines (%s)",
+		       msg);
+	}
+	tg_topology_destroy(t);
+
+	/* nodeAffinityPolicy: pool=a keeps s3 out of the domains (Honor),
+	 * so two pods per spine fit; with Ignore s3 holds the minimum at 0 */
+	t = spines3();
+	g = web("default/h", 4, true, 0, false);
+	tg_gang_podset_add_node_selector(g, 0, "pool", "a");
+	is_str(place_web(t, g, msg, sizeof(msg)), "s1 s1 s2 s2",
+	       "nodeAffinityPolicy Honor: s3 is no domain (%s)", msg);
+	tg_topology_destroy(t);
+	/* nodeTaintsPolicy: n3 tainted NoSchedule (not tolerated); Honor
+	 * leaves s3 out (two pods per spine fit), Ignore keeps it at 0 */
+	{
+		static const char *vals[] = { "web" };
+		tg_label_expr e = { "app", TG_SEL_IN, vals, 1 };
+		tg_spread_spec sp;
+		unsigned honor;
+
+		for (honor = 0; honor < 2; honor++) {
+			tg_node_id n3;
+
+			t = spines3();
+			tg_topology_node_find(t, "n3", &n3);
+			tg_topology_node_add_taint(t, n3, "gpu", NULL,
+						   TG_TAINT_NO_SCHEDULE);
+			g = gang("default/taint", 4, 2000);
+			memset(&sp, 0, sizeof(sp));
+			sp.layer = "spine";
+			sp.max_skew = 1;
+			sp.hard = true;
+			sp.honor_taints = honor;
+			sp.ns = "default";
+			sp.selector = true;
+			sp.exprs = &e;
+			sp.nexprs = 1;
+			tg_gang_add_spread_spec(g, &sp);
+			for (i = 0; i < 4; i++) {
+				tg_label l = { "app", "web" };
+
+				tg_gang_podset_set_member_labels(g, 0, i,
+						"default", &l, 1);
+			}
+			is_str(place_web(t, g, msg, sizeof(msg)),
+			       honor ? "s1 s1 s2 s2" : "",
+			       "nodeTaintsPolicy %s", honor ? "Honor: s3 is no "
+			       "domain" : "Ignore: the tainted s3 holds the "
+			       "minimum at 0");
+			tg_topology_destroy(t);
+		}
+	}
+	t = spines3();
+	g = web("default/i", 3, true, 0, true);
+	tg_gang_podset_add_node_selector(g, 0, "pool", "a");
+	is_str(place_web(t, g, msg, sizeof(msg)), "",
+	       "nodeAffinityPolicy Ignore: empty s3 keeps the others at 1");
+	tg_topology_destroy(t);
+}
+
+
+/* Required anti-affinity over more values than the old cap of 64: 99 of
+ * 100 racks hold a pod to avoid; the member goes to the last one. */
+static void test_anti_many(void)
+{
+	tg_topology *t = tg_topology_create();
+	const char *pods[99];
+	char names[99][16], node[16], rack[16];
+	tg_decision *d = NULL;
+	tg_gang *g;
+	unsigned i;
+
+	for (i = 0; i < 100; i++) {
+		tg_node_id id;
+
+		snprintf(node, sizeof(node), "n%u", i);
+		snprintf(rack, sizeof(rack), "r%u", i);
+		tg_topology_add_node(t, node, NULL, &id);
+		tg_topology_node_set_resource(t, id, TG_RES_CPU, 8000);
+		tg_topology_node_add_label(t, id, "rack", rack);
+	}
+	tg_topology_build(t, NULL);
+	for (i = 0; i < 99; i++) {
+		tg_alloc_spec sp;
+
+		snprintf(names[i], sizeof(names[i]), "p%u", i);
+		snprintf(node, sizeof(node), "n%u", i);
+		memset(&sp, 0, sizeof(sp));
+		sp.pod = names[i];
+		tg_topology_node_find(t, node, &sp.node);
+		tg_topology_add_alloc(t, &sp);
+		pods[i] = names[i];
+	}
+	g = gang("default/away", 1, 1000);
+	tg_gang_podset_add_pod_affinity(g, 0, "rack", true, pods, 99);
+	tg_place(t, g, &d, NULL);
+	is_str(nodes_of(t, d), "n99", "anti-affinity over 99 racks: the one "
+	       "left (no cap on a term's values)");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
+
+/* The bounds of pod labels and label spreads: errors, never cut. */
+static void test_label_limits(void)
+{
+	static tg_label lab[TG_MAX_POD_LABELS + 1];
+	static char keys[TG_MAX_POD_LABELS + 1][12];
+	tg_topology *t = spines3();
+	tg_gang *g = gang("default/lim", 1, 1000);
+	tg_spread_spec sp;
+	tg_alloc_spec as;
+	unsigned i;
+	tg_err e = TG_OK;
+
+	for (i = 0; i <= TG_MAX_POD_LABELS; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "k%u", i);
+		lab[i].key = keys[i];
+		lab[i].value = "";
+	}
+	memset(&as, 0, sizeof(as));
+	as.pod = "default/many";
+	as.labels = lab;
+	as.nlabels = TG_MAX_POD_LABELS + 1;
+	is_int(tg_topology_add_alloc(t, &as), TG_ELIMIT,
+	       "an allocation with more than TG_MAX_POD_LABELS labels");
+	as.nlabels = TG_MAX_POD_LABELS;
+	is_int(tg_topology_add_alloc(t, &as), TG_OK, "... with that many");
+	is_int(tg_gang_podset_set_member_labels(g, 0, 0, "default", lab,
+						TG_MAX_POD_LABELS + 1),
+	       TG_ELIMIT, "a member with more than TG_MAX_POD_LABELS labels");
+	lab[1].key = "k0";
+	is_int(tg_gang_podset_set_member_labels(g, 0, 0, "default", lab, 2),
+	       TG_EINVAL, "a repeated label key");
+	as.pod = "default/dup";
+	as.nlabels = 2;
+	is_int(tg_topology_add_alloc(t, &as), TG_EINVAL,
+	       "an allocation with a repeated label key");
+	memset(&sp, 0, sizeof(sp));
+	sp.layer = "spine";
+	sp.max_skew = 1;
+	sp.selector = true;
+	for (i = 0; i < TG_MAX_SPREADS && !e; i++)
+		e = tg_gang_add_spread_spec(g, &sp);
+	is_int(e, TG_OK, "TG_MAX_SPREADS label spreads");
+	is_int(tg_gang_add_spread_spec(g, &sp), TG_ELIMIT, "one more");
+	sp.min_domains = 2;
+	is_int(tg_gang_add_spread_spec(g, &sp), TG_EINVAL,
+	       "minDomains on a soft spread");
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
 /* tg_gang_member: ranks across pod sets, named or not. */
 static void test_members(void)
 {
@@ -958,6 +1330,9 @@ int main(void)
 	test_islands();
 	test_missing_labels();
 	test_spread();
+	test_label_spread();
+	test_anti_many();
+	test_label_limits();
 	test_members();
 	test_slot_cache();
 	test_many_candidates();

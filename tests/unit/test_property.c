@@ -1445,6 +1445,225 @@ out:
 	tg_topology_destroy(t);
 }
 
+/*
+ * ---- Kubernetes spread and pod anti-affinity, through the loader ----
+ *
+ * Random dumps (3-10 nodes over spines and blocks, running pods with
+ * labels and some with required anti-affinity, pending lone pods with
+ * hard or soft topologySpreadConstraints and anti-affinity) are loaded
+ * with tg_k8s and decided in order, each decision applied.  Checked:
+ *  (s) a pod placed under a DoNotSchedule spread: the matching pods in
+ *      its domain before it, + 1 when it matches, - the minimum over
+ *      every domain, is at most maxSkew (running pods and pods placed
+ *      earlier counted);
+ *  (t) no required anti-affinity broken in either direction: no pod
+ *      with a term shares the term's domain with a pod it selects,
+ *      whenever either of the two was placed by topogang.
+ */
+#define KP_MAXN	10
+#define KP_MAXP	16
+
+typedef struct kpod_rec {
+	char name[16];
+	unsigned ns, app, node;		/* node: KP_MAXN = not placed */
+	bool pending, placed;
+	bool anti;
+	unsigned anti_key, anti_app;	/* key: 0 host, 1 spine, 2 block */
+	bool spread, hard;
+	unsigned sp_key, sp_app, sp_skew;
+} kpod_rec;
+
+static const char *const kp_ns[] = { "default", "other" };
+static const char *const kp_app[] = { "a", "b", "c" };
+static const char *const kp_key[] = { "kubernetes.io/hostname",
+				      "example.com/spine",
+				      "example.com/block" };
+
+static unsigned kp_dom(const unsigned (*lab)[3], unsigned node, unsigned key)
+{
+	return key == 0 ? node : lab[node][key];
+}
+
+static unsigned kspread_bad, kanti_bad, kspread_n, kanti_n, kplaced;
+
+static void kp_case(unsigned caseno)
+{
+	static char text[65536];
+	static const char *const levels[] = { "example.com/spine",
+					      "example.com/block" };
+	unsigned nn = 3 + rn(8), np = 2 + rn(KP_MAXP - 2), i, j, k;
+	unsigned lab[KP_MAXN][3];	/* [1] spine, [2] block (global) */
+	kpod_rec pod[KP_MAXP];
+	size_t len = 0;
+	tg_k8s *kk = tg_k8s_create();
+	tg_topology *t = NULL;
+	tg_errinfo ei;
+
+#define OUT(...) (len += (size_t)snprintf(text + len, sizeof(text) - len, \
+					   __VA_ARGS__))
+	for (i = 0; i < nn; i++) {
+		lab[i][1] = rn(3);
+		lab[i][2] = lab[i][1] * 2 + rn(2);	/* blocks unique */
+		OUT("---\napiVersion: v1\nkind: Node\nmetadata: {name: n%u, "
+		    "labels: {kubernetes.io/hostname: n%u, example.com/spine: "
+		    "s%u, example.com/block: b%u}}\nstatus: {allocatable: "
+		    "{cpu: '%u', pods: '110'}}\n", i, i, lab[i][1], lab[i][2],
+		    1 + rn(3));
+	}
+	for (i = 0; i < np; i++) {
+		kpod_rec *p = &pod[i];
+
+		memset(p, 0, sizeof(*p));
+		snprintf(p->name, sizeof(p->name), "p%02u", i);
+		p->ns = chance(4);
+		p->app = rn(3);
+		p->pending = chance(2);
+		p->node = p->pending ? KP_MAXN : rn(nn);
+		p->anti = chance(3);
+		p->anti_key = rn(3);
+		p->anti_app = rn(3);
+		p->spread = p->pending && !chance(3);
+		p->hard = !chance(4);
+		p->sp_key = rn(3);
+		p->sp_app = chance(3) ? rn(3) : p->app;
+		p->sp_skew = 1 + chance(3);
+		OUT("---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, "
+		    "namespace: %s, labels: {app: %s}, creationTimestamp: "
+		    "'2026-01-01T00:00:%02uZ'}\nspec:\n", p->name,
+		    kp_ns[p->ns], kp_app[p->app], i);
+		if (!p->pending)
+			OUT("  nodeName: n%u\n", p->node);
+		OUT("  containers:\n  - name: c\n    resources: {requests: "
+		    "{cpu: '%s'}}\n", p->pending ? "1" : "100m");
+		if (p->anti)
+			OUT("  affinity:\n    podAntiAffinity:\n      "
+			    "requiredDuringSchedulingIgnoredDuringExecution:\n"
+			    "      - labelSelector: {matchLabels: {app: %s}}\n"
+			    "        topologyKey: %s\n", kp_app[p->anti_app],
+			    kp_key[p->anti_key]);
+		if (p->spread)
+			OUT("  topologySpreadConstraints:\n  - maxSkew: %u\n"
+			    "    topologyKey: %s\n    whenUnsatisfiable: %s\n"
+			    "    labelSelector: {matchLabels: {app: %s}}\n",
+			    p->sp_skew, kp_key[p->sp_key], p->hard ?
+			    "DoNotSchedule" : "ScheduleAnyway",
+			    kp_app[p->sp_app]);
+		if (!p->pending)
+			OUT("status: {phase: Running}\n");
+	}
+#undef OUT
+	if (len >= sizeof(text) ||
+	    tg_k8s_set_levels(kk, levels, 2) ||
+	    tg_k8s_add(kk, text, len, "kprop", &ei) ||
+	    tg_k8s_build(kk, &t, &ei)) {
+		fail(0, "case %u: the dump does not load: %s", caseno,
+		     ei.msg);
+		tg_k8s_destroy(kk);
+		return;
+	}
+	for (i = 0; i < tg_k8s_ngangs(kk); i++) {
+		tg_gang *g = tg_k8s_gang(kk, i);
+		tg_decision *d = NULL;
+		kpod_rec *p = NULL;
+		tg_node_id n;
+
+		for (j = 0; j < np; j++) {
+			char full[40];
+
+			snprintf(full, sizeof(full), "%s/%s", kp_ns[pod[j].ns],
+				 pod[j].name);
+			if (!strcmp(full, tg_gang_name(g)))
+				p = &pod[j];
+		}
+		if (!p || tg_place(t, g, &d, &ei) || !d) {
+			fail(0, "case %u: gang %s: %s", caseno,
+			     tg_gang_name(g), p ? ei.msg : "unknown");
+			continue;
+		}
+		if (tg_decision_status(d) != TG_STATUS_PLACED) {
+			tg_decision_free(d);
+			continue;
+		}
+		n = tg_decision_placement(d, 0)->node;
+		sscanf(tg_topology_node_name(t, n), "n%u", &p->node);
+		if (p->spread && p->hard) {
+			unsigned cnt[KP_MAXN] = { 0 }, mn = UINT32_MAX;
+			bool seen[KP_MAXN] = { false };
+
+			for (j = 0; j < np; j++)
+				if (&pod[j] != p && pod[j].node < nn &&
+				    pod[j].ns == p->ns &&
+				    pod[j].app == p->sp_app)
+					cnt[kp_dom(lab, pod[j].node,
+						   p->sp_key)]++;
+			for (j = 0; j < nn; j++)
+				seen[kp_dom(lab, j, p->sp_key)] = true;
+			for (j = 0; j < KP_MAXN; j++)
+				if (seen[j] && cnt[j] < mn)
+					mn = cnt[j];
+			kspread_n++;
+			if (cnt[kp_dom(lab, p->node, p->sp_key)] +
+			    (p->app == p->sp_app) - mn > p->sp_skew) {
+				kspread_bad++;
+				if (kspread_bad <= MAXDIAG)
+					diag("case %u: %s on n%u: skew over "
+					     "%u on %s", caseno, p->name,
+					     p->node, p->sp_skew,
+					     kp_key[p->sp_key]);
+			}
+		}
+		p->placed = true;
+		kplaced++;
+		tg_decision_apply(t, g, d);
+		tg_decision_free(d);
+	}
+	for (i = 0; i < np; i++) {
+		for (j = 0; j < np; j++) {
+			const kpod_rec *a = &pod[i], *b = &pod[j];
+
+			if (i == j || !a->anti || a->node >= nn ||
+			    b->node >= nn || (!a->placed && !b->placed))
+				continue;
+			k = a->anti_key;
+			kanti_n++;
+			if (b->ns == a->ns && b->app == a->anti_app &&
+			    kp_dom(lab, a->node, k) == kp_dom(lab, b->node, k)) {
+				kanti_bad++;
+				if (kanti_bad <= MAXDIAG)
+					diag("case %u: %s (n%u) avoids app=%s "
+					     "by %s, %s is on n%u", caseno,
+					     a->name, a->node,
+					     kp_app[a->anti_app], kp_key[k],
+					     b->name, b->node);
+			}
+		}
+	}
+	tg_topology_destroy(t);
+	tg_k8s_destroy(kk);
+}
+
+static void kp_run(uint64_t seed, unsigned ncases)
+{
+	unsigned i;
+
+	for (i = 0; i < ncases; i++) {
+		rng = (seed + 7) * 0x9e3779b97f4a7c15ull ^
+		      (i + 1) * 0xbf58476d1ce4e5b9ull;
+		if (!rng)
+			rng = 1;
+		rnd();
+		kp_case(i);
+	}
+	ok(!kspread_bad, "k8s: DoNotSchedule skew never exceeded, running "
+	   "and earlier pods counted (%u spread pods placed, %u over)",
+	   kspread_n, kspread_bad);
+	ok(!kanti_bad, "k8s: required anti-affinity never broken in either "
+	   "direction (%u pairs, %u broken)", kanti_n, kanti_bad);
+	ok(kspread_n >= ncases / 4 && kplaced >= ncases,
+	   "k8s: the generator places pods (%u) and spread ones (%u)",
+	   kplaced, kspread_n);
+}
+
 static bool env_u64(const char *name, uint64_t *out)
 {
 	const char *s = getenv(name);
@@ -1508,6 +1727,8 @@ int main(void)
 	   "a fewest-children choice leaves: %u violations", nfill_bad[1]);
 	ok(nfill_placed >= ncases / 2 && nfill_units >= ncases,
 	   "the fill cases place most gangs and check many domains");
+	if (!one)
+		kp_run(seed, (unsigned)(ncases < 2000 ? ncases : 2000));
 	for (i = 0; i < NPROP; i++)
 		ok(!nbad[i], "%s: %llu cases, %u violations", prop_name[i],
 		   (unsigned long long)ncases, nbad[i]);

@@ -35,6 +35,16 @@
  *  5. Ranks follow the fill order, so consecutive ranks are topological
  *     neighbours (NCCL rings); GPUs inside a node come from one NVLink
  *     island when one can hold the member.
+ *
+ * Label-selector spreads (tg_gang_add_spread_spec()): a hard one makes a
+ * node take none when its domain would exceed the skew even if every
+ * other member that counts raised the minimum (step 1); the search starts
+ * at the level above the spread's; where the fill splits members over
+ * the spread's domains, or over a wider domain's (when no domain of the
+ * level above holds the gang), they go one at a time to a domain where
+ * every hard spread's skew holds, the fewest matching pods first, then
+ * the most room, then path order, each member that counts raising its
+ * domain's count.
  */
 #ifndef TOPOGANG_PLACE_H
 #define TOPOGANG_PLACE_H
