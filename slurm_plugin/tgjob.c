@@ -34,6 +34,9 @@
 
 uint32_t tgj_gpu_plugin_id = 0;
 
+/* struct job_details (22.05) became job_details_t (24.11). */
+typedef __typeof__(*((job_record_t *) 0)->details) tg_details_t;
+
 /* GPUs the job asks for on each of \p members nodes. */
 typedef struct gpu_req_arg {
 	uint32_t members, tasks;
@@ -76,7 +79,7 @@ extern uint64_t tgj_req_gpus(job_record_t *job_ptr, uint32_t members)
 
 extern bool tgj_exclusive(job_record_t *job_ptr)
 {
-	struct job_details *d = job_ptr->details;
+	tg_details_t *d = job_ptr->details;
 
 	if (d->whole_node & WHOLE_NODE_REQUIRED)
 		return true;
@@ -101,7 +104,7 @@ extern bool tgj_exclusive(job_record_t *job_ptr)
  */
 static bool _job_per_task(job_record_t *job_ptr, bool exclusive)
 {
-	struct job_details *d = job_ptr->details;
+	tg_details_t *d = job_ptr->details;
 
 	return !exclusive && d->num_tasks > 1 && d->num_tasks != NO_VAL &&
 	       d->min_nodes <= 1 && (!d->max_nodes || d->max_nodes > 1) &&
@@ -115,7 +118,7 @@ extern int tgj_shape(job_record_t *job_ptr, uint32_t min_nodes,
 		      tg_shape *sh, uint32_t *members, bool *exclusive,
 		      bool *per_task)
 {
-	struct job_details *d = job_ptr->details;
+	tg_details_t *d = job_ptr->details;
 	uint64_t cpus, mem;
 	uint32_t m = min_nodes;
 
