@@ -63,6 +63,7 @@
 #include "src/interfaces/gres.h"
 #include "src/interfaces/preempt.h"
 #include "src/interfaces/topology.h"
+#include "src/slurmctld/locks.h"
 #include "src/slurmctld/slurmctld.h"
 #include "src/plugins/topology/common/common_topo.h"
 
@@ -107,6 +108,22 @@ static unsigned ndom = 0;
 static char topo_file[PATH_MAX];	/* the file that loaded */
 static uint32_t logged[MAX_LOGGED_JOBS];
 static unsigned nlogged = 0;
+
+/* A domain that is a switch or block: not the unnamed root above the
+ * top layer (state_lock held). */
+static bool _named(unsigned d)
+{
+	return tg_topology_domain_value(topo, d)[0] != '\0';
+}
+
+static unsigned _nnamed(void)
+{
+	unsigned n = 0;
+
+	for (unsigned d = 0; topo && d < ndom; d++)
+		n += _named(d);
+	return n;
+}
 
 /* ---- configuration ---- */
 
@@ -359,9 +376,9 @@ static int _load(void)
 	site_conf = nc;
 	snprintf(topo_file, sizeof(topo_file), "%s", tpath);
 	active = true;
-	slurm_mutex_unlock(&state_lock);
 	info("%s: loaded %s (%u nodes, %u layers, %u domains) and %s",
-	     plugin_type, tpath, ntg, tg_topology_nlayers(t), ndom, cpath);
+	     plugin_type, tpath, ntg, tg_topology_nlayers(t), _nnamed(), cpath);
+	slurm_mutex_unlock(&state_lock);
 	return SLURM_SUCCESS;
 }
 
@@ -538,6 +555,27 @@ static int _choose_in(topology_eval_t *te, bitstr_t *want)
 	return rc;
 }
 
+/*
+ * The job waits: the core's message becomes its pending reason.  Nodes
+ * are still chosen by Slurm's default evaluation, and best_switch is
+ * cleared, as topology/tree does for --switches (eval_nodes_tree.c line
+ * 723): cons_tres then passes a test-only evaluation (sbatch's submit
+ * check, will-run) and refuses every other one ("waiting for switches",
+ * job_test.c line 1344), so the job pends, with the reason, instead of
+ * being refused at submit when no empty cluster could hold it.
+ */
+static int _wait(topology_eval_t *te, const char *why)
+{
+	job_record_t *job_ptr = te->job_ptr;
+	int rc;
+
+	if (tgr_set(job_ptr, why))
+		info("%s: %pJ waits: %s", plugin_type, job_ptr, why);
+	rc = common_topo_choose_nodes(te);
+	job_ptr->best_switch = false;
+	return rc;
+}
+
 extern int topology_p_eval_nodes(topology_eval_t *te)
 {
 	job_record_t *job_ptr = te->job_ptr;
@@ -557,11 +595,10 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 	how = _decide(te, &c);
 	slurm_mutex_unlock(&state_lock);
 
+	job_ptr->best_switch = true;
 	switch (how) {
 	case DEC_WAIT:
-		if (tgr_set(job_ptr, c.why))
-			info("%s: %pJ waits: %s", plugin_type, job_ptr, c.why);
-		rc = SLURM_ERROR;
+		rc = _wait(te, c.why);
 		break;
 	case DEC_FALLBACK:
 		if (_first_log(job_ptr->job_id))
@@ -575,7 +612,10 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 		nodes = bitmap2node_name(c.want);
 		rc = _choose_in(te, c.want);
 		if (rc == SLURM_SUCCESS) {
-			tgr_drop(job_ptr->job_id);
+			/* the reason stays until the job starts (tgreason
+			 * drops it then): the test-only evaluation of a
+			 * waiting job, on all nodes, succeeds between the
+			 * scheduler's refusals */
 			_log_decision("JobId=%u gather=%s (%s) placed on %s "
 				      "in %s", job_ptr->job_id, c.req.txt,
 				      c.req.src, nodes,
@@ -586,9 +626,7 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 			 "refused %s, the core's placement in %s", nodes,
 			 tg_decision_domain(c.d));
 		if (c.req.must) {
-			if (tgr_set(job_ptr, c.why))
-				info("%s: %pJ waits: %s", plugin_type,
-				     job_ptr, c.why);
+			rc = _wait(te, c.why);
 			break;
 		}
 		if (_first_log(job_ptr->job_id))
@@ -605,6 +643,97 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 }
 
 /* ---- victims, for preempt/topogang ---- */
+
+/*
+ * The running jobs, for the victims' model.  preempt_p_preemptable() is
+ * called from inside list_for_each(job_list) (src/interfaces/preempt.c,
+ * slurm_find_preemptable_jobs), which holds the list's lock: walking
+ * job_list again there is refused ("Resource deadlock avoided", fatal).
+ * So a thread of this plugin notes the running jobs' ids every
+ * RUN_SCAN_MS under the job read lock, and _vic_compute() fetches each
+ * with find_job_record() (a hash lookup, no list lock).  A job started
+ * since the last scan is missing from the model until the next one: the
+ * core may then name too few victims, cons_tres finds no fit, and the
+ * job waits one more pass; never more victims than the core's.
+ */
+#define RUN_SCAN_MS	500
+#define MAX_RUN_IDS	(1u << 20)	/* running jobs noted */
+
+static uint32_t *run_ids = NULL;	/* under state_lock */
+static size_t nrun = 0;
+static pthread_t scan_thread;
+static bool scan_started = false, scan_stop = false;
+static pthread_cond_t scan_cond = PTHREAD_COND_INITIALIZER;
+
+typedef struct scan {
+	uint32_t *ids;
+	size_t n, cap;
+	bool full;
+} scan_t;
+
+static int _scan_one(void *x, void *arg)
+{
+	job_record_t *jp = x;
+	scan_t *sc = arg;
+
+	if (!(IS_JOB_RUNNING(jp) || IS_JOB_SUSPENDED(jp)))
+		return 0;
+	if (sc->n >= MAX_RUN_IDS) {
+		sc->full = true;
+		return 0;
+	}
+	if (sc->n == sc->cap) {
+		sc->cap = sc->cap ? sc->cap * 2 : 256;
+		xrecalloc(sc->ids, sc->cap, sizeof(*sc->ids));
+	}
+	sc->ids[sc->n++] = jp->job_id;
+	return 0;
+}
+
+static void _scan(void)
+{
+	slurmctld_lock_t job_read_lock = { .job = READ_LOCK };
+	scan_t sc = { 0 };
+
+	lock_slurmctld(job_read_lock);
+	if (job_list)		/* slurmctld creates it after init() */
+		(void) list_for_each_ro(job_list, _scan_one, &sc);
+	unlock_slurmctld(job_read_lock);
+	if (sc.full)
+		error("%s: more than %u running jobs; victims are chosen "
+		      "among the first %u", plugin_type, MAX_RUN_IDS,
+		      MAX_RUN_IDS);
+	slurm_mutex_lock(&state_lock);
+	xfree(run_ids);
+	run_ids = sc.ids;
+	nrun = sc.n;
+	slurm_mutex_unlock(&state_lock);
+}
+
+static void *_scan_loop(void *arg)
+{
+	(void) arg;
+	for (;;) {
+		struct timespec ts;
+
+		_scan();
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (long) RUN_SCAN_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		slurm_mutex_lock(&state_lock);
+		if (!scan_stop)
+			pthread_cond_timedwait(&scan_cond, &state_lock, &ts);
+		if (scan_stop) {
+			slurm_mutex_unlock(&state_lock);
+			break;
+		}
+		slurm_mutex_unlock(&state_lock);
+	}
+	return NULL;
+}
 
 #define PRIO_PENDING	(INT64_C(1) << 62)	/* above every running job */
 
@@ -771,7 +900,12 @@ static void _vic_compute(job_record_t *jp,
 	v.t = t;
 	v.preemptor = jp;
 	v.base = base;
-	(void) list_for_each(job_list, _vic_add_job, &v);
+	for (size_t i = 0; i < nrun; i++) {
+		job_record_t *rp = find_job_record(run_ids[i]);
+
+		if (rp)
+			(void) _vic_add_job(rp, &v);
+	}
 	if (tg_gang_check(t, g, &ei) || tg_place(t, g, &d, &ei))
 		goto out;
 	switch (tg_decision_status(d)) {
@@ -826,7 +960,7 @@ extern int topology_p_topogang_victim(job_record_t *preemptor,
 	int r = VIC_ANY;
 
 	slurm_mutex_lock(&state_lock);
-	if (!active || !topo_file[0])
+	if (!active || !topo_file[0] || !scan_started)
 		goto out;
 	if (vc.job_id != preemptor->job_id || vc.at != now ||
 	    vc.upd != last_job_update) {
@@ -857,6 +991,12 @@ extern int init(void)
 	tgj_gpu_plugin_id = gres_build_id("gpu");
 	tgs_conf_init(&site_conf);
 	tgr_start(plugin_type);
+	scan_stop = false;
+	if (pthread_create(&scan_thread, NULL, _scan_loop, NULL))
+		error("%s: cannot start the running-job scan: %m; victims by "
+		      "Slurm's preemption order", plugin_type);
+	else
+		scan_started = true;
 	info("%s loaded; SelectType=%s places inside the core's nodes",
 	     plugin_type, slurm_conf.select_type);
 	return SLURM_SUCCESS;
@@ -864,6 +1004,14 @@ extern int init(void)
 
 extern int fini(void)
 {
+	if (scan_started) {
+		slurm_mutex_lock(&state_lock);
+		scan_stop = true;
+		pthread_cond_broadcast(&scan_cond);
+		slurm_mutex_unlock(&state_lock);
+		pthread_join(scan_thread, NULL);
+		scan_started = false;
+	}
 	tgr_stop();
 	slurm_mutex_lock(&state_lock);
 	_free_tables(topo, tg2slurm, dom_nodes, ndom);
@@ -874,6 +1022,8 @@ extern int fini(void)
 	tgs_conf_free(&site_conf);
 	xfree(vc.ids);
 	memset(&vc, 0, sizeof(vc));
+	xfree(run_ids);
+	nrun = 0;
 	active = false;
 	slurm_mutex_unlock(&state_lock);
 	return SLURM_SUCCESS;
@@ -914,7 +1064,7 @@ extern bitstr_t *topology_p_get_bitmap(char *name)
 	bitstr_t *b = NULL;
 
 	slurm_mutex_lock(&state_lock);
-	for (unsigned d = 0; topo && name && d < ndom; d++)
+	for (unsigned d = 0; topo && name && name[0] && d < ndom; d++)
 		if (!strcmp(tg_topology_domain_value(topo, d), name) ||
 		    !strcmp(tg_topology_domain_path(topo, d), name)) {
 			b = dom_nodes[d];
@@ -979,16 +1129,20 @@ static topoinfo_t *_topoinfo(void)
 	topoinfo_t *ti = xmalloc(sizeof(*ti));
 	unsigned nl = topo ? tg_topology_nlayers(topo) : 0;
 
-	ti->n = topo ? ndom : 0;
-	ti->rec = xcalloc(ti->n ? ti->n : 1, sizeof(*ti->rec));
-	for (unsigned d = 0; d < ti->n; d++) {
-		topoinfo_rec_t *r = &ti->rec[d];
+	ti->rec = xcalloc(_nnamed() + 1, sizeof(*ti->rec));
+	for (unsigned d = 0; topo && d < ndom; d++) {
+		topoinfo_rec_t *r;
+
+		if (!_named(d))
+			continue;
+		r = &ti->rec[ti->n++];
 
 		r->level = nl - 1 - tg_topology_domain_layer(topo, d);
 		r->name = xstrdup(tg_topology_domain_value(topo, d));
 		r->nodes = bitmap2node_name(dom_nodes[d]);
 		for (unsigned k = 0; k < ndom; k++)
-			if (tg_topology_domain_parent(topo, k) == d)
+			if (tg_topology_domain_parent(topo, k) == d &&
+			    _named(k))
 				xstrfmtcat(r->children, "%s%s",
 					   r->children ? "," : "",
 					   tg_topology_domain_value(topo, k));
@@ -1013,7 +1167,7 @@ extern int topology_p_get(topology_data_t type, void *data)
 		/* node_scheduler.c: more than one record and node sets of
 		 * equal weight go to one job test, as with topology/tree */
 		slurm_mutex_lock(&state_lock);
-		*(int *) data = topo ? (int) ndom : 0;
+		*(int *) data = (int) _nnamed();
 		slurm_mutex_unlock(&state_lock);
 		return SLURM_SUCCESS;
 	case TOPO_DATA_EXCLUSIVE_TOPO:
