@@ -41,8 +41,16 @@ typedef struct tgj_req {
  * init(); 0: GPUs are not modelled. */
 extern uint32_t tgj_gpu_plugin_id;
 
+/*
+ * Memory per GPU (MB) when the job's memory comes from its GRES, as
+ * select/cons_tres decides it (no --mem/--mem-per-cpu, a --mem-per-gpu
+ * or DefMemPerGPU, memory consumable); 0 otherwise.
+ */
+extern uint64_t tgj_gpu_mem(job_record_t *job_ptr);
+
 /* The job may not share its nodes (--exclusive, OverSubscribe=EXCLUSIVE,
- * or no memory request while memory is consumable). */
+ * or no memory request, not even through --mem-per-gpu, while memory is
+ * consumable). */
 extern bool tgj_exclusive(job_record_t *job_ptr);
 
 /*
