@@ -1897,6 +1897,70 @@ static gpu_pick_t *_decision_picks(ctx_t *c, unsigned *n)
 	return picks;
 }
 
+typedef struct typed_arg {
+	gres_node_state_t *ns;
+	bool ok;
+} typed_arg_t;
+
+/* One gpu request of a type: the node has enough GPUs of it. */
+static int _typed_one(void *x, void *arg)
+{
+	gres_state_t *gs = x;
+	gres_job_state_t *js = gs->gres_data;
+	typed_arg_t *a = arg;
+	uint64_t have = 0, need;
+
+	if (gs->plugin_id != tgj_gpu_plugin_id || !js || !js->type_id)
+		return 0;
+	need = js->gres_per_node ? js->gres_per_node :
+	       js->gres_per_socket ? js->gres_per_socket : 1;
+	for (int t = 0; a->ns && t < a->ns->type_cnt; t++)
+		if (a->ns->type_id && a->ns->type_id[t] == js->type_id &&
+		    a->ns->type_cnt_avail)
+			have += a->ns->type_cnt_avail[t];
+	if (have < need)
+		a->ok = false;
+	return 0;
+}
+
+static int _is_typed_gpu(void *x, void *key)
+{
+	gres_state_t *gs = x;
+	gres_job_state_t *js = gs->gres_data;
+
+	(void) key;
+	return gs->plugin_id == tgj_gpu_plugin_id && js && js->type_id;
+}
+
+/*
+ * GPU types (--gpus=a100:2, --gres=gpu:a100:1): the core counts GPUs,
+ * not their types, so the nodes without enough GPUs of a type the job
+ * asks for are not offered to the core (cons_tres skips them too).
+ * Returns \p bitmap without them (caller frees), NULL when the job asks
+ * for no GPU type.
+ */
+static bitstr_t *_gpu_type_filter(job_record_t *job_ptr, bitstr_t *bitmap)
+{
+	bitstr_t *b;
+	int k;
+
+	if (!job_ptr->gres_list_req || !tgj_gpu_plugin_id ||
+	    !list_find_first(job_ptr->gres_list_req, _is_typed_gpu, NULL))
+		return NULL;
+	b = bit_copy(bitmap);
+	for (k = 0; k < node_record_count && k < bit_size(b); k++) {
+		typed_arg_t a = { .ok = true };
+
+		if (!bit_test(b, k) || !node_record_table_ptr[k])
+			continue;
+		a.ns = tgj_node_gpu_state(node_record_table_ptr[k]);
+		(void) list_for_each(job_ptr->gres_list_req, _typed_one, &a);
+		if (!a.ok)
+			bit_clear(b, k);
+	}
+	return b;
+}
+
 /* select_p_job_test for a job the core places; see select_p_job_test. */
 static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			  uint32_t min_nodes, uint32_t max_nodes,
@@ -1910,7 +1974,7 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	tg_errinfo ei;
 	uint32_t *cand = NULL;
 	size_t ncand = 0;
-	bitstr_t *orig = NULL, *want = NULL, *part;
+	bitstr_t *orig = NULL, *want = NULL, *part, *typed = NULL;
 	reserved_t *own;
 	time_t now = time(NULL);
 	bool run_now = SELECT_IS_MODE_RUN_NOW(mode);
@@ -2029,8 +2093,9 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	}
 
 	why[0] = '\0';
-	if (_build(&c, job_ptr, bitmap, min_nodes, max_nodes, cand, ncand,
-		   why, sizeof(why))) {
+	typed = _gpu_type_filter(job_ptr, bitmap);
+	if (_build(&c, job_ptr, typed ? typed : bitmap, min_nodes, max_nodes,
+		   cand, ncand, why, sizeof(why))) {
 		_core_failed(job_ptr, why, fallback);
 		goto out;
 	}
@@ -2210,6 +2275,7 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 out:
 	xfree(picks);
 	FREE_NULL_LIST(victims);
+	FREE_NULL_BITMAP(typed);
 	FREE_NULL_BITMAP(orig);
 	FREE_NULL_BITMAP(want);
 	xfree(nodes);
