@@ -131,9 +131,41 @@ static void _apply(void)
 	}
 }
 
+/*
+ * Whether a remembered reason must be put back (a pending job waits for
+ * resources without it); forgets the reasons of jobs that no longer wait.
+ * Under the job read lock and lock.
+ */
+static bool _stale(void)
+{
+	bool any = false;
+
+	for (unsigned i = 0; i < nreasons;) {
+		job_record_t *job_ptr = find_job_record(reasons[i].job_id);
+
+		if (!job_ptr || !IS_JOB_PENDING(job_ptr)) {
+			free(reasons[i].msg);
+			reasons[i] = reasons[--nreasons];
+			continue;
+		}
+		if ((job_ptr->state_reason == WAIT_RESOURCES) &&
+		    (!job_ptr->state_desc ||
+		     strcmp(job_ptr->state_desc, reasons[i].msg)))
+			any = true;
+		i++;
+	}
+	return any;
+}
+
+/*
+ * Once a second: a look under the job read lock, and the write lock only
+ * when a reason was wiped (slurmctld clears state_desc after each failed
+ * selection), so most seconds block no writer.
+ */
 static void *_loop(void *arg)
 {
 	slurmctld_lock_t job_write_lock = { .job = WRITE_LOCK };
+	slurmctld_lock_t job_read_lock = { .job = READ_LOCK };
 
 	(void) arg;
 	for (;;) {
@@ -151,6 +183,13 @@ static void *_loop(void *arg)
 		}
 		any = nreasons > 0;
 		slurm_mutex_unlock(&lock);
+		if (!any)
+			continue;
+		lock_slurmctld(job_read_lock);
+		slurm_mutex_lock(&lock);
+		any = _stale();
+		slurm_mutex_unlock(&lock);
+		unlock_slurmctld(job_read_lock);
 		if (!any)
 			continue;
 		lock_slurmctld(job_write_lock);

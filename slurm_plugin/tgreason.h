@@ -6,8 +6,9 @@
  *  every failed node selection, after the plugin has returned, so a
  *  message written during the selection does not survive.  tgreason keeps
  *  the core's message per pending job (at most TGR_MAX_REASONS jobs,
- *  TGR_MAX_LEN bytes each) and a thread puts it back about once a second,
- *  holding the job write lock only for the jobs it updates.  Names are
+ *  TGR_MAX_LEN bytes each) and a thread puts it back about once a second:
+ *  it looks under the job read lock and takes the write lock only in the
+ *  seconds when a reason was wiped.  Names are
  *  prefixed tgr_.  Only slurmctld calls these.
 \*****************************************************************************/
 
