@@ -1689,6 +1689,60 @@ out:
 }
 
 /*
+ * When a job with a must layer (a gather ...:must, --switches=1) could
+ * start, for backfill's plan (WILL_RUN): cons_tres's estimate restricted
+ * to each domain of the must layer in turn (the domains _domain_tries
+ * gives, at most FALLBACK_MAX_TRIES), the earliest kept, ties in that
+ * order; its nodes are left in \p bitmap and its start in
+ * job_ptr->start_time, so backfill reserves them and smaller jobs do not
+ * starve the job.  SLURM_ERROR (bitmap as given) when no domain has an
+ * estimate or the job has no must layer (a hard spread).
+ */
+static int _will_run_must(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a)
+{
+	dom_try_t tries[FALLBACK_MAX_TRIES];
+	unsigned must = _must_layer(c), n, k, best = UINT_MAX;
+	bitstr_t *orig, *b;
+	time_t best_t = 0;
+	int rc = SLURM_ERROR;
+
+	if (must == TG_NONE)
+		return SLURM_ERROR;
+	orig = bit_copy(bitmap);
+	n = _domain_tries(c, orig, must, a->min_nodes, UINT32_MAX, tries,
+			  FALLBACK_MAX_TRIES);
+	for (k = 0; k < n; k++) {
+		b = _domain_bitmap(c, orig, must, tries[k].d);
+		if (_inner_on(c->job_ptr, bitmap, orig, b, a) ==
+		    SLURM_SUCCESS &&
+		    (best == UINT_MAX || c->job_ptr->start_time < best_t)) {
+			best = k;
+			best_t = c->job_ptr->start_time;
+		}
+		FREE_NULL_BITMAP(b);
+	}
+	if (best != UINT_MAX) {
+		/* again on the best, for its nodes and preemptees */
+		b = _domain_bitmap(c, orig, must, tries[best].d);
+		rc = _inner_on(c->job_ptr, bitmap, orig, b, a);
+		FREE_NULL_BITMAP(b);
+		if (rc == SLURM_SUCCESS)
+			_log_decision("JobId=%u mode=%u: no room now; "
+				      "select/cons_tres's estimate in %s: "
+				      "start %ld", c->job_ptr->job_id,
+				      a->mode, tries[best].path,
+				      (long) c->job_ptr->start_time);
+	}
+	if (rc != SLURM_SUCCESS) {
+		if (a->preemptee_job_list)
+			FREE_NULL_LIST(*a->preemptee_job_list);
+		bit_copybits(bitmap, orig);
+	}
+	FREE_NULL_BITMAP(orig);
+	return rc;
+}
+
+/*
  * Run-now and the core says no room (\p refused false) or cons_tres
  * refused the core's nodes (\p refused true): _fallback decides.  On
  * success the job starts where cons_tres put it, logged once and
@@ -2137,6 +2191,9 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		if (SELECT_IS_MODE_WILL_RUN(mode) && !c.must) {
 			/* Let cons_tres say when it could start. */
 			*fallback = true;
+		} else if (SELECT_IS_MODE_WILL_RUN(mode)) {
+			/* when, inside one domain of its must layer */
+			rc = _will_run_must(&c, bitmap, &jt);
 		}
 		goto out;
 	case TG_STATUS_PLACED:
@@ -2180,7 +2237,12 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			goto out;
 		}
 		if (c.must) {
-			if (tgr_set(job_ptr, why))
+			if (!run_now && !c.nhet &&
+			    (rc = _will_run_must(&c, bitmap, &jt)) ==
+			    SLURM_SUCCESS)
+				goto out;
+			if (tgr_set(job_ptr, why) &&
+			    _once(job_ptr->job_id, "refused-must"))
 				error("%s: %pJ: %s; the job waits (its "
 				      "request has a must layer)",
 				      plugin_type, job_ptr, why);
