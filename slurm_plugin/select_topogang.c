@@ -2179,8 +2179,10 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	case TG_STATUS_UNSCHEDULABLE:
 		snprintf(why, sizeof(why), "topogang: %s",
 			 tg_decision_message(c.d));
-		if (run_now) {
-			/* no room in the model: cons_tres may see some */
+		if (run_now && !c.nhet) {
+			/* no room in the model: cons_tres may see some (not
+			 * for a heterogeneous gang: its components would
+			 * start apart) */
 			rc = _disagree(&c, bitmap, &jt, false, why);
 			goto out;
 		}
@@ -2191,7 +2193,7 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		if (SELECT_IS_MODE_WILL_RUN(mode) && !c.must) {
 			/* Let cons_tres say when it could start. */
 			*fallback = true;
-		} else if (SELECT_IS_MODE_WILL_RUN(mode)) {
+		} else if (SELECT_IS_MODE_WILL_RUN(mode) && !c.nhet) {
 			/* when, inside one domain of its must layer */
 			rc = _will_run_must(&c, bitmap, &jt);
 		}
