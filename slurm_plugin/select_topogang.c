@@ -1436,43 +1436,7 @@ static int _inner_narrowed(job_record_t *job_ptr, bitstr_t *bitmap,
 				   exc_core_bitmap);
 }
 
-/* ---- logging once per job and condition ---- */
-
-#define ONCE_MAX	4096	/* (job, condition) pairs remembered; the
-				 * oldest is forgotten past it (and may be
-				 * logged again) */
-
-typedef struct once {
-	uint32_t job_id;
-	uint32_t cond;			/* FNV-1a of the condition */
-} once_t;
-
-static once_t once_tab[ONCE_MAX];
-static unsigned once_n = 0, once_next = 0;
-
-/*
- * True the first time it is asked for \p job_id and \p cond (a short
- * text naming the condition, without what changes from pass to pass):
- * errors and fallbacks are logged then, not on every scheduling pass.
- * Under state_lock.
- */
-static bool _once(uint32_t job_id, const char *cond)
-{
-	uint32_t h = 2166136261u;
-	unsigned i;
-
-	for (; *cond; cond++)
-		h = (h ^ (uint8_t) *cond) * 16777619u;
-	for (i = 0; i < once_n; i++)
-		if (once_tab[i].job_id == job_id && once_tab[i].cond == h)
-			return false;
-	once_tab[once_next].job_id = job_id;
-	once_tab[once_next].cond = h;
-	once_next = (once_next + 1) % ONCE_MAX;
-	if (once_n < ONCE_MAX)
-		once_n++;
-	return true;
-}
+/* Errors once per job and condition: tgreason.c (tgr_once). */
 
 /* ---- handing the decision to cons_tres where the model falls short ---- */
 
@@ -1555,7 +1519,7 @@ static unsigned _domain_tries(ctx_t *c, bitstr_t *bitmap, unsigned layer,
 	qsort(v, i, sizeof(*v), _dom_try_cmp);
 	n = MIN(i, max);
 	memcpy(out, v, n * sizeof(*v));
-	if (i > max && _once(c->job_ptr->job_id, "fallback-tries"))
+	if (i > max && tgr_once(c->job_ptr->job_id, "fallback-tries"))
 		info("%s: %pJ: %u domains of layer %s could hold it; only the "
 		     "first %u (FALLBACK_MAX_TRIES) are tried one by one",
 		     plugin_type, c->job_ptr, i,
@@ -1759,7 +1723,7 @@ static int _disagree(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
 		if (!tgr_set(c->job_ptr, why))
 			return rc;
 		if (refused && c->must &&
-		    _once(c->job_ptr->job_id, "refused-must"))
+		    tgr_once(c->job_ptr->job_id, "refused-must"))
 			error("%s: %pJ: %s; the job waits (its request has a "
 			      "must layer)", plugin_type, c->job_ptr, why);
 		else
@@ -1771,7 +1735,7 @@ static int _disagree(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
 	tgr_drop(c->job_ptr->job_id);
 	(*count)++;
 	sel = bitmap2node_name(bitmap);
-	if (_once(c->job_ptr->job_id, refused ? "fallback-refused" :
+	if (tgr_once(c->job_ptr->job_id, refused ? "fallback-refused" :
 		  "fallback-nospace"))
 		info("%s: %pJ gather=%s (%s): %s; select/cons_tres can start "
 		     "it: placed on %s (%s), fallback %" PRIu64 " of this "
@@ -1789,7 +1753,7 @@ static void _core_failed(job_record_t *job_ptr, const char *why,
 	char msg[TGS_ERRLEN + 64];
 
 	if (site_conf.fallback) {
-		if (_once(job_ptr->job_id, "core-failed"))
+		if (tgr_once(job_ptr->job_id, "core-failed"))
 			error("%s: %pJ: the core cannot decide (%s); "
 			      "select/cons_tres chooses", plugin_type,
 			      job_ptr, why);
@@ -1797,7 +1761,7 @@ static void _core_failed(job_record_t *job_ptr, const char *why,
 		return;
 	}
 	snprintf(msg, sizeof(msg), "topogang: cannot decide: %s", why);
-	if (tgr_set(job_ptr, msg) && _once(job_ptr->job_id, "core-failed"))
+	if (tgr_set(job_ptr, msg) && tgr_once(job_ptr->job_id, "core-failed"))
 		error("%s: %pJ: the core cannot decide (%s); the job waits "
 		      "(Fallback=no)", plugin_type, job_ptr, why);
 }
@@ -2113,7 +2077,7 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 					      plugin_type, job_ptr, why);
 			} else {
 				if (run_now &&
-				    _once(job_ptr->job_id, "het-refused"))
+				    tgr_once(job_ptr->job_id, "het-refused"))
 					error("%s: %pJ: %s; select/cons_tres "
 					      "chooses", plugin_type, job_ptr,
 					      why);
@@ -2244,12 +2208,12 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			    SLURM_SUCCESS)
 				goto out;
 			if (tgr_set(job_ptr, why) &&
-			    _once(job_ptr->job_id, "refused-must"))
+			    tgr_once(job_ptr->job_id, "refused-must"))
 				error("%s: %pJ: %s; the job waits (its "
 				      "request has a must layer)",
 				      plugin_type, job_ptr, why);
 		} else {
-			if (run_now && _once(job_ptr->job_id, "refused"))
+			if (run_now && tgr_once(job_ptr->job_id, "refused"))
 				error("%s: %pJ: %s; select/cons_tres chooses",
 				      plugin_type, job_ptr, why);
 			*fallback = true;

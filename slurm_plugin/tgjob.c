@@ -31,6 +31,7 @@
 #include "topogang/place.h"
 
 #include "tgjob.h"
+#include "tgreason.h"
 
 uint32_t tgj_gpu_plugin_id = 0;
 
@@ -282,8 +283,10 @@ static void _job_gather(job_record_t *job_ptr, const tgs_conf *conf,
 			*src = from;
 			return;
 		}
-		error("%s: %pJ: topo-gather (%s): %s; using the partition "
-		      "default", plugin_type, job_ptr, from, err);
+		if (tgr_once(job_ptr->job_id, "topo-gather"))
+			error("%s: %pJ: topo-gather (%s): %s; using the "
+			      "partition default", plugin_type, job_ptr,
+			      from, err);
 		memset(g, 0, sizeof(*g));
 	}
 	pg = tgs_conf_part_gather(conf, job_ptr->part_ptr ?
@@ -309,8 +312,9 @@ static bool _job_spread(job_record_t *job_ptr, const char *plugin_type,
 		return false;
 	if (!tgs_spread_parse(val, sp, err, sizeof(err)))
 		return true;
-	error("%s: %pJ: topo-spread (%s): %s; ignored", plugin_type,
-	      job_ptr, from, err);
+	if (tgr_once(job_ptr->job_id, "topo-spread"))
+		error("%s: %pJ: topo-spread (%s): %s; ignored",
+		      plugin_type, job_ptr, from, err);
 	memset(sp, 0, sizeof(*sp));
 	return false;
 }
@@ -328,8 +332,9 @@ static bool _job_slice(job_record_t *job_ptr, const char *plugin_type,
 		return false;
 	if (!tgs_slice_parse(val, sl, err, sizeof(err)))
 		return true;
-	error("%s: %pJ: topo-slice (%s): %s; ignored", plugin_type,
-	      job_ptr, from, err);
+	if (tgr_once(job_ptr->job_id, "topo-slice"))
+		error("%s: %pJ: topo-slice (%s): %s; ignored",
+		      plugin_type, job_ptr, from, err);
 	memset(sl, 0, sizeof(*sl));
 	return false;
 }

@@ -61,6 +61,36 @@ extern void tgr_drop(uint32_t job_id)
 	slurm_mutex_unlock(&lock);
 }
 
+typedef struct once {
+	uint32_t job_id;
+	uint32_t cond;			/* FNV-1a of the condition */
+} once_t;
+
+static once_t once_tab[TGR_MAX_ONCE];
+static unsigned once_n = 0, once_next = 0;
+
+extern bool tgr_once(uint32_t job_id, const char *cond)
+{
+	uint32_t h = 2166136261u;
+	bool fresh = true;
+
+	for (; *cond; cond++)
+		h = (h ^ (uint8_t) *cond) * 16777619u;
+	slurm_mutex_lock(&lock);
+	for (unsigned i = 0; i < once_n && fresh; i++)
+		if (once_tab[i].job_id == job_id && once_tab[i].cond == h)
+			fresh = false;
+	if (fresh) {
+		once_tab[once_next].job_id = job_id;
+		once_tab[once_next].cond = h;
+		once_next = (once_next + 1) % TGR_MAX_ONCE;
+		if (once_n < TGR_MAX_ONCE)
+			once_n++;
+	}
+	slurm_mutex_unlock(&lock);
+	return fresh;
+}
+
 /* Remembers \p msg for the job (under lock); true when it is new. */
 static bool _remember(job_record_t *job_ptr, const char *msg, char **out)
 {

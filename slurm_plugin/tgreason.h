@@ -38,4 +38,16 @@ extern bool tgr_set(job_record_t *job_ptr, const char *msg);
 /* Forgets the job's reason (it was placed, or the core has none). */
 extern void tgr_drop(uint32_t job_id);
 
+#define TGR_MAX_ONCE	4096	/* (job, condition) pairs tgr_once
+				 * remembers; the oldest is forgotten past it
+				 * (and may be logged again) */
+
+/*
+ * True the first time it is asked for \p job_id and \p cond (a short
+ * text naming the condition, without what changes from pass to pass):
+ * errors and fallbacks about a job are logged then, once, not on every
+ * scheduling pass.
+ */
+extern bool tgr_once(uint32_t job_id, const char *cond);
+
 #endif /* _TOPOGANG_TGREASON_H */
