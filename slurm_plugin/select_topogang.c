@@ -335,6 +335,31 @@ static void _reserved_expire(time_t now)
 	}
 }
 
+/*
+ * Takes the nodes held for other preemptors out of \p bitmap: where
+ * cons_tres chooses (a fallback), it does not see the holds, which live
+ * in the core's model only.  Returns how many nodes it took out.
+ */
+static int _trim_held(uint32_t job_id, bitstr_t *bitmap)
+{
+	int n = 0, sz = bit_size(bitmap);
+
+	for (unsigned i = 0; i < nreserved; i++) {
+		int k, hs;
+
+		if (reserved[i].job_id == job_id)
+			continue;
+		hs = bit_size(reserved[i].nodes);
+		for (k = 0; k < hs && k < sz; k++)
+			if (bit_test(reserved[i].nodes, k) &&
+			    bit_test(bitmap, k)) {
+				bit_clear(bitmap, k);
+				n++;
+			}
+	}
+	return n;
+}
+
 static void _reserved_add(uint32_t job_id, bitstr_t *nodes,
 			  gpu_pick_t *picks, unsigned npicks, time_t expires)
 {
@@ -1616,10 +1641,11 @@ static int _fallback_layer(ctx_t *c, bitstr_t *bitmap, bitstr_t *orig,
 static int _fallback(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
 		     char *where, size_t wlen)
 {
-	bitstr_t *orig = bit_copy(bitmap);
+	bitstr_t *given = bit_copy(bitmap), *orig = bit_copy(bitmap);
 	unsigned must = _must_layer(c), budget = FALLBACK_MAX_TRIES, l;
 	int rc;
 
+	(void) _trim_held(c->job_ptr->job_id, orig);
 	snprintf(where, wlen, "select/cons_tres's choice");
 	if (c->must && must == TG_NONE) {
 		rc = SLURM_ERROR;	/* a hard spread */
@@ -1646,9 +1672,10 @@ out:
 	if (rc != SLURM_SUCCESS) {
 		if (a->preemptee_job_list)
 			FREE_NULL_LIST(*a->preemptee_job_list);
-		bit_copybits(bitmap, orig);
+		bit_copybits(bitmap, given);
 	}
 	FREE_NULL_BITMAP(orig);
+	FREE_NULL_BITMAP(given);
 	return rc;
 }
 
@@ -1666,13 +1693,15 @@ static int _will_run_must(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a)
 {
 	dom_try_t tries[FALLBACK_MAX_TRIES];
 	unsigned must = _must_layer(c), n, k, best = UINT_MAX;
-	bitstr_t *orig, *b;
+	bitstr_t *orig, *given, *b;
 	time_t best_t = 0;
 	int rc = SLURM_ERROR;
 
 	if (must == TG_NONE)
 		return SLURM_ERROR;
+	given = bit_copy(bitmap);
 	orig = bit_copy(bitmap);
+	(void) _trim_held(c->job_ptr->job_id, orig);
 	n = _domain_tries(c, orig, must, a->min_nodes, UINT32_MAX, tries,
 			  FALLBACK_MAX_TRIES);
 	for (k = 0; k < n; k++) {
@@ -1700,9 +1729,10 @@ static int _will_run_must(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a)
 	if (rc != SLURM_SUCCESS) {
 		if (a->preemptee_job_list)
 			FREE_NULL_LIST(*a->preemptee_job_list);
-		bit_copybits(bitmap, orig);
+		bit_copybits(bitmap, given);
 	}
 	FREE_NULL_BITMAP(orig);
+	FREE_NULL_BITMAP(given);
 	return rc;
 }
 
@@ -2405,6 +2435,9 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	rc = _topo_job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes,
 			    mode, preemptee_candidates, preemptee_job_list,
 			    exc_core_bitmap, &fallback);
+	/* cons_tres chooses: not on nodes held for other preemptors */
+	if (fallback)
+		(void) _trim_held(job_ptr->job_id, bitmap);
 	slurm_mutex_unlock(&state_lock);
 	if (!fallback)
 		return rc;
