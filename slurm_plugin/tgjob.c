@@ -170,6 +170,16 @@ extern int tgj_shape(job_record_t *job_ptr, uint32_t min_nodes,
 		*members = d->num_tasks;
 		return SLURM_SUCCESS;
 	}
+	if (d->ntasks_per_node && d->ntasks_per_node != NO_VAL16 &&
+	    d->num_tasks && d->num_tasks != NO_VAL &&
+	    d->num_tasks > (uint64_t) m * d->ntasks_per_node) {
+		/* -n with --ntasks-per-node: as many nodes as the tasks
+		 * need, as cons_tres counts them */
+		m = (d->num_tasks + d->ntasks_per_node - 1) /
+		    d->ntasks_per_node;
+		if (max_nodes && m > max_nodes)
+			return SLURM_ERROR;
+	}
 	if (max_node_cpus && d->min_cpus > (uint64_t) m * max_node_cpus) {
 		/* -n without -N (exclusive or not): as many nodes as the
 		 * CPUs need, as cons_tres grows the node count */
