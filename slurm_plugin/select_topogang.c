@@ -1139,6 +1139,7 @@ typedef struct ctx {
 	uint32_t *tg2slurm;		/* the model's, not owned */
 	uint32_t ntg;
 	bool must;			/* a MUST layer or a hard spread */
+	bool slice;			/* a --topo-slice */
 	unsigned nreq;			/* required nodes (-w) */
 	char gather_txt[512];
 	const char *gather_src;
@@ -1424,6 +1425,7 @@ static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 			plugin_type, &req, why, wlen))
 		return SLURM_ERROR;
 	c->must = req.must;
+	c->slice = req.slice;
 	c->gather_src = req.src;
 	snprintf(c->gather_txt, sizeof(c->gather_txt), "%s", req.txt);
 	return SLURM_SUCCESS;
@@ -1634,7 +1636,8 @@ static int _fallback_layer(ctx_t *c, bitstr_t *bitmap, bitstr_t *orig,
  *    one by one, else of each layer from the leaves up, fewest eligible
  *    nodes first, at most FALLBACK_MAX_TRIES calls; without a must
  *    layer, cons_tres's own choice when no domain takes the job;
- *  - a hard spread, which only the core can check, never falls back.
+ *  - a hard spread or a slice, which only the core can check, never
+ *    falls back.
  * Returns cons_tres's answer; on failure \p bitmap is as given.  \p where
  * says where the job went.
  */
@@ -1647,8 +1650,8 @@ static int _fallback(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
 
 	(void) _trim_held(c->job_ptr->job_id, orig);
 	snprintf(where, wlen, "select/cons_tres's choice");
-	if (c->must && must == TG_NONE) {
-		rc = SLURM_ERROR;	/* a hard spread */
+	if ((c->must && must == TG_NONE) || c->slice) {
+		rc = SLURM_ERROR;	/* a hard spread, a slice */
 		goto out;
 	}
 	rc = _inner_on(c->job_ptr, bitmap, orig, NULL, a);

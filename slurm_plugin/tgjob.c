@@ -395,6 +395,7 @@ static int _add_slice(job_record_t *job_ptr, const tgs_conf *conf,
 
 	if (!_job_slice(job_ptr, ptype, &slice) || !slice.n)
 		return SLURM_SUCCESS;
+	r->slice = true;
 	_txt_add(r, "slice");
 	off = strlen(r->txt);
 	tgs_slice_format(&slice, r->txt + off, sizeof(r->txt) - off);

@@ -33,6 +33,8 @@
 typedef struct tgj_req {
 	bool must;		/* a MUST layer, a hard spread or
 				 * --switches=1 within its wait */
+	bool slice;		/* a --topo-slice (only the core can
+				 * check it) */
 	char txt[512];		/* "spine:must spread=... slice=..." */
 	const char *src;	/* where the gather came from */
 } tgj_req;
