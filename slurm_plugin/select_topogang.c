@@ -209,7 +209,9 @@ static void _log_decision(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (site_conf.debug)
+	/* DebugFlags=SelectType, or topogang.conf's older Debug=yes */
+	if ((slurm_conf.debug_flags & DEBUG_FLAG_SELECT_TYPE) ||
+	    site_conf.debug)
 		info("%s: %s", plugin_type, buf);
 	else
 		verbose("%s: %s", plugin_type, buf);
@@ -331,6 +333,31 @@ static void _reserved_expire(time_t now)
 		}
 		i++;
 	}
+}
+
+/*
+ * Takes the nodes held for other preemptors out of \p bitmap: where
+ * cons_tres chooses (a fallback), it does not see the holds, which live
+ * in the core's model only.  Returns how many nodes it took out.
+ */
+static int _trim_held(uint32_t job_id, bitstr_t *bitmap)
+{
+	int n = 0, sz = bit_size(bitmap);
+
+	for (unsigned i = 0; i < nreserved; i++) {
+		int k, hs;
+
+		if (reserved[i].job_id == job_id)
+			continue;
+		hs = bit_size(reserved[i].nodes);
+		for (k = 0; k < hs && k < sz; k++)
+			if (bit_test(reserved[i].nodes, k) &&
+			    bit_test(bitmap, k)) {
+				bit_clear(bitmap, k);
+				n++;
+			}
+	}
+	return n;
 }
 
 static void _reserved_add(uint32_t job_id, bitstr_t *nodes,
@@ -1112,6 +1139,7 @@ typedef struct ctx {
 	uint32_t *tg2slurm;		/* the model's, not owned */
 	uint32_t ntg;
 	bool must;			/* a MUST layer or a hard spread */
+	bool slice;			/* a --topo-slice */
 	unsigned nreq;			/* required nodes (-w) */
 	char gather_txt[512];
 	const char *gather_src;
@@ -1217,23 +1245,39 @@ static bitstr_t *_het_plan_part(job_record_t *job_ptr, time_t now)
 	return NULL;
 }
 
-/* The pod sets of a heterogeneous gang, one per component (c->het). */
-static int _het_members(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
-			uint32_t min_nodes, uint32_t max_nodes, bool *all_excl,
-			tg_shape *shape, uint32_t *members, char *why,
-			size_t wlen)
+/*
+ * The most CPUs the job can get on one node of \p bitmap: the largest
+ * eligible node's usable CPUs, capped by its partition's MaxCPUsPerNode
+ * (cons_tres counts a node's CPUs the same way).
+ */
+static uint32_t _max_node_cpus(job_record_t *job_ptr, bitstr_t *bitmap)
 {
-	uint32_t max_cpus = 0;
-	bool excl[TG_MAX_PODSETS];
-	unsigned k;
+	uint32_t max_cpus = 0, cap = INFINITE;
+	int k;
 
-	for (k = 0; k < (unsigned) node_record_count; k++) {
+	if (job_ptr->part_ptr && job_ptr->part_ptr->max_cpus_per_node &&
+	    job_ptr->part_ptr->max_cpus_per_node != INFINITE)
+		cap = job_ptr->part_ptr->max_cpus_per_node;
+	for (k = 0; k < node_record_count; k++) {
 		node_record_t *node_ptr = node_record_table_ptr[k];
 
 		if (node_ptr && node_ptr->cpus_efctv > max_cpus &&
 		    bit_test(bitmap, k))
 			max_cpus = node_ptr->cpus_efctv;
 	}
+	return MIN(max_cpus, cap);
+}
+
+/* The pod sets of a heterogeneous gang, one per component (c->het). */
+static int _het_members(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
+			uint32_t min_nodes, uint32_t max_nodes, bool *all_excl,
+			tg_shape *shape, uint32_t *members, char *why,
+			size_t wlen)
+{
+	uint32_t max_cpus = _max_node_cpus(job_ptr, bitmap);
+	bool excl[TG_MAX_PODSETS];
+	unsigned k;
+
 	*all_excl = true;
 	for (k = 0; k < c->nhet; k++) {
 		job_record_t *jp = c->het[k];
@@ -1333,21 +1377,13 @@ static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 	tg_shape gs, het_shape[TG_MAX_PODSETS];
 	uint32_t members = 0, max_cpus = 0, het_members[TG_MAX_PODSETS];
 	bool exclusive, per_task;
-	node_record_t *node_ptr;
 	tgj_req req;
-	unsigned i;
 
 	c->job_ptr = job_ptr;
-	/* only a shared job asking more CPUs than nodes needs the largest
-	 * node (see tgj_shape) */
-	for (i = 0; !tgj_exclusive(job_ptr) &&
-		    job_ptr->details->min_cpus > min_nodes &&
-		    i < (unsigned) node_record_count; i++) {
-		node_ptr = node_record_table_ptr[i];
-		if (node_ptr && node_ptr->cpus_efctv > max_cpus &&
-		    bit_test(bitmap, i))
-			max_cpus = node_ptr->cpus_efctv;
-	}
+	/* only a job asking more CPUs than nodes needs the largest node
+	 * (see tgj_shape) */
+	if (job_ptr->details->min_cpus > min_nodes)
+		max_cpus = _max_node_cpus(job_ptr, bitmap);
 	if (tgj_shape(job_ptr, min_nodes, max_nodes, max_cpus, &gs,
 		       &members, &exclusive, &per_task)) {
 		snprintf(why, wlen, "the job's CPUs need more than %u nodes",
@@ -1389,6 +1425,7 @@ static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 			plugin_type, &req, why, wlen))
 		return SLURM_ERROR;
 	c->must = req.must;
+	c->slice = req.slice;
 	c->gather_src = req.src;
 	snprintf(c->gather_txt, sizeof(c->gather_txt), "%s", req.txt);
 	return SLURM_SUCCESS;
@@ -1426,6 +1463,321 @@ static int _inner_narrowed(job_record_t *job_ptr, bitstr_t *bitmap,
 				   exc_core_bitmap);
 }
 
+/* Errors once per job and condition: tgreason.c (tgr_once). */
+
+/* ---- handing the decision to cons_tres where the model falls short ---- */
+
+#define FALLBACK_MAX_TRIES 16	/* narrowed select/cons_tres calls per
+				 * fallback: the domains tried first */
+
+/* Jobs started by select/cons_tres's choice because the core's model
+ * said no (see _fallback); logged at reconfigure and on each. */
+static uint64_t fallback_nospace = 0, fallback_refused = 0;
+
+typedef struct dom_try {
+	tg_domain_id d;
+	uint32_t n;			/* eligible nodes in it */
+	const char *path;
+} dom_try_t;
+
+static int _dom_try_cmp(const void *a, const void *b)
+{
+	const dom_try_t *x = a, *y = b;
+
+	if (x->n != y->n)
+		return (x->n > y->n) - (x->n < y->n);
+	return strcmp(x->path, y->path);
+}
+
+/* The domain of layer \p layer above model node \p i, TG_NONE if none. */
+static tg_domain_id _node_domain_at(const tg_topology *t, unsigned i,
+				    unsigned layer)
+{
+	tg_domain_id d = tg_topology_node_domain(t, i);
+
+	while (d != TG_NONE && d != 0 &&
+	       tg_topology_domain_layer(t, d) != layer)
+		d = tg_topology_domain_parent(t, d);
+	return d != 0 && d != TG_NONE ? d : TG_NONE;
+}
+
+/* The Slurm nodes of \p bitmap in domain \p d of layer \p layer. */
+static bitstr_t *_domain_bitmap(ctx_t *c, bitstr_t *bitmap, unsigned layer,
+				tg_domain_id d)
+{
+	bitstr_t *b = bit_alloc(node_record_count);
+
+	for (unsigned i = 0; i < c->ntg; i++)
+		if (c->tg2slurm[i] != NO_VAL &&
+		    bit_test(bitmap, c->tg2slurm[i]) &&
+		    _node_domain_at(c->t, i, layer) == d)
+			bit_set(b, c->tg2slurm[i]);
+	return b;
+}
+
+/*
+ * The domains of \p layer holding at least \p min_nodes nodes of \p
+ * bitmap and fewer than \p all, fewest first (the core's best fit), ties
+ * by path; at most \p max of them in \p out.  Returns their number.
+ */
+static unsigned _domain_tries(ctx_t *c, bitstr_t *bitmap, unsigned layer,
+			      uint32_t min_nodes, uint32_t all,
+			      dom_try_t *out, unsigned max)
+{
+	unsigned nd = tg_topology_ndomains(c->t), n = 0, d, i;
+	dom_try_t *v = xcalloc(nd ? nd : 1, sizeof(*v));
+
+	for (i = 0; i < c->ntg; i++) {
+		tg_domain_id x;
+
+		if (c->tg2slurm[i] == NO_VAL ||
+		    !bit_test(bitmap, c->tg2slurm[i]) ||
+		    (x = _node_domain_at(c->t, i, layer)) == TG_NONE ||
+		    x >= nd)
+			continue;
+		v[x].d = x;
+		v[x].n++;
+	}
+	for (d = 0, i = 0; d < nd; d++)
+		if (v[d].n >= min_nodes && v[d].n < all) {
+			v[i] = v[d];
+			v[i++].path = tg_topology_domain_path(c->t, d);
+		}
+	qsort(v, i, sizeof(*v), _dom_try_cmp);
+	n = MIN(i, max);
+	memcpy(out, v, n * sizeof(*v));
+	if (i > max && tgr_once(c->job_ptr->job_id, "fallback-tries"))
+		info("%s: %pJ: %u domains of layer %s could hold it; only the "
+		     "first %u (FALLBACK_MAX_TRIES) are tried one by one",
+		     plugin_type, c->job_ptr, i,
+		     tg_topology_layer_name(c->t, layer), max);
+	xfree(v);
+	return n;
+}
+
+/* The deepest layer the job's request must gather in; TG_NONE if none. */
+static unsigned _must_layer(ctx_t *c)
+{
+	unsigned i, best = TG_NONE;
+
+	for (i = 0; i < tg_gang_ngathers(c->g); i++) {
+		tg_gather how;
+		const char *name = tg_gang_gather_at(c->g, i, &how);
+		unsigned l;
+
+		if (how != TG_GATHER_MUST || !name ||
+		    (l = tg_topology_layer_find(c->t, name)) == TG_NONE)
+			continue;
+		if (best == TG_NONE || l > best)
+			best = l;
+	}
+	return best;
+}
+
+typedef struct jt_args {
+	uint32_t min_nodes, max_nodes, req_nodes;
+	uint16_t mode;
+	List cands;
+	List *preemptee_job_list;
+	bitstr_t *exc_core_bitmap;
+} jt_args_t;
+
+/* select/cons_tres on \p orig narrowed to \p want (all of it: NULL),
+ * its answer left in \p bitmap. */
+static int _inner_on(job_record_t *job_ptr, bitstr_t *bitmap,
+		     bitstr_t *orig, bitstr_t *want, const jt_args_t *a)
+{
+	if (a->preemptee_job_list)
+		FREE_NULL_LIST(*a->preemptee_job_list);
+	bit_copybits(bitmap, orig);
+	if (want)
+		bit_and(bitmap, want);
+	return (*(inner.job_test))(job_ptr, bitmap, a->min_nodes,
+				   a->max_nodes, a->req_nodes, a->mode,
+				   a->cands, a->preemptee_job_list,
+				   a->exc_core_bitmap);
+}
+
+/* Tries the domains of \p layer one by one; SLURM_SUCCESS on the first
+ * where cons_tres starts the job (its path in \p where). */
+static int _fallback_layer(ctx_t *c, bitstr_t *bitmap, bitstr_t *orig,
+			   unsigned layer, const jt_args_t *a,
+			   unsigned *budget, char *where, size_t wlen)
+{
+	dom_try_t tries[FALLBACK_MAX_TRIES];
+	unsigned n, k;
+
+	n = _domain_tries(c, orig, layer, a->min_nodes,
+			  (uint32_t) bit_set_count(orig), tries, *budget);
+	for (k = 0; k < n; k++) {
+		bitstr_t *b = _domain_bitmap(c, orig, layer, tries[k].d);
+		int rc = _inner_on(c->job_ptr, bitmap, orig, b, a);
+
+		FREE_NULL_BITMAP(b);
+		(*budget)--;
+		if (rc == SLURM_SUCCESS) {
+			snprintf(where, wlen, "%s", tries[k].path);
+			return SLURM_SUCCESS;
+		}
+	}
+	return SLURM_ERROR;
+}
+
+/*
+ * The core and select/cons_tres disagree in run-now mode: the core's
+ * model has no room for the job (or cons_tres refused the nodes the core
+ * chose) where cons_tres may start it.  cons_tres decides, on the core's
+ * order of preference, and a request's MUST stays hard:
+ *  - first cons_tres on every candidate node: when it cannot start the
+ *    job there it cannot start it now, and the job waits with the core's
+ *    reason (one call, as cons_tres alone would make);
+ *  - then, unless it had to preempt, the tightest place it can start in:
+ *    the domains of the must layer (a gather ... :must, --switches=1)
+ *    one by one, else of each layer from the leaves up, fewest eligible
+ *    nodes first, at most FALLBACK_MAX_TRIES calls; without a must
+ *    layer, cons_tres's own choice when no domain takes the job;
+ *  - a hard spread or a slice, which only the core can check, never
+ *    falls back.
+ * Returns cons_tres's answer; on failure \p bitmap is as given.  \p where
+ * says where the job went.
+ */
+static int _fallback(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
+		     char *where, size_t wlen)
+{
+	bitstr_t *given = bit_copy(bitmap), *orig = bit_copy(bitmap);
+	unsigned must = _must_layer(c), budget = FALLBACK_MAX_TRIES, l;
+	int rc;
+
+	(void) _trim_held(c->job_ptr->job_id, orig);
+	snprintf(where, wlen, "select/cons_tres's choice");
+	if ((c->must && must == TG_NONE) || c->slice) {
+		rc = SLURM_ERROR;	/* a hard spread, a slice */
+		goto out;
+	}
+	rc = _inner_on(c->job_ptr, bitmap, orig, NULL, a);
+	if (rc != SLURM_SUCCESS ||
+	    (a->preemptee_job_list && *a->preemptee_job_list &&
+	     list_count(*a->preemptee_job_list) && must == TG_NONE))
+		goto out;
+	if (must != TG_NONE) {
+		rc = _fallback_layer(c, bitmap, orig, must, a, &budget, where,
+				     wlen);
+		goto out;
+	}
+	for (l = tg_topology_nlayers(c->t); l-- > 0 && budget;)
+		if (_fallback_layer(c, bitmap, orig, l, a, &budget, where,
+				    wlen) == SLURM_SUCCESS)
+			goto out;
+	/* no domain took it: cons_tres's own choice, again */
+	snprintf(where, wlen, "select/cons_tres's choice");
+	rc = _inner_on(c->job_ptr, bitmap, orig, NULL, a);
+out:
+	if (rc != SLURM_SUCCESS) {
+		if (a->preemptee_job_list)
+			FREE_NULL_LIST(*a->preemptee_job_list);
+		bit_copybits(bitmap, given);
+	}
+	FREE_NULL_BITMAP(orig);
+	FREE_NULL_BITMAP(given);
+	return rc;
+}
+
+/*
+ * When a job with a must layer (a gather ...:must, --switches=1) could
+ * start, for backfill's plan (WILL_RUN): cons_tres's estimate restricted
+ * to each domain of the must layer in turn (the domains _domain_tries
+ * gives, at most FALLBACK_MAX_TRIES), the earliest kept, ties in that
+ * order; its nodes are left in \p bitmap and its start in
+ * job_ptr->start_time, so backfill reserves them and smaller jobs do not
+ * starve the job.  SLURM_ERROR (bitmap as given) when no domain has an
+ * estimate or the job has no must layer (a hard spread).
+ */
+static int _will_run_must(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a)
+{
+	dom_try_t tries[FALLBACK_MAX_TRIES];
+	unsigned must = _must_layer(c), n, k, best = UINT_MAX;
+	bitstr_t *orig, *given, *b;
+	time_t best_t = 0;
+	int rc = SLURM_ERROR;
+
+	if (must == TG_NONE)
+		return SLURM_ERROR;
+	given = bit_copy(bitmap);
+	orig = bit_copy(bitmap);
+	(void) _trim_held(c->job_ptr->job_id, orig);
+	n = _domain_tries(c, orig, must, a->min_nodes, UINT32_MAX, tries,
+			  FALLBACK_MAX_TRIES);
+	for (k = 0; k < n; k++) {
+		b = _domain_bitmap(c, orig, must, tries[k].d);
+		if (_inner_on(c->job_ptr, bitmap, orig, b, a) ==
+		    SLURM_SUCCESS &&
+		    (best == UINT_MAX || c->job_ptr->start_time < best_t)) {
+			best = k;
+			best_t = c->job_ptr->start_time;
+		}
+		FREE_NULL_BITMAP(b);
+	}
+	if (best != UINT_MAX) {
+		/* again on the best, for its nodes and preemptees */
+		b = _domain_bitmap(c, orig, must, tries[best].d);
+		rc = _inner_on(c->job_ptr, bitmap, orig, b, a);
+		FREE_NULL_BITMAP(b);
+		if (rc == SLURM_SUCCESS)
+			_log_decision("JobId=%u mode=%u: no room now; "
+				      "select/cons_tres's estimate in %s: "
+				      "start %ld", c->job_ptr->job_id,
+				      a->mode, tries[best].path,
+				      (long) c->job_ptr->start_time);
+	}
+	if (rc != SLURM_SUCCESS) {
+		if (a->preemptee_job_list)
+			FREE_NULL_LIST(*a->preemptee_job_list);
+		bit_copybits(bitmap, given);
+	}
+	FREE_NULL_BITMAP(orig);
+	FREE_NULL_BITMAP(given);
+	return rc;
+}
+
+/*
+ * Run-now and the core says no room (\p refused false) or cons_tres
+ * refused the core's nodes (\p refused true): _fallback decides.  On
+ * success the job starts where cons_tres put it, logged once and
+ * counted; otherwise it waits with \p why as its reason.
+ */
+static int _disagree(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
+		     bool refused, const char *why)
+{
+	char where[256], *sel;
+	uint64_t *count = refused ? &fallback_refused : &fallback_nospace;
+	int rc = _fallback(c, bitmap, a, where, sizeof(where));
+
+	if (rc != SLURM_SUCCESS) {
+		if (!tgr_set(c->job_ptr, why))
+			return rc;
+		if (refused && c->must &&
+		    tgr_once(c->job_ptr->job_id, "refused-must"))
+			error("%s: %pJ: %s; the job waits (its request has a "
+			      "must layer)", plugin_type, c->job_ptr, why);
+		else
+			_log_decision("JobId=%u gather=%s (%s): %s",
+				      c->job_ptr->job_id, c->gather_txt,
+				      c->gather_src, why);
+		return rc;
+	}
+	tgr_drop(c->job_ptr->job_id);
+	(*count)++;
+	sel = bitmap2node_name(bitmap);
+	if (tgr_once(c->job_ptr->job_id, refused ? "fallback-refused" :
+		  "fallback-nospace"))
+		info("%s: %pJ gather=%s (%s): %s; select/cons_tres can start "
+		     "it: placed on %s (%s), fallback %" PRIu64 " of this "
+		     "kind since start", plugin_type, c->job_ptr,
+		     c->gather_txt, c->gather_src, why, sel, where, *count);
+	xfree(sel);
+	return rc;
+}
+
 /* The core could not decide: cons_tres chooses (Fallback=yes) or the job
  * waits with the error as its reason (Fallback=no). */
 static void _core_failed(job_record_t *job_ptr, const char *why,
@@ -1434,13 +1786,15 @@ static void _core_failed(job_record_t *job_ptr, const char *why,
 	char msg[TGS_ERRLEN + 64];
 
 	if (site_conf.fallback) {
-		error("%s: %pJ: the core cannot decide (%s); select/cons_tres "
-		      "chooses", plugin_type, job_ptr, why);
+		if (tgr_once(job_ptr->job_id, "core-failed"))
+			error("%s: %pJ: the core cannot decide (%s); "
+			      "select/cons_tres chooses", plugin_type,
+			      job_ptr, why);
 		*fallback = true;
 		return;
 	}
 	snprintf(msg, sizeof(msg), "topogang: cannot decide: %s", why);
-	if (tgr_set(job_ptr, msg))
+	if (tgr_set(job_ptr, msg) && tgr_once(job_ptr->job_id, "core-failed"))
 		error("%s: %pJ: the core cannot decide (%s); the job waits "
 		      "(Fallback=no)", plugin_type, job_ptr, why);
 }
@@ -1594,6 +1948,70 @@ static gpu_pick_t *_decision_picks(ctx_t *c, unsigned *n)
 	return picks;
 }
 
+typedef struct typed_arg {
+	gres_node_state_t *ns;
+	bool ok;
+} typed_arg_t;
+
+/* One gpu request of a type: the node has enough GPUs of it. */
+static int _typed_one(void *x, void *arg)
+{
+	gres_state_t *gs = x;
+	gres_job_state_t *js = gs->gres_data;
+	typed_arg_t *a = arg;
+	uint64_t have = 0, need;
+
+	if (gs->plugin_id != tgj_gpu_plugin_id || !js || !js->type_id)
+		return 0;
+	need = js->gres_per_node ? js->gres_per_node :
+	       js->gres_per_socket ? js->gres_per_socket : 1;
+	for (int t = 0; a->ns && t < a->ns->type_cnt; t++)
+		if (a->ns->type_id && a->ns->type_id[t] == js->type_id &&
+		    a->ns->type_cnt_avail)
+			have += a->ns->type_cnt_avail[t];
+	if (have < need)
+		a->ok = false;
+	return 0;
+}
+
+static int _is_typed_gpu(void *x, void *key)
+{
+	gres_state_t *gs = x;
+	gres_job_state_t *js = gs->gres_data;
+
+	(void) key;
+	return gs->plugin_id == tgj_gpu_plugin_id && js && js->type_id;
+}
+
+/*
+ * GPU types (--gpus=a100:2, --gres=gpu:a100:1): the core counts GPUs,
+ * not their types, so the nodes without enough GPUs of a type the job
+ * asks for are not offered to the core (cons_tres skips them too).
+ * Returns \p bitmap without them (caller frees), NULL when the job asks
+ * for no GPU type.
+ */
+static bitstr_t *_gpu_type_filter(job_record_t *job_ptr, bitstr_t *bitmap)
+{
+	bitstr_t *b;
+	int k;
+
+	if (!job_ptr->gres_list_req || !tgj_gpu_plugin_id ||
+	    !list_find_first(job_ptr->gres_list_req, _is_typed_gpu, NULL))
+		return NULL;
+	b = bit_copy(bitmap);
+	for (k = 0; k < node_record_count && k < bit_size(b); k++) {
+		typed_arg_t a = { .ok = true };
+
+		if (!bit_test(b, k) || !node_record_table_ptr[k])
+			continue;
+		a.ns = tgj_node_gpu_state(node_record_table_ptr[k]);
+		(void) list_for_each(job_ptr->gres_list_req, _typed_one, &a);
+		if (!a.ok)
+			bit_clear(b, k);
+	}
+	return b;
+}
+
 /* select_p_job_test for a job the core places; see select_p_job_test. */
 static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			  uint32_t min_nodes, uint32_t max_nodes,
@@ -1607,7 +2025,7 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	tg_errinfo ei;
 	uint32_t *cand = NULL;
 	size_t ncand = 0;
-	bitstr_t *orig = NULL, *want = NULL, *part;
+	bitstr_t *orig = NULL, *want = NULL, *part, *typed = NULL;
 	reserved_t *own;
 	time_t now = time(NULL);
 	bool run_now = SELECT_IS_MODE_RUN_NOW(mode);
@@ -1615,6 +2033,13 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	gpu_pick_t *picks = NULL;
 	unsigned npicks = 0;
 	int rc = SLURM_ERROR;
+	jt_args_t jt = {
+		.min_nodes = min_nodes, .max_nodes = max_nodes,
+		.req_nodes = req_nodes, .mode = mode,
+		.cands = preemptee_candidates,
+		.preemptee_job_list = preemptee_job_list,
+		.exc_core_bitmap = exc_core_bitmap,
+	};
 
 	memset(&c, 0, sizeof(c));
 	memset(&ei, 0, sizeof(ei));
@@ -1684,7 +2109,8 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 					      "request has a must layer)",
 					      plugin_type, job_ptr, why);
 			} else {
-				if (run_now)
+				if (run_now &&
+				    tgr_once(job_ptr->job_id, "het-refused"))
 					error("%s: %pJ: %s; select/cons_tres "
 					      "chooses", plugin_type, job_ptr,
 					      why);
@@ -1718,8 +2144,9 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	}
 
 	why[0] = '\0';
-	if (_build(&c, job_ptr, bitmap, min_nodes, max_nodes, cand, ncand,
-		   why, sizeof(why))) {
+	typed = _gpu_type_filter(job_ptr, bitmap);
+	if (_build(&c, job_ptr, typed ? typed : bitmap, min_nodes, max_nodes,
+		   cand, ncand, why, sizeof(why))) {
 		_core_failed(job_ptr, why, fallback);
 		goto out;
 	}
@@ -1749,6 +2176,13 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	case TG_STATUS_UNSCHEDULABLE:
 		snprintf(why, sizeof(why), "topogang: %s",
 			 tg_decision_message(c.d));
+		if (run_now && !c.nhet) {
+			/* no room in the model: cons_tres may see some (not
+			 * for a heterogeneous gang: its components would
+			 * start apart) */
+			rc = _disagree(&c, bitmap, &jt, false, why);
+			goto out;
+		}
 		if (tgr_set(job_ptr, why))
 			_log_decision("JobId=%u gather=%s (%s) mode=%u: %s",
 				      job_ptr->job_id, c.gather_txt,
@@ -1756,6 +2190,9 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		if (SELECT_IS_MODE_WILL_RUN(mode) && !c.must) {
 			/* Let cons_tres say when it could start. */
 			*fallback = true;
+		} else if (SELECT_IS_MODE_WILL_RUN(mode) && !c.nhet) {
+			/* when, inside one domain of its must layer */
+			rc = _will_run_must(&c, bitmap, &jt);
 		}
 		goto out;
 	case TG_STATUS_PLACED:
@@ -1794,13 +2231,22 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		snprintf(why, sizeof(why), "topogang: select/cons_tres "
 			 "refused %s chosen in %s", nodes,
 			 tg_decision_domain(c.d));
+		if (run_now && !c.nhet) {
+			rc = _disagree(&c, bitmap, &jt, true, why);
+			goto out;
+		}
 		if (c.must) {
-			if (tgr_set(job_ptr, why))
+			if (!run_now && !c.nhet &&
+			    (rc = _will_run_must(&c, bitmap, &jt)) ==
+			    SLURM_SUCCESS)
+				goto out;
+			if (tgr_set(job_ptr, why) &&
+			    tgr_once(job_ptr->job_id, "refused-must"))
 				error("%s: %pJ: %s; the job waits (its "
 				      "request has a must layer)",
 				      plugin_type, job_ptr, why);
 		} else {
-			if (run_now)
+			if (run_now && tgr_once(job_ptr->job_id, "refused"))
 				error("%s: %pJ: %s; select/cons_tres chooses",
 				      plugin_type, job_ptr, why);
 			*fallback = true;
@@ -1890,6 +2336,7 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 out:
 	xfree(picks);
 	FREE_NULL_LIST(victims);
+	FREE_NULL_BITMAP(typed);
 	FREE_NULL_BITMAP(orig);
 	FREE_NULL_BITMAP(want);
 	xfree(nodes);
@@ -1991,6 +2438,9 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	rc = _topo_job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes,
 			    mode, preemptee_candidates, preemptee_job_list,
 			    exc_core_bitmap, &fallback);
+	/* cons_tres chooses: not on nodes held for other preemptors */
+	if (fallback)
+		(void) _trim_held(job_ptr->job_id, bitmap);
 	slurm_mutex_unlock(&state_lock);
 	if (!fallback)
 		return rc;
@@ -2218,6 +2668,11 @@ extern int select_p_reconfigure(void)
 		slurm_mutex_lock(&state_lock);
 		_model_drop();
 		_het_plan_drop();
+		info("%s: since start, %" PRIu64 " jobs started by "
+		     "select/cons_tres's choice where the core's model had no "
+		     "room and %" PRIu64 " where cons_tres refused the core's "
+		     "nodes (model gaps; see topogang.conf(5), FALLBACK)",
+		     plugin_type, fallback_nospace, fallback_refused);
 		slurm_mutex_unlock(&state_lock);
 		if (_load(false) == SLURM_SUCCESS)
 			active = true;

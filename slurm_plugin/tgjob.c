@@ -31,6 +31,7 @@
 #include "topogang/place.h"
 
 #include "tgjob.h"
+#include "tgreason.h"
 
 uint32_t tgj_gpu_plugin_id = 0;
 
@@ -77,6 +78,34 @@ extern uint64_t tgj_req_gpus(job_record_t *job_ptr, uint32_t members)
 	return a.n;
 }
 
+/* The largest memory per GPU of the job's gpu requests (--mem-per-gpu,
+ * else the partition's or the cluster's DefMemPerGPU). */
+static int _gpu_mem_one(void *x, void *arg)
+{
+	gres_state_t *gs = x;
+	gres_job_state_t *js = gs->gres_data;
+	uint64_t *max = arg, v;
+
+	if (gs->plugin_id != tgj_gpu_plugin_id || !js)
+		return 0;
+	v = js->mem_per_gres ? js->mem_per_gres : js->def_mem_per_gres;
+	if (v > *max)
+		*max = v;
+	return 0;
+}
+
+extern uint64_t tgj_gpu_mem(job_record_t *job_ptr)
+{
+	uint64_t max = 0;
+
+	if (!job_ptr->gres_list_req || !tgj_gpu_plugin_id ||
+	    (job_ptr->bit_flags & JOB_MEM_SET) ||
+	    !(slurm_conf.select_type_param & CR_MEMORY))
+		return 0;
+	(void) list_for_each(job_ptr->gres_list_req, _gpu_mem_one, &max);
+	return max;
+}
+
 extern bool tgj_exclusive(job_record_t *job_ptr)
 {
 	tg_details_t *d = job_ptr->details;
@@ -90,7 +119,8 @@ extern bool tgj_exclusive(job_record_t *job_ptr)
 	/* Without a memory request cons_tres hands out a node's whole
 	 * memory when memory is consumable. */
 	if (!d->pn_min_memory &&
-	    (slurm_conf.select_type_param & CR_MEMORY))
+	    (slurm_conf.select_type_param & CR_MEMORY) &&
+	    !tgj_gpu_mem(job_ptr))
 		return true;
 	return false;
 }
@@ -110,7 +140,8 @@ static bool _job_per_task(job_record_t *job_ptr, bool exclusive)
 	       d->min_nodes <= 1 && (!d->max_nodes || d->max_nodes > 1) &&
 	       (!d->ntasks_per_node || d->ntasks_per_node == NO_VAL16) &&
 	       !d->req_node_bitmap &&
-	       (!d->pn_min_memory || (d->pn_min_memory & MEM_PER_CPU));
+	       (!d->pn_min_memory || (d->pn_min_memory & MEM_PER_CPU) ||
+		tgj_gpu_mem(job_ptr));
 }
 
 extern int tgj_shape(job_record_t *job_ptr, uint32_t min_nodes,
@@ -119,7 +150,7 @@ extern int tgj_shape(job_record_t *job_ptr, uint32_t min_nodes,
 		      bool *per_task)
 {
 	tg_details_t *d = job_ptr->details;
-	uint64_t cpus, mem;
+	uint64_t cpus, mem, gpu_mem = tgj_gpu_mem(job_ptr);
 	uint32_t m = min_nodes;
 
 	memset(sh, 0, sizeof(*sh));
@@ -130,19 +161,31 @@ extern int tgj_shape(job_record_t *job_ptr, uint32_t min_nodes,
 		cpus = d->cpus_per_task && d->cpus_per_task != NO_VAL16 ?
 		       d->cpus_per_task : 1;
 		mem = (d->pn_min_memory & ~MEM_PER_CPU) * cpus;
+		sh->v[TG_RES_GPU] = (int64_t) tgj_req_gpus(job_ptr,
+							d->num_tasks);
+		if (gpu_mem)	/* memory from GRES, as cons_tres */
+			mem = gpu_mem * (uint64_t) sh->v[TG_RES_GPU];
 		if (!(slurm_conf.select_type_param & CR_MEMORY))
 			mem = 0;
 		sh->v[TG_RES_CPU] = (int64_t) cpus * 1000;
 		sh->v[TG_RES_MEMORY] = (int64_t) mem << 20;
-		sh->v[TG_RES_GPU] = (int64_t) tgj_req_gpus(job_ptr,
-							d->num_tasks);
 		sh->v[TG_RES_PODS] = 1;
 		*members = d->num_tasks;
 		return SLURM_SUCCESS;
 	}
-	if (!*exclusive && max_node_cpus && d->min_cpus >
-	    (uint64_t) m * max_node_cpus) {
-		/* -n without -N: as many nodes as the CPUs need */
+	if (d->ntasks_per_node && d->ntasks_per_node != NO_VAL16 &&
+	    d->num_tasks && d->num_tasks != NO_VAL &&
+	    d->num_tasks > (uint64_t) m * d->ntasks_per_node) {
+		/* -n with --ntasks-per-node: as many nodes as the tasks
+		 * need, as cons_tres counts them */
+		m = (d->num_tasks + d->ntasks_per_node - 1) /
+		    d->ntasks_per_node;
+		if (max_nodes && m > max_nodes)
+			return SLURM_ERROR;
+	}
+	if (max_node_cpus && d->min_cpus > (uint64_t) m * max_node_cpus) {
+		/* -n without -N (exclusive or not): as many nodes as the
+		 * CPUs need, as cons_tres grows the node count */
 		m = (d->min_cpus + max_node_cpus - 1) / max_node_cpus;
 		if (max_nodes && m > max_nodes)
 			return SLURM_ERROR;
@@ -163,11 +206,13 @@ extern int tgj_shape(job_record_t *job_ptr, uint32_t min_nodes,
 		mem = (d->pn_min_memory & ~MEM_PER_CPU) * cpus;
 	else
 		mem = d->pn_min_memory;
+	sh->v[TG_RES_GPU] = (int64_t) tgj_req_gpus(job_ptr, m);
+	if (gpu_mem)	/* memory from GRES (cons_tres clears the rest) */
+		mem = gpu_mem * (uint64_t) sh->v[TG_RES_GPU];
 	if (!(slurm_conf.select_type_param & CR_MEMORY))
 		mem = 0;
 	sh->v[TG_RES_CPU] = (int64_t) cpus * 1000;
 	sh->v[TG_RES_MEMORY] = (int64_t) mem << 20;
-	sh->v[TG_RES_GPU] = (int64_t) tgj_req_gpus(job_ptr, m);
 	sh->v[TG_RES_PODS] = 1;
 	*members = m;
 	return SLURM_SUCCESS;
@@ -251,8 +296,10 @@ static void _job_gather(job_record_t *job_ptr, const tgs_conf *conf,
 			*src = from;
 			return;
 		}
-		error("%s: %pJ: topo-gather (%s): %s; using the partition "
-		      "default", plugin_type, job_ptr, from, err);
+		if (tgr_once(job_ptr->job_id, "topo-gather"))
+			error("%s: %pJ: topo-gather (%s): %s; using the "
+			      "partition default", plugin_type, job_ptr,
+			      from, err);
 		memset(g, 0, sizeof(*g));
 	}
 	pg = tgs_conf_part_gather(conf, job_ptr->part_ptr ?
@@ -278,8 +325,9 @@ static bool _job_spread(job_record_t *job_ptr, const char *plugin_type,
 		return false;
 	if (!tgs_spread_parse(val, sp, err, sizeof(err)))
 		return true;
-	error("%s: %pJ: topo-spread (%s): %s; ignored", plugin_type,
-	      job_ptr, from, err);
+	if (tgr_once(job_ptr->job_id, "topo-spread"))
+		error("%s: %pJ: topo-spread (%s): %s; ignored",
+		      plugin_type, job_ptr, from, err);
 	memset(sp, 0, sizeof(*sp));
 	return false;
 }
@@ -297,8 +345,9 @@ static bool _job_slice(job_record_t *job_ptr, const char *plugin_type,
 		return false;
 	if (!tgs_slice_parse(val, sl, err, sizeof(err)))
 		return true;
-	error("%s: %pJ: topo-slice (%s): %s; ignored", plugin_type,
-	      job_ptr, from, err);
+	if (tgr_once(job_ptr->job_id, "topo-slice"))
+		error("%s: %pJ: topo-slice (%s): %s; ignored",
+		      plugin_type, job_ptr, from, err);
 	memset(sl, 0, sizeof(*sl));
 	return false;
 }
@@ -349,6 +398,7 @@ static int _add_slice(job_record_t *job_ptr, const tgs_conf *conf,
 
 	if (!_job_slice(job_ptr, ptype, &slice) || !slice.n)
 		return SLURM_SUCCESS;
+	r->slice = true;
 	_txt_add(r, "slice");
 	off = strlen(r->txt);
 	tgs_slice_format(&slice, r->txt + off, sizeof(r->txt) - off);

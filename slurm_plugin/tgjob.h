@@ -33,6 +33,8 @@
 typedef struct tgj_req {
 	bool must;		/* a MUST layer, a hard spread or
 				 * --switches=1 within its wait */
+	bool slice;		/* a --topo-slice (only the core can
+				 * check it) */
 	char txt[512];		/* "spine:must spread=... slice=..." */
 	const char *src;	/* where the gather came from */
 } tgj_req;
@@ -41,8 +43,16 @@ typedef struct tgj_req {
  * init(); 0: GPUs are not modelled. */
 extern uint32_t tgj_gpu_plugin_id;
 
+/*
+ * Memory per GPU (MB) when the job's memory comes from its GRES, as
+ * select/cons_tres decides it (no --mem/--mem-per-cpu, a --mem-per-gpu
+ * or DefMemPerGPU, memory consumable); 0 otherwise.
+ */
+extern uint64_t tgj_gpu_mem(job_record_t *job_ptr);
+
 /* The job may not share its nodes (--exclusive, OverSubscribe=EXCLUSIVE,
- * or no memory request while memory is consumable). */
+ * or no memory request, not even through --mem-per-gpu, while memory is
+ * consumable). */
 extern bool tgj_exclusive(job_record_t *job_ptr);
 
 /*

@@ -61,6 +61,36 @@ extern void tgr_drop(uint32_t job_id)
 	slurm_mutex_unlock(&lock);
 }
 
+typedef struct once {
+	uint32_t job_id;
+	uint32_t cond;			/* FNV-1a of the condition */
+} once_t;
+
+static once_t once_tab[TGR_MAX_ONCE];
+static unsigned once_n = 0, once_next = 0;
+
+extern bool tgr_once(uint32_t job_id, const char *cond)
+{
+	uint32_t h = 2166136261u;
+	bool fresh = true;
+
+	for (; *cond; cond++)
+		h = (h ^ (uint8_t) *cond) * 16777619u;
+	slurm_mutex_lock(&lock);
+	for (unsigned i = 0; i < once_n && fresh; i++)
+		if (once_tab[i].job_id == job_id && once_tab[i].cond == h)
+			fresh = false;
+	if (fresh) {
+		once_tab[once_next].job_id = job_id;
+		once_tab[once_next].cond = h;
+		once_next = (once_next + 1) % TGR_MAX_ONCE;
+		if (once_n < TGR_MAX_ONCE)
+			once_n++;
+	}
+	slurm_mutex_unlock(&lock);
+	return fresh;
+}
+
 /* Remembers \p msg for the job (under lock); true when it is new. */
 static bool _remember(job_record_t *job_ptr, const char *msg, char **out)
 {
@@ -131,9 +161,41 @@ static void _apply(void)
 	}
 }
 
+/*
+ * Whether a remembered reason must be put back (a pending job waits for
+ * resources without it); forgets the reasons of jobs that no longer wait.
+ * Under the job read lock and lock.
+ */
+static bool _stale(void)
+{
+	bool any = false;
+
+	for (unsigned i = 0; i < nreasons;) {
+		job_record_t *job_ptr = find_job_record(reasons[i].job_id);
+
+		if (!job_ptr || !IS_JOB_PENDING(job_ptr)) {
+			free(reasons[i].msg);
+			reasons[i] = reasons[--nreasons];
+			continue;
+		}
+		if ((job_ptr->state_reason == WAIT_RESOURCES) &&
+		    (!job_ptr->state_desc ||
+		     strcmp(job_ptr->state_desc, reasons[i].msg)))
+			any = true;
+		i++;
+	}
+	return any;
+}
+
+/*
+ * Once a second: a look under the job read lock, and the write lock only
+ * when a reason was wiped (slurmctld clears state_desc after each failed
+ * selection), so most seconds block no writer.
+ */
 static void *_loop(void *arg)
 {
 	slurmctld_lock_t job_write_lock = { .job = WRITE_LOCK };
+	slurmctld_lock_t job_read_lock = { .job = READ_LOCK };
 
 	(void) arg;
 	for (;;) {
@@ -151,6 +213,13 @@ static void *_loop(void *arg)
 		}
 		any = nreasons > 0;
 		slurm_mutex_unlock(&lock);
+		if (!any)
+			continue;
+		lock_slurmctld(job_read_lock);
+		slurm_mutex_lock(&lock);
+		any = _stale();
+		slurm_mutex_unlock(&lock);
+		unlock_slurmctld(job_read_lock);
 		if (!any)
 			continue;
 		lock_slurmctld(job_write_lock);

@@ -6,8 +6,9 @@
  *  every failed node selection, after the plugin has returned, so a
  *  message written during the selection does not survive.  tgreason keeps
  *  the core's message per pending job (at most TGR_MAX_REASONS jobs,
- *  TGR_MAX_LEN bytes each) and a thread puts it back about once a second,
- *  holding the job write lock only for the jobs it updates.  Names are
+ *  TGR_MAX_LEN bytes each) and a thread puts it back about once a second:
+ *  it looks under the job read lock and takes the write lock only in the
+ *  seconds when a reason was wiped.  Names are
  *  prefixed tgr_.  Only slurmctld calls these.
 \*****************************************************************************/
 
@@ -36,5 +37,17 @@ extern bool tgr_set(job_record_t *job_ptr, const char *msg);
 
 /* Forgets the job's reason (it was placed, or the core has none). */
 extern void tgr_drop(uint32_t job_id);
+
+#define TGR_MAX_ONCE	4096	/* (job, condition) pairs tgr_once
+				 * remembers; the oldest is forgotten past it
+				 * (and may be logged again) */
+
+/*
+ * True the first time it is asked for \p job_id and \p cond (a short
+ * text naming the condition, without what changes from pass to pass):
+ * errors and fallbacks about a job are logged then, once, not on every
+ * scheduling pass.
+ */
+extern bool tgr_once(uint32_t job_id, const char *cond);
 
 #endif /* _TOPOGANG_TGREASON_H */
