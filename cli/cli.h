@@ -42,6 +42,27 @@ typedef struct cli_opt {
 int cli_opt_take(int argc, char **argv, int *i, const cli_opt *tab,
 		 size_t n, void *opts);
 
+/* Writes the pictures of \p t (tg_draw_render()) to \p svg and \p html
+ * (each NULL = not wanted, "-" = stdout); 0, or 2 with a message. */
+int cli_picture_write(const tg_topology *t, const tg_draw_opts *o,
+		      const char *svg, const char *html);
+/*
+ * The gangs topogang-bridge bound in a kubectl dump (JSON; YAML gives
+ * none): pods with spec.nodeName and the topogang.io/gang annotation,
+ * ranked by topogang.io/rank, in name order; for the pictures.
+ * \note *out is freed with cli_bound_free() (also on error: 2).
+ */
+typedef struct cli_bound cli_bound;
+int cli_bound_load(const char *path, const tg_topology *t, cli_bound **out);
+const tg_draw_gang *cli_bound_gangs(const cli_bound *b, unsigned *n);
+/* Leaves gang \p gang out (a decision of this run says more). */
+void cli_bound_skip(cli_bound *b, const char *gang);
+void cli_bound_free(cli_bound *b);
+/* `topogang draw --slurm`: topology.conf + `scontrol show nodes --json`
+ * (+ `squeue --json`, may be NULL); see draw_pic.c.  Exit status. */
+int cli_draw_slurm(const char *conf, const char *nodes, const char *jobs,
+		   const char *title, const char *svg, const char *html);
+
 /* Prints an error line "topogang: ..." to stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -10,7 +10,11 @@
  *                  [--output json|text]
  *   topogang check --cluster FILE | --topology-conf FILE
  *   topogang check --topology-conf FILE --cluster FILE [--levels K,...]
- *   topogang draw  --cluster FILE | --topology-conf FILE
+ *   topogang draw  --cluster FILE | --topology-conf FILE [--busy ...]
+ *                  [--svg FILE] [--html FILE] [--title TEXT]
+ *   topogang draw  --slurm --topology-conf FILE --sinfo FILE
+ *                  [--squeue FILE] [--svg FILE] [--html FILE]
+ *   (place takes --svg FILE, --html FILE too: the picture of its decisions)
  *   topogang bench [--output json] ...
  *
  * Exit status: 0 when every gang was placed (place) or no problem was
@@ -61,7 +65,15 @@ static void usage(FILE *f)
 	      "       topogang check --cluster FILE | --topology-conf FILE\n"
 	      "       topogang check --topology-conf FILE --cluster FILE "
 	      "[--levels K1,...]\n"
-	      "       topogang draw  --cluster FILE | --topology-conf FILE\n"
+	      "       topogang draw  --cluster FILE | --topology-conf FILE "
+	      "[--node RES --busy ...]\n"
+	      "                      [--svg FILE] [--html FILE] "
+	      "[--title TEXT]\n"
+	      "       topogang draw  --slurm --topology-conf FILE "
+	      "--sinfo FILE [--squeue FILE]\n"
+	      "                      [--svg FILE] [--html FILE]\n"
+	      "       (place also takes --svg FILE and --html FILE: the "
+	      "picture of its decisions)\n"
 	      "       topogang bench [--output text|json] [--quick] "
 	      "[--preempt] ...\n"
 	      "       topogang sim --trace CSV --fabric SPEC|FILE "
@@ -91,6 +103,12 @@ typedef struct opts {
 	const char *slice;
 	const char *spread;
 	const char *busy;
+	const char *svg;	/* pictures (draw, place) */
+	const char *html;
+	const char *title;
+	const char *scontrol;	/* draw --slurm: --sinfo (--scontrol) */
+	const char *squeue;
+	bool slurm;
 	const char *running[MAX_RUNNING];	/* repeatable */
 	unsigned nrunning;
 	const char *podset[TG_MAX_PODSETS];	/* repeatable */
@@ -131,6 +149,11 @@ static int parse_opts(int argc, char **argv, opts *o)
 		{ "--slice", NULL, offsetof(opts, slice) },
 		{ "--spread", NULL, offsetof(opts, spread) },
 		{ "--busy", NULL, offsetof(opts, busy) },
+		{ "--svg", NULL, offsetof(opts, svg) },
+		{ "--html", NULL, offsetof(opts, html) },
+		{ "--title", NULL, offsetof(opts, title) },
+		{ "--sinfo", "--scontrol", offsetof(opts, scontrol) },
+		{ "--squeue", NULL, offsetof(opts, squeue) },
 	};
 	int i, r;
 
@@ -140,6 +163,10 @@ static int parse_opts(int argc, char **argv, opts *o)
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			exit(0);
+		}
+		if (!strcmp(argv[i], "--slurm")) {
+			o->slurm = true;
+			continue;
 		}
 		if (!strcmp(argv[i], "--running") ||
 		    !strcmp(argv[i], "--podset")) {
@@ -766,7 +793,8 @@ int cli_place(int argc, char **argv)
 	opts o;
 	input in;
 	cJSON *root = NULL, *gangs = NULL, *warns;
-	unsigned i, n, failed = 0;
+	unsigned i, n, failed = 0, nkept = 0;
+	const tg_decision **kept = NULL;	/* for --svg / --html */
 	int rc;
 	bool json;
 
@@ -789,6 +817,11 @@ int cli_place(int argc, char **argv)
 		}
 	}
 	n = input_ngangs(&in);
+	if ((o.svg || o.html) &&
+	    !(kept = calloc(n + 1, sizeof(*kept)))) {
+		rc = 2;
+		goto out;
+	}
 	for (i = 0; i < n; i++) {
 		tg_gang *g = input_gang(&in, i);
 		tg_decision *d = NULL;
@@ -820,7 +853,30 @@ int cli_place(int argc, char **argv)
 			if (i + 1 < n)
 				printf("\n");
 		}
-		tg_decision_free(d);
+		if (kept)
+			kept[nkept++] = d;
+		else
+			tg_decision_free(d);
+	}
+	if (kept) {
+		tg_draw_opts dopt;
+		cli_bound *b = NULL;
+
+		memset(&dopt, 0, sizeof(dopt));
+		dopt.title = o.title;
+		dopt.decisions = kept;
+		dopt.ndecisions = nkept;
+		/* and the gangs the bridge bound (their ranks) */
+		rc = o.cluster ? cli_bound_load(o.cluster, in.t, &b) : 0;
+		for (i = 0; i < nkept; i++)
+			cli_bound_skip(b, tg_decision_gang(kept[i]));
+		dopt.gangs = cli_bound_gangs(b, &dopt.ngangs);
+		if (rc || cli_picture_write(in.t, &dopt, o.svg, o.html)) {
+			cli_bound_free(b);
+			rc = 2;
+			goto out;
+		}
+		cli_bound_free(b);
 	}
 	if (json) {
 		char *s;
@@ -844,6 +900,9 @@ int cli_place(int argc, char **argv)
 	}
 	rc = failed ? 1 : 0;
 out:
+	for (i = 0; i < nkept; i++)
+		tg_decision_free((tg_decision *)kept[i]);
+	free(kept);
 	cJSON_Delete(root);
 	input_free(&in);
 	return rc;
@@ -918,7 +977,24 @@ int cli_draw(int argc, char **argv)
 
 	if (parse_opts(argc, argv, &o))
 		return 2;
+	if (o.slurm)
+		return cli_draw_slurm(o.topoconf, o.scontrol, o.squeue, o.title,
+				      o.svg, o.html);
 	if ((rc = load_input(&o, &in))) {
+		input_free(&in);
+		return rc;
+	}
+	if (o.svg || o.html) {
+		tg_draw_opts dopt;
+		cli_bound *b = NULL;
+
+		memset(&dopt, 0, sizeof(dopt));
+		dopt.title = o.title;
+		rc = o.cluster ? cli_bound_load(o.cluster, in.t, &b) : 0;
+		dopt.gangs = cli_bound_gangs(b, &dopt.ngangs);
+		if (!rc)
+			rc = cli_picture_write(in.t, &dopt, o.svg, o.html);
+		cli_bound_free(b);
 		input_free(&in);
 		return rc;
 	}

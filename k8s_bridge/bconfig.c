@@ -400,6 +400,8 @@ static int file_section(fctx *f, const char *sec, const cJSON *o)
 		} else if (strcmp(sec, "server") == 0) {
 			if (strcmp(k, "listen") == 0)
 				r = get_str(f, v, p, &c->listen);
+			else if (strcmp(k, "ui") == 0)
+				r = get_bool(f, v, p, &c->ui);
 			else
 				return ferr(f, p, "unknown key");
 		}
@@ -673,6 +675,8 @@ static void usage(FILE *f)
 "  --identity ID\n"
 "Other:\n"
 "  --listen HOST:PORT     /healthz /readyz /metrics (\"\" = off)\n"
+"  --ui[=true|false]      the live fabric picture at /ui, its JSON at\n"
+"                         /ui/state, on the --listen port (false)\n"
 "  --log-level debug|info|warn|error\n"
 "  --help  --version\n"
 "Node labeller (instead of scheduling; k8s_bridge/README.md):\n"
@@ -884,6 +888,14 @@ int br_config_from_args(br_config *c, int argc, char **argv, char *err,
 			if (!v || parse_secs("--retry-period", v,
 					     &c->retry_period_s, err, errlen))
 				return -1;
+		} else if (strcmp(argv[i], "--ui") == 0) {
+			c->ui = true;
+		} else if (FLAG("--ui")) {
+			if (!v)
+				return -1;
+			if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
+				return ERR("--ui: true or false");
+			c->ui = strcmp(v, "true") == 0;
 		} else if (FLAG("--listen")) {
 			if (!v)
 				return -1;
@@ -911,6 +923,9 @@ int br_config_from_args(br_config *c, int argc, char **argv, char *err,
 		return ERR("the retry period (%gs) must be shorter than the "
 			   "renew deadline (%gs)", c->retry_period_s,
 			   c->renew_deadline_s);
+	if (c->ui && !*c->listen)
+		return ERR("--ui (server.ui) needs the HTTP endpoint: "
+			   "--listen HOST:PORT is \"\"");
 	if (!c->identity)
 		c->identity = default_identity();
 

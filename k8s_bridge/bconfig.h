@@ -79,6 +79,7 @@ typedef struct br_config {
 
 	/* HTTP endpoint, logs */
 	char *listen;			/* "HOST:PORT"; "" = none */
+	bool ui;			/* /ui and /ui/state (ui.h) */
 	int log_level;
 } br_config;
 

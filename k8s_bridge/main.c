@@ -34,6 +34,7 @@
 #include "metrics.h"
 #include "mixed.h"
 #include "sched.h"
+#include "ui.h"
 
 /* What the daemon lists and watches. */
 static const br_resdef R_NODES = {
@@ -65,6 +66,8 @@ static const br_resdef R_FEED[] = {
 	  true, false },
 	{ "topologies", "kueue.x-k8s.io", { "v1beta2", "v1beta1" },
 	  "Topology", NULL, true, false },
+	/* namespace labels, for pod (anti-)affinity's namespaceSelector */
+	{ "namespaces", "", { "v1" }, "Namespace", NULL, true, false },
 };
 #define NFEED (sizeof(R_FEED) / sizeof(R_FEED[0]))
 #define NINF (NFEED + 5)
@@ -76,6 +79,7 @@ typedef struct app {
 	br_leader *leader;
 	br_sched *sched;
 	br_mixed *mixed;	/* mixed mode, NULL = off */
+	br_ui *ui;		/* /ui, NULL = off */
 	br_metrics m;
 	br_informer *inf[NINF];	/* nodes pods pcs pdbs upg feed... */
 	br_informer *feed[NFEED];
@@ -122,6 +126,8 @@ static void on_leader(void *ud, bool on)
 
 	if (!on && a->sched)
 		br_sched_stop(a->sched);
+	if (!on)
+		br_ui_reset(a->ui);	/* a standby's picture would go stale */
 	if (on && a->sched)
 		br_sched_on_event(a->sched, NULL, 0, NULL, NULL);
 }
@@ -173,6 +179,9 @@ static int endpoint(void *ud, const char *path, br_buf *body,
 	bool lead = br_leader_leading(a->leader, br_now_ms());
 	const char *why = "";
 
+	if (a->ui && strncmp(path, "/ui", 3) == 0 &&
+	    (!path[3] || path[3] == '/'))
+		return br_ui_serve(a->ui, path, body, ctype);
 	if (strcmp(path, "/healthz") == 0 || strcmp(path, "/livez") == 0) {
 		br_buf_adds(body, "ok\n");
 		return 200;
@@ -221,6 +230,17 @@ static int endpoint(void *ud, const char *path, br_buf *body,
 	}
 	br_buf_adds(body, "not found\n");
 	return 404;
+}
+
+/* A cycle's model, for /ui (from the bridge's own state only). */
+static void on_model(void *ud, const tg_topology *t, const tg_k8s *k,
+		     const tg_decision *const *d, size_t nd)
+{
+	app *a = ud;
+
+	if (a->ui)
+		br_ui_update(a->ui, t, k, d, nd,
+			     br_informer_store(a->inf[1]));
 }
 
 /* ---- the loop ---------------------------------------------------------- */
@@ -362,7 +382,10 @@ int main(int argc, char **argv)
 	env.feed = a.feed;
 	env.nfeed = NFEED;
 	env.leading = leading;
+	env.on_model = on_model;
 	env.ud = &a;
+	if (a.cfg.ui)
+		a.ui = br_ui_create();
 	a.sched = br_sched_create(&env);
 	{
 		char port[16];
@@ -384,6 +407,7 @@ int main(int argc, char **argv)
 	br_sched_stop(a.sched);
 	br_leader_release(a.leader);
 	br_sched_destroy(a.sched);
+	br_ui_destroy(a.ui);
 	br_mixed_destroy(a.mixed);
 	br_leader_destroy(a.leader);
 	for (i = 0; i < NINF; i++)

@@ -2217,6 +2217,16 @@ void br_sched_cycle(br_sched *s)
 	br_map_free(&c.bound);
 	br_map_free(&c.terminating);
 out:
+	if (c.t && s->env.on_model) {
+		const tg_decision **ds = br_xcalloc(c.npl + 1, sizeof(*ds));
+		size_t nd = 0;
+
+		for (i = 0; i < c.npl; i++)
+			if (c.pl[i].d)
+				ds[nd++] = c.pl[i].d;
+		s->env.on_model(s->env.ud, c.t, c.k, ds, nd);
+		free(ds);
+	}
 	for (i = 0; i < c.npl; i++)
 		tg_decision_free(c.pl[i].d);
 	free(c.pl);

@@ -96,6 +96,10 @@ typedef struct br_sched_env {
 	br_informer *upg;	/* scheduling.k8s.io v1alpha2 PodGroups */
 	struct br_mixed *mixed;	/* mixed mode (mixed.h): Slurm places */
 	bool (*leading)(void *ud);	/* checked before every batch */
+	/* after each cycle, while its model lives: the topology with the
+	 * cycle's decisions applied (the /ui picture, ui.h); NULL = none */
+	void (*on_model)(void *ud, const tg_topology *t, const tg_k8s *k,
+			 const tg_decision *const *d, size_t nd);
 	void *ud;
 } br_sched_env;
 

@@ -238,6 +238,31 @@ static void test_config_args(void)
 	is_str(c.scheduler_name, "fromflag", "args: a flag beats the file, "
 	       "wherever it stands");
 	is_str(c.listen, "127.0.0.1:9", "args: the file's other keys apply");
+	ok(!c.ui, "args: /ui is off by default");
+	br_config_free(&c);
+	is_int(args(&c, err, sizeof(err), "--ui", "--server", "http://x",
+		    NULL), 0, "args: --ui");
+	ok(c.ui, "args: --ui turns /ui on");
+	br_config_free(&c);
+	is_int(args(&c, err, sizeof(err), "--ui=false", "--server",
+		    "http://x", NULL), 0, "args: --ui=false");
+	ok(!c.ui, "args: --ui=false leaves it off");
+	br_config_free(&c);
+	is_int(args(&c, err, sizeof(err), "--ui=maybe", "--server",
+		    "http://x", NULL), -1, "args: --ui=maybe refused");
+	like(err, "--ui: true or false", "args: says what --ui takes");
+	br_config_free(&c);
+	is_int(args(&c, err, sizeof(err), "--ui", "--listen", "", "--server",
+		    "http://x", NULL), -1, "args: --ui without a listener");
+	like(err, "--ui (server.ui) needs the HTTP endpoint",
+	     "args: says why");
+	br_config_free(&c);
+	p = tmpfile_with("ui.yaml", "server: {listen: \"127.0.0.1:9\", "
+			 "ui: true}\n");
+	snprintf(cfgpath, sizeof(cfgpath), "%s", p);
+	is_int(args(&c, err, sizeof(err), "--config", cfgpath, "--server",
+		    "http://x", NULL), 0, "args: server.ui in the file");
+	ok(c.ui, "args: server.ui: true turns /ui on");
 	br_config_free(&c);
 	p = tmpfile_with("bad.yaml", "schedulerName: [x]\n");
 	snprintf(cfgpath, sizeof(cfgpath), "%s", p);

@@ -70,6 +70,8 @@
 #include "topogang/topoconf.h"
 
 #include "tgconf.h"
+#include "tgjob.h"
+#include "tgreason.h"
 
 /*
  * These variables are required by the generic plugin interface.  If they
@@ -112,14 +114,9 @@ time_t last_job_update;
 	"/usr/lib/x86_64-linux-gnu/slurm-wlm/select_cons_tres.so"
 #endif
 
-#define MAX_REASONS	4096	/* pending jobs with a core message */
 #define MAX_RESERVED	1024	/* preemptors holding freed nodes */
-#define MAX_REASON_LEN	1000	/* bytes of state_desc we write */
 #define PRIO_PENDING	(INT64_C(1) << 33)	/* above every uint32 */
 #define POD_SLOTS_SHARED (INT64_C(1) << 20)
-/* Each node of the model carries its Slurm name as this label, for the
- * required nodes of -w/--nodelist. */
-#define NODE_LABEL	"topogang.slurm/node"
 
 /* ---- the inner plugin (select/cons_tres), loaded by path ---- */
 
@@ -171,11 +168,6 @@ static char inner_path[PATH_MAX];
 
 /* ---- slurmctld-side state, all under state_lock ---- */
 
-typedef struct reason {
-	uint32_t job_id;
-	char *msg;			/* malloc'd, state_desc to show */
-} reason_t;
-
 /* The core's GPU indices for a job on one node (node index, mask). */
 typedef struct gpu_pick {
 	uint32_t node;
@@ -198,18 +190,11 @@ static char conf_path[PATH_MAX];
 static char *topo_text = NULL;	/* last topology.conf that loaded */
 static size_t topo_len = 0;
 static char topo_path[PATH_MAX];
-static reason_t reasons[MAX_REASONS];
-static unsigned nreasons = 0;
 static reserved_t reserved[MAX_RESERVED];
 static unsigned nreserved = 0;
-static uint32_t gpu_plugin_id = 0;
 
 static void _model_drop(void);
 
-static pthread_t reason_thread;
-static bool reason_thread_started = false;
-static bool reason_thread_stop = false;
-static pthread_cond_t reason_cond = PTHREAD_COND_INITIALIZER;
 
 /* ---- helpers ---- */
 
@@ -224,7 +209,9 @@ static void _log_decision(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (site_conf.debug)
+	/* DebugFlags=SelectType, or topogang.conf's older Debug=yes */
+	if ((slurm_conf.debug_flags & DEBUG_FLAG_SELECT_TYPE) ||
+	    site_conf.debug)
 		info("%s: %s", plugin_type, buf);
 	else
 		verbose("%s: %s", plugin_type, buf);
@@ -295,124 +282,7 @@ static int _inner_load(void)
 	return SLURM_SUCCESS;
 }
 
-/* ---- pending reasons (applied by a thread; see _reason_loop) ---- */
-
-static reason_t *_reason_find(uint32_t job_id)
-{
-	unsigned i;
-
-	for (i = 0; i < nreasons; i++)
-		if (reasons[i].job_id == job_id)
-			return &reasons[i];
-	return NULL;
-}
-
-static void _reason_drop(uint32_t job_id)
-{
-	unsigned i;
-
-	for (i = 0; i < nreasons; i++) {
-		if (reasons[i].job_id != job_id)
-			continue;
-		free(reasons[i].msg);
-		reasons[i] = reasons[--nreasons];
-		return;
-	}
-}
-
-/* Sets the job's pending reason now and remembers it so it can be put
- * back after slurmctld clears state_desc at the end of a failed
- * select_nodes().  Returns true when the message is new for the job. */
-static bool _reason_set(job_record_t *job_ptr, const char *msg)
-{
-	reason_t *r = _reason_find(job_ptr->job_id);
-	char *dup;
-	bool fresh;
-
-	fresh = !r || strcmp(r->msg, msg);
-	if (fresh) {
-		dup = strndup(msg, MAX_REASON_LEN);
-		if (!dup)
-			return false;
-		if (!r) {
-			if (nreasons >= MAX_REASONS) {
-				/* drop the oldest */
-				free(reasons[0].msg);
-				memmove(&reasons[0], &reasons[1],
-					(nreasons - 1) * sizeof(reasons[0]));
-				nreasons--;
-			}
-			r = &reasons[nreasons++];
-			r->job_id = job_ptr->job_id;
-		} else {
-			free(r->msg);
-		}
-		r->msg = dup;
-	}
-	if (!job_ptr->state_desc || strcmp(job_ptr->state_desc, r->msg)) {
-		xfree(job_ptr->state_desc);
-		job_ptr->state_desc = xstrdup(r->msg);
-		last_job_update = time(NULL);
-	}
-	return fresh;
-}
-
-/*
- * slurmctld sets state_reason = WAIT_RESOURCES and frees state_desc after
- * every failed select_nodes(), after select_p_job_test() has returned, so
- * a message written there does not survive.  This thread puts the core's
- * message back about once a second; it holds the job write lock only for
- * the few jobs it updates.
- */
-static void *_reason_loop(void *arg)
-{
-	slurmctld_lock_t job_write_lock = {
-		NO_LOCK, WRITE_LOCK, NO_LOCK, NO_LOCK, NO_LOCK };
-
-	(void) arg;
-	for (;;) {
-		struct timespec ts;
-		bool any;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
-		slurm_mutex_lock(&state_lock);
-		if (!reason_thread_stop)
-			pthread_cond_timedwait(&reason_cond, &state_lock, &ts);
-		if (reason_thread_stop) {
-			slurm_mutex_unlock(&state_lock);
-			break;
-		}
-		any = nreasons > 0;
-		slurm_mutex_unlock(&state_lock);
-		if (!any)
-			continue;
-
-		lock_slurmctld(job_write_lock);
-		slurm_mutex_lock(&state_lock);
-		for (unsigned i = 0; i < nreasons;) {
-			job_record_t *job_ptr =
-				find_job_record(reasons[i].job_id);
-
-			if (!job_ptr || !IS_JOB_PENDING(job_ptr)) {
-				free(reasons[i].msg);
-				reasons[i] = reasons[--nreasons];
-				continue;
-			}
-			if ((job_ptr->state_reason == WAIT_RESOURCES) &&
-			    (!job_ptr->state_desc ||
-			     strcmp(job_ptr->state_desc, reasons[i].msg))) {
-				xfree(job_ptr->state_desc);
-				job_ptr->state_desc = xstrdup(reasons[i].msg);
-				last_job_update = time(NULL);
-			}
-			i++;
-		}
-		slurm_mutex_unlock(&state_lock);
-		unlock_slurmctld(job_write_lock);
-	}
-	return NULL;
-}
+/* Pending reasons: tgreason.c (tgr_set, tgr_drop). */
 
 /* ---- reservations held by preemptors ---- */
 
@@ -463,6 +333,31 @@ static void _reserved_expire(time_t now)
 		}
 		i++;
 	}
+}
+
+/*
+ * Takes the nodes held for other preemptors out of \p bitmap: where
+ * cons_tres chooses (a fallback), it does not see the holds, which live
+ * in the core's model only.  Returns how many nodes it took out.
+ */
+static int _trim_held(uint32_t job_id, bitstr_t *bitmap)
+{
+	int n = 0, sz = bit_size(bitmap);
+
+	for (unsigned i = 0; i < nreserved; i++) {
+		int k, hs;
+
+		if (reserved[i].job_id == job_id)
+			continue;
+		hs = bit_size(reserved[i].nodes);
+		for (k = 0; k < hs && k < sz; k++)
+			if (bit_test(reserved[i].nodes, k) &&
+			    bit_test(bitmap, k)) {
+				bit_clear(bitmap, k);
+				n++;
+			}
+	}
+	return n;
 }
 
 static void _reserved_add(uint32_t job_id, bitstr_t *nodes,
@@ -689,29 +584,9 @@ fail_conf:
 
 /* ---- translating slurmctld's state into the core's model ---- */
 
-/* The node's gpu GRES state, NULL when it has none. */
-static gres_node_state_t *_gres_node_gpu_state(node_record_t *node_ptr)
-{
-	ListIterator it;
-	gres_state_t *gs;
-	gres_node_state_t *ns = NULL;
-
-	if (!node_ptr->gres_list || !gpu_plugin_id)
-		return NULL;
-	it = list_iterator_create(node_ptr->gres_list);
-	while ((gs = list_next(it))) {
-		if (gs->plugin_id == gpu_plugin_id && gs->gres_data) {
-			ns = gs->gres_data;
-			break;
-		}
-	}
-	list_iterator_destroy(it);
-	return ns;
-}
-
 static uint64_t _gres_node_gpus(node_record_t *node_ptr)
 {
-	gres_node_state_t *ns = _gres_node_gpu_state(node_ptr);
+	gres_node_state_t *ns = tgj_node_gpu_state(node_ptr);
 
 	return ns ? ns->gres_cnt_avail : 0;
 }
@@ -740,7 +615,7 @@ static unsigned _uf_find(uint8_t *up, unsigned i)
 static bool _gres_node_islands(node_record_t *node_ptr, unsigned ngpus,
 			       uint8_t *island)
 {
-	gres_node_state_t *ns = _gres_node_gpu_state(node_ptr);
+	gres_node_state_t *ns = tgj_node_gpu_state(node_ptr);
 	uint8_t up[TG_MAX_GPUS], num[TG_MAX_GPUS];
 	unsigned g, l, next = 0;
 
@@ -767,169 +642,6 @@ static bool _gres_node_islands(node_record_t *node_ptr, unsigned ngpus,
 	return true;
 }
 
-/* GPUs a running job holds on its j-th node: count and index mask. */
-static uint64_t _gres_job_gpus(job_record_t *job_ptr, int j, uint64_t *mask)
-{
-	ListIterator it;
-	gres_state_t *gs;
-	uint64_t n = 0;
-
-	*mask = 0;
-	if (!job_ptr->gres_list_alloc || !gpu_plugin_id)
-		return 0;
-	it = list_iterator_create(job_ptr->gres_list_alloc);
-	while ((gs = list_next(it))) {
-		gres_job_state_t *js = gs->gres_data;
-
-		if (gs->plugin_id != gpu_plugin_id || !js ||
-		    j >= (int) js->node_cnt)
-			continue;
-		if (js->gres_cnt_node_alloc)
-			n += js->gres_cnt_node_alloc[j];
-		if (js->gres_bit_alloc && js->gres_bit_alloc[j]) {
-			bitstr_t *b = js->gres_bit_alloc[j];
-			int64_t k, sz = bit_size(b);
-
-			for (k = 0; k < sz && k < 64; k++)
-				if (bit_test(b, k))
-					*mask |= UINT64_C(1) << k;
-		}
-	}
-	list_iterator_destroy(it);
-	return n;
-}
-
-/* GPUs the job asks for on each of \p members nodes. */
-static uint64_t _gres_job_req_gpus(job_record_t *job_ptr, uint32_t members)
-{
-	ListIterator it;
-	gres_state_t *gs;
-	uint64_t n = 0;
-	uint32_t tasks;
-
-	if (!job_ptr->gres_list_req || !gpu_plugin_id || !members)
-		return 0;
-	tasks = job_ptr->details->num_tasks ? job_ptr->details->num_tasks :
-		members;
-	it = list_iterator_create(job_ptr->gres_list_req);
-	while ((gs = list_next(it))) {
-		gres_job_state_t *js = gs->gres_data;
-		uint64_t v = 0;
-
-		if (gs->plugin_id != gpu_plugin_id || !js)
-			continue;
-		if (js->gres_per_node)
-			v = js->gres_per_node;
-		else if (js->gres_per_job)
-			v = (js->gres_per_job + members - 1) / members;
-		else if (js->gres_per_task)
-			v = js->gres_per_task *
-			    ((tasks + members - 1) / members);
-		else if (js->gres_per_socket)
-			v = js->gres_per_socket;
-		n += v;
-	}
-	list_iterator_destroy(it);
-	return n;
-}
-
-static bool _job_exclusive(job_record_t *job_ptr)
-{
-	struct job_details *d = job_ptr->details;
-
-	if (d->whole_node & WHOLE_NODE_REQUIRED)
-		return true;
-	if (d->share_res == 0)
-		return true;
-	if (job_ptr->part_ptr && (job_ptr->part_ptr->max_share == 0))
-		return true;
-	/* Without a memory request cons_tres hands out a node's whole
-	 * memory when memory is consumable. */
-	if (!d->pn_min_memory &&
-	    (slurm_conf.select_type_param & CR_MEMORY))
-		return true;
-	return false;
-}
-
-/*
- * Whether the job is a set of tasks that may share nodes (-n N -c C
- * [--gpus-per-task] [--mem-per-cpu], no -N above 1, no --exclusive, no
- * --ntasks-per-node, no -w): then each task is a member of the gang and
- * the core may put several on a node, as it does with pods (this is the
- * shape the bridge's mixed mode submits a gang in).
- */
-static bool _job_per_task(job_record_t *job_ptr, bool exclusive)
-{
-	struct job_details *d = job_ptr->details;
-
-	return !exclusive && d->num_tasks > 1 && d->num_tasks != NO_VAL &&
-	       d->min_nodes <= 1 && (!d->max_nodes || d->max_nodes > 1) &&
-	       (!d->ntasks_per_node || d->ntasks_per_node == NO_VAL16) &&
-	       !d->req_node_bitmap &&
-	       (!d->pn_min_memory || (d->pn_min_memory & MEM_PER_CPU));
-}
-
-/* The per-node shape and member count of a job's gang. */
-static int _job_shape(job_record_t *job_ptr, uint32_t min_nodes,
-		      uint32_t max_nodes, uint32_t max_node_cpus,
-		      tg_shape *sh, uint32_t *members, bool *exclusive,
-		      bool *per_task)
-{
-	struct job_details *d = job_ptr->details;
-	uint64_t cpus, mem;
-	uint32_t m = min_nodes;
-
-	memset(sh, 0, sizeof(*sh));
-	*exclusive = _job_exclusive(job_ptr);
-	*per_task = _job_per_task(job_ptr, *exclusive);
-	if (*per_task) {
-		/* one member per task: -c CPUs, its memory and GPUs */
-		cpus = d->cpus_per_task && d->cpus_per_task != NO_VAL16 ?
-		       d->cpus_per_task : 1;
-		mem = (d->pn_min_memory & ~MEM_PER_CPU) * cpus;
-		if (!(slurm_conf.select_type_param & CR_MEMORY))
-			mem = 0;
-		sh->v[TG_RES_CPU] = (int64_t) cpus * 1000;
-		sh->v[TG_RES_MEMORY] = (int64_t) mem << 20;
-		sh->v[TG_RES_GPU] = (int64_t) _gres_job_req_gpus(job_ptr,
-							d->num_tasks);
-		sh->v[TG_RES_PODS] = 1;
-		*members = d->num_tasks;
-		return SLURM_SUCCESS;
-	}
-	if (!*exclusive && max_node_cpus && d->min_cpus >
-	    (uint64_t) m * max_node_cpus) {
-		/* -n without -N: as many nodes as the CPUs need */
-		m = (d->min_cpus + max_node_cpus - 1) / max_node_cpus;
-		if (max_nodes && m > max_nodes)
-			return SLURM_ERROR;
-	}
-	cpus = (d->min_cpus + m - 1) / m;
-	if (d->pn_min_cpus > cpus)
-		cpus = d->pn_min_cpus;
-	if (d->ntasks_per_node && d->ntasks_per_node != NO_VAL16) {
-		uint64_t c = (uint64_t) d->ntasks_per_node *
-			     (d->cpus_per_task ? d->cpus_per_task : 1);
-
-		if (c > cpus)
-			cpus = c;
-	}
-	if (!cpus)
-		cpus = 1;
-	if (d->pn_min_memory & MEM_PER_CPU)
-		mem = (d->pn_min_memory & ~MEM_PER_CPU) * cpus;
-	else
-		mem = d->pn_min_memory;
-	if (!(slurm_conf.select_type_param & CR_MEMORY))
-		mem = 0;
-	sh->v[TG_RES_CPU] = (int64_t) cpus * 1000;
-	sh->v[TG_RES_MEMORY] = (int64_t) mem << 20;
-	sh->v[TG_RES_GPU] = (int64_t) _gres_job_req_gpus(job_ptr, m);
-	sh->v[TG_RES_PODS] = 1;
-	*members = m;
-	return SLURM_SUCCESS;
-}
-
 static int _u32_cmp(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
@@ -940,132 +652,6 @@ static int _u32_cmp(const void *a, const void *b)
 static bool _in_sorted(const uint32_t *v, size_t n, uint32_t x)
 {
 	return n && bsearch(&x, v, n, sizeof(*v), _u32_cmp);
-}
-
-/*
- * A "topo-gather=..." or "topo-spread=..." word of the job's comment:
- * jobs submitted through slurmrestd run no SPANK plugin, so the bridge's
- * mixed mode writes its request there (--comment "topogang-bridge
- * gang=ns/g topo-gather=spine:must").  Copies the value into \p buf;
- * false when the comment has no such word.
- */
-static bool _comment_opt(const char *comment, const char *key, char *buf,
-			 size_t len)
-{
-	size_t kl = strlen(key);
-	const char *p = comment;
-
-	while (p && *p) {
-		size_t wl;
-
-		while (*p == ' ' || *p == '\t')
-			p++;
-		wl = strcspn(p, " \t");
-		if (wl > kl && !strncmp(p, key, kl) && p[kl] == '=') {
-			snprintf(buf, len, "%.*s", (int)(wl - kl - 1),
-				 p + kl + 1);
-			return true;
-		}
-		p += wl;
-	}
-	return false;
-}
-
-/*
- * The text of one of the job's requests: its SPANK variable \p var (set by
- * --topo-X), else "\p key=" in its comment (mixed mode's jobs, which run
- * no SPANK plugin; only when \p key is given).  Returns where it came
- * from ("--topo-X" as \p opt, or "comment"), NULL when the job has none;
- * a value too long for \p buf is an error in \p buf's place.
- */
-static const char *_job_opt(job_record_t *job_ptr, const char *var,
-			    const char *opt, const char *key, char *buf,
-			    size_t len)
-{
-	size_t vl = strlen(var);
-	uint32_t i;
-
-	for (i = 0; i < job_ptr->spank_job_env_size; i++) {
-		const char *e = job_ptr->spank_job_env[i];
-
-		if (!e || strncmp(e, var, vl) || e[vl] != '=')
-			continue;
-		if ((size_t) snprintf(buf, len, "%s", e + vl + 1) >= len)
-			buf[0] = '\0';	/* refused by the parser */
-		return opt;
-	}
-	if (key && _comment_opt(job_ptr->comment, key, buf, len))
-		return "comment";
-	return NULL;
-}
-
-/* The job's gather request: --topo-gather (or its comment's topo-gather=),
- * else its partition's, else DefaultGather.  *src says where it came
- * from, for the log. */
-static void _job_gather(job_record_t *job_ptr, tgs_gather *g,
-			const char **src)
-{
-	const tgs_gather *pg;
-	char val[TGS_MAX_LINE], err[TGS_ERRLEN];
-	const char *from = _job_opt(job_ptr, TGS_SPANK_GATHER_VAR,
-				    "--topo-gather", "topo-gather", val,
-				    sizeof(val));
-
-	memset(g, 0, sizeof(*g));
-	*src = "none";
-	if (from) {
-		if (!tgs_gather_parse(val, g, err, sizeof(err))) {
-			*src = from;
-			return;
-		}
-		error("%s: %pJ: topo-gather (%s): %s; using the partition "
-		      "default", plugin_type, job_ptr, from, err);
-		memset(g, 0, sizeof(*g));
-	}
-	pg = tgs_conf_part_gather(&site_conf, job_ptr->part_ptr ?
-				  job_ptr->part_ptr->name : NULL);
-	if (pg) {
-		*g = *pg;
-		*src = "topogang.conf";
-	}
-}
-
-/* The job's --topo-spread (or its comment's topo-spread=), if any; false
- * when it has none. */
-static bool _job_spread(job_record_t *job_ptr, tgs_spread *sp)
-{
-	char val[TGS_MAX_LINE], err[TGS_ERRLEN];
-	const char *from = _job_opt(job_ptr, TGS_SPANK_SPREAD_VAR,
-				    "--topo-spread", "topo-spread", val,
-				    sizeof(val));
-
-	memset(sp, 0, sizeof(*sp));
-	if (!from)
-		return false;
-	if (!tgs_spread_parse(val, sp, err, sizeof(err)))
-		return true;
-	error("%s: %pJ: topo-spread (%s): %s; ignored", plugin_type,
-	      job_ptr, from, err);
-	memset(sp, 0, sizeof(*sp));
-	return false;
-}
-
-/* The job's --topo-slice, if any; false when it has none. */
-static bool _job_slice(job_record_t *job_ptr, tgs_slice *sl)
-{
-	char val[TGS_MAX_LINE], err[TGS_ERRLEN];
-	const char *from = _job_opt(job_ptr, TGS_SPANK_SLICE_VAR,
-				    "--topo-slice", NULL, val, sizeof(val));
-
-	memset(sl, 0, sizeof(*sl));
-	if (!from)
-		return false;
-	if (!tgs_slice_parse(val, sl, err, sizeof(err)))
-		return true;
-	error("%s: %pJ: topo-slice (%s): %s; ignored", plugin_type,
-	      job_ptr, from, err);
-	memset(sl, 0, sizeof(*sl));
-	return false;
 }
 
 /*
@@ -1187,8 +773,8 @@ static int _model_build(char *why, size_t wlen)
 		if (!node_ptr)
 			continue;
 		model.links[i] = _gres_has_links(
-				_gres_node_gpu_state(node_ptr));
-		if (tg_topology_node_add_label(model.t, i, NODE_LABEL,
+				tgj_node_gpu_state(node_ptr));
+		if (tg_topology_node_add_label(model.t, i, TGJ_NODE_LABEL,
 					       node_ptr->name)) {
 			snprintf(why, wlen, "out of memory");
 			goto fail;
@@ -1214,64 +800,9 @@ fail:
 }
 
 /* Adds a running job's allocations, one per node it holds. */
-/*
- * How costly a running job is as a victim, as Slurm's preemption ranks
- * candidates: its partition's PriorityTier, then its QOS priority.  The
- * job priority itself is not used: with priority/basic it only says which
- * job was submitted first, and Kubernetes' and the CLI's answers for the
- * same request would then differ from slurmctld's (tests/parity).
- * Whether a job may be a victim at all is slurmctld's candidate list.
- */
-static int64_t _preempt_rank(const job_record_t *jp)
-{
-	int64_t tier = jp->part_ptr ? jp->part_ptr->priority_tier : 0;
-	int64_t qos = jp->qos_ptr ? jp->qos_ptr->priority : 0;
-
-	return (tier << 32) + qos;
-}
-
 static void _model_add_job(job_record_t *jp, bool cand)
 {
-	job_resources_t *jr = jp->job_resrcs;
-	node_record_t *node_ptr;
-	char pod[64], gang[32];
-	tg_shape as;
-	tg_node_id id;
-	int j = 0, n = bit_size(jr->node_bitmap);
-
-	snprintf(gang, sizeof(gang), "JobId=%u", jp->job_id);
-	for (int k = 0; k < n; k++) {
-		tg_alloc_spec a;
-		uint64_t mask = 0;
-
-		if (!bit_test(jr->node_bitmap, k))
-			continue;
-		node_ptr = node_record_table_ptr[k];
-		if (!node_ptr ||
-		    tg_topology_node_find(model.t, node_ptr->name, &id)) {
-			j++;
-			continue;
-		}
-		memset(&as, 0, sizeof(as));
-		as.v[TG_RES_CPU] = jr->cpus ? (int64_t) jr->cpus[j] * 1000 : 0;
-		as.v[TG_RES_MEMORY] = jr->memory_allocated ?
-			(int64_t) jr->memory_allocated[j] << 20 : 0;
-		as.v[TG_RES_GPU] = (int64_t) _gres_job_gpus(jp, j, &mask);
-		as.v[TG_RES_PODS] = 1;
-		memset(&a, 0, sizeof(a));
-		snprintf(pod, sizeof(pod), "JobId=%u/%s", jp->job_id,
-			 node_ptr->name);
-		a.pod = pod;
-		a.gang = gang;
-		a.node = id;
-		a.shape = &as;
-		a.gpus = mask;
-		a.priority = _preempt_rank(jp);
-		a.preemptible = cand;
-		(void) tg_topology_add_alloc(model.t, &a);
-		model.adds++;
-		j++;
-	}
+	model.adds += tgj_add_job(model.t, jp, cand);
 }
 
 static void _model_remove_job(uint32_t job_id)
@@ -1286,7 +817,7 @@ static void _model_remove_job(uint32_t job_id)
  * model was built. */
 static bool _model_node_changed(unsigned i, node_record_t *node_ptr)
 {
-	gres_node_state_t *ns = _gres_node_gpu_state(node_ptr);
+	gres_node_state_t *ns = tgj_node_gpu_state(node_ptr);
 	uint64_t gpus = ns ? ns->gres_cnt_avail : 0;
 
 	return tg_topology_node_ngpus(model.t, i) != MIN(gpus, TG_MAX_GPUS) ||
@@ -1608,6 +1139,7 @@ typedef struct ctx {
 	uint32_t *tg2slurm;		/* the model's, not owned */
 	uint32_t ntg;
 	bool must;			/* a MUST layer or a hard spread */
+	bool slice;			/* a --topo-slice */
 	unsigned nreq;			/* required nodes (-w) */
 	char gather_txt[512];
 	const char *gather_src;
@@ -1621,63 +1153,6 @@ static void _ctx_free(ctx_t *c)
 {
 	tg_decision_free(c->d);
 	tg_gang_destroy(c->g);
-}
-
-/*
- * The gang's members: one per node.  With -w/--nodelist, the required
- * nodes each take one member ("required", restricted to those nodes by
- * the NODE_LABEL label) and the others go elsewhere ("node", on any node
- * but those), so the core's placement always holds the required nodes
- * and is still chosen by topology around them.
- */
-static int _gang_members(ctx_t *c, job_record_t *job_ptr, const tg_shape *gs,
-			 uint32_t members, bool per_task, char *why,
-			 size_t wlen)
-{
-	bitstr_t *req = job_ptr->details->req_node_bitmap;
-	const char **names = NULL;
-	tg_label_expr e;
-	unsigned ps, nreq = 0;
-	int k, n;
-	int rc = SLURM_ERROR;
-
-	if (req) {
-		n = MIN(bit_size(req), node_record_count);
-		names = xcalloc(bit_set_count(req) + 1, sizeof(*names));
-		for (k = 0; k < n; k++)
-			if (bit_test(req, k) && node_record_table_ptr[k])
-				names[nreq++] = node_record_table_ptr[k]->name;
-	}
-	if (nreq > members)
-		members = nreq;
-	memset(&e, 0, sizeof(e));
-	e.key = NODE_LABEL;
-	e.values = names;
-	e.nvalues = nreq;
-	if (nreq) {
-		e.op = TG_SEL_IN;
-		if (tg_gang_add_podset(c->g, "required", gs, nreq, &ps) ||
-		    tg_gang_podset_set_max_per_node(c->g, ps, 1) ||
-		    tg_gang_podset_add_affinity_expr(c->g, ps, 0, &e))
-			goto oom;
-		c->nreq = nreq;
-	}
-	if (members > nreq) {
-		e.op = TG_SEL_NOT_IN;
-		if (tg_gang_add_podset(c->g, per_task ? "task" : "node", gs,
-				       members - nreq, &ps) ||
-		    (!per_task &&
-		     tg_gang_podset_set_max_per_node(c->g, ps, 1)) ||
-		    (nreq && tg_gang_podset_add_affinity_expr(c->g, ps, 0, &e)))
-			goto oom;
-	}
-	rc = SLURM_SUCCESS;
-	goto out;
-oom:
-	snprintf(why, wlen, "out of memory");
-out:
-	xfree(names);
-	return rc;
 }
 
 /*
@@ -1770,23 +1245,39 @@ static bitstr_t *_het_plan_part(job_record_t *job_ptr, time_t now)
 	return NULL;
 }
 
-/* The pod sets of a heterogeneous gang, one per component (c->het). */
-static int _het_members(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
-			uint32_t min_nodes, uint32_t max_nodes, bool *all_excl,
-			tg_shape *shape, uint32_t *members, char *why,
-			size_t wlen)
+/*
+ * The most CPUs the job can get on one node of \p bitmap: the largest
+ * eligible node's usable CPUs, capped by its partition's MaxCPUsPerNode
+ * (cons_tres counts a node's CPUs the same way).
+ */
+static uint32_t _max_node_cpus(job_record_t *job_ptr, bitstr_t *bitmap)
 {
-	uint32_t max_cpus = 0;
-	bool excl[TG_MAX_PODSETS];
-	unsigned k;
+	uint32_t max_cpus = 0, cap = INFINITE;
+	int k;
 
-	for (k = 0; k < (unsigned) node_record_count; k++) {
+	if (job_ptr->part_ptr && job_ptr->part_ptr->max_cpus_per_node &&
+	    job_ptr->part_ptr->max_cpus_per_node != INFINITE)
+		cap = job_ptr->part_ptr->max_cpus_per_node;
+	for (k = 0; k < node_record_count; k++) {
 		node_record_t *node_ptr = node_record_table_ptr[k];
 
 		if (node_ptr && node_ptr->cpus_efctv > max_cpus &&
 		    bit_test(bitmap, k))
 			max_cpus = node_ptr->cpus_efctv;
 	}
+	return MIN(max_cpus, cap);
+}
+
+/* The pod sets of a heterogeneous gang, one per component (c->het). */
+static int _het_members(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
+			uint32_t min_nodes, uint32_t max_nodes, bool *all_excl,
+			tg_shape *shape, uint32_t *members, char *why,
+			size_t wlen)
+{
+	uint32_t max_cpus = _max_node_cpus(job_ptr, bitmap);
+	bool excl[TG_MAX_PODSETS];
+	unsigned k;
+
 	*all_excl = true;
 	for (k = 0; k < c->nhet; k++) {
 		job_record_t *jp = c->het[k];
@@ -1796,7 +1287,7 @@ static int _het_members(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 		 * a node while components stay apart is not expressed yet. */
 		bool per_task;
 
-		if (_job_shape(jp, self ? min_nodes : jp->details->min_nodes,
+		if (tgj_shape(jp, self ? min_nodes : jp->details->min_nodes,
 			       self ? max_nodes : jp->details->max_nodes,
 			       max_cpus, &shape[k], &members[k], &excl[k],
 			       &per_task)) {
@@ -1886,24 +1377,14 @@ static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 	tg_shape gs, het_shape[TG_MAX_PODSETS];
 	uint32_t members = 0, max_cpus = 0, het_members[TG_MAX_PODSETS];
 	bool exclusive, per_task;
-	node_record_t *node_ptr;
-	tgs_gather gather;
-	tgs_spread spread;
-	tgs_slice slice;
-	unsigned i;
+	tgj_req req;
 
 	c->job_ptr = job_ptr;
-	/* only a shared job asking more CPUs than nodes needs the largest
-	 * node (see _job_shape) */
-	for (i = 0; !_job_exclusive(job_ptr) &&
-		    job_ptr->details->min_cpus > min_nodes &&
-		    i < (unsigned) node_record_count; i++) {
-		node_ptr = node_record_table_ptr[i];
-		if (node_ptr && node_ptr->cpus_efctv > max_cpus &&
-		    bit_test(bitmap, i))
-			max_cpus = node_ptr->cpus_efctv;
-	}
-	if (_job_shape(job_ptr, min_nodes, max_nodes, max_cpus, &gs,
+	/* only a job asking more CPUs than nodes needs the largest node
+	 * (see tgj_shape) */
+	if (job_ptr->details->min_cpus > min_nodes)
+		max_cpus = _max_node_cpus(job_ptr, bitmap);
+	if (tgj_shape(job_ptr, min_nodes, max_nodes, max_cpus, &gs,
 		       &members, &exclusive, &per_task)) {
 		snprintf(why, wlen, "the job's CPUs need more than %u nodes",
 			 max_nodes);
@@ -1933,99 +1414,20 @@ static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 		return SLURM_ERROR;
 	}
 	if (c->nhet ? _het_gang(c, het_shape, het_members, why, wlen) :
-	    _gang_members(c, job_ptr, &gs, members, per_task, why, wlen))
+	    tgj_members(c->g, job_ptr, &gs, members, per_task,
+				&c->nreq, why, wlen))
 		return SLURM_ERROR;
 	tg_gang_set_priority(c->g, PRIO_PENDING);
 	/* Only slurmctld's preemptee candidates are preemptible, so a job
 	 * that may not preempt finds no victim; the message says so. */
 	tg_gang_set_can_preempt(c->g, !c->nhet);
-	_job_gather(job_ptr, &gather, &c->gather_src);
-	tgs_gather_format(&gather, c->gather_txt, sizeof(c->gather_txt));
-	if (_job_spread(job_ptr, &spread) && spread.n) {
-		size_t off = strlen(c->gather_txt);
-
-		snprintf(c->gather_txt + off, sizeof(c->gather_txt) - off,
-			 " spread=");
-		off = strlen(c->gather_txt);
-		tgs_spread_format(&spread, c->gather_txt + off,
-				  sizeof(c->gather_txt) - off);
-		for (i = 0; i < spread.n; i++) {
-			/* a hard spread is required, as a must layer: the
-			 * job waits for it (no cons_tres estimate) */
-			if (spread.item[i].hard)
-				c->must = true;
-			if (tg_gang_add_spread(c->g,
-					tgs_conf_layer(&site_conf,
-						       spread.item[i].layer),
-					spread.item[i].skew,
-					spread.item[i].hard)) {
-				snprintf(why, wlen, "out of memory");
-				return SLURM_ERROR;
-			}
-		}
-	}
-	if (_job_slice(job_ptr, &slice) && slice.n) {
-		size_t off = strlen(c->gather_txt);
-
-		snprintf(c->gather_txt + off, sizeof(c->gather_txt) - off,
-			 " slice=");
-		off = strlen(c->gather_txt);
-		tgs_slice_format(&slice, c->gather_txt + off,
-				 sizeof(c->gather_txt) - off);
-		for (i = 0; i < slice.n; i++)
-			if (tg_gang_add_slice(c->g,
-					tgs_conf_layer(&site_conf,
-						       slice.item[i].layer),
-					slice.item[i].size)) {
-				snprintf(why, wlen, "--topo-slice %s:%u: not "
-					 "a valid slice for %u nodes",
-					 slice.item[i].layer,
-					 slice.item[i].size, members);
-				return SLURM_ERROR;
-			}
-	}
-	for (i = 0; i < gather.n; i++) {
-		const char *layer = tgs_conf_layer(&site_conf,
-						   gather.item[i].layer);
-
-		if (gather.item[i].how == TGS_MUST)
-			c->must = true;
-		if (tg_gang_set_gather(c->g, layer,
-				       gather.item[i].how == TGS_MUST ?
-				       TG_GATHER_MUST : TG_GATHER_PREFER)) {
-			snprintf(why, wlen, "out of memory");
-			return SLURM_ERROR;
-		}
-	}
-	/*
-	 * --switches=1[@time]: every node under one leaf switch (the
-	 * lowest layer) until the job has waited its time, as cons_tres
-	 * does (22.05 ignores counts above 1).
-	 */
-	if (job_ptr->req_switch == 1 && tg_topology_nlayers(c->t)) {
-		time_t now = time(NULL);
-		unsigned leaf = tg_topology_nlayers(c->t) - 1;
-
-		if (!job_ptr->wait4switch_start)
-			job_ptr->wait4switch_start = now;
-		if (now - job_ptr->wait4switch_start <
-		    (time_t) job_ptr->wait4switch) {
-			size_t off = strlen(c->gather_txt);
-
-			if (tg_gang_set_gather(c->g,
-					       tg_topology_layer_name(c->t,
-								      leaf),
-					       TG_GATHER_MUST)) {
-				snprintf(why, wlen, "out of memory");
-				return SLURM_ERROR;
-			}
-			c->must = true;
-			snprintf(c->gather_txt + off,
-				 sizeof(c->gather_txt) - off,
-				 "+switches=1(%s:must)",
-				 tg_topology_layer_name(c->t, leaf));
-		}
-	}
+	if (tgj_request(job_ptr, &site_conf, c->t, c->g, members,
+			plugin_type, &req, why, wlen))
+		return SLURM_ERROR;
+	c->must = req.must;
+	c->slice = req.slice;
+	c->gather_src = req.src;
+	snprintf(c->gather_txt, sizeof(c->gather_txt), "%s", req.txt);
 	return SLURM_SUCCESS;
 }
 
@@ -2061,6 +1463,321 @@ static int _inner_narrowed(job_record_t *job_ptr, bitstr_t *bitmap,
 				   exc_core_bitmap);
 }
 
+/* Errors once per job and condition: tgreason.c (tgr_once). */
+
+/* ---- handing the decision to cons_tres where the model falls short ---- */
+
+#define FALLBACK_MAX_TRIES 16	/* narrowed select/cons_tres calls per
+				 * fallback: the domains tried first */
+
+/* Jobs started by select/cons_tres's choice because the core's model
+ * said no (see _fallback); logged at reconfigure and on each. */
+static uint64_t fallback_nospace = 0, fallback_refused = 0;
+
+typedef struct dom_try {
+	tg_domain_id d;
+	uint32_t n;			/* eligible nodes in it */
+	const char *path;
+} dom_try_t;
+
+static int _dom_try_cmp(const void *a, const void *b)
+{
+	const dom_try_t *x = a, *y = b;
+
+	if (x->n != y->n)
+		return (x->n > y->n) - (x->n < y->n);
+	return strcmp(x->path, y->path);
+}
+
+/* The domain of layer \p layer above model node \p i, TG_NONE if none. */
+static tg_domain_id _node_domain_at(const tg_topology *t, unsigned i,
+				    unsigned layer)
+{
+	tg_domain_id d = tg_topology_node_domain(t, i);
+
+	while (d != TG_NONE && d != 0 &&
+	       tg_topology_domain_layer(t, d) != layer)
+		d = tg_topology_domain_parent(t, d);
+	return d != 0 && d != TG_NONE ? d : TG_NONE;
+}
+
+/* The Slurm nodes of \p bitmap in domain \p d of layer \p layer. */
+static bitstr_t *_domain_bitmap(ctx_t *c, bitstr_t *bitmap, unsigned layer,
+				tg_domain_id d)
+{
+	bitstr_t *b = bit_alloc(node_record_count);
+
+	for (unsigned i = 0; i < c->ntg; i++)
+		if (c->tg2slurm[i] != NO_VAL &&
+		    bit_test(bitmap, c->tg2slurm[i]) &&
+		    _node_domain_at(c->t, i, layer) == d)
+			bit_set(b, c->tg2slurm[i]);
+	return b;
+}
+
+/*
+ * The domains of \p layer holding at least \p min_nodes nodes of \p
+ * bitmap and fewer than \p all, fewest first (the core's best fit), ties
+ * by path; at most \p max of them in \p out.  Returns their number.
+ */
+static unsigned _domain_tries(ctx_t *c, bitstr_t *bitmap, unsigned layer,
+			      uint32_t min_nodes, uint32_t all,
+			      dom_try_t *out, unsigned max)
+{
+	unsigned nd = tg_topology_ndomains(c->t), n = 0, d, i;
+	dom_try_t *v = xcalloc(nd ? nd : 1, sizeof(*v));
+
+	for (i = 0; i < c->ntg; i++) {
+		tg_domain_id x;
+
+		if (c->tg2slurm[i] == NO_VAL ||
+		    !bit_test(bitmap, c->tg2slurm[i]) ||
+		    (x = _node_domain_at(c->t, i, layer)) == TG_NONE ||
+		    x >= nd)
+			continue;
+		v[x].d = x;
+		v[x].n++;
+	}
+	for (d = 0, i = 0; d < nd; d++)
+		if (v[d].n >= min_nodes && v[d].n < all) {
+			v[i] = v[d];
+			v[i++].path = tg_topology_domain_path(c->t, d);
+		}
+	qsort(v, i, sizeof(*v), _dom_try_cmp);
+	n = MIN(i, max);
+	memcpy(out, v, n * sizeof(*v));
+	if (i > max && tgr_once(c->job_ptr->job_id, "fallback-tries"))
+		info("%s: %pJ: %u domains of layer %s could hold it; only the "
+		     "first %u (FALLBACK_MAX_TRIES) are tried one by one",
+		     plugin_type, c->job_ptr, i,
+		     tg_topology_layer_name(c->t, layer), max);
+	xfree(v);
+	return n;
+}
+
+/* The deepest layer the job's request must gather in; TG_NONE if none. */
+static unsigned _must_layer(ctx_t *c)
+{
+	unsigned i, best = TG_NONE;
+
+	for (i = 0; i < tg_gang_ngathers(c->g); i++) {
+		tg_gather how;
+		const char *name = tg_gang_gather_at(c->g, i, &how);
+		unsigned l;
+
+		if (how != TG_GATHER_MUST || !name ||
+		    (l = tg_topology_layer_find(c->t, name)) == TG_NONE)
+			continue;
+		if (best == TG_NONE || l > best)
+			best = l;
+	}
+	return best;
+}
+
+typedef struct jt_args {
+	uint32_t min_nodes, max_nodes, req_nodes;
+	uint16_t mode;
+	List cands;
+	List *preemptee_job_list;
+	bitstr_t *exc_core_bitmap;
+} jt_args_t;
+
+/* select/cons_tres on \p orig narrowed to \p want (all of it: NULL),
+ * its answer left in \p bitmap. */
+static int _inner_on(job_record_t *job_ptr, bitstr_t *bitmap,
+		     bitstr_t *orig, bitstr_t *want, const jt_args_t *a)
+{
+	if (a->preemptee_job_list)
+		FREE_NULL_LIST(*a->preemptee_job_list);
+	bit_copybits(bitmap, orig);
+	if (want)
+		bit_and(bitmap, want);
+	return (*(inner.job_test))(job_ptr, bitmap, a->min_nodes,
+				   a->max_nodes, a->req_nodes, a->mode,
+				   a->cands, a->preemptee_job_list,
+				   a->exc_core_bitmap);
+}
+
+/* Tries the domains of \p layer one by one; SLURM_SUCCESS on the first
+ * where cons_tres starts the job (its path in \p where). */
+static int _fallback_layer(ctx_t *c, bitstr_t *bitmap, bitstr_t *orig,
+			   unsigned layer, const jt_args_t *a,
+			   unsigned *budget, char *where, size_t wlen)
+{
+	dom_try_t tries[FALLBACK_MAX_TRIES];
+	unsigned n, k;
+
+	n = _domain_tries(c, orig, layer, a->min_nodes,
+			  (uint32_t) bit_set_count(orig), tries, *budget);
+	for (k = 0; k < n; k++) {
+		bitstr_t *b = _domain_bitmap(c, orig, layer, tries[k].d);
+		int rc = _inner_on(c->job_ptr, bitmap, orig, b, a);
+
+		FREE_NULL_BITMAP(b);
+		(*budget)--;
+		if (rc == SLURM_SUCCESS) {
+			snprintf(where, wlen, "%s", tries[k].path);
+			return SLURM_SUCCESS;
+		}
+	}
+	return SLURM_ERROR;
+}
+
+/*
+ * The core and select/cons_tres disagree in run-now mode: the core's
+ * model has no room for the job (or cons_tres refused the nodes the core
+ * chose) where cons_tres may start it.  cons_tres decides, on the core's
+ * order of preference, and a request's MUST stays hard:
+ *  - first cons_tres on every candidate node: when it cannot start the
+ *    job there it cannot start it now, and the job waits with the core's
+ *    reason (one call, as cons_tres alone would make);
+ *  - then, unless it had to preempt, the tightest place it can start in:
+ *    the domains of the must layer (a gather ... :must, --switches=1)
+ *    one by one, else of each layer from the leaves up, fewest eligible
+ *    nodes first, at most FALLBACK_MAX_TRIES calls; without a must
+ *    layer, cons_tres's own choice when no domain takes the job;
+ *  - a hard spread or a slice, which only the core can check, never
+ *    falls back.
+ * Returns cons_tres's answer; on failure \p bitmap is as given.  \p where
+ * says where the job went.
+ */
+static int _fallback(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
+		     char *where, size_t wlen)
+{
+	bitstr_t *given = bit_copy(bitmap), *orig = bit_copy(bitmap);
+	unsigned must = _must_layer(c), budget = FALLBACK_MAX_TRIES, l;
+	int rc;
+
+	(void) _trim_held(c->job_ptr->job_id, orig);
+	snprintf(where, wlen, "select/cons_tres's choice");
+	if ((c->must && must == TG_NONE) || c->slice) {
+		rc = SLURM_ERROR;	/* a hard spread, a slice */
+		goto out;
+	}
+	rc = _inner_on(c->job_ptr, bitmap, orig, NULL, a);
+	if (rc != SLURM_SUCCESS ||
+	    (a->preemptee_job_list && *a->preemptee_job_list &&
+	     list_count(*a->preemptee_job_list) && must == TG_NONE))
+		goto out;
+	if (must != TG_NONE) {
+		rc = _fallback_layer(c, bitmap, orig, must, a, &budget, where,
+				     wlen);
+		goto out;
+	}
+	for (l = tg_topology_nlayers(c->t); l-- > 0 && budget;)
+		if (_fallback_layer(c, bitmap, orig, l, a, &budget, where,
+				    wlen) == SLURM_SUCCESS)
+			goto out;
+	/* no domain took it: cons_tres's own choice, again */
+	snprintf(where, wlen, "select/cons_tres's choice");
+	rc = _inner_on(c->job_ptr, bitmap, orig, NULL, a);
+out:
+	if (rc != SLURM_SUCCESS) {
+		if (a->preemptee_job_list)
+			FREE_NULL_LIST(*a->preemptee_job_list);
+		bit_copybits(bitmap, given);
+	}
+	FREE_NULL_BITMAP(orig);
+	FREE_NULL_BITMAP(given);
+	return rc;
+}
+
+/*
+ * When a job with a must layer (a gather ...:must, --switches=1) could
+ * start, for backfill's plan (WILL_RUN): cons_tres's estimate restricted
+ * to each domain of the must layer in turn (the domains _domain_tries
+ * gives, at most FALLBACK_MAX_TRIES), the earliest kept, ties in that
+ * order; its nodes are left in \p bitmap and its start in
+ * job_ptr->start_time, so backfill reserves them and smaller jobs do not
+ * starve the job.  SLURM_ERROR (bitmap as given) when no domain has an
+ * estimate or the job has no must layer (a hard spread).
+ */
+static int _will_run_must(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a)
+{
+	dom_try_t tries[FALLBACK_MAX_TRIES];
+	unsigned must = _must_layer(c), n, k, best = UINT_MAX;
+	bitstr_t *orig, *given, *b;
+	time_t best_t = 0;
+	int rc = SLURM_ERROR;
+
+	if (must == TG_NONE)
+		return SLURM_ERROR;
+	given = bit_copy(bitmap);
+	orig = bit_copy(bitmap);
+	(void) _trim_held(c->job_ptr->job_id, orig);
+	n = _domain_tries(c, orig, must, a->min_nodes, UINT32_MAX, tries,
+			  FALLBACK_MAX_TRIES);
+	for (k = 0; k < n; k++) {
+		b = _domain_bitmap(c, orig, must, tries[k].d);
+		if (_inner_on(c->job_ptr, bitmap, orig, b, a) ==
+		    SLURM_SUCCESS &&
+		    (best == UINT_MAX || c->job_ptr->start_time < best_t)) {
+			best = k;
+			best_t = c->job_ptr->start_time;
+		}
+		FREE_NULL_BITMAP(b);
+	}
+	if (best != UINT_MAX) {
+		/* again on the best, for its nodes and preemptees */
+		b = _domain_bitmap(c, orig, must, tries[best].d);
+		rc = _inner_on(c->job_ptr, bitmap, orig, b, a);
+		FREE_NULL_BITMAP(b);
+		if (rc == SLURM_SUCCESS)
+			_log_decision("JobId=%u mode=%u: no room now; "
+				      "select/cons_tres's estimate in %s: "
+				      "start %ld", c->job_ptr->job_id,
+				      a->mode, tries[best].path,
+				      (long) c->job_ptr->start_time);
+	}
+	if (rc != SLURM_SUCCESS) {
+		if (a->preemptee_job_list)
+			FREE_NULL_LIST(*a->preemptee_job_list);
+		bit_copybits(bitmap, given);
+	}
+	FREE_NULL_BITMAP(orig);
+	FREE_NULL_BITMAP(given);
+	return rc;
+}
+
+/*
+ * Run-now and the core says no room (\p refused false) or cons_tres
+ * refused the core's nodes (\p refused true): _fallback decides.  On
+ * success the job starts where cons_tres put it, logged once and
+ * counted; otherwise it waits with \p why as its reason.
+ */
+static int _disagree(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
+		     bool refused, const char *why)
+{
+	char where[256], *sel;
+	uint64_t *count = refused ? &fallback_refused : &fallback_nospace;
+	int rc = _fallback(c, bitmap, a, where, sizeof(where));
+
+	if (rc != SLURM_SUCCESS) {
+		if (!tgr_set(c->job_ptr, why))
+			return rc;
+		if (refused && c->must &&
+		    tgr_once(c->job_ptr->job_id, "refused-must"))
+			error("%s: %pJ: %s; the job waits (its request has a "
+			      "must layer)", plugin_type, c->job_ptr, why);
+		else
+			_log_decision("JobId=%u gather=%s (%s): %s",
+				      c->job_ptr->job_id, c->gather_txt,
+				      c->gather_src, why);
+		return rc;
+	}
+	tgr_drop(c->job_ptr->job_id);
+	(*count)++;
+	sel = bitmap2node_name(bitmap);
+	if (tgr_once(c->job_ptr->job_id, refused ? "fallback-refused" :
+		  "fallback-nospace"))
+		info("%s: %pJ gather=%s (%s): %s; select/cons_tres can start "
+		     "it: placed on %s (%s), fallback %" PRIu64 " of this "
+		     "kind since start", plugin_type, c->job_ptr,
+		     c->gather_txt, c->gather_src, why, sel, where, *count);
+	xfree(sel);
+	return rc;
+}
+
 /* The core could not decide: cons_tres chooses (Fallback=yes) or the job
  * waits with the error as its reason (Fallback=no). */
 static void _core_failed(job_record_t *job_ptr, const char *why,
@@ -2069,59 +1786,17 @@ static void _core_failed(job_record_t *job_ptr, const char *why,
 	char msg[TGS_ERRLEN + 64];
 
 	if (site_conf.fallback) {
-		error("%s: %pJ: the core cannot decide (%s); select/cons_tres "
-		      "chooses", plugin_type, job_ptr, why);
+		if (tgr_once(job_ptr->job_id, "core-failed"))
+			error("%s: %pJ: the core cannot decide (%s); "
+			      "select/cons_tres chooses", plugin_type,
+			      job_ptr, why);
 		*fallback = true;
 		return;
 	}
 	snprintf(msg, sizeof(msg), "topogang: cannot decide: %s", why);
-	if (_reason_set(job_ptr, msg))
+	if (tgr_set(job_ptr, msg) && tgr_once(job_ptr->job_id, "core-failed"))
 		error("%s: %pJ: the core cannot decide (%s); the job waits "
 		      "(Fallback=no)", plugin_type, job_ptr, why);
-}
-
-/*
- * --switches=N@time with N > 1 (N = 1 is a must-gather at the leaf
- * layer, see _build): as select/cons_tres with topology/tree does in
- * 22.05 (_eval_nodes_topo), a placement on more than N leaf switches
- * waits until the job has waited its time (capped by slurmctld with
- * SchedulerParameters=max_switch_wait), then it is taken.  The core's fill
- * already spans the fewest leaf switches inside the domain it chose.
- * True (and \p why) when the job must wait.
- */
-static bool _switches_wait(ctx_t *c, job_record_t *job_ptr, time_t now,
-			   char *why, size_t wlen)
-{
-	tg_domain_id *leaves;
-	unsigned i, j, n = 0, np = tg_decision_nplacements(c->d);
-	time_t waited;
-
-	if (job_ptr->req_switch <= 1 || !np)
-		return false;
-	if (!job_ptr->wait4switch_start)
-		job_ptr->wait4switch_start = now;
-	waited = now - job_ptr->wait4switch_start;
-	if (waited >= (time_t) job_ptr->wait4switch)
-		return false;
-	leaves = xcalloc(np, sizeof(*leaves));
-	for (i = 0; i < np; i++) {
-		tg_domain_id d = tg_topology_node_domain(c->t,
-				tg_decision_placement(c->d, i)->node);
-
-		for (j = 0; j < n && leaves[j] != d; j++)
-			;
-		if (j == n)
-			leaves[n++] = d;
-	}
-	xfree(leaves);
-	if (n <= job_ptr->req_switch)
-		return false;
-	snprintf(why, wlen, "topogang: --switches=%u: the placement in %s "
-		 "spans %u leaf switches; waiting %ld s more for one on %u",
-		 job_ptr->req_switch, tg_decision_domain(c->d), n,
-		 (long) ((time_t) job_ptr->wait4switch - waited),
-		 job_ptr->req_switch);
-	return true;
 }
 
 /* The job's gpu request when it is one record (not several types). */
@@ -2132,11 +1807,11 @@ static gres_job_state_t *_gres_job_gpu_req(job_record_t *job_ptr)
 	gres_job_state_t *js = NULL;
 	int n = 0;
 
-	if (!job_ptr->gres_list_req || !gpu_plugin_id)
+	if (!job_ptr->gres_list_req || !tgj_gpu_plugin_id)
 		return NULL;
 	it = list_iterator_create(job_ptr->gres_list_req);
 	while ((gs = list_next(it)))
-		if (gs->plugin_id == gpu_plugin_id && gs->gres_data) {
+		if (gs->plugin_id == tgj_gpu_plugin_id && gs->gres_data) {
 			js = gs->gres_data;
 			n++;
 		}
@@ -2200,7 +1875,7 @@ static void _steer_gpus(job_record_t *job_ptr, const gpu_pick_t *picks,
 		    !bit_test(jr->node_bitmap, k) ||
 		    !(b = js->gres_bit_select[k]) ||
 		    !(node_ptr = node_record_table_ptr[k]) ||
-		    !(ns = _gres_node_gpu_state(node_ptr)))
+		    !(ns = tgj_node_gpu_state(node_ptr)))
 			continue;
 		sz = bit_size(b);
 		if (bit_set_count(b) != want ||
@@ -2273,6 +1948,70 @@ static gpu_pick_t *_decision_picks(ctx_t *c, unsigned *n)
 	return picks;
 }
 
+typedef struct typed_arg {
+	gres_node_state_t *ns;
+	bool ok;
+} typed_arg_t;
+
+/* One gpu request of a type: the node has enough GPUs of it. */
+static int _typed_one(void *x, void *arg)
+{
+	gres_state_t *gs = x;
+	gres_job_state_t *js = gs->gres_data;
+	typed_arg_t *a = arg;
+	uint64_t have = 0, need;
+
+	if (gs->plugin_id != tgj_gpu_plugin_id || !js || !js->type_id)
+		return 0;
+	need = js->gres_per_node ? js->gres_per_node :
+	       js->gres_per_socket ? js->gres_per_socket : 1;
+	for (int t = 0; a->ns && t < a->ns->type_cnt; t++)
+		if (a->ns->type_id && a->ns->type_id[t] == js->type_id &&
+		    a->ns->type_cnt_avail)
+			have += a->ns->type_cnt_avail[t];
+	if (have < need)
+		a->ok = false;
+	return 0;
+}
+
+static int _is_typed_gpu(void *x, void *key)
+{
+	gres_state_t *gs = x;
+	gres_job_state_t *js = gs->gres_data;
+
+	(void) key;
+	return gs->plugin_id == tgj_gpu_plugin_id && js && js->type_id;
+}
+
+/*
+ * GPU types (--gpus=a100:2, --gres=gpu:a100:1): the core counts GPUs,
+ * not their types, so the nodes without enough GPUs of a type the job
+ * asks for are not offered to the core (cons_tres skips them too).
+ * Returns \p bitmap without them (caller frees), NULL when the job asks
+ * for no GPU type.
+ */
+static bitstr_t *_gpu_type_filter(job_record_t *job_ptr, bitstr_t *bitmap)
+{
+	bitstr_t *b;
+	int k;
+
+	if (!job_ptr->gres_list_req || !tgj_gpu_plugin_id ||
+	    !list_find_first(job_ptr->gres_list_req, _is_typed_gpu, NULL))
+		return NULL;
+	b = bit_copy(bitmap);
+	for (k = 0; k < node_record_count && k < bit_size(b); k++) {
+		typed_arg_t a = { .ok = true };
+
+		if (!bit_test(b, k) || !node_record_table_ptr[k])
+			continue;
+		a.ns = tgj_node_gpu_state(node_record_table_ptr[k]);
+		(void) list_for_each(job_ptr->gres_list_req, _typed_one, &a);
+		if (!a.ok)
+			bit_clear(b, k);
+	}
+	return b;
+}
+
 /* select_p_job_test for a job the core places; see select_p_job_test. */
 static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			  uint32_t min_nodes, uint32_t max_nodes,
@@ -2286,7 +2025,7 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	tg_errinfo ei;
 	uint32_t *cand = NULL;
 	size_t ncand = 0;
-	bitstr_t *orig = NULL, *want = NULL, *part;
+	bitstr_t *orig = NULL, *want = NULL, *part, *typed = NULL;
 	reserved_t *own;
 	time_t now = time(NULL);
 	bool run_now = SELECT_IS_MODE_RUN_NOW(mode);
@@ -2294,6 +2033,13 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	gpu_pick_t *picks = NULL;
 	unsigned npicks = 0;
 	int rc = SLURM_ERROR;
+	jt_args_t jt = {
+		.min_nodes = min_nodes, .max_nodes = max_nodes,
+		.req_nodes = req_nodes, .mode = mode,
+		.cands = preemptee_candidates,
+		.preemptee_job_list = preemptee_job_list,
+		.exc_core_bitmap = exc_core_bitmap,
+	};
 
 	memset(&c, 0, sizeof(c));
 	memset(&ei, 0, sizeof(ei));
@@ -2312,7 +2058,7 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			snprintf(why, sizeof(why), "topogang: waiting for "
 				 "preempted jobs to leave %s (held for this "
 				 "job)", nodes);
-			_reason_set(job_ptr, why);
+			tgr_set(job_ptr, why);
 			FREE_NULL_BITMAP(miss);
 			goto out;
 		}
@@ -2337,7 +2083,7 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			nodes = bitmap2node_name(own->nodes);
 			snprintf(why, sizeof(why), "topogang: waiting for "
 				 "held nodes %s", nodes);
-			_reason_set(job_ptr, why);
+			tgr_set(job_ptr, why);
 		}
 		goto out;
 	}
@@ -2358,12 +2104,13 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 				 "heterogeneous JobId=%u in %s", nodes,
 				 job_ptr->het_job_id, het_plan.domain);
 			if (het_plan.must) {
-				if (_reason_set(job_ptr, why))
+				if (tgr_set(job_ptr, why))
 					error("%s: %pJ: %s; the job waits (its "
 					      "request has a must layer)",
 					      plugin_type, job_ptr, why);
 			} else {
-				if (run_now)
+				if (run_now &&
+				    tgr_once(job_ptr->job_id, "het-refused"))
 					error("%s: %pJ: %s; select/cons_tres "
 					      "chooses", plugin_type, job_ptr,
 					      why);
@@ -2371,7 +2118,7 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			}
 			goto out;
 		}
-		_reason_drop(job_ptr->job_id);
+		tgr_drop(job_ptr->job_id);
 		if (run_now)
 			info("%s: %pJ placed on %s in %s, its part of "
 			     "heterogeneous JobId=%u", plugin_type, job_ptr,
@@ -2397,15 +2144,16 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	}
 
 	why[0] = '\0';
-	if (_build(&c, job_ptr, bitmap, min_nodes, max_nodes, cand, ncand,
-		   why, sizeof(why))) {
+	typed = _gpu_type_filter(job_ptr, bitmap);
+	if (_build(&c, job_ptr, typed ? typed : bitmap, min_nodes, max_nodes,
+		   cand, ncand, why, sizeof(why))) {
 		_core_failed(job_ptr, why, fallback);
 		goto out;
 	}
 	if (tg_gang_check(c.t, c.g, &ei)) {
 		/* the request itself is wrong (an unknown layer ...) */
 		snprintf(why, sizeof(why), "topogang: %s", ei.msg);
-		if (_reason_set(job_ptr, why))
+		if (tgr_set(job_ptr, why))
 			info("%s: %pJ: %s", plugin_type, job_ptr, why);
 		goto out;
 	}
@@ -2416,8 +2164,9 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	}
 
 	if (tg_decision_status(c.d) != TG_STATUS_UNSCHEDULABLE &&
-	    _switches_wait(&c, job_ptr, now, why, sizeof(why))) {
-		if (_reason_set(job_ptr, why))
+	    tgj_switches_wait(job_ptr, c.t, c.d, now, why,
+				      sizeof(why))) {
+		if (tgr_set(job_ptr, why))
 			_log_decision("JobId=%u mode=%u: %s", job_ptr->job_id,
 				      mode, why);
 		goto out;
@@ -2427,13 +2176,23 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	case TG_STATUS_UNSCHEDULABLE:
 		snprintf(why, sizeof(why), "topogang: %s",
 			 tg_decision_message(c.d));
-		if (_reason_set(job_ptr, why))
+		if (run_now && !c.nhet) {
+			/* no room in the model: cons_tres may see some (not
+			 * for a heterogeneous gang: its components would
+			 * start apart) */
+			rc = _disagree(&c, bitmap, &jt, false, why);
+			goto out;
+		}
+		if (tgr_set(job_ptr, why))
 			_log_decision("JobId=%u gather=%s (%s) mode=%u: %s",
 				      job_ptr->job_id, c.gather_txt,
 				      c.gather_src, mode, why);
 		if (SELECT_IS_MODE_WILL_RUN(mode) && !c.must) {
 			/* Let cons_tres say when it could start. */
 			*fallback = true;
+		} else if (SELECT_IS_MODE_WILL_RUN(mode) && !c.nhet) {
+			/* when, inside one domain of its must layer */
+			rc = _will_run_must(&c, bitmap, &jt);
 		}
 		goto out;
 	case TG_STATUS_PLACED:
@@ -2472,13 +2231,22 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		snprintf(why, sizeof(why), "topogang: select/cons_tres "
 			 "refused %s chosen in %s", nodes,
 			 tg_decision_domain(c.d));
+		if (run_now && !c.nhet) {
+			rc = _disagree(&c, bitmap, &jt, true, why);
+			goto out;
+		}
 		if (c.must) {
-			if (_reason_set(job_ptr, why))
+			if (!run_now && !c.nhet &&
+			    (rc = _will_run_must(&c, bitmap, &jt)) ==
+			    SLURM_SUCCESS)
+				goto out;
+			if (tgr_set(job_ptr, why) &&
+			    tgr_once(job_ptr->job_id, "refused-must"))
 				error("%s: %pJ: %s; the job waits (its "
 				      "request has a must layer)",
 				      plugin_type, job_ptr, why);
 		} else {
-			if (run_now)
+			if (run_now && tgr_once(job_ptr->job_id, "refused"))
 				error("%s: %pJ: %s; select/cons_tres chooses",
 				      plugin_type, job_ptr, why);
 			*fallback = true;
@@ -2486,7 +2254,7 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 		goto out;
 	}
 
-	_reason_drop(job_ptr->job_id);
+	tgr_drop(job_ptr->job_id);
 	if (c.nhet)
 		_het_plan_keep(&c, now);
 	picks = _decision_picks(&c, &npicks);
@@ -2568,6 +2336,7 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 out:
 	xfree(picks);
 	FREE_NULL_LIST(victims);
+	FREE_NULL_BITMAP(typed);
 	FREE_NULL_BITMAP(orig);
 	FREE_NULL_BITMAP(want);
 	xfree(nodes);
@@ -2588,16 +2357,11 @@ extern int init(void)
 		debug("%s: forwarding to %s", plugin_type, inner_path);
 		return SLURM_SUCCESS;
 	}
-	gpu_plugin_id = gres_build_id("gpu");
+	tgj_gpu_plugin_id = gres_build_id("gpu");
 	tgs_conf_init(&site_conf);
 	if (_load(true) == SLURM_SUCCESS)
 		active = true;
-	if (pthread_create(&reason_thread, NULL, _reason_loop, NULL))
-		error("%s: cannot start the pending-reason thread: %m; "
-		      "pending reasons show only between scheduling passes",
-		      plugin_type);
-	else
-		reason_thread_started = true;
+	tgr_start(plugin_type);
 	info("%s: forwarding to %s (plugin_id %u); topology placement %s",
 	     plugin_type, inner_path, *(inner.plugin_id),
 	     active ? "on" : "OFF until the configuration is fixed");
@@ -2608,18 +2372,8 @@ extern int fini(void)
 {
 	unsigned i;
 
-	if (reason_thread_started) {
-		slurm_mutex_lock(&state_lock);
-		reason_thread_stop = true;
-		pthread_cond_broadcast(&reason_cond);
-		slurm_mutex_unlock(&state_lock);
-		pthread_join(reason_thread, NULL);
-		reason_thread_started = false;
-	}
+	tgr_stop();
 	slurm_mutex_lock(&state_lock);
-	for (i = 0; i < nreasons; i++)
-		free(reasons[i].msg);
-	nreasons = 0;
 	for (i = 0; i < nreserved; i++) {
 		FREE_NULL_BITMAP(reserved[i].nodes);
 		xfree(reserved[i].picks);
@@ -2684,6 +2438,9 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	rc = _topo_job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes,
 			    mode, preemptee_candidates, preemptee_job_list,
 			    exc_core_bitmap, &fallback);
+	/* cons_tres chooses: not on nodes held for other preemptors */
+	if (fallback)
+		(void) _trim_held(job_ptr->job_id, bitmap);
 	slurm_mutex_unlock(&state_lock);
 	if (!fallback)
 		return rc;
@@ -2698,7 +2455,7 @@ extern int select_p_job_begin(job_record_t *job_ptr)
 	if (active && job_ptr) {
 		slurm_mutex_lock(&state_lock);
 		_reserved_drop(job_ptr->job_id);
-		_reason_drop(job_ptr->job_id);
+		tgr_drop(job_ptr->job_id);
 		_model_note(&model.begun, &model.nbegun, &model.begcap,
 			    job_ptr->job_id);
 		slurm_mutex_unlock(&state_lock);
@@ -2911,6 +2668,11 @@ extern int select_p_reconfigure(void)
 		slurm_mutex_lock(&state_lock);
 		_model_drop();
 		_het_plan_drop();
+		info("%s: since start, %" PRIu64 " jobs started by "
+		     "select/cons_tres's choice where the core's model had no "
+		     "room and %" PRIu64 " where cons_tres refused the core's "
+		     "nodes (model gaps; see topogang.conf(5), FALLBACK)",
+		     plugin_type, fallback_nospace, fallback_refused);
 		slurm_mutex_unlock(&state_lock);
 		if (_load(false) == SLURM_SUCCESS)
 			active = true;

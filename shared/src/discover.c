@@ -1016,6 +1016,25 @@ static tg_err hw_extract(hwloc_topology_t topo, tg_nodeinfo *ni,
 	return TG_OK;
 }
 
+/*
+ * Whether \p buf ends with the root's closing tag (blanks may follow).
+ * hwloc always writes it; a file without it is cut short.  hwloc's
+ * built-in XML reader (used when libhwloc-plugins is not installed)
+ * accepts some such cuts and leaks on others, so they are refused here,
+ * the same way whichever reader hwloc has.
+ */
+static bool hw_closed(const char *buf, size_t len)
+{
+	static const char tail[] = "</topology>";
+
+	while (len && (buf[len - 1] == ' ' || buf[len - 1] == '\t' ||
+		       buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+		len--;
+	return len >= sizeof(tail) - 1 &&
+	       memcmp(buf + len - (sizeof(tail) - 1), tail,
+		      sizeof(tail) - 1) == 0;
+}
+
 /* Loads \p xml (NULL: this host) and extracts the node. */
 static tg_err hw_load(const char *xml, size_t len, const char *source,
 		      const char *kind, tg_nodeinfo **out, tg_errinfo *ei)
@@ -1086,6 +1105,9 @@ tg_err tg_nodeinfo_load_hwloc_xml(const char *buf, size_t len,
 	if (len == 0 || memchr(buf, '\0', len))
 		return tgi_errf(ei, TG_EPARSE, "%s: %s", source, len ?
 				"NUL byte in the XML" : "empty file");
+	if (!hw_closed(buf, len))
+		return tgi_errf(ei, TG_EPARSE, "%s: hwloc XML cut short: it "
+				"does not end with </topology>", source);
 	xml = hw_translate(buf, len, source, ei, &err);
 	if (!xml)
 		return err ? err : tgi_errf(ei, TG_ENOMEM, "%s: out of "

@@ -20,6 +20,9 @@
 #include "model.h"
 
 #define DRAW_FULL_MAX	64
+/* the longest picture; a longer one (a gang of ~60k nodes with names
+ * near their limit) is cut and says so */
+#define DRAW_MAX_BYTES	(16u << 20)
 
 typedef struct draw_ctx {
 	const tg_topology *t;
@@ -133,7 +136,7 @@ char *tg_draw(const tg_topology *t, const tg_decision *d)
 	c.marked = tgi_calloc(t->ndom ? t->ndom : 1, sizeof(uint32_t));
 	if (!c.marked)
 		return NULL;
-	tgi_buf_init(&c.b, 16u << 20);
+	tgi_buf_init(&c.b, DRAW_MAX_BYTES);
 	for (i = 0; d && i < tg_decision_nplacements(d); i++) {
 		uint32_t dom = t->leaf[tg_decision_placement(d, i)->node];
 
@@ -159,5 +162,5 @@ char *tg_draw(const tg_topology *t, const tg_decision *d)
 	tgi_buf_adds(&c.b, "(~ = in use, [node rK] = rank K of the "
 		     "gang)\n");
 	tgi_free(c.marked);
-	return tgi_buf_take(&c.b);
+	return tgi_buf_take_cut(&c.b);
 }

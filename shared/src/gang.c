@@ -42,12 +42,45 @@ static void free_strv(char **v, unsigned n)
 	tgi_free(v);
 }
 
+static tg_err push_str(char ***v, unsigned n, const char *s);
+
+static void expr_free(tgi_expr *x)
+{
+	tgi_free(x->key);
+	free_strv(x->values, x->nvalues);
+	memset(x, 0, sizeof(*x));
+}
+
+static void mlabels_free(tgi_mlabels *m)
+{
+	tgi_free(m->ns);
+	free_strv(m->keys, m->n);
+	free_strv(m->vals, m->n);
+	memset(m, 0, sizeof(*m));
+}
+
+static void sspread_free(tgi_sspread *sp)
+{
+	unsigned i;
+
+	tgi_free(sp->layer);
+	tgi_free(sp->ns);
+	for (i = 0; i < sp->nexprs; i++)
+		expr_free(&sp->exprs[i]);
+	tgi_free(sp->exprs);
+	memset(sp, 0, sizeof(*sp));
+}
+
 static void podset_free(tgi_podset *p)
 {
 	unsigned i, j;
 
 	if (!p)
 		return;
+	if (p->mlab)
+		for (i = 0; i < p->count; i++)
+			mlabels_free(&p->mlab[i]);
+	tgi_free(p->mlab);
 	tgi_free(p->name);
 	free_strv(p->members, p->count);
 	free_strv(p->sel_key, p->nsel);
@@ -86,6 +119,8 @@ void tg_gang_destroy(tg_gang *g)
 		tgi_free(g->slice[i].layer);
 	for (i = 0; i < g->nspread; i++)
 		tgi_free(g->spread[i].layer);
+	for (i = 0; i < g->nsspread; i++)
+		sspread_free(&g->sspread[i]);
 	for (i = 0; i < g->nps; i++)
 		podset_free(g->ps[i]);
 	tgi_free(g);
@@ -164,6 +199,78 @@ tg_err tg_gang_add_spread(tg_gang *g, const char *layer, unsigned max_skew,
 			 max_skew, hard);
 }
 
+/* Copies a label expression into \p x (cleared); frees what it made on
+ * failure. */
+static tg_err expr_copy(tgi_expr *x, const tg_label_expr *e)
+{
+	unsigned i;
+
+	memset(x, 0, sizeof(*x));
+	if (!e || !str_ok(e->key) || e->op < TG_SEL_IN ||
+	    e->op > TG_SEL_LT || (e->nvalues && !e->values))
+		return TG_EINVAL;
+	if ((e->op == TG_SEL_GT || e->op == TG_SEL_LT) && e->nvalues != 1)
+		return TG_EINVAL;
+	if ((e->op == TG_SEL_IN || e->op == TG_SEL_NOT_IN) && !e->nvalues)
+		return TG_EINVAL;
+	if (e->nvalues > 256)
+		return TG_ELIMIT;
+	x->key = tgi_strdup(e->key);
+	x->op = e->op;
+	if (!x->key)
+		return TG_ENOMEM;
+	for (i = 0; i < e->nvalues; i++) {
+		if (!e->values[i] || push_str(&x->values, x->nvalues,
+					      e->values[i])) {
+			tg_err err = e->values[i] ? TG_ENOMEM : TG_EINVAL;
+
+			expr_free(x);
+			return err;
+		}
+		x->nvalues++;
+	}
+	return TG_OK;
+}
+
+tg_err tg_gang_add_spread_spec(tg_gang *g, const tg_spread_spec *s)
+{
+	tgi_sspread *sp;
+	unsigned i;
+	tg_err err;
+
+	if (!g || !s || !str_ok(s->layer) || s->max_skew == 0 ||
+	    (s->ns && strlen(s->ns) > TG_MAX_NAME) ||
+	    (s->nexprs && !s->exprs) || (s->min_domains && !s->hard))
+		return TG_EINVAL;
+	if (s->nexprs > TG_MAX_TERMS)
+		return TG_ELIMIT;
+	if (g->nsspread >= TG_MAX_SPREADS)
+		return TG_ELIMIT;
+	sp = &g->sspread[g->nsspread];
+	memset(sp, 0, sizeof(*sp));
+	sp->max_skew = s->max_skew;
+	sp->min_domains = s->min_domains;
+	sp->hard = s->hard;
+	sp->ignore_node_affinity = s->ignore_node_affinity;
+	sp->honor_taints = s->honor_taints;
+	sp->selector = s->selector;
+	sp->layer = tgi_strdup(s->layer);
+	sp->ns = tgi_strdup(s->ns ? s->ns : "");
+	sp->exprs = tgi_calloc(s->nexprs ? s->nexprs : 1, sizeof(tgi_expr));
+	err = sp->layer && sp->ns && sp->exprs ? TG_OK : TG_ENOMEM;
+	for (i = 0; !err && i < s->nexprs; i++) {
+		err = expr_copy(&sp->exprs[i], &s->exprs[i]);
+		if (!err)
+			sp->nexprs++;
+	}
+	if (err) {
+		sspread_free(sp);
+		return err;
+	}
+	g->nsspread++;
+	return TG_OK;
+}
+
 tg_err tg_gang_add_podset(tg_gang *g, const char *name, const tg_shape *shape,
 			  unsigned count, unsigned *ps)
 {
@@ -231,6 +338,49 @@ tg_err tg_gang_podset_set_max_per_node(tg_gang *g, unsigned ps,
 	return TG_OK;
 }
 
+tg_err tg_gang_podset_set_member_labels(tg_gang *g, unsigned ps, unsigned i,
+					const char *ns, const tg_label *labels,
+					unsigned nlabels)
+{
+	tgi_podset *p = podset(g, ps);
+	tgi_mlabels m;
+	unsigned j, k;
+	tg_err err = TG_OK;
+
+	if (!p || i >= p->count || (nlabels && !labels) ||
+	    (ns && strlen(ns) > TG_MAX_NAME))
+		return TG_EINVAL;
+	if (nlabels > TG_MAX_POD_LABELS)
+		return TG_ELIMIT;
+	for (j = 0; j < nlabels; j++) {
+		if (!str_ok(labels[j].key) || !labels[j].value ||
+		    strlen(labels[j].value) > TG_MAX_NAME)
+			return TG_EINVAL;
+		for (k = 0; k < j; k++)
+			if (!strcmp(labels[k].key, labels[j].key))
+				return TG_EINVAL;
+	}
+	if (!p->mlab && !(p->mlab = tgi_calloc(p->count, sizeof(*p->mlab))))
+		return TG_ENOMEM;
+	memset(&m, 0, sizeof(m));
+	if (ns && !(m.ns = tgi_strdup(ns)))
+		err = TG_ENOMEM;
+	for (j = 0; !err && j < nlabels; j++) {
+		err = push_str(&m.keys, m.n, labels[j].key);
+		if (!err && (err = push_str(&m.vals, m.n, labels[j].value)))
+			tgi_free(m.keys[m.n]);
+		if (!err)
+			m.n++;
+	}
+	if (err) {
+		mlabels_free(&m);
+		return err;
+	}
+	mlabels_free(&p->mlab[i]);
+	p->mlab[i] = m;
+	return TG_OK;
+}
+
 static tg_err push_str(char ***v, unsigned n, const char *s)
 {
 	char **nv;
@@ -269,20 +419,13 @@ tg_err tg_gang_podset_add_affinity_expr(tg_gang *g, unsigned ps,
 {
 	tgi_podset *p = podset(g, ps);
 	tgi_term *tm;
-	tgi_expr *ne, *x;
-	unsigned i;
+	tgi_expr *ne;
+	tg_err err;
 
-	if (!p || !e || !str_ok(e->key) || e->op < TG_SEL_IN ||
-	    e->op > TG_SEL_LT || (e->nvalues && !e->values))
+	if (!p)
 		return TG_EINVAL;
 	if (term > p->nterms || term >= TG_MAX_TERMS)
 		return term >= TG_MAX_TERMS ? TG_ELIMIT : TG_EINVAL;
-	if ((e->op == TG_SEL_GT || e->op == TG_SEL_LT) && e->nvalues != 1)
-		return TG_EINVAL;
-	if ((e->op == TG_SEL_IN || e->op == TG_SEL_NOT_IN) && !e->nvalues)
-		return TG_EINVAL;
-	if (e->nvalues > 256)
-		return TG_ELIMIT;
 	tm = &p->terms[term];
 	if (tm->n >= TG_MAX_TERMS)
 		return TG_ELIMIT;
@@ -290,21 +433,8 @@ tg_err tg_gang_podset_add_affinity_expr(tg_gang *g, unsigned ps,
 	if (!ne)
 		return TG_ENOMEM;
 	tm->exprs = ne;
-	x = &ne[tm->n];
-	memset(x, 0, sizeof(*x));
-	x->key = tgi_strdup(e->key);
-	x->op = e->op;
-	if (!x->key)
-		return TG_ENOMEM;
-	for (i = 0; i < e->nvalues; i++) {
-		if (!e->values[i] || push_str(&x->values, x->nvalues,
-					      e->values[i])) {
-			free_strv(x->values, x->nvalues);
-			tgi_free(x->key);
-			return e->values[i] ? TG_ENOMEM : TG_EINVAL;
-		}
-		x->nvalues++;
-	}
+	if ((err = expr_copy(&ne[tm->n], e)))
+		return err;
 	tm->n++;
 	if (term == p->nterms)
 		p->nterms++;
@@ -409,14 +539,23 @@ const char *tg_gang_gather_at(const tg_gang *g, unsigned i, tg_gather *how)
 
 unsigned tg_gang_nspreads(const tg_gang *g)
 {
-	return g ? g->nspread : 0;
+	return g ? g->nspread + g->nsspread : 0;
 }
 
 const char *tg_gang_spread_at(const tg_gang *g, unsigned i,
 			      unsigned *max_skew, bool *hard)
 {
-	if (!g || i >= g->nspread)
+	if (!g || i >= g->nspread + g->nsspread)
 		return NULL;
+	if (i >= g->nspread) {
+		const tgi_sspread *sp = &g->sspread[i - g->nspread];
+
+		if (max_skew)
+			*max_skew = sp->max_skew;
+		if (hard)
+			*hard = sp->hard;
+		return sp->layer;
+	}
 	if (max_skew)
 		*max_skew = g->spread[i].a;
 	if (hard)

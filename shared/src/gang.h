@@ -32,6 +32,13 @@ typedef struct tgi_podaff {
 	unsigned npods;
 } tgi_podaff;
 
+/* A member's namespace and labels (tg_gang_podset_set_member_labels). */
+typedef struct tgi_mlabels {
+	char *ns;
+	char **keys, **vals;
+	unsigned n;
+} tgi_mlabels;
+
 typedef struct tgi_podset {
 	char *name;
 	tg_shape shape;
@@ -46,7 +53,18 @@ typedef struct tgi_podset {
 	unsigned ntol;
 	tgi_podaff aff[TG_MAX_TERMS];
 	unsigned naff;
+	tgi_mlabels *mlab;	/* count entries; NULL until one is set */
 } tgi_podset;
+
+/* A spread over the pods a label selector picks (tg_spread_spec). */
+typedef struct tgi_sspread {
+	char *layer;
+	unsigned max_skew, min_domains;
+	bool hard, ignore_node_affinity, honor_taints, selector;
+	char *ns;
+	tgi_expr *exprs;
+	unsigned nexprs;
+} tgi_sspread;
 
 typedef struct tgi_layer_req {
 	char *layer;
@@ -64,6 +82,8 @@ struct tg_gang {
 	unsigned nslice;
 	tgi_layer_req spread[TG_MAX_LAYERS + 1];
 	unsigned nspread;
+	tgi_sspread sspread[TG_MAX_SPREADS];
+	unsigned nsspread;
 	tgi_podset *ps[TG_MAX_PODSETS];
 	unsigned nps;
 	unsigned nmembers;

@@ -55,6 +55,12 @@ tg_err tgi_buf_addf(tgi_buf *b, const char *fmt, ...)
 void tgi_buf_json(tgi_buf *b, const char *s);
 /* Returns the string (owned by the caller) or NULL on error; resets b. */
 char *tgi_buf_take(tgi_buf *b);
+/*
+ * For messages: as tgi_buf_take(), but a buffer that hit its limit gives
+ * what it held then, ended with " [message cut at N bytes]" (never a
+ * silent cut, never an error); NULL only on ENOMEM.
+ */
+char *tgi_buf_take_cut(tgi_buf *b);
 void tgi_buf_free(tgi_buf *b);
 
 /*
@@ -86,6 +92,15 @@ bool tgi_parse_i64(const char *s, int64_t *out);
 bool tgi_parse_u32(const char *s, unsigned *out);
 
 /* Reads a whole file (at most TG_MAX_FILE bytes), NUL-terminated. */
+/*
+ * Before build: every node inside the tree must carry label \p key (the
+ * node level of a Kubernetes Topology, kubernetes.io/hostname); build
+ * leaves a node without it out of topology-aware placement, with a
+ * warning, as it does a node missing a layer's label.  TG_ESTATE after
+ * build, TG_ENOMEM.
+ */
+tg_err tgi_topology_set_node_key(tg_topology *t, const char *key);
+
 tg_err tgi_read_file(const char *path, char **buf, size_t *len,
 		     tg_errinfo *ei);
 

@@ -109,6 +109,7 @@ enum {
 	C_TOPOLOGY,
 	C_PRIOCLASS,
 	C_PDB,
+	C_NAMESPACE,
 	C_OTHER,
 	C_N
 };
@@ -353,6 +354,8 @@ static int classify(const char *kind, const char *group)
 	if (strcmp(kind, "PodDisruptionBudget") == 0 &&
 	    strcmp(group, "policy") == 0)
 		return C_PDB;
+	if (strcmp(kind, "Namespace") == 0 && !*group)
+		return C_NAMESPACE;
 	return C_OTHER;
 }
 
@@ -399,7 +402,7 @@ static tg_err file_obj(tg_k8s *k, cJSON *j, const char *kind,
 	    !*o->ns)
 		o->ns = "default";
 	if (o->cls == C_NODE || o->cls == C_CNT || o->cls == C_TOPOLOGY ||
-	    o->cls == C_PRIOCLASS)
+	    o->cls == C_PRIOCLASS || o->cls == C_NAMESPACE)
 		o->ns = "";
 	k->nobjs++;
 	return TG_OK;
@@ -675,7 +678,7 @@ tg_err tg_k8s_add_object(tg_k8s *k, const char *json, size_t len,
 	o->own_tree = true;
 	o->name = name;
 	if (o->cls == C_NODE || o->cls == C_CNT || o->cls == C_TOPOLOGY ||
-	    o->cls == C_PRIOCLASS)
+	    o->cls == C_PRIOCLASS || o->cls == C_NAMESPACE)
 		o->ns = "";
 	else if (*ns)
 		o->ns = ns;
@@ -749,6 +752,8 @@ typedef struct kpod {
 	bool other;		/* pending for another scheduler */
 	size_t set;		/* its pod set while its gang is built */
 	cJSON *own_labels;	/* labels kept when the tree was dropped */
+	cJSON *own_anti;	/* spec.affinity.podAntiAffinity, kept so */
+	bool building;		/* a member of the gang being built */
 } kpod;
 
 /* Warnings given once per gang. */
@@ -824,6 +829,18 @@ typedef struct bctx {
 		uint32_t n;
 	} *aff;
 	size_t naff, capaff, affcells;
+	tgi_strtab nsnames;	/* namespaces missing from the snapshot */
+	cJSON **nslabels;	/* their labels: kubernetes.io/metadata.name */
+	size_t nnslabels, capnslabels;
+	struct antient {
+		const kpod *x;
+		const cJSON *terms;	/* its required anti-affinity */
+	} *anti;		/* pods with required anti-affinity */
+	size_t nanti;
+	bool anti_built;
+	const kpod **pend;	/* pending pods of ours, in pod order */
+	size_t npend;
+	bool pend_built;
 	tgi_strtab lblkeys;	/* "key\x1fvalue" of bound pods' labels */
 	struct lblent {
 		uint32_t *pods;	/* indices into bound, ascending */
@@ -834,6 +851,8 @@ typedef struct bctx {
 	unsigned rid[TG_MAX_RESOURCES + 1];
 	klevel levels[TG_MAX_LAYERS];
 	unsigned nlevels;
+	bool host_level;	/* the levels end in kubernetes.io/hostname:
+				 * a node without it is out of the tree */
 	char tierkeys[TG_MAX_LAYERS][80];
 	kgang *gangs;
 	size_t ngangs, capgangs;
@@ -1917,6 +1936,16 @@ static tg_err pod_drop_tree(bctx *b, kobj *o, kpod *p)
 			cJSON_GetObjectItemCaseSensitive(o->j, "metadata"),
 			(cJSON *)p->labels);
 	p->labels = p->own_labels;
+	{
+		cJSON *aff = cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(o->j, "spec"),
+			"affinity");
+		cJSON *anti = cJSON_GetObjectItemCaseSensitive(aff,
+			"podAntiAffinity");
+
+		if (anti)	/* for the existing pods' anti-affinity */
+			p->own_anti = cJSON_DetachItemViaPointer(aff, anti);
+	}
 	p->annots = NULL;
 	p->spec = NULL;
 	cJSON_Delete(o->j);
@@ -2356,68 +2385,6 @@ static bool is_level(const bctx *b, const char *name)
 	return false;
 }
 
-/* topologySpreadConstraints of one member. */
-static tg_err spread_reqs(bctx *b, kgroup *g, const kpod *p)
-{
-	const kobj *o = p->o;
-	const cJSON *list, *c;
-	char path[300], q[300];
-	unsigned i = 0;
-	tg_err err;
-
-	err = field(b, o, p->spec, "spec", "topologySpreadConstraints", T_ARR,
-		    &list);
-	if (err)
-		return err;
-	cJSON_ArrayForEach(c, list) {
-		const cJSON *key, *wu;
-		int64_t skew;
-		bool present, self;
-
-		pidx(path, sizeof(path), "spec.topologySpreadConstraints",
-		     i++);
-		if (!cJSON_IsObject(c))
-			return oerr(b, o, c, TG_EINVAL,
-				    "%s: expected an object", path);
-		err = field_int(b, o, c, path, "maxSkew", 1, INT32_MAX,
-				&present, &skew);
-		if (!err)
-			err = field(b, o, c, path, "topologyKey", T_STR, &key);
-		if (!err)
-			err = field(b, o, c, path, "whenUnsatisfiable", T_STR,
-				    &wu);
-		if (err)
-			return err;
-		if (!present || !key || !*key->valuestring || !wu)
-			return oerr(b, o, c, TG_EINVAL,
-				    "%s: needs maxSkew, topologyKey and "
-				    "whenUnsatisfiable", path);
-		if (strcmp(wu->valuestring, "DoNotSchedule") != 0 &&
-		    strcmp(wu->valuestring, "ScheduleAnyway") != 0)
-			return oerr(b, o, wu, TG_EINVAL,
-				    "%s.whenUnsatisfiable: unknown value "
-				    "'%.40s'", path, wu->valuestring);
-		err = sel_match(b, o, jget(c, "labelSelector"),
-				pjoin(q, sizeof(q), path, "labelSelector"),
-				p->labels, &self);
-		if (err)
-			return err;
-		if (!self) {
-			err = gwarn(b, g, W_SPREAD,
-				    "a topology spread over other pods is not "
-				    "modeled; ignored");
-		} else {
-			err = req_add(b, g, o, key, R_SPREAD, key->valuestring,
-				      0, (unsigned)skew,
-				      strcmp(wu->valuestring,
-					     "DoNotSchedule") == 0);
-		}
-		if (err)
-			return err;
-	}
-	return TG_OK;
-}
-
 /* The PodGroup of a group: size, priority, requests. */
 static tg_err group_cr(bctx *b, kgroup *g, int64_t *min, bool *koord_spec_cr,
 		       bool *kai_tc)
@@ -2637,8 +2604,6 @@ static tg_err group_load(bctx *b, kgroup *g)
 		err = kueue_reqs(b, g, p);
 		if (!err)
 			err = kai_reqs(b, g, p, kai_tc);
-		if (!err)
-			err = spread_reqs(b, g, p);
 		if (err)
 			return err;
 		ex = jget(p->annots, A_LWS_EXCL);
@@ -3037,6 +3002,7 @@ static tg_err levels_topology(bctx *b, const kobj *o)
 				return oerr(b, o, nl, TG_EINVAL,
 					    "%s.nodeLabel: %s may only be the "
 					    "last level", path, K_HOSTNAME);
+			b->host_level = true;
 			break;	/* the node level, not a layer */
 		}
 		err = level_push(b, o, nl->valuestring, nl->valuestring,
@@ -3097,7 +3063,14 @@ static tg_err levels_preset(bctx *b)
 				for (i = 0; i < ntiers; i++)
 					if (tiers[i] == t)
 						break;
-				if (i == ntiers && ntiers < TG_MAX_LAYERS - 1)
+				if (i == ntiers && ntiers == TG_MAX_LAYERS)
+					/* a level dropped would be silent */
+					return tgi_errf(b->ei, TG_ELIMIT,
+						"node labels %sN: more than "
+						"%d tiers (a topology holds "
+						"at most %d levels)", tierp,
+						TG_MAX_LAYERS, TG_MAX_LAYERS);
+				if (i == ntiers)
 					tiers[ntiers++] = t;
 			} else if (strcmp(key, accel) == 0) {
 				has_accel = true;
@@ -3170,8 +3143,10 @@ static tg_err pick_levels(bctx *b)
 			const char *key = b->k->levels[i];
 
 			if (i + 1 == b->k->nlevels && i > 0 &&
-			    strcmp(key, K_HOSTNAME) == 0)
+			    strcmp(key, K_HOSTNAME) == 0) {
+				b->host_level = true;
 				break;
+			}
 			err = level_push(b, NULL, key, key, NULL);
 			if (err)
 				return err;
@@ -3498,6 +3473,10 @@ static tg_err add_topology(bctx *b)
 					lv->name, lv->keys[0],
 					tg_strerror(err));
 	}
+	/* as Kueue: a node without the label of the node level is not in
+	 * the topology (tg_topology_build() warns for each) */
+	if (b->host_level && tgi_topology_set_node_key(b->t, K_HOSTNAME))
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 	if (n > TG_MAX_NODES)
 		return tgi_errf(b->ei, TG_ELIMIT, "more than %u nodes",
 				TG_MAX_NODES);
@@ -3640,6 +3619,27 @@ static tg_err add_budgets(bctx *b, const char **budget)
 	return TG_OK;
 }
 
+/*
+ * A pod's labels (a checked map of strings) as core labels; TG_ELIMIT
+ * past TG_MAX_POD_LABELS.  The strings stay the tree's.
+ */
+static tg_err core_labels(const cJSON *labels, tg_label *out, unsigned *n)
+{
+	const cJSON *c;
+
+	*n = 0;
+	cJSON_ArrayForEach(c, labels) {
+		if (!cJSON_IsString(c) || !c->string)
+			continue;
+		if (*n == TG_MAX_POD_LABELS)
+			return TG_ELIMIT;
+		out[*n].key = c->string;
+		out[*n].value = c->valuestring;
+		(*n)++;
+	}
+	return TG_OK;
+}
+
 static tg_err add_allocs(bctx *b)
 {
 	size_t i, nn = tg_topology_nnodes(b->t);
@@ -3671,6 +3671,7 @@ static tg_err add_allocs(bctx *b)
 		kpod *p = &b->pods[i];
 		const kgroup *g = NULL;
 		char bname[TG_MAX_NAME + 2];
+		tg_label lab[TG_MAX_POD_LABELS];
 		tg_alloc_spec spec;
 		tg_node_id n;
 		int64_t want;
@@ -3713,10 +3714,24 @@ static tg_err add_allocs(bctx *b)
 				 budget[i]);
 			spec.budget = bname;
 		}
+		/* what spreads and pod affinity selectors count; not a pod
+		 * on its way out (kube-scheduler skips those too) */
+		if (!p->terminating) {
+			if (core_labels(p->labels, lab, &spec.nlabels)) {
+				err = owarn(b, p->o, "more than %d labels; "
+					    "not counted by label selectors",
+					    TG_MAX_POD_LABELS);
+				if (err)
+					break;
+				spec.nlabels = 0;
+			}
+			spec.ns = p->o->ns;
+			spec.labels = lab;
+		}
 		/* GPU indices are not in the API: lowest free ones */
 		want = p->shape->v[TG_RES_GPU];
 		ng = tg_topology_node_ngpus(b->t, n);
-		for (gi = 0; gi < ng && gi < 64 && want > 0; gi++) {
+		for (gi = 0; gi < ng && gi < TG_MAX_GPUS && want > 0; gi++) {
 			if (!(used[n] & (1ull << gi))) {
 				spec.gpus |= 1ull << gi;
 				want--;
@@ -4003,22 +4018,65 @@ static tg_err tolerations(gctx *c, unsigned ps, const kpod *p)
 	return TG_OK;
 }
 
-/* Whether a term's namespaces take in \p cand for a pod in \p own. */
-static bool ns_ok(const cJSON *nslist, const cJSON *nssel, const char *own,
-		  const char *cand)
+/*
+ * The labels of namespace \p ns: its Namespace object's, else (no such
+ * object in the snapshot, with a warning once) the one label the API
+ * server gives every namespace, kubernetes.io/metadata.name.  NULL only
+ * when out of memory.
+ */
+static const cJSON *ns_labels(bctx *b, const char *ns)
+{
+	const kobj *o = find_obj(b, C_NAMESPACE, "", "", ns);
+	cJSON *l;
+	uint32_t id;
+
+	if (o)
+		return jget(jget(o->j, "metadata"), "labels");
+	id = tgi_strtab_find(&b->nsnames, ns);
+	if (id && id <= b->nnslabels)
+		return b->nslabels[id - 1];
+	l = cJSON_CreateObject();
+	if (!l || !cJSON_AddStringToObject(l, "kubernetes.io/metadata.name",
+					   ns) ||
+	    tgi_grow(&b->nslabels, &b->capnslabels, b->nnslabels + 1,
+		     sizeof(cJSON *)) ||
+	    tgi_strtab_intern(&b->nsnames, ns, &id) ||
+	    id != b->nnslabels + 1) {
+		cJSON_Delete(l);
+		return NULL;
+	}
+	b->nslabels[b->nnslabels++] = l;
+	if (warnf(b->k, "Namespace %s is not in the snapshot: a "
+		  "namespaceSelector sees only its label "
+		  "kubernetes.io/metadata.name", ns))
+		return NULL;
+	return l;
+}
+
+/*
+ * Whether a term's namespaces take in \p cand for a pod in \p own, as
+ * kube-scheduler reads them: those listed plus those whose labels match
+ * namespaceSelector; {} is every namespace; neither: the pod's own.
+ * The selector was checked (sel_match) before.
+ */
+static bool ns_ok(bctx *b, const kobj *o, const cJSON *nslist,
+		  const cJSON *nssel, const char *own, const char *cand)
 {
 	const cJSON *v;
+	bool m = false;
 
 	if (cJSON_IsObject(nssel) && !nssel->child)
 		return true;	/* {} selects every namespace */
-	if (cJSON_GetArraySize(nslist) > 0) {
-		cJSON_ArrayForEach(v, nslist)
-			if (cJSON_IsString(v) &&
-			    strcmp(v->valuestring, cand) == 0)
-				return true;
-		return false;
+	cJSON_ArrayForEach(v, nslist)
+		if (cJSON_IsString(v) && strcmp(v->valuestring, cand) == 0)
+			return true;
+	if (cJSON_IsObject(nssel)) {
+		const cJSON *l = ns_labels(b, cand);
+
+		return l && sel_match(b, o, nssel, "namespaceSelector", l,
+				      &m) == TG_OK && m;
 	}
-	return strcmp(own, cand) == 0;
+	return cJSON_GetArraySize(nslist) == 0 && strcmp(own, cand) == 0;
 }
 
 /* Indexes the bound pods by label, for selectors with matchLabels. */
@@ -4104,7 +4162,44 @@ static tg_err lbl_candidates(bctx *b, const cJSON *sel, const uint32_t **c,
 }
 
 /*
- * The bound pods a pod (anti-)affinity term selects, as names.  Pods of
+ * Appends to \p names the pending pods of other gangs a term selects:
+ * those placed earlier in the same pass are allocations by then
+ * (tg_decision_apply()), and count as kube-scheduler's assumed pods do.
+ */
+static tg_err aff_pending(bctx *b, const kobj *o, const cJSON *nsl,
+			  const cJSON *nss, const cJSON *sel, const char *q,
+			  const char **names, unsigned *nn)
+{
+	size_t i;
+	bool m;
+	tg_err err;
+
+	if (!b->pend_built) {
+		b->pend_built = true;
+		b->pend = tgi_calloc(b->npods + 1, sizeof(kpod *));
+		if (!b->pend)
+			return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+		for (i = 0; i < b->npods; i++)
+			if (b->pods[i].state == S_PENDING && !b->pods[i].other)
+				b->pend[b->npend++] = &b->pods[i];
+	}
+	for (i = 0; i < b->npend; i++) {
+		const kpod *pp = b->pend[i];
+
+		if (pp->building || !ns_ok(b, o, nsl, nss, o->ns, pp->o->ns))
+			continue;
+		err = sel_match(b, o, sel, q, pp->labels, &m);
+		if (err)
+			return err;
+		if (m)
+			names[(*nn)++] = pp->id;
+	}
+	return TG_OK;
+}
+
+/*
+ * The bound pods a pod (anti-)affinity term selects, as names, then the
+ * pending ones of other gangs (not cached).  Pods of
  * one template repeat the same terms: results are cached by the term's
  * text and the pod's namespace, K8S_MAX_AFF_CACHE indices in all.
  */
@@ -4137,7 +4232,7 @@ static tg_err aff_bound(bctx *b, const cJSON *term, const kobj *o,
 		for (i = 0; i < e->n; i++)
 			names[(*nn)++] = b->bound[e->pods[i]]->id;
 		tgi_free(key);
-		return TG_OK;
+		return aff_pending(b, o, nsl, nss, sel, q, names, nn);
 	}
 	err = lbl_candidates(b, sel, &cand, &ncand, &all);
 	if (err) {
@@ -4147,7 +4242,7 @@ static tg_err aff_bound(bctx *b, const cJSON *term, const kobj *o,
 	for (i = 0; i < (all ? b->nbound : ncand); i++) {
 		const kpod *bp = b->bound[all ? i : cand[i]];
 
-		if (!ns_ok(nsl, nss, o->ns, bp->o->ns))
+		if (!ns_ok(b, o, nsl, nss, o->ns, bp->o->ns))
 			continue;
 		err = sel_match(b, o, sel, q, bp->labels, &m);
 		if (err) {
@@ -4159,7 +4254,8 @@ static tg_err aff_bound(bctx *b, const cJSON *term, const kobj *o,
 	}
 	if (b->affcells + *nn > K8S_MAX_AFF_CACHE) {
 		tgi_free(key);
-		return TG_OK;	/* not kept: evaluated again next time */
+		/* not kept: evaluated again next time */
+		return aff_pending(b, o, nsl, nss, sel, q, names, nn);
 	}
 	idx = tgi_calloc(*nn ? *nn : 1, sizeof(uint32_t));
 	if (!idx || tgi_grow(&b->aff, &b->capaff, b->naff + 1,
@@ -4181,7 +4277,7 @@ static tg_err aff_bound(bctx *b, const cJSON *term, const kobj *o,
 	b->aff[b->naff].n = *nn;
 	b->naff++;
 	b->affcells += *nn;
-	return TG_OK;
+	return aff_pending(b, o, nsl, nss, sel, q, names, nn);
 }
 
 static tg_err pod_affinity(gctx *c, unsigned ps, const kpod *p,
@@ -4216,7 +4312,7 @@ static tg_err pod_affinity(gctx *c, unsigned ps, const kpod *p,
 	}
 	if (!req)
 		return TG_OK;
-	names = tgi_calloc(b->nbound ? b->nbound : 1, sizeof(char *));
+	names = tgi_calloc(b->nbound + b->npods + 1, sizeof(char *));
 	if (!names)
 		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 	cJSON_ArrayForEach(t, req) {
@@ -4256,9 +4352,8 @@ static tg_err pod_affinity(gctx *c, unsigned ps, const kpod *p,
 		if (err)
 			break;
 		if (nss && nss->child) {
-			err = pwarn(c, o, PW_NSSEL, "a non-empty "
-				    "namespaceSelector is not evaluated; "
-				    "only the listed namespaces count");
+			pjoin(q, sizeof(q), path, "namespaceSelector");
+			err = sel_match(b, o, nss, q, NULL, &m);
 			if (err)
 				break;
 		}
@@ -4269,7 +4364,7 @@ static tg_err pod_affinity(gctx *c, unsigned ps, const kpod *p,
 			break;
 		for (i = 0; i < c->nm && !self && !other; i++) {
 			if (c->m[i] == p ||
-			    !ns_ok(nsl, nss, o->ns, c->m[i]->o->ns))
+			    !ns_ok(b, o, nsl, nss, o->ns, c->m[i]->o->ns))
 				continue;
 			err = sel_match(b, o, sel, q, c->m[i]->labels, &m);
 			if (err)
@@ -4322,6 +4417,145 @@ static tg_err pod_affinity(gctx *c, unsigned ps, const kpod *p,
 	return err;
 }
 
+/* A pod's required pod anti-affinity terms (a non-empty list) or NULL. */
+static const cJSON *anti_terms(const kpod *x)
+{
+	const cJSON *a = x->own_anti ? x->own_anti :
+			 jget(jget(x->spec, "affinity"), "podAntiAffinity");
+	const cJSON *r = jget(a,
+			      "requiredDuringSchedulingIgnoredDuringExecution");
+
+	return cJSON_IsArray(r) && r->child ? r : NULL;
+}
+
+/*
+ * Whether \p x's anti-affinity term \p t selects pod \p p (its
+ * namespaces, then its label selector).  A term kube-apiserver would
+ * have refused selects nothing, with a warning.
+ */
+static tg_err term_selects(bctx *b, const kpod *x, const cJSON *t,
+			   const kpod *p, bool *m)
+{
+	tg_err err;
+
+	*m = false;
+	if (!cJSON_IsObject(t) || !cJSON_IsString(jget(t, "topologyKey")) ||
+	    !ns_ok(b, x->o, jget(t, "namespaces"),
+		   jget(t, "namespaceSelector"), x->o->ns, p->o->ns))
+		return TG_OK;
+	err = sel_match(b, x->o, jget(t, "labelSelector"),
+			"spec.affinity.podAntiAffinity.labelSelector",
+			p->labels, m);
+	if (err == TG_ENOMEM)
+		return err;
+	if (err) {
+		*m = false;
+		return owarn(b, x->o, "%s; the term is not counted",
+			     b->ei ? b->ei->msg : "bad label selector");
+	}
+	return TG_OK;
+}
+
+/* The pods whose required anti-affinity may keep others away: running
+ * ones, and pending ones of ours (once placed earlier in the pass). */
+static tg_err anti_index(bctx *b)
+{
+	size_t i;
+
+	b->anti_built = true;
+	b->anti = tgi_calloc(b->npods + 1, sizeof(*b->anti));
+	if (!b->anti)
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	for (i = 0; i < b->npods; i++) {
+		const kpod *x = &b->pods[i];
+		const cJSON *t;
+
+		if ((x->allocated || (x->state == S_PENDING && !x->other)) &&
+		    (t = anti_terms(x))) {
+			b->anti[b->nanti].x = x;
+			b->anti[b->nanti++].terms = t;
+		}
+	}
+	return TG_OK;
+}
+
+/*
+ * The symmetric rule (kube-scheduler's "existing pods' anti-affinity"):
+ * a pod whose required anti-affinity term selects \p p keeps the pod set
+ * out of the term's topology domain holding it.  Added as anti-affinity
+ * to named pods, one term per topology key; a pod the pod set's own
+ * term over the same key already selects is left to that term.
+ */
+static tg_err anti_symmetric(gctx *c, unsigned ps, const kpod *p)
+{
+	bctx *b = c->b;
+	const cJSON *own = anti_terms(p), *t, *u;
+	const char *keys[TG_MAX_TERMS], **names[TG_MAX_TERMS];
+	unsigned nk = 0, n[TG_MAX_TERMS], k;
+	size_t i;
+	tg_err err = TG_OK;
+
+	if (!b->anti_built && (err = anti_index(b)))
+		return err;
+	for (i = 0; i < b->nanti && !err; i++) {
+		const kpod *x = b->anti[i].x;
+
+		if (x->building)
+			continue;	/* the gang's own: pod_affinity() */
+		cJSON_ArrayForEach(t, b->anti[i].terms) {
+			const char *tk;
+			bool m, covered = false;
+
+			if ((err = term_selects(b, x, t, p, &m)))
+				break;
+			if (!m)
+				continue;
+			tk = jstr(t, "topologyKey");
+			cJSON_ArrayForEach(u, own) {
+				if (!cJSON_IsObject(u) || !jstr(u, "topologyKey")
+				    || strcmp(jstr(u, "topologyKey"), tk))
+					continue;
+				if ((err = term_selects(b, p, u, x, &covered)) ||
+				    covered)
+					break;
+			}
+			if (err || covered)
+				continue;
+			for (k = 0; k < nk && strcmp(keys[k], tk); k++)
+				;
+			if (k == nk) {
+				if (nk == TG_MAX_TERMS) {
+					snprintf(c->limited, sizeof(c->limited),
+						 "anti-affinity of running pods "
+						 "over more than %d topology "
+						 "keys", TG_MAX_TERMS);
+					err = TG_ELIMIT;
+					break;
+				}
+				names[nk] = tgi_calloc(b->nanti, sizeof(char *));
+				if (!names[nk]) {
+					err = tgi_errf(b->ei, TG_ENOMEM,
+						       "out of memory");
+					break;
+				}
+				keys[nk] = tk;
+				n[nk++] = 0;
+			}
+			if (!n[k] || names[k][n[k] - 1] != x->id)
+				names[k][n[k]++] = x->id;
+		}
+	}
+	for (k = 0; k < nk; k++) {
+		if (!err)
+			err = gcore(c, p->o, tg_gang_podset_add_pod_affinity(
+					    c->gang, ps, keys[k], true,
+					    names[k], n[k]),
+				    "anti-affinity of running pods");
+		tgi_free(names[k]);
+	}
+	return err;
+}
+
 /* A pod set's node constraints, from its first member. */
 static tg_err podset_apply(gctx *c, unsigned ps, const kpod *p)
 {
@@ -4357,6 +4591,8 @@ static tg_err podset_apply(gctx *c, unsigned ps, const kpod *p)
 		err = pod_affinity(c, ps, p, aff, false);
 	if (!err && aff)
 		err = pod_affinity(c, ps, p, aff, true);
+	if (!err)
+		err = anti_symmetric(c, ps, p);
 	return err;
 }
 
@@ -4454,6 +4690,260 @@ static tg_err gang_reqs(gctx *c)
 	return err;
 }
 
+/* Member \p k of pod set \p ps: pod \p p's namespace and labels. */
+static tg_err member_labels(gctx *c, unsigned ps, unsigned k, const kpod *p)
+{
+	tg_label lab[TG_MAX_POD_LABELS];
+	unsigned n;
+	tg_err err = core_labels(p->labels, lab, &n);
+
+	if (err == TG_ELIMIT) {
+		snprintf(c->limited, sizeof(c->limited), "metadata.labels: "
+			 "more than %d labels", TG_MAX_POD_LABELS);
+		return err;
+	}
+	return gcore(c, p->o, tg_gang_podset_set_member_labels(c->gang, ps,
+			k, p->o->ns, lab, n), "metadata.labels");
+}
+
+/*
+ * A label selector as core expressions: matchLabels as In, then
+ * matchExpressions, then matchLabelKeys as In with the pod's own value
+ * (a key the pod does not carry adds nothing, as kube-scheduler does).
+ * The strings stay the tree's; vals is the caller's to free.
+ */
+typedef struct ksel {
+	tg_label_expr e[TG_MAX_TERMS];
+	const char **vals;
+	unsigned n;
+	bool selector;		/* false: nil, selects nothing */
+} ksel;
+
+static tg_err sel_exprs(bctx *b, const kobj *o, const cJSON *sel,
+			const char *path, const cJSON *labels,
+			const cJSON *mlk, ksel *out)
+{
+	const cJSON *c, *v;
+	size_t nv = 0, iv = 0;
+	bool m;
+	tg_err err;
+
+	memset(out, 0, sizeof(*out));
+	err = sel_match(b, o, sel, path, labels, &m);	/* checks it */
+	if (err)
+		return err;
+	out->selector = sel && cJSON_IsObject(sel);
+	cJSON_ArrayForEach(c, jget(sel, "matchLabels"))
+		nv++;
+	cJSON_ArrayForEach(c, jget(sel, "matchExpressions"))
+		nv += (size_t)cJSON_GetArraySize(jget(c, "values"));
+	cJSON_ArrayForEach(c, mlk)
+		nv++;
+	out->vals = tgi_calloc(nv ? nv : 1, sizeof(char *));
+	if (!out->vals)
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	cJSON_ArrayForEach(c, jget(sel, "matchLabels")) {
+		if (out->n == TG_MAX_TERMS)
+			return TG_ELIMIT;
+		out->vals[iv] = c->valuestring;
+		out->e[out->n++] = (tg_label_expr){ c->string, TG_SEL_IN,
+						   &out->vals[iv++], 1 };
+	}
+	cJSON_ArrayForEach(c, jget(sel, "matchExpressions")) {
+		const char *op = jstr(c, "operator");
+		tg_label_expr *e;
+
+		if (out->n == TG_MAX_TERMS)
+			return TG_ELIMIT;
+		e = &out->e[out->n++];
+		e->key = jstr(c, "key");
+		e->op = strcmp(op, "In") == 0 ? TG_SEL_IN :
+			strcmp(op, "NotIn") == 0 ? TG_SEL_NOT_IN :
+			strcmp(op, "Exists") == 0 ? TG_SEL_EXISTS :
+			TG_SEL_DOES_NOT_EXIST;
+		e->values = &out->vals[iv];
+		e->nvalues = 0;
+		cJSON_ArrayForEach(v, jget(c, "values")) {
+			out->vals[iv++] = v->valuestring;
+			e->nvalues++;
+		}
+		if ((e->op == TG_SEL_IN || e->op == TG_SEL_NOT_IN) &&
+		    !e->nvalues)
+			return oerr(b, o, c, TG_EINVAL, "%s.matchExpressions: "
+				    "%s needs values", path, op);
+	}
+	cJSON_ArrayForEach(c, mlk) {
+		const char *have;
+
+		if (!cJSON_IsString(c))
+			return oerr(b, o, c, TG_EINVAL, "%s: matchLabelKeys: "
+				    "expected strings", path);
+		if (!(have = jstr(labels, c->valuestring)))
+			continue;
+		if (out->n == TG_MAX_TERMS)
+			return TG_ELIMIT;
+		out->vals[iv] = have;
+		out->e[out->n++] = (tg_label_expr){ c->valuestring, TG_SEL_IN,
+						   &out->vals[iv++], 1 };
+	}
+	return TG_OK;
+}
+
+/* "Honor" or "Ignore" (absent: \p dflt) into *honor. */
+static tg_err policy(bctx *b, const kobj *o, const cJSON *c, const char *path,
+		     const char *key, bool dflt, bool *honor)
+{
+	const cJSON *v;
+	char q[300];
+	tg_err err = field(b, o, c, path, key, T_STR, &v);
+
+	*honor = dflt;
+	if (err || !v)
+		return err;
+	if (strcmp(v->valuestring, "Honor") != 0 &&
+	    strcmp(v->valuestring, "Ignore") != 0)
+		return oerr(b, o, v, TG_EINVAL, "%s: unknown value '%.40s' "
+			    "(Honor or Ignore)", pjoin(q, sizeof(q), path,
+						       key), v->valuestring);
+	*honor = strcmp(v->valuestring, "Honor") == 0;
+	return TG_OK;
+}
+
+/*
+ * One topologySpreadConstraints entry of member \p p as a core spread;
+ * an entry equal to one another member gave (\p seen) is added once.
+ */
+static tg_err spread_one(gctx *c, const kpod *p, const cJSON *e,
+			 const char *path, tgi_strtab *seen)
+{
+	bctx *b = c->b;
+	const kobj *o = p->o;
+	const cJSON *key, *wu, *mlk;
+	int64_t skew, mind;
+	bool present, have_mind, honor_aff, honor_taints;
+	char q[300];
+	ksel ks;
+	tgi_buf kb;
+	tg_spread_spec sp;
+	uint32_t id;
+	unsigned i, j;
+	tg_err err;
+
+	if (!cJSON_IsObject(e))
+		return oerr(b, o, e, TG_EINVAL, "%s: expected an object",
+			    path);
+	err = field_int(b, o, e, path, "maxSkew", 1, INT32_MAX, &present,
+			&skew);
+	if (!err)
+		err = field(b, o, e, path, "topologyKey", T_STR, &key);
+	if (!err)
+		err = field(b, o, e, path, "whenUnsatisfiable", T_STR, &wu);
+	if (!err)
+		err = field_int(b, o, e, path, "minDomains", 1, INT32_MAX,
+				&have_mind, &mind);
+	if (!err)
+		err = field(b, o, e, path, "matchLabelKeys", T_ARR, &mlk);
+	if (!err)
+		err = policy(b, o, e, path, "nodeAffinityPolicy", true,
+			     &honor_aff);
+	if (!err)
+		err = policy(b, o, e, path, "nodeTaintsPolicy", false,
+			     &honor_taints);
+	if (err)
+		return err;
+	if (!present || !key || !*key->valuestring || !wu)
+		return oerr(b, o, e, TG_EINVAL, "%s: needs maxSkew, "
+			    "topologyKey and whenUnsatisfiable", path);
+	if (strcmp(wu->valuestring, "DoNotSchedule") != 0 &&
+	    strcmp(wu->valuestring, "ScheduleAnyway") != 0)
+		return oerr(b, o, wu, TG_EINVAL, "%s.whenUnsatisfiable: "
+			    "unknown value '%.40s'", path, wu->valuestring);
+	memset(&sp, 0, sizeof(sp));
+	sp.hard = strcmp(wu->valuestring, "DoNotSchedule") == 0;
+	if (have_mind && !sp.hard)
+		return oerr(b, o, e, TG_EINVAL, "%s.minDomains: only with "
+			    "whenUnsatisfiable DoNotSchedule", path);
+	err = sel_exprs(b, o, jget(e, "labelSelector"),
+			pjoin(q, sizeof(q), path, "labelSelector"), p->labels,
+			mlk, &ks);
+	if (err == TG_ELIMIT) {
+		tgi_free(ks.vals);
+		snprintf(c->limited, sizeof(c->limited), "%.150s: more than "
+			 "%d selector expressions", path, TG_MAX_TERMS);
+		return err;
+	}
+	if (err) {
+		tgi_free(ks.vals);
+		return err;
+	}
+	sp.layer = level_of(b, key->valuestring);
+	sp.max_skew = (unsigned)skew;
+	sp.min_domains = have_mind ? (unsigned)mind : 0;
+	sp.ignore_node_affinity = !honor_aff;
+	sp.honor_taints = honor_taints;
+	sp.ns = o->ns;
+	sp.selector = ks.selector;
+	sp.exprs = ks.e;
+	sp.nexprs = ks.n;
+	/* the same constraint from another member: once */
+	tgi_buf_init(&kb, 1u << 20);
+	tgi_buf_addf(&kb, "%s\x1f%u\x1f%d\x1f%u\x1f%d%d%d", sp.layer,
+		     sp.max_skew, sp.hard, sp.min_domains,
+		     sp.ignore_node_affinity, sp.honor_taints, sp.selector);
+	for (i = 0; i < ks.n; i++) {
+		tgi_buf_addf(&kb, "\x1e%s\x1f%d", ks.e[i].key, ks.e[i].op);
+		for (j = 0; j < ks.e[i].nvalues; j++)
+			tgi_buf_addf(&kb, "\x1f%s", ks.e[i].values[j]);
+	}
+	/* a key too long to keep: added anyway (the core's bounds say) */
+	err = kb.err == TG_ENOMEM ? TG_ENOMEM : TG_OK;
+	if (!err && (kb.err || !tgi_strtab_find(seen, kb.s ? kb.s : ""))) {
+		char what[400];
+
+		if (!kb.err)
+			err = tgi_strtab_intern(seen, kb.s ? kb.s : "", &id);
+		snprintf(what, sizeof(what), "%.200s (at most %d spreads a "
+			 "gang, 256 values an expression)", path,
+			 TG_MAX_SPREADS);
+		if (!err)
+			err = gcore(c, o, tg_gang_add_spread_spec(c->gang, &sp),
+				    what);
+	}
+	tgi_buf_free(&kb);
+	tgi_free(ks.vals);
+	if (err == TG_ENOMEM)
+		return tgi_errf(b->ei, err, "out of memory");
+	return err;
+}
+
+/* topologySpreadConstraints of every member, each distinct one once. */
+static tg_err spread_reqs(gctx *c)
+{
+	tgi_strtab seen;
+	size_t m;
+	tg_err err = TG_OK;
+
+	tgi_strtab_init(&seen);
+	for (m = 0; m < c->nm && !err; m++) {
+		const kpod *p = c->m[m];
+		const cJSON *list, *e;
+		char path[300];
+		unsigned i = 0;
+
+		err = field(c->b, p->o, p->spec, "spec",
+			    "topologySpreadConstraints", T_ARR, &list);
+		cJSON_ArrayForEach(e, list) {
+			if (err)
+				break;
+			pidx(path, sizeof(path),
+			     "spec.topologySpreadConstraints", i++);
+			err = spread_one(c, p, e, path, &seen);
+		}
+	}
+	tgi_strtab_free(&seen);
+	return err;
+}
+
 static tg_err gang_build(bctx *b, kgroup *g)
 {
 	gctx c;
@@ -4484,6 +4974,8 @@ static tg_err gang_build(bctx *b, kgroup *g)
 			goto out;
 	}
 	qsort(c.m, c.nm, sizeof(kpod *), member_cmp);
+	for (i = 0; i < c.nm; i++)
+		c.m[i]->building = true;	/* not "other" pods */
 	/* pod sets: same role, shape and node constraints */
 	for (i = 0; i < c.nm; i++) {
 		kpod *p = c.m[i];
@@ -4566,15 +5058,21 @@ static tg_err gang_build(bctx *b, kgroup *g)
 				continue;
 			err = gcore(&c, c.m[j]->o,
 				    tg_gang_podset_set_member(c.gang,
-							      sets[i].id, k2++,
+							      sets[i].id, k2,
 							      c.m[j]->id),
 				    "member");
+			if (!err)
+				err = member_labels(&c, sets[i].id, k2,
+						    c.m[j]);
+			k2++;
 		}
 		if (!err)
 			err = podset_apply(&c, sets[i].id, sets[i].first);
 	}
 	if (!err)
 		err = gang_reqs(&c);
+	if (!err)
+		err = spread_reqs(&c);
 	if (!err) {
 		if (tgi_grow(&b->gangs, &b->capgangs, b->ngangs + 1,
 			     sizeof(kgang))) {
@@ -4593,6 +5091,9 @@ out:
 			    c.limited);
 	}
 	tg_gang_destroy(c.gang);
+	for (i = 0; c.m && i < c.nm; i++)
+		if (c.m[i])
+			c.m[i]->building = false;
 	tgi_free(sets);
 	tgi_free(c.m);
 	return err;
@@ -4638,7 +5139,14 @@ static void bctx_free(bctx *b)
 		tgi_free(b->pods[i].id);
 		tgi_free(b->pods[i].sig);
 		cJSON_Delete(b->pods[i].own_labels);
+		cJSON_Delete(b->pods[i].own_anti);
 	}
+	for (i = 0; i < b->nnslabels; i++)
+		cJSON_Delete(b->nslabels[i]);
+	tgi_free(b->nslabels);
+	tgi_strtab_free(&b->nsnames);
+	tgi_free(b->anti);
+	tgi_free(b->pend);
 	tgi_free(b->pods);
 	tgi_free(b->bound);
 	for (i = 0; i < b->nslots; i++)

@@ -55,9 +55,22 @@ typedef struct tgi_acls {
 	int64_t priority;
 	int64_t expires;	/* nominated: lapses at this time, 0 = never */
 	uint32_t budget;	/* strtab id, 0 = none */
+	uint32_t lset;		/* label set index + 1, 0 = none */
 	uint32_t hnext;		/* next class in its hash chain + 1 */
 	bool preemptible;
 } tgi_acls;
+
+/*
+ * A pod's namespace and labels, interned in t->lsets so that allocations
+ * of pods alike (one Deployment's) share them through their class.  Its
+ * pairs are t->lpairs[2 * off ..], (key, value) strtab ids sorted by key
+ * id.  Label sets live until tg_topology_destroy().
+ */
+typedef struct tgi_lset {
+	uint32_t ns;		/* strtab id, 0 = none */
+	uint32_t off, n;
+	uint32_t hnext;		/* next set in its hash chain + 1 */
+} tgi_lset;
 
 typedef struct tgi_alloc {
 	uint32_t pod, gang;	/* strtab ids */
@@ -128,6 +141,11 @@ struct tg_topology {
 	char **warn;
 	size_t nwarn, warncap;
 
+	uint32_t node_key;	/* strtab id of the label every node in the
+				 * tree must carry (a Topology whose last
+				 * level is kubernetes.io/hostname); 0 =
+				 * none */
+
 	/* allocations */
 	tgi_alloc *allocs;
 	size_t nallocs, alloccap, nlive;
@@ -142,6 +160,13 @@ struct tg_topology {
 
 	tgi_budget *budgets;
 	size_t nbudgets, budgetcap;
+
+	tgi_lset *lsets;	/* pod label sets (tgi_lset) */
+	size_t nlsets, lsetcap;
+	uint32_t *lpairs;
+	size_t nlpairs, lpaircap;	/* in uint32_t */
+	uint32_t *lset_slots;	/* hash heads: set index + 1 */
+	size_t nlset_slots;
 
 	uint32_t gen;		/* bumped on any change that can alter a
 				 * node's offer slots other than its free
@@ -198,6 +223,18 @@ static inline const int64_t *tgi_alloc_shape(const tg_topology *t, size_t i)
 {
 	return &t->cls_shape[(size_t)t->allocs[i].cls * t->stride];
 }
+
+/*
+ * Interns a namespace and labels as a label set: *out gets its index + 1
+ * (0 for no namespace and no labels).  TG_EINVAL for a bad or repeated
+ * key, TG_ELIMIT past TG_MAX_POD_LABELS.
+ */
+tg_err tgi_lset_intern(tg_topology *t, const char *ns, const tg_label *l,
+		       unsigned n, uint32_t *out);
+
+/* The value id of label \p key (a strtab id) in label set \p ls (index
+ * + 1): 0 for "", TG_NONE when the set has no such label. */
+uint32_t tgi_lset_value(const tg_topology *t, uint32_t ls, uint32_t key);
 
 /* Records a warning (formatted); TG_ENOMEM only. */
 tg_err tgi_warn(tg_topology *t, const char *fmt, ...)

@@ -27,6 +27,7 @@ enum {
 	WHY_AFFINITY,
 	WHY_POD_AFFINITY,
 	WHY_NOT_IN_TREE,
+	WHY_SPREAD,
 	WHY_RES0		/* WHY_RES0 + r: insufficient resource r */
 };
 #define NWHY (WHY_RES0 + TG_MAX_RESOURCES)
@@ -80,8 +81,31 @@ typedef struct scratch {
 	slot_key ckey;
 	bool ckey_set;
 	uint32_t cgen;
+	unsigned fill_ps;	/* the pod set fill() is placing */
 } scratch;
 
+
+/*
+ * A label-selector spread (tgi_sspread) resolved against the topology:
+ * its units are the domains of its level (domain id - lo) or, at the node
+ * level, the tree positions.  cnt[] holds the matching pods per unit,
+ * this attempt's members included; base[] the same before the attempt.
+ * gmin is the minimum over eligible units (0 when fewer are eligible
+ * than minDomains), nat how many eligible units sit at it.
+ */
+typedef struct rspread {
+	const tgi_sspread *sp;
+	unsigned level;
+	uint32_t lo, nunits;
+	int32_t *cnt, *base;
+	uint8_t *elig;
+	uint32_t *touched;
+	uint32_t ntouched, nelig, nat, base_nat;
+	int32_t gmin, base_gmin;
+	bool zero;			/* fewer eligible than minDomains */
+	bool self[TG_MAX_PODSETS];	/* the pod set's members count */
+	int64_t kself;			/* members that count */
+} rspread;
 
 /* Everything resolved about one request against one topology. */
 typedef struct req {
@@ -96,13 +120,25 @@ typedef struct req {
 	unsigned main;			/* pod set with most members */
 	unsigned nres;
 	unsigned res[TG_MAX_RESOURCES];	/* requested resource ids */
-	uint32_t pod_aff_vals[TG_MAX_PODSETS][TG_MAX_TERMS][64];
-	unsigned pod_aff_n[TG_MAX_PODSETS][TG_MAX_TERMS];
-	uint32_t pod_aff_key[TG_MAX_PODSETS][TG_MAX_TERMS];
+	/* pod (anti-)affinity: the label values of a term's key on the
+	 * nodes of the pods it names, sorted, in aff_vals[off .. off + n) */
+	uint32_t *aff_vals;
+	size_t naff_vals, capaff_vals;
+	size_t pod_aff_off[TG_MAX_PODSETS][TG_MAX_TERMS];
+	size_t pod_aff_n[TG_MAX_PODSETS][TG_MAX_TERMS];
+	rspread *sp;			/* label-selector spreads */
+	unsigned nsp;
+	bool sp_filter;			/* a hard one: node slots depend on it */
+	uint8_t sp_ignored[TG_MAX_SPREADS];	/* soft ones on unknown
+						 * layers (g->sspread) */
+	unsigned nsp_ignored;
 	unsigned scope_level;		/* TG_NONE: the whole cluster */
 	uint32_t scope_unit;		/* domain id, or position (node) */
 	uint32_t why[NWHY];		/* nodes excluded per reason (main) */
-	char note[512];			/* non-fatal request notes */
+	/* non-fatal notes: the soft spreads on unknown layers, ignored
+	 * (indices into g->spread; note_text() words them) */
+	uint8_t ignored[TG_MAX_LAYERS + 1];
+	unsigned nignored;
 } req;
 
 static void scratch_free(void *p)
@@ -300,6 +336,64 @@ static tg_err unit_name(const tg_topology *t, unsigned level, uint32_t u,
 
 /* ---- request resolution ---- */
 
+/*
+ * The levels of the label-selector spreads (q->sp[i].level; the arrays
+ * come later, spread_prepare()).  A hard one on an unknown layer, over
+ * a layer at or above the hard (MUST) one, or at the level of a
+ * tg_gang_add_spread() spread is a bad request (TG_ENOENT, \p err
+ * says why); a soft one on an unknown layer is noted and left out.
+ */
+static tg_err resolve_sspreads(const tg_topology *t, const tg_gang *g,
+			       req *q, tgi_buf *err)
+{
+	unsigned i, l;
+
+	if (!g->nsspread)
+		return TG_OK;
+	q->sp = tgi_calloc(g->nsspread, sizeof(*q->sp));
+	if (!q->sp)
+		return TG_ENOMEM;
+	for (i = 0; i < g->nsspread; i++) {
+		const tgi_sspread *sp = &g->sspread[i];
+
+		l = tgi_layer_resolve(t, sp->layer);
+		if (l == TG_NONE && !sp->hard) {
+			q->sp_ignored[q->nsp_ignored++] = (uint8_t)i;
+			continue;	/* said by sspread_notes() */
+		}
+		if (l == TG_NONE) {
+			tgi_buf_addf(err, "gang %s: topology spread on '%s' "
+				     "(maxSkew %u, DoNotSchedule): not a "
+				     "topology layer (layers:", g->name,
+				     sp->layer, sp->max_skew);
+			for (l = 0; l < t->nlayers; l++)
+				tgi_buf_addf(err, "%s %s", l ? "," : "",
+					     t->layer_name[l]);
+			tgi_buf_adds(err, t->nlayers ? ", node)" : " node)");
+			return TG_ENOENT;
+		}
+		if (sp->hard && q->hard != TG_NONE && q->hard >= l) {
+			tgi_buf_addf(err, "gang %s: must gather on %s but "
+				     "spread over %s, which is not below it",
+				     g->name, level_name(t, q->hard),
+				     level_name(t, l));
+			return TG_ENOENT;
+		}
+		if (l == q->spread_level) {
+			tgi_buf_addf(err, "gang %s: a spread over its own "
+				     "members and one over a label selector "
+				     "on the same layer %s", g->name,
+				     level_name(t, l));
+			return TG_ENOENT;
+		}
+		q->sp[q->nsp].sp = sp;
+		q->sp[q->nsp].level = l;
+		q->sp_filter = q->sp_filter || sp->hard;
+		q->nsp++;
+	}
+	return TG_OK;
+}
+
 static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 		      tgi_buf *err)
 {
@@ -307,15 +401,12 @@ static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 	bool seen[TG_MAX_RESOURCES] = { false };
 	const char *bad = NULL;
 
-	/* all but pod_aff_vals, which is only read below the counts in
-	 * pod_aff_n: 64 KiB that need no clearing in every decision */
-	memset(q, 0, offsetof(req, pod_aff_vals));
-	memset(&q->pod_aff_n, 0, sizeof(*q) - offsetof(req, pod_aff_n));
+	memset(q, 0, sizeof(*q));
 	q->g = g;
 	q->hard = TG_NONE;
 	q->prefer = TG_NONE;
 	q->spread_level = TG_NONE;
-	q->topo = g->ngather || g->nslice || g->nspread;
+	q->topo = g->ngather || g->nslice || g->nspread || g->nsspread;
 
 	for (i = 0; i < g->ngather; i++) {
 		l = tgi_layer_resolve(t, g->gather[i].layer);
@@ -365,9 +456,10 @@ static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 		l = tgi_layer_resolve(t, g->spread[i].layer);
 		if (l == TG_NONE) {
 			if (!g->spread[i].hard) {
-				snprintf(q->note, sizeof(q->note),
-					 "; soft spread on unknown layer '%s' "
-					 "ignored", g->spread[i].layer);
+				/* every one is named (a gang has at most
+				 * TG_MAX_LAYERS + 1 spreads) */
+				if (q->nignored < TG_MAX_LAYERS + 1)
+					q->ignored[q->nignored++] = (uint8_t)i;
 				continue;
 			}
 			goto unknown_spread;
@@ -385,6 +477,12 @@ static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 			     level_name(t, q->hard),
 			     level_name(t, q->spread_level));
 		return TG_EINVAL;
+	}
+	{
+		tg_err e2 = resolve_sspreads(t, g, q, err);
+
+		if (e2)
+			return e2 == TG_ENOENT ? TG_EINVAL : e2;
 	}
 	for (i = 0; i < g->nps; i++)
 		for (r = 0; r < TG_MAX_RESOURCES; r++) {
@@ -426,9 +524,9 @@ layers:
 
 /* ---- eligibility ---- */
 
-static bool expr_match(const tg_topology *t, uint32_t n, const tgi_expr *e)
+/* Whether a label with value \p v (NULL: absent) satisfies \p e. */
+static bool expr_holds(const tgi_expr *e, const char *v)
 {
-	const char *v = tg_topology_node_label(t, n, e->key);
 	unsigned i;
 	int64_t a, b;
 
@@ -455,6 +553,11 @@ static bool expr_match(const tg_topology *t, uint32_t n, const tgi_expr *e)
 	return false;
 }
 
+static bool expr_match(const tg_topology *t, uint32_t n, const tgi_expr *e)
+{
+	return expr_holds(e, tg_topology_node_label(t, n, e->key));
+}
+
 static bool tolerated(const tgi_podset *p, const tgi_taint *tn,
 		      const tgi_strtab *st)
 {
@@ -478,22 +581,25 @@ static bool tolerated(const tgi_podset *p, const tgi_taint *tn,
 	return false;
 }
 
-/* Why node \p n cannot take a member of pod set \p ps; -1 if it can. */
-static int ineligible(const tg_topology *t, const req *q, unsigned ps,
-		      uint32_t n)
+/* Whether node \p n's taints (NoSchedule, NoExecute) are tolerated. */
+static bool taints_ok(const tg_topology *t, const tgi_podset *p, uint32_t n)
 {
-	const tgi_podset *p = q->g->ps[ps];
 	uint32_t i;
-	unsigned k, j;
 
-	if (t->flags[n] & TGI_NODE_UNSCHED)
-		return WHY_UNSCHED;
-	if (q->topo && !(t->flags[n] & TGI_NODE_IN_TREE))
-		return WHY_NOT_IN_TREE;
 	for (i = t->taint_head[n]; i; i = t->taints[i - 1].next)
 		if (t->taints[i - 1].effect != TG_TAINT_PREFER_NO_SCHEDULE &&
 		    !tolerated(p, &t->taints[i - 1], &t->strs))
-			return WHY_TAINT;
+			return false;
+	return true;
+}
+
+/* Why node \p n fails the pod set's node selector or required node
+ * affinity (WHY_SELECTOR, WHY_AFFINITY); -1 if it passes. */
+static int node_affinity_why(const tg_topology *t, const tgi_podset *p,
+			     uint32_t n)
+{
+	unsigned k, j;
+
 	for (k = 0; k < p->nsel; k++) {
 		const char *v = tg_topology_node_label(t, n, p->sel_key[k]);
 
@@ -513,22 +619,111 @@ static int ineligible(const tg_topology *t, const req *q, unsigned ps,
 		if (!any)
 			return WHY_AFFINITY;
 	}
-	for (k = 0; k < p->naff; k++) {
-		const char *v = tg_topology_node_label(t, n, p->aff[k].key);
-		uint32_t vid = v ? tgi_strtab_find(&t->strs, v) : 0;
-		bool in = false;
-
-		for (j = 0; vid && j < q->pod_aff_n[ps][k]; j++)
-			if (q->pod_aff_vals[ps][k][j] == vid)
-				in = true;
-		if (p->aff[k].anti ? in : !in)
-			return WHY_POD_AFFINITY;
-	}
 	return -1;
 }
 
-/* Resolves pod (anti-)affinity terms to the label values they name. */
-static void resolve_pod_affinity(const tg_topology *t, req *q)
+/* The unit of node \p n for spread \p r (an index into its arrays);
+ * TG_NONE outside the tree. */
+static uint32_t spread_unit(const tg_topology *t, const rspread *r,
+			    uint32_t n)
+{
+	if (t->leaf[n] == TG_NONE)
+		return TG_NONE;
+	if (r->level >= t->nlayers)
+		return t->pos[n];
+	return ancestor(t, n, r->level) - r->lo;
+}
+
+/* Whether a label spread keeps pod set \p ps off node \p n whatever the
+ * rest of the gang does: even with every other member that counts
+ * raising the minimum, the node's domain would exceed the skew. */
+static bool spread_blocks(const tg_topology *t, const req *q, unsigned ps,
+			  uint32_t n)
+{
+	unsigned i;
+
+	for (i = 0; i < q->nsp; i++) {
+		const rspread *r = &q->sp[i];
+		uint32_t u;
+		int64_t self, lift;
+
+		if (!r->sp->hard || !r->cnt)
+			continue;
+		u = spread_unit(t, r, n);
+		if (u == TG_NONE)
+			continue;	/* WHY_NOT_IN_TREE */
+		self = r->self[ps] ? 1 : 0;
+		lift = r->zero ? 0 : r->kself - self;
+		if ((int64_t)r->base[u] + self - (r->base_gmin + lift) >
+		    (int64_t)r->sp->max_skew)
+			return true;
+	}
+	return false;
+}
+
+/* Whether label value \p vid is among those of term \p k of \p ps. */
+static bool aff_has(const req *q, unsigned ps, unsigned k, uint32_t vid)
+{
+	const uint32_t *v = q->aff_vals;
+	size_t lo = 0, hi = q->pod_aff_n[ps][k];
+
+	if (!hi)
+		return false;
+	v += q->pod_aff_off[ps][k];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] == vid)
+			return true;
+		if (v[mid] < vid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* Why node \p n cannot take a member of pod set \p ps; -1 if it can. */
+static int ineligible(const tg_topology *t, const req *q, unsigned ps,
+		      uint32_t n)
+{
+	const tgi_podset *p = q->g->ps[ps];
+	unsigned k;
+	int why;
+
+	if (t->flags[n] & TGI_NODE_UNSCHED)
+		return WHY_UNSCHED;
+	if (q->topo && !(t->flags[n] & TGI_NODE_IN_TREE))
+		return WHY_NOT_IN_TREE;
+	if (!taints_ok(t, p, n))
+		return WHY_TAINT;
+	if ((why = node_affinity_why(t, p, n)) >= 0)
+		return why;
+	for (k = 0; k < p->naff; k++) {
+		const char *v = tg_topology_node_label(t, n, p->aff[k].key);
+		bool in = v && aff_has(q, ps, k, tgi_strtab_find(&t->strs, v));
+
+		if (p->aff[k].anti ? in : !in)
+			return WHY_POD_AFFINITY;
+	}
+	if (q->sp_filter && spread_blocks(t, q, ps, n))
+		return WHY_SPREAD;
+	return -1;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Resolves pod (anti-)affinity terms to the label values they name: the
+ * values of the term's key on the nodes of the live allocations it
+ * names, as many as there are.
+ */
+static tg_err resolve_pod_affinity(const tg_topology *t, req *q)
 {
 	unsigned ps, k, j;
 
@@ -536,31 +731,263 @@ static void resolve_pod_affinity(const tg_topology *t, req *q)
 		const tgi_podset *p = q->g->ps[ps];
 
 		for (k = 0; k < p->naff; k++) {
-			q->pod_aff_n[ps][k] = 0;
+			size_t off = q->naff_vals, m, w;
+
 			for (j = 0; j < p->aff[k].npods; j++) {
 				uint32_t a = tgi_alloc_find(t,
 							    p->aff[k].pods[j]);
 				const char *v;
-				uint32_t vid;
-				unsigned m;
 
 				if (a == TG_NONE)
 					continue;
 				v = tg_topology_node_label(t,
 						t->allocs[a].node,
 						p->aff[k].key);
-				vid = v ? tgi_strtab_find(&t->strs, v) : 0;
-				if (!vid)
+				if (!v)
 					continue;
-				for (m = 0; m < q->pod_aff_n[ps][k]; m++)
-					if (q->pod_aff_vals[ps][k][m] == vid)
-						break;
-				if (m == q->pod_aff_n[ps][k] && m < 64)
-					q->pod_aff_vals[ps][k][q->pod_aff_n
-						[ps][k]++] = vid;
+				if (tgi_grow(&q->aff_vals, &q->capaff_vals,
+					     q->naff_vals + 1,
+					     sizeof(uint32_t)))
+					return TG_ENOMEM;
+				q->aff_vals[q->naff_vals++] =
+					tgi_strtab_find(&t->strs, v);
 			}
+			/* sorted, each value once */
+			if (q->naff_vals > off)
+				qsort(q->aff_vals + off, q->naff_vals - off,
+				      sizeof(uint32_t), u32_cmp);
+			for (m = off, w = off; m < q->naff_vals; m++)
+				if (w == off || q->aff_vals[w - 1] !=
+						q->aff_vals[m])
+					q->aff_vals[w++] = q->aff_vals[m];
+			q->naff_vals = w;
+			q->pod_aff_off[ps][k] = off;
+			q->pod_aff_n[ps][k] = w - off;
 		}
 	}
+	return TG_OK;
+}
+
+/* ---- label-selector spreads ---- */
+
+typedef const char *(*label_fn)(const void *ctx, const char *key);
+
+/* Whether a pod in namespace \p ns whose labels \p get reads is one
+ * that spread \p sp counts. */
+static bool spread_selects(const tgi_sspread *sp, const char *ns,
+			   label_fn get, const void *ctx)
+{
+	unsigned i;
+
+	if (!sp->selector || strcmp(ns ? ns : "", sp->ns))
+		return false;
+	for (i = 0; i < sp->nexprs; i++)
+		if (!expr_holds(&sp->exprs[i], get(ctx, sp->exprs[i].key)))
+			return false;
+	return true;
+}
+
+typedef struct lset_ctx {
+	const tg_topology *t;
+	uint32_t ls;
+} lset_ctx;
+
+static const char *lset_label(const void *ctx, const char *key)
+{
+	const lset_ctx *c = ctx;
+	uint32_t k = tgi_strtab_find(&c->t->strs, key);
+	uint32_t v = k ? tgi_lset_value(c->t, c->ls, k) : TG_NONE;
+
+	return v == TG_NONE ? NULL : tgi_strtab_get(&c->t->strs, v);
+}
+
+static const char *member_label(const void *ctx, const char *key)
+{
+	const tgi_mlabels *m = ctx;
+	unsigned i;
+
+	for (i = 0; i < m->n; i++)
+		if (!strcmp(m->keys[i], key))
+			return m->vals[i];
+	return NULL;
+}
+
+/* Minimum over the eligible units and how many sit at it. */
+static void spread_min(rspread *r)
+{
+	uint32_t i;
+
+	r->gmin = 0;
+	r->nat = 0;
+	if (r->zero)
+		return;
+	r->gmin = INT32_MAX;
+	for (i = 0; i < r->nunits; i++) {
+		if (!r->elig[i])
+			continue;
+		if (r->cnt[i] < r->gmin) {
+			r->gmin = r->cnt[i];
+			r->nat = 1;
+		} else if (r->cnt[i] == r->gmin) {
+			r->nat++;
+		}
+	}
+	if (!r->nat)
+		r->gmin = 0;
+}
+
+/* One more member that counts in unit \p u. */
+static void spread_add(rspread *r, uint32_t u)
+{
+	if (r->cnt[u] == r->base[u])
+		r->touched[r->ntouched++] = u;
+	if (r->cnt[u] < INT32_MAX)
+		r->cnt[u]++;
+	if (r->elig[u] && !r->zero && r->cnt[u] - 1 == r->gmin &&
+	    --r->nat == 0)
+		spread_min(r);
+}
+
+/* Forgets the members of the last attempt. */
+static void spread_reset(const req *q)
+{
+	unsigned i;
+	uint32_t j;
+
+	for (i = 0; i < q->nsp; i++) {
+		rspread *r = &q->sp[i];
+
+		if (!r->cnt)
+			continue;
+		for (j = 0; j < r->ntouched; j++)
+			r->cnt[r->touched[j]] = r->base[r->touched[j]];
+		r->ntouched = 0;
+		r->gmin = r->base_gmin;
+		r->nat = r->base_nat;
+	}
+}
+
+/* Whether node \p n is one the spread's domains are made of. */
+static bool spread_node_ok(const tg_topology *t, const rspread *r,
+			   const tgi_podset *p, uint32_t n)
+{
+	if (!r->sp->ignore_node_affinity && node_affinity_why(t, p, n) >= 0)
+		return false;
+	if (r->sp->honor_taints &&
+	    ((t->flags[n] & TGI_NODE_UNSCHED) || !taints_ok(t, p, n)))
+		return false;
+	return true;
+}
+
+/*
+ * Counts, for every label spread, the matching pods per unit: live
+ * allocations on eligible nodes whose namespace and labels the selector
+ * takes; marks the eligible units; works out which pod sets count.
+ */
+static tg_err spread_prepare(const tg_topology *t, req *q)
+{
+	const tgi_podset *mp = q->g->ps[q->main];
+	int8_t *memo = NULL;
+	uint8_t *nok = NULL;
+	unsigned i, ps;
+	uint32_t j, n;
+	size_t a;
+
+	if (!q->nsp)
+		return TG_OK;
+	memo = tgi_malloc(t->nlsets + 1);
+	nok = tgi_malloc(t->nnodes ? t->nnodes : 1);
+	if (!memo || !nok)
+		goto nomem;
+	for (i = 0; i < q->nsp; i++) {
+		rspread *r = &q->sp[i];
+		const tgi_sspread *sp = r->sp;
+
+		r->lo = r->level >= t->nlayers ? 0 : t->layer_lo[r->level];
+		r->nunits = r->level >= t->nlayers ? (uint32_t)t->ntree :
+			    t->layer_hi[r->level] - r->lo;
+		r->cnt = tgi_calloc(r->nunits + 1, sizeof(int32_t));
+		r->base = tgi_calloc(r->nunits + 1, sizeof(int32_t));
+		r->elig = tgi_calloc(r->nunits + 1, 1);
+		r->touched = tgi_calloc(r->nunits + 1, sizeof(uint32_t));
+		if (!r->cnt || !r->base || !r->elig || !r->touched)
+			goto nomem;
+		memset(memo, -1, t->nlsets + 1);
+		for (n = 0; n < t->nnodes; n++) {
+			uint32_t u = spread_unit(t, r, n);
+
+			nok[n] = u != TG_NONE && spread_node_ok(t, r, mp, n);
+			if (nok[n] && !r->elig[u]) {
+				r->elig[u] = 1;
+				r->nelig++;
+			}
+		}
+		for (a = 0; a < t->nallocs; a++) {
+			const tgi_alloc *x = &t->allocs[a];
+			uint32_t ls = tgi_alloc_cls(t, a)->lset;
+
+			if (!x->live || x->suspended || !nok[x->node])
+				continue;
+			if (memo[ls] < 0) {
+				lset_ctx c = { t, ls };
+				const char *ns = ls ? tgi_strtab_get(&t->strs,
+						t->lsets[ls - 1].ns) : "";
+
+				memo[ls] = spread_selects(sp, ns, lset_label,
+							  &c);
+			}
+			if (memo[ls])
+				r->cnt[spread_unit(t, r, x->node)]++;
+		}
+		memcpy(r->base, r->cnt, r->nunits * sizeof(int32_t));
+		r->zero = sp->min_domains && r->nelig < sp->min_domains;
+		spread_min(r);
+		r->base_gmin = r->gmin;
+		r->base_nat = r->nat;
+		for (ps = 0; ps < q->g->nps; ps++) {
+			const tgi_podset *p = q->g->ps[ps];
+
+			for (j = 0; j < p->count && !r->self[ps]; j++) {
+				static const tgi_mlabels none;
+				const tgi_mlabels *m = p->mlab ? &p->mlab[j] :
+						       &none;
+
+				r->self[ps] = spread_selects(sp, m->ns,
+						member_label, m);
+				if (!p->mlab)
+					break;	/* all alike */
+			}
+			if (r->self[ps])
+				r->kself += p->count;
+		}
+	}
+	tgi_free(memo);
+	tgi_free(nok);
+	return TG_OK;
+nomem:
+	tgi_free(memo);
+	tgi_free(nok);
+	return TG_ENOMEM;
+}
+
+/* Frees what resolve() and its helpers allocated in \p q. */
+static void req_release(req *q)
+{
+	unsigned i;
+
+	if (!q)
+		return;
+	for (i = 0; q->sp && i < q->nsp; i++) {
+		tgi_free(q->sp[i].cnt);
+		tgi_free(q->sp[i].base);
+		tgi_free(q->sp[i].elig);
+		tgi_free(q->sp[i].touched);
+	}
+	tgi_free(q->sp);
+	tgi_free(q->aff_vals);
+	q->sp = NULL;
+	q->aff_vals = NULL;
+	q->nsp = 0;
 }
 
 static bool simple_podset(const tgi_podset *p)
@@ -815,7 +1242,7 @@ static void node_slots(const tg_topology *t, const req *q, scratch *s,
 	c.s = s;
 	c.ps = ps;
 	c.why = why;
-	c.simple = simple_podset(p) && !p->ntol;
+	c.simple = simple_podset(p) && !p->ntol && !q->sp_filter;
 	c.taken = s->ntouched > 0;
 	c.slice = q->slice[t->nlayers];
 	c.cap = p->max_per_node;
@@ -1138,17 +1565,6 @@ typedef struct sort_ctx {
 
 static sort_ctx sctx;
 
-static int desc_cmp(const void *pa, const void *pb)
-{
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	int64_t sa = unit_slots(sctx.t, sctx.s, sctx.level, a);
-	int64_t sb = unit_slots(sctx.t, sctx.s, sctx.level, b);
-
-	if (sa != sb)
-		return sa > sb ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
-
 /*
  * Sorts units by \p cmp, a total order (ties go by unit id), so any sort
  * gives qsort()'s order: insertion sort for the short child lists of a
@@ -1172,11 +1588,260 @@ static void sort_units(uint32_t *v, uint32_t n,
 	}
 }
 
+/* Fill order: most slots first, then path order. */
+static int desc_cmp(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	int64_t sa = unit_slots(sctx.t, sctx.s, sctx.level, a);
+	int64_t sb = unit_slots(sctx.t, sctx.s, sctx.level, b);
+
+	if (sa != sb)
+		return sa > sb ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Reverses each run of equal slots in v[0, n): fill order to walk order
+ * (the later path first) and back. */
+static void runs_reverse(const tg_topology *t, const scratch *s, unsigned cl,
+			 uint32_t *v, uint32_t n)
+{
+	uint32_t i = 0, j, a, b;
+
+	while (i < n) {
+		j = i + 1;
+		while (j < n && unit_slots(t, s, cl, v[j]) ==
+				unit_slots(t, s, cl, v[i]))
+			j++;
+		for (a = i, b = j - 1; a < b; a++, b--) {
+			uint32_t x = v[a];
+
+			v[a] = v[b];
+			v[b] = x;
+		}
+		i = j;
+	}
+}
+
 /*
- * Places \p k members inside unit \p u at \p level: the tightest child
- * that holds the rest takes it, else the largest child is filled and the
- * step repeats.  With spread at the children's level, members go round
- * robin to the children with the fewest so far.
+ * Chooses the children of a fill of \p k members among the \p n units in
+ * \p idx (at level \p cl) and moves them to the front of \p idx, in fill
+ * order; returns how many.
+ *
+ *  - as few children as can hold k: m, the length of the shortest prefix
+ *    of the children sorted by slots (most first) that holds k;
+ *  - among the sets of m children that hold k, the one whose untouched
+ *    children, sorted by slots, are lexicographically the largest: the
+ *    largest free domains stay whole (and the waste is the least such a
+ *    set allows: the untouched slots decide the used ones).  Greedy in
+ *    walk order (most slots first, the later path first among equal
+ *    slots): a child stays untouched when the children after it can
+ *    still hold the rest with as many children as are left to choose
+ *    (the next ones: a window slid along), else it is used;
+ *  - fill order: most slots first, then path order; every child is
+ *    filled but the last, which takes the rest (at least one member,
+ *    as m is minimal).
+ *
+ * \p idx comes in path order (so that the sort finds equal slots in
+ * order).  When the children cannot hold k, or all with room are
+ * needed, they are returned as sorted; when one holds k, the tightest
+ * (first path among equal slots): neither needs the walk.  O(n log n),
+ * the sort.
+ */
+static uint32_t fill_choose(const tg_topology *t, const scratch *s,
+			    unsigned cl, uint32_t *idx, uint32_t n, int64_t k)
+{
+	uint32_t i, m, used = 0, left, wend;
+	int64_t sum = 0, need = k, win = 0;
+
+	sctx.t = t;
+	sctx.s = s;
+	sctx.level = cl;
+	sort_units(idx, n, desc_cmp);	/* path order in: ties sorted */
+	for (m = 0; m < n && sum < k; m++) {
+		int64_t v = unit_slots(t, s, cl, idx[m]);
+
+		if (v <= 0)
+			break;
+		sum += v;
+	}
+	if (sum < k || m == n || unit_slots(t, s, cl, idx[m]) <= 0)
+		return m;	/* every child with room is used */
+	if (m == 1) {
+		/* the tightest child holding k, the first path of its
+		 * slots: the last that holds k, back to its run's start */
+		for (i = 1; i < n && unit_slots(t, s, cl, idx[i]) >= k; i++)
+			;
+		for (i--; i > 0 && unit_slots(t, s, cl, idx[i - 1]) ==
+				   unit_slots(t, s, cl, idx[i]); i--)
+			;
+		idx[0] = idx[i];
+		return 1;
+	}
+	runs_reverse(t, s, cl, idx, n);		/* walk order */
+	/* win: the slots of idx[i + 1, wend), wend = min(n, i + 1 + left) */
+	left = m;
+	for (wend = 1; wend < n && wend <= left; wend++)
+		win += unit_slots(t, s, cl, idx[wend]);
+	for (i = 0; i < n && left > 0; i++) {
+		if (!(wend - (i + 1) == left && win >= need)) {
+			need -= unit_slots(t, s, cl, idx[i]);
+			idx[used++] = idx[i];	/* used <= i */
+			left--;
+		}
+		if (i + 1 < wend)
+			win -= unit_slots(t, s, cl, idx[i + 1]);
+		while (wend < n && wend < i + 2 + left)
+			win += unit_slots(t, s, cl, idx[wend++]);
+	}
+	runs_reverse(t, s, cl, idx, used);
+	return used;
+}
+
+/*
+ * Spreads \p k members of pod set s->fill_ps over the children
+ * idx[0 .. n) (units of level \p cl) for the label spreads at \p cl:
+ * one at a time to a child with room where every hard one keeps its
+ * skew, the one with the fewest matching pods (of the first such
+ * spread) first, then the most room, then path order.  Members that
+ * count are added to the counts as they go, so the minimum moves with
+ * them.  Writes the members per child into \p got; TG_ESTATE when a
+ * member has nowhere to go.
+ */
+static tg_err spread_split(const tg_topology *t, const req *q,
+			   const scratch *s, unsigned cl, const uint32_t *idx,
+			   uint32_t n, int64_t k, int64_t *got)
+{
+	const unsigned ps = s->fill_ps;
+	rspread *first = NULL;
+	unsigned i;
+	uint32_t c;
+
+	for (i = 0; i < q->nsp; i++)
+		if (q->sp[i].level == cl &&
+		    (!first || (q->sp[i].sp->hard && !first->sp->hard)))
+			first = &q->sp[i];
+	while (k > 0) {
+		uint32_t best = TG_NONE;
+		int64_t bkey = 0, broom = 0;
+
+		for (c = 0; c < n; c++) {
+			int64_t room = unit_slots(t, s, cl, idx[c]) - got[c];
+			uint32_t u = cl >= t->nlayers ? idx[c] :
+				     idx[c] - first->lo;
+			int64_t key;
+			bool ok = true;
+
+			/* no room also for nodes outside the tree (their
+			 * position is past the units) */
+			if (room <= 0 || u >= first->nunits)
+				continue;
+			key = first->cnt[u] + (first->self[ps] ? 0 : got[c]);
+			for (i = 0; i < q->nsp && ok; i++) {
+				const rspread *r = &q->sp[i];
+				uint32_t v = cl >= t->nlayers ? idx[c] :
+					     idx[c] - r->lo;
+
+				if (r->level == cl && r->sp->hard)
+					ok = (int64_t)r->cnt[v] +
+					     (r->self[ps] ? 1 : 0) - r->gmin <=
+					     (int64_t)r->sp->max_skew;
+			}
+			if (!ok)
+				continue;
+			if (best == TG_NONE || key < bkey ||
+			    (key == bkey && room > broom)) {
+				best = c;
+				bkey = key;
+				broom = room;
+			}
+		}
+		if (best == TG_NONE)
+			return TG_ESTATE;
+		got[best]++;
+		k--;
+		for (i = 0; i < q->nsp; i++)
+			if (q->sp[i].level == cl && q->sp[i].self[ps])
+				spread_add(&q->sp[i], cl >= t->nlayers ?
+					   idx[best] : idx[best] - q->sp[i].lo);
+	}
+	return TG_OK;
+}
+
+/* The shallowest label-spread level below \p cl; TG_NONE when none. */
+static unsigned spread_below(const req *q, unsigned cl)
+{
+	unsigned i, best = TG_NONE;
+
+	for (i = 0; i < q->nsp; i++)
+		if ((cl == TG_NONE || q->sp[i].level > cl) &&
+		    (best == TG_NONE || q->sp[i].level < best))
+			best = q->sp[i].level;
+	return best;
+}
+
+static tg_err fill(const tg_topology *t, const req *q, scratch *s,
+		   unsigned level, uint32_t u, int64_t k);
+
+/*
+ * Places \p k members inside unit \p u at \p level straight over its
+ * descendants at \p sl, a label-spread level more than one below: a
+ * spread whose minimum runs over the whole cluster cannot be split one
+ * layer at a time (the search gets here only when no domain of the
+ * level above \p sl could hold the gang).
+ */
+static tg_err fill_over(const tg_topology *t, const req *q, scratch *s,
+			unsigned level, uint32_t u, unsigned sl, int64_t k)
+{
+	uint32_t lo, hi, a, b, c, *idx;
+	int64_t *got;
+	tg_err err;
+
+	if (sl >= t->nlayers) {
+		lo = level == TG_NONE ? 0 : t->dom[u].lo;
+		hi = level == TG_NONE ? (uint32_t)t->ntree : t->dom[u].hi;
+	} else if (level == TG_NONE) {
+		lo = t->layer_lo[sl];
+		hi = t->layer_hi[sl];
+	} else {
+		a = b = u;
+		while (t->dom[a].layer < sl) {
+			a = t->dom[a].child0;
+			b = t->dom[b].child0 + t->dom[b].nchild - 1;
+		}
+		lo = a;
+		hi = b + 1;
+	}
+	idx = tgi_malloc((hi - lo + 1) * sizeof(uint32_t));
+	got = tgi_calloc(hi - lo + 1, sizeof(int64_t));
+	err = idx && got ? TG_OK : TG_ENOMEM;
+	for (c = 0; !err && c < hi - lo; c++)
+		idx[c] = lo + c;
+	if (!err)
+		err = spread_split(t, q, s, sl, idx, hi - lo, k, got);
+	for (c = 0; !err && c < hi - lo; c++)
+		if (got[c])
+			err = fill(t, q, s, sl, idx[c], got[c]);
+	tgi_free(idx);
+	tgi_free(got);
+	return err;
+}
+
+static bool spread_at(const req *q, unsigned level)
+{
+	unsigned i;
+
+	for (i = 0; i < q->nsp; i++)
+		if (q->sp[i].level == level)
+			return true;
+	return false;
+}
+
+/*
+ * Places \p k members inside unit \p u at \p level: as few children as
+ * can hold them, and among those sets the one that keeps the largest
+ * free children whole (fill_choose()); each chosen child is filled the
+ * same way in turn.  With spread at the children's level, members go
+ * round robin to the children with the fewest so far.
  */
 static tg_err fill(const tg_topology *t, const req *q, scratch *s,
 		   unsigned level, uint32_t u, int64_t k)
@@ -1193,6 +1858,12 @@ static tg_err fill(const tg_topology *t, const req *q, scratch *s,
 	/* the root's children: layer-0 domains (the nodes outside the tree
 	 * are taken last, below); without layers, the nodes */
 	cl = next_level(t, level);
+	if (q->nsp && q->spread_level == TG_NONE && !spread_at(q, cl)) {
+		unsigned sl = spread_below(q, cl);
+
+		if (sl != TG_NONE)
+			return fill_over(t, q, s, level, u, sl, k);
+	}
 	children(t, level, u, &lo, &hi);
 	n = hi - lo;
 	idx = tgi_malloc((n ? n : 1) * sizeof(uint32_t));
@@ -1201,6 +1872,19 @@ static tg_err fill(const tg_topology *t, const req *q, scratch *s,
 	for (c = 0; c < hi - lo; c++)
 		idx[c] = lo + c;
 
+	if (q->nsp && spread_at(q, cl)) {
+		/* label spreads: members one at a time, skews kept */
+		int64_t *got = tgi_calloc(n ? n : 1, sizeof(int64_t));
+
+		err = got ? spread_split(t, q, s, cl, idx, n, k, got) :
+			    TG_ENOMEM;
+		for (c = 0; c < n && !err; c++)
+			if (got[c])
+				err = fill(t, q, s, cl, idx[c], got[c]);
+		tgi_free(got);
+		tgi_free(idx);
+		return err;
+	}
 	if (q->spread_level != TG_NONE && cl == q->spread_level) {
 		/* spread: water-fill the children */
 		int64_t *cnt = tgi_calloc(n, sizeof(int64_t));
@@ -1251,37 +1935,12 @@ static tg_err fill(const tg_topology *t, const req *q, scratch *s,
 		return err;
 	}
 
-	sctx.t = t;
-	sctx.s = s;
-	sctx.level = cl;
-	sort_units(idx, hi - lo, desc_cmp);
-	c = 0;
-	while (rem > 0 && c < hi - lo) {
-		int64_t top = unit_slots(t, s, cl, idx[c]);
-		uint32_t j, fit = TG_NONE;
+	n = fill_choose(t, s, cl, idx, n, rem);
+	for (c = 0; c < n && rem > 0 && !err; c++) {
+		int64_t take = TG_MIN(rem, unit_slots(t, s, cl, idx[c]));
 
-		if (top <= 0)
-			break;
-		if (top >= rem) {
-			/* tightest child holding the rest (ties: order) */
-			for (j = c; j < hi - lo; j++) {
-				int64_t sj = unit_slots(t, s, cl, idx[j]);
-
-				if (sj < rem)
-					break;
-				if (fit == TG_NONE ||
-				    pack_cmp(t, s, cl, idx[j], fit) < 0)
-					fit = idx[j];
-			}
-			err = fill(t, q, s, cl, fit, rem);
-			rem = 0;
-			break;
-		}
-		err = fill(t, q, s, cl, idx[c], top);
-		if (err)
-			break;
-		rem -= top;
-		c++;
+		err = fill(t, q, s, cl, idx[c], take);
+		rem -= take;
 	}
 	tgi_free(idx);
 	if (!err && rem > 0 && level == TG_NONE && !q->topo &&
@@ -1382,8 +2041,10 @@ static tg_err attempt_unit(tg_topology *t, const req *q, scratch *s,
 	tg_err err;
 
 	reset_taken(s);
+	spread_reset(q);
 	for (i = 0; i < g->nps; i++) {
 		ps = i == 0 ? q->main : (i <= q->main ? i - 1 : i);
+		s->fill_ps = ps;
 		if (i > 0) {
 			/* recompute slots for this pod set inside u */
 			if (level == TG_NONE) {
@@ -1418,6 +2079,16 @@ static tg_err attempt_unit(tg_topology *t, const req *q, scratch *s,
 
 /* ---- messages ---- */
 
+/* The request's non-fatal notes, each "; ..." */
+static void note_text(const req *q, tgi_buf *b)
+{
+	unsigned i;
+
+	for (i = 0; i < q->nignored; i++)
+		tgi_buf_addf(b, "; soft spread on unknown layer '%s' ignored",
+			     q->g->spread[q->ignored[i]].layer);
+}
+
 static void why_text(const tg_topology *t, const uint32_t *why,
 		     tgi_buf *b)
 {
@@ -1426,7 +2097,8 @@ static void why_text(const tg_topology *t, const uint32_t *why,
 		"not matching the node selector",
 		"not matching node affinity",
 		"failing pod (anti-)affinity",
-		"missing topology labels"
+		"missing topology labels",
+		"in a domain over the maximum skew"
 	};
 	unsigned i;
 	bool first = true;
@@ -1510,7 +2182,7 @@ static tg_err decision_new(const tg_gang *g, tg_decision **out)
 
 static tg_err set_message(tg_decision *d, tgi_buf *b)
 {
-	char *m = tgi_buf_take(b);
+	char *m = tgi_buf_take_cut(b);
 
 	if (!m)
 		return TG_ENOMEM;
@@ -1660,6 +2332,16 @@ static void placement_lca(const tg_topology *t, const tg_decision *d,
 	*unit = 0;
 }
 
+/* "; soft spread on unknown layer 'K' ignored" for each label spread so. */
+static void sspread_notes(const req *q, tgi_buf *b)
+{
+	unsigned i;
+
+	for (i = 0; i < q->nsp_ignored; i++)
+		tgi_buf_addf(b, "; soft spread on unknown layer '%s' ignored",
+			     q->g->sspread[q->sp_ignored[i]].layer);
+}
+
 static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 			       unsigned found_level, const scratch *s)
 {
@@ -1670,7 +2352,7 @@ static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 
 	placement_lca(t, d, &level, &unit);
 	d->lca_level = level;
-	tgi_buf_init(&b, 4096);
+	tgi_buf_init(&b, TGI_MAX_DOMAIN);
 	unit_name(t, level, unit, &b, true);
 	if (!(d->domain = tgi_buf_take(&b)))
 		return TG_ENOMEM;
@@ -1678,10 +2360,11 @@ static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 	for (i = 0; i < d->npl; i++)
 		if (i == 0 || d->pl[i].node != d->pl[i - 1].node)
 			nnodes++;
-	tgi_buf_init(&b, 8192);
+	tgi_buf_init(&b, TGI_MAX_MESSAGE);
 	tgi_buf_addf(&b, "placed %u member%s on %u node%s in %s", d->npl,
 		     d->npl == 1 ? "" : "s", nnodes, nnodes == 1 ? "" : "s",
 		     d->domain);
+	sspread_notes(q, &b);
 	if (q->prefer != TG_NONE && found_level != TG_NONE &&
 	    found_level < q->prefer) {
 		tgi_buf_addf(&b, "; no %s domain could hold them, so the "
@@ -1725,10 +2408,52 @@ static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 			tgi_buf_adds(&b, ")");
 		}
 	}
-	tgi_buf_addf(&b, "; estimated all-reduce bandwidth %g Gbit/s%s",
-		     d->bw, q->note);
+	tgi_buf_addf(&b, "; estimated all-reduce bandwidth %g Gbit/s",
+		     d->bw);
+	note_text(q, &b);
 	err = set_message(d, &b);
 	return err;
+}
+
+/*
+ * "; topology spread on '<key>' (maxSkew 1, DoNotSchedule) over pods
+ * matching its selector in namespace ns: SpineLayer/s1: 1, ...
+ * (minimum 0 over 3 eligible domains)" for each hard label spread.
+ */
+static void spread_text(const tg_topology *t, const req *q, tgi_buf *b)
+{
+	const unsigned max_shown = 12;
+	unsigned i;
+	uint32_t u, shown;
+
+	for (i = 0; i < q->nsp; i++) {
+		const rspread *r = &q->sp[i];
+
+		if (!r->sp->hard)
+			continue;
+		tgi_buf_addf(b, "; topology spread on '%s' (maxSkew %u, "
+			     "DoNotSchedule", r->sp->layer, r->sp->max_skew);
+		if (r->sp->min_domains)
+			tgi_buf_addf(b, ", minDomains %u",
+				     r->sp->min_domains);
+		tgi_buf_addf(b, ") counting pods in namespace '%s' that "
+			     "match its selector: ", r->sp->ns);
+		for (u = 0, shown = 0; u < r->nunits && shown < max_shown;
+		     u++) {
+			if (!r->elig[u])
+				continue;
+			tgi_buf_adds(b, shown++ ? ", " : "");
+			unit_name(t, r->level, r->lo + u, b, true);
+			tgi_buf_addf(b, ": %d", (int)r->base[u]);
+		}
+		if (r->nelig > shown)
+			tgi_buf_addf(b, " and %u more", r->nelig - shown);
+		tgi_buf_addf(b, " (minimum %d over %u eligible domain%s%s)",
+			     (int)r->base_gmin, r->nelig,
+			     r->nelig == 1 ? "" : "s",
+			     r->zero ? ", fewer than minDomains: taken as "
+				       "0" : "");
+	}
 }
 
 static tg_err describe_failure(tg_topology *t, const req *q, tg_decision *d,
@@ -1739,7 +2464,7 @@ static tg_err describe_failure(tg_topology *t, const req *q, tg_decision *d,
 	int64_t k = g->ps[q->main]->count;
 	tgi_buf b;
 
-	tgi_buf_init(&b, 8192);
+	tgi_buf_init(&b, TGI_MAX_MESSAGE);
 	/* main slots are in s->nslots / s->dslots from the search */
 	if (lvl == TG_NONE) {
 		tgi_buf_addf(&b, "the cluster can hold %lld of %lld "
@@ -1749,9 +2474,19 @@ static tg_err describe_failure(tg_topology *t, const req *q, tg_decision *d,
 			tgi_buf_adds(&b, " of the largest pod set, but not "
 				     "every pod set together");
 	} else {
-		tgi_buf_addf(&b, "no %s domain can hold %lld member%s: ",
-			     level_name(t, lvl), (long long)k,
-			     k == 1 ? "" : "s");
+		if (g->nps > 1)
+			/* the list counts the main pod set's slots: say so,
+			 * or "1 member" reads as the whole gang */
+			tgi_buf_addf(&b, "no %s domain can hold the gang's "
+				     "%u members in %u pod sets (offer slots "
+				     "for pod set %s, %lld member%s): ",
+				     level_name(t, lvl), g->nmembers, g->nps,
+				     g->ps[q->main]->name, (long long)k,
+				     k == 1 ? "" : "s");
+		else
+			tgi_buf_addf(&b, "no %s domain can hold %lld "
+				     "member%s: ", level_name(t, lvl),
+				     (long long)k, k == 1 ? "" : "s");
 		if (level_hi(t, lvl) == level_lo(t, lvl))
 			tgi_buf_adds(&b, "there are none");
 		else
@@ -1761,6 +2496,8 @@ static tg_err describe_failure(tg_topology *t, const req *q, tg_decision *d,
 	if (q->spread_level != TG_NONE)
 		tgi_buf_addf(&b, "; spread over %s with max skew %u",
 			     level_name(t, q->spread_level), q->spread_skew);
+	spread_text(t, q, &b);
+	sspread_notes(q, &b);
 	{
 		uint32_t nwhy = 0, i;
 
@@ -1776,7 +2513,7 @@ static tg_err describe_failure(tg_topology *t, const req *q, tg_decision *d,
 		tgi_buf_addf(&b, "; %zu node%s left out for missing topology "
 			     "labels (see warnings)", t->nnodes - t->ntree,
 			     t->nnodes - t->ntree == 1 ? "" : "s");
-	tgi_buf_adds(&b, q->note);
+	note_text(q, &b);
 	return set_message(d, &b);
 }
 
@@ -1793,13 +2530,14 @@ tg_err tg_gang_check(const tg_topology *t, const tg_gang *g, tg_errinfo *ei)
 	q = tgi_calloc(1, sizeof(*q));
 	if (!q)
 		return tgi_errf(ei, TG_ENOMEM, "out of memory");
-	tgi_buf_init(&eb, 2048);
+	tgi_buf_init(&eb, TGI_MAX_MESSAGE);
 	err = resolve((tg_topology *)t, g, q, &eb);
 	if (err == TG_EINVAL)
 		tgi_errf(ei, err, "%s", eb.s ? eb.s : "bad request");
 	else if (err)
 		tgi_errf(ei, err, "out of memory");
 	tgi_buf_free(&eb);
+	req_release(q);
 	tgi_free(q);
 	return err;
 }
@@ -1848,6 +2586,7 @@ static void main_slots(tg_topology *t, const req *q, scratch *s,
 		       uint32_t *why)
 {
 	reset_taken(s);
+	spread_reset(q);
 	if (q->scope_level == TG_NONE) {
 		node_slots(t, q, s, q->main, 0, (uint32_t)t->nnodes, why);
 		rollup(t, q, s, 0);
@@ -1870,7 +2609,7 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 	tg_decision *d = NULL;
 	tgi_buf eb;
 	attempt a;
-	unsigned level, stop, start;
+	unsigned level, stop, start, i;
 	int64_t k;
 	tg_err err;
 	bool placed = false;
@@ -1879,13 +2618,13 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 	*out = NULL;
 	if ((err = decision_new(g, &d)))
 		return tgi_errf(ei, err, "out of memory");
-	q = tgi_malloc(sizeof(*q));	/* resolve() clears it */
+	q = tgi_calloc(1, sizeof(*q));	/* req_release() on any path */
 	s = scratch_get(t);
 	if (!q || !s) {
 		err = TG_ENOMEM;
 		goto fail;
 	}
-	tgi_buf_init(&eb, 2048);
+	tgi_buf_init(&eb, TGI_MAX_MESSAGE);
 	err = resolve(t, g, q, &eb);
 	if (err == TG_EINVAL) {
 		/* a bad request is a decision: unschedulable, with why */
@@ -1899,7 +2638,9 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 		goto fail;
 	q->scope_level = scope_level;
 	q->scope_unit = scope_unit;
-	resolve_pod_affinity(t, q);
+	if ((err = resolve_pod_affinity(t, q)) ||
+	    (err = spread_prepare(t, q)))
+		goto fail;
 
 	/* offer slots of the main pod set everywhere in scope */
 	/* (why nodes take none is counted only if the gang fails) */
@@ -1912,6 +2653,14 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 	start = t->nlayers;
 	if (q->spread_level != TG_NONE)
 		start = q->spread_level == 0 ? TG_NONE : q->spread_level - 1;
+	for (i = 0; i < q->nsp; i++) {
+		/* a spread's domains are split from their parent's level */
+		unsigned pl = q->sp[i].level == 0 ? TG_NONE :
+			      q->sp[i].level - 1;
+
+		if (start != TG_NONE && (pl == TG_NONE || pl < start))
+			start = pl;
+	}
 	stop = q->hard;
 	if (scope_level != TG_NONE && (stop == TG_NONE || scope_level > stop))
 		stop = scope_level;
@@ -1944,7 +2693,7 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 			    pack_cmp(t, s, level, u, best) < 0)
 				best = u;
 		}
-		if (ncand == 1 || (ncand && g->nps == 1 &&
+		if (ncand == 1 || (ncand && g->nps == 1 && !q->nsp &&
 				   q->spread_level == TG_NONE)) {
 			err = attempt_unit(t, q, s, level, best, &a);
 			if (err == TG_OK) {
@@ -1971,9 +2720,16 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 			sctx.s = s;
 			sctx.level = level;
 			qsort(cand, ncand, sizeof(uint32_t), unit_cmp_qsort);
-			for (c = 0; c < ncand && c < 64; c++) {
-				if (g->nps > 1)
-					main_slots(t, q, s, NULL);
+			/*
+			 * Every candidate, however many: the units of one
+			 * level are disjoint, and a failed attempt rewrites
+			 * slots inside its own unit only (node_slots() and
+			 * rollup() below it), so the main pod set's slots
+			 * of the units still to try stay as the search left
+			 * them.  The whole pass costs one walk over the
+			 * candidates' nodes.
+			 */
+			for (c = 0; c < ncand; c++) {
 				err = attempt_unit(t, q, s, level, cand[c], &a);
 				if (err == TG_OK)
 					break;
@@ -1992,7 +2748,7 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 next:
 		if (level == TG_NONE || level == stop)
 			break;
-		if (g->nps > 1 || q->spread_level != TG_NONE)
+		if (g->nps > 1 || q->spread_level != TG_NONE || q->nsp)
 			main_slots(t, q, s, NULL);
 	}
 
@@ -2009,11 +2765,13 @@ next:
 	}
 done:
 	attempt_free(&a);
+	req_release(q);
 	tgi_free(q);
 	*out = d;
 	return TG_OK;
 fail:
 	attempt_free(&a);
+	req_release(q);
 	tgi_free(q);
 	tg_decision_free(d);
 	return tgi_errf(ei, err, "placing gang %s: %s", g->name,
@@ -2036,19 +2794,19 @@ tg_err tgi_slotctx_new(tg_topology *t, const tg_gang *g, tgi_slotctx **out)
 	tg_err err;
 
 	*out = NULL;
-	if (g->nps != 1 || g->nspread)
+	if (g->nps != 1 || g->nspread || g->nsspread)
 		return TG_ENOENT;
 	c = tgi_calloc(1, sizeof(*c));
 	if (!c)
 		return TG_ENOMEM;
 	c->t = t;
-	c->q = tgi_malloc(sizeof(*c->q));
+	c->q = tgi_calloc(1, sizeof(*c->q));
 	c->s = scratch_get(t);
 	if (!c->q || !c->s) {
 		err = TG_ENOMEM;
 		goto fail;
 	}
-	tgi_buf_init(&eb, 2048);
+	tgi_buf_init(&eb, TGI_MAX_MESSAGE);
 	err = resolve(t, g, c->q, &eb);
 	tgi_buf_free(&eb);
 	if (err)
@@ -2060,7 +2818,8 @@ tg_err tgi_slotctx_new(tg_topology *t, const tg_gang *g, tgi_slotctx **out)
 		}
 	c->q->scope_level = TG_NONE;
 	c->q->scope_unit = 0;
-	resolve_pod_affinity(t, c->q);
+	if ((err = resolve_pod_affinity(t, c->q)))
+		goto fail;
 	reset_taken(c->s);
 	*out = c;
 	return TG_OK;
@@ -2086,6 +2845,7 @@ void tgi_slotctx_free(tgi_slotctx *c)
 {
 	if (!c)
 		return;
+	req_release(c->q);
 	tgi_free(c->q);
 	tgi_free(c);
 }
@@ -2208,9 +2968,31 @@ tg_err tg_decision_apply(tg_topology *t, const tg_gang *g,
 					 t->allocs[own[i]].pod));
 	for (i = 0; i < d->npl; i++) {
 		const tg_placement *p = &d->pl[i];
+		const tgi_podset *ps = g->ps[p->podset];
+		tg_label lab[TG_MAX_POD_LABELS];
 		tg_alloc_spec sp;
 
 		memset(&sp, 0, sizeof(sp));
+		if (ps->mlab) {
+			/* ranks run over pod sets in order, members in
+			 * order inside one (build_placements()) */
+			const tgi_mlabels *m = NULL;
+			unsigned k, first = 0;
+
+			for (k = 0; k < p->podset; k++)
+				first += g->ps[k]->count;
+			if (p->rank >= first && p->rank - first < ps->count)
+				m = &ps->mlab[p->rank - first];
+			for (k = 0; m && k < m->n; k++) {
+				lab[k].key = m->keys[k];
+				lab[k].value = m->vals[k];
+			}
+			if (m) {
+				sp.ns = m->ns;
+				sp.labels = lab;
+				sp.nlabels = m->n;
+			}
+		}
 		sp.pod = p->pod;
 		sp.gang = g->name;
 		sp.node = p->node;

@@ -560,9 +560,9 @@ static tg_err fail_message(tg_decision *d, const char *why)
 	tgi_buf b;
 	char *m;
 
-	tgi_buf_init(&b, 16384);
+	tgi_buf_init(&b, TGI_MAX_MESSAGE);
 	tgi_buf_addf(&b, "%s; preemption: %s", d->message, why);
-	m = tgi_buf_take(&b);
+	m = tgi_buf_take_cut(&b);
 	if (!m)
 		return TG_ENOMEM;
 	tgi_free(d->message);
@@ -605,14 +605,14 @@ tg_err tgi_preempt(tg_topology *t, const tg_gang *g, tg_decision **dp,
 	if (err)
 		goto out;
 	if (all->status != TG_STATUS_PLACED) {
-		tgi_buf_init(&b, 16384);
+		tgi_buf_init(&b, TGI_MAX_MESSAGE);
 		tgi_buf_addf(&b, "%s; preemption cannot help: unschedulable "
 			     "even with all %u lower-priority gang%s (%lld "
 			     "pod%s) evicted: %s", d->message,
 			     c.nv, c.nv == 1 ? "" : "s", (long long)pods,
 			     pods == 1 ? "" : "s", all->message);
 		tgi_free(d->message);
-		d->message = tgi_buf_take(&b);
+		d->message = tgi_buf_take_cut(&b);
 		err = d->message ? TG_OK : TG_ENOMEM;
 		goto out;
 	}
@@ -722,7 +722,7 @@ tg_err tgi_preempt(tg_topology *t, const tg_gang *g, tg_decision **dp,
 	}
 	if (err)
 		goto out;
-	tgi_buf_init(&b, 16384);
+	tgi_buf_init(&b, TGI_MAX_MESSAGE);
 	tgi_buf_addf(&b, "preempting %lld pod%s of %u lower-priority gang%s "
 		     "(", (long long)bestco.pods, bestco.pods == 1 ? "" : "s",
 		     nbest, nbest == 1 ? "" : "s");
@@ -737,7 +737,7 @@ tg_err tgi_preempt(tg_topology *t, const tg_gang *g, tg_decision **dp,
 	tgi_buf_addf(&b, "; nominated: %s; before preemption: %s",
 		     fin->message, d->message);
 	tgi_free(fin->message);
-	fin->message = tgi_buf_take(&b);
+	fin->message = tgi_buf_take_cut(&b);
 	if (!fin->message) {
 		err = TG_ENOMEM;
 		goto out;

@@ -78,6 +78,9 @@ void tg_topology_destroy(tg_topology *t)
 	tgi_free(t->warn);
 	tgi_free(t->allocs);
 	tgi_free(t->budgets);
+	tgi_free(t->lsets);
+	tgi_free(t->lpairs);
+	tgi_free(t->lset_slots);
 	tgi_free(t->cls);
 	tgi_free(t->cls_shape);
 	tgi_free(t->cls_slots);
@@ -155,6 +158,13 @@ unsigned tg_topology_layer_find(const tg_topology *t, const char *name)
 		    (t->layer_key[i] && strcmp(t->layer_key[i], name) == 0))
 			return i;
 	return TG_NONE;
+}
+
+tg_err tgi_topology_set_node_key(tg_topology *t, const char *key)
+{
+	if (t->built)
+		return TG_ESTATE;
+	return tgi_strtab_intern(&t->strs, key, &t->node_key);
 }
 
 unsigned tgi_layer_resolve(const tg_topology *t, const char *name)
@@ -505,18 +515,24 @@ tg_err tg_topology_node_set_unschedulable(tg_topology *t, tg_node_id n,
 
 tg_err tgi_warn(tg_topology *t, const char *fmt, ...)
 {
-	char line[512];
 	va_list ap;
 	char *s;
+	int n;
 
+	/* the whole line, however long its names (it was cut at 511) */
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
 	if (tgi_grow(&t->warn, &t->warncap, t->nwarn + 1, sizeof(char *)))
 		return TG_ENOMEM;
-	s = tgi_strdup(line);
+	s = n < 0 ? tgi_strdup(fmt) : tgi_malloc((size_t)n + 1);
 	if (!s)
 		return TG_ENOMEM;
+	if (n >= 0) {
+		va_start(ap, fmt);
+		vsnprintf(s, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
 	t->warn[t->nwarn++] = s;
 	return TG_OK;
 }
@@ -641,6 +657,15 @@ static void shrink_nodes(tg_topology *t)
 	t->ncap = n;
 }
 
+/* Does node \p n carry the node-level label (non-empty)? */
+static bool node_has_key(const tg_topology *t, uint32_t n)
+{
+	const char *v = tg_topology_node_label(t, n,
+			tgi_strtab_get(&t->strs, t->node_key));
+
+	return v && *v;
+}
+
 /* Undoes what a failed build did, so that it may be called again. */
 static void build_undo(tg_topology *t, size_t nwarn)
 {
@@ -716,6 +741,16 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 				     t->layer_key[first] :
 				     t->layer_name[first],
 				     t->layer_name[first]))
+				goto fail;
+			continue;
+		}
+		if (t->node_key && !node_has_key(t, (uint32_t)i)) {
+			/* Kueue refuses such a node: its node level names
+			 * it by that label */
+			if (tgi_warn(t, "node %s: no %s label (the topology's "
+				     "node level); left out of "
+				     "topology-aware placement", nm,
+				     tgi_strtab_get(&t->strs, t->node_key)))
 				goto fail;
 			continue;
 		}
@@ -1179,6 +1214,7 @@ static uint64_t cls_hash(const tg_topology *t, const tgi_acls *c,
 	h = (h ^ (uint64_t)c->expires) * 1099511628211ull;
 	h = (h ^ c->budget) * 1099511628211ull;
 	h = (h ^ c->preemptible) * 1099511628211ull;
+	h = (h ^ c->lset) * 1099511628211ull;
 	/* zero amounts left out: a wider stride (restride()) keeps the
 	 * hash of every class */
 	for (r = 0; r < t->stride; r++)
@@ -1229,6 +1265,7 @@ static tg_err cls_intern(tg_topology *t, const tgi_acls *c,
 			    x->expires == c->expires &&
 			    x->budget == c->budget &&
 			    x->preemptible == c->preemptible &&
+			    x->lset == c->lset &&
 			    !memcmp(&t->cls_shape[(size_t)(k - 1) * t->stride],
 				    shape, t->stride * sizeof(int64_t))) {
 				*out = k - 1;
@@ -1264,6 +1301,133 @@ static tg_err cls_intern(tg_topology *t, const tgi_acls *c,
 	t->ncls++;
 	*out = (uint32_t)i;
 	return TG_OK;
+}
+
+static uint64_t lset_hash(uint32_t ns, const uint32_t *pairs, unsigned n)
+{
+	uint64_t h = 1469598103934665603ull ^ ns;
+	unsigned i;
+
+	for (i = 0; i < 2 * n; i++)
+		h = (h ^ pairs[i]) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static tg_err lset_rehash(tg_topology *t, size_t nslots)
+{
+	uint32_t *ns = tgi_calloc(nslots, sizeof(uint32_t));
+	size_t i, h;
+
+	if (!ns)
+		return TG_ENOMEM;
+	tgi_free(t->lset_slots);
+	t->lset_slots = ns;
+	t->nlset_slots = nslots;
+	for (i = 0; i < t->nlsets; i++) {
+		const tgi_lset *x = &t->lsets[i];
+
+		h = lset_hash(x->ns, &t->lpairs[2 * (size_t)x->off], x->n) &
+		    (nslots - 1);
+		t->lsets[i].hnext = ns[h];
+		ns[h] = (uint32_t)i + 1;
+	}
+	return TG_OK;
+}
+
+tg_err tgi_lset_intern(tg_topology *t, const char *ns, const tg_label *l,
+		       unsigned n, uint32_t *out)
+{
+	uint32_t pairs[2 * TG_MAX_POD_LABELS], nsid = 0, k;
+	unsigned i, j;
+	size_t h;
+	tgi_lset *x;
+	tg_err err;
+
+	*out = 0;
+	if (n > TG_MAX_POD_LABELS)
+		return TG_ELIMIT;
+	if (!ns && !n)
+		return TG_OK;
+	if (ns && (err = tgi_strtab_intern(&t->strs, ns, &nsid)))
+		return err;
+	for (i = 0; i < n; i++) {
+		uint32_t key, val;
+
+		if (!name_ok(l[i].key) || !l[i].value ||
+		    strlen(l[i].value) > TG_MAX_NAME)
+			return TG_EINVAL;
+		if ((err = tgi_strtab_intern(&t->strs, l[i].key, &key)) ||
+		    (err = tgi_strtab_intern(&t->strs, l[i].value, &val)))
+			return err;
+		/* insertion by key id; a repeated key is an error */
+		for (j = i; j > 0 && pairs[2 * (j - 1)] > key; j--) {
+			pairs[2 * j] = pairs[2 * (j - 1)];
+			pairs[2 * j + 1] = pairs[2 * (j - 1) + 1];
+		}
+		if (j > 0 && pairs[2 * (j - 1)] == key)
+			return TG_EINVAL;
+		pairs[2 * j] = key;
+		pairs[2 * j + 1] = val;
+	}
+	if (t->nlset_slots) {
+		h = lset_hash(nsid, pairs, n) & (t->nlset_slots - 1);
+		for (k = t->lset_slots[h]; k; k = t->lsets[k - 1].hnext) {
+			x = &t->lsets[k - 1];
+			if (x->ns == nsid && x->n == n &&
+			    !memcmp(&t->lpairs[2 * (size_t)x->off], pairs,
+				    2 * n * sizeof(uint32_t))) {
+				*out = k;
+				return TG_OK;
+			}
+		}
+	}
+	if (t->nlsets >= UINT32_MAX / 2 ||
+	    t->nlpairs / 2 + n >= UINT32_MAX / 2)
+		return TG_ELIMIT;
+	if (tgi_grow(&t->lsets, &t->lsetcap, t->nlsets + 1,
+		     sizeof(*t->lsets)) ||
+	    tgi_grow(&t->lpairs, &t->lpaircap, t->nlpairs + 2 * n + 1,
+		     sizeof(uint32_t)))
+		return TG_ENOMEM;
+	if ((t->nlsets + 1) * 2 > t->nlset_slots &&
+	    (err = lset_rehash(t, t->nlset_slots ? t->nlset_slots * 2 : 16)))
+		return err;
+	x = &t->lsets[t->nlsets];
+	x->ns = nsid;
+	x->off = (uint32_t)(t->nlpairs / 2);
+	x->n = n;
+	memcpy(&t->lpairs[t->nlpairs], pairs, 2 * n * sizeof(uint32_t));
+	t->nlpairs += 2 * (size_t)n;
+	h = lset_hash(nsid, pairs, n) & (t->nlset_slots - 1);
+	x->hnext = t->lset_slots[h];
+	t->lset_slots[h] = (uint32_t)t->nlsets + 1;
+	t->nlsets++;
+	*out = (uint32_t)t->nlsets;
+	return TG_OK;
+}
+
+uint32_t tgi_lset_value(const tg_topology *t, uint32_t ls, uint32_t key)
+{
+	const tgi_lset *x;
+	const uint32_t *p;
+	uint32_t lo = 0, hi;
+
+	if (!ls || ls > t->nlsets || !key)
+		return TG_NONE;
+	x = &t->lsets[ls - 1];
+	p = &t->lpairs[2 * (size_t)x->off];
+	hi = x->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (p[2 * mid] == key)
+			return p[2 * mid + 1];
+		if (p[2 * mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return TG_NONE;
 }
 
 tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
@@ -1307,7 +1471,14 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 	    (s->budget && (err = tgi_strtab_intern(&t->strs, s->budget,
 						   &budget))))
 		return err;
+	if (s->nlabels > TG_MAX_POD_LABELS)
+		return TG_ELIMIT;
+	if ((s->nlabels && !s->labels) || (s->ns && !name_ok(s->ns)))
+		return TG_EINVAL;
 	memset(&c, 0, sizeof(c));
+	if ((err = tgi_lset_intern(t, s->ns, s->labels, s->nlabels,
+				   &c.lset)))
+		return err;
 	c.priority = s->priority;
 	c.expires = s->nominated ? s->expires : 0;
 	c.budget = budget;
@@ -1327,7 +1498,7 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 	}
 	/* GPUs: the given ones, plus free ones picked for the rest */
 	gpus = s->gpus;
-	if (t->ngpus[s->node] < 64)
+	if (t->ngpus[s->node] < TG_MAX_GPUS)	/* the mask's width */
 		gpus &= (1ull << t->ngpus[s->node]) - 1;
 	/* a GPU another allocation holds is not held twice: the count is
 	 * kept with free GPUs where there are some (over-commit otherwise) */

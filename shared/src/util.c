@@ -132,9 +132,13 @@ tg_err tgi_errf(tg_errinfo *ei, tg_err err, const char *fmt, ...)
 	va_list ap;
 
 	if (ei) {
+		int n;
+
 		va_start(ap, fmt);
-		vsnprintf(ei->msg, sizeof(ei->msg), fmt, ap);
+		n = vsnprintf(ei->msg, sizeof(ei->msg), fmt, ap);
 		va_end(ap);
+		if (n >= (int)sizeof(ei->msg))	/* cut: say so */
+			memcpy(ei->msg + sizeof(ei->msg) - 4, "...", 4);
 	}
 	return err;
 }
@@ -234,6 +238,22 @@ char *tgi_buf_take(tgi_buf *b)
 	b->s = NULL;
 	b->len = b->cap = 0;
 	return s;
+}
+
+char *tgi_buf_take_cut(tgi_buf *b)
+{
+	char note[64];
+	size_t max = b->max;
+
+	if (b->err == TG_ELIMIT) {
+		snprintf(note, sizeof(note), " [message cut at %zu bytes]",
+			 max);
+		b->err = TG_OK;
+		b->max = max + sizeof(note);
+		tgi_buf_adds(b, note);
+		b->max = max;
+	}
+	return tgi_buf_take(b);
 }
 
 void tgi_buf_free(tgi_buf *b)

@@ -15,6 +15,9 @@ int main(void)
 	tg_topology *t = tg_topology_create();
 	tg_gang *g = tg_gang_create("default/train");
 	tg_decision *d = NULL;
+	const tg_decision *cd;
+	tg_draw_opts pic;
+	char *svg = NULL;
 	tg_errinfo ei;
 	tg_shape member;
 	unsigned i, ps;
@@ -61,6 +64,15 @@ int main(void)
 	if (tg_decision_status(d) == TG_STATUS_PLACED &&
 	    tg_decision_apply(t, g, d) == TG_OK)
 		rc = 0;
+
+	/* its picture (topogang/draw.h): SVG, HTML or JSON */
+	memset(&pic, 0, sizeof(pic));
+	cd = d;
+	pic.decisions = &cd;
+	pic.ndecisions = 1;
+	if (tg_draw_render(t, TG_DRAW_SVG, &pic, &svg, &ei) == TG_OK)
+		printf("  picture: %zu bytes of SVG\n", strlen(svg));
+	tg_free(svg);
 out:
 	tg_decision_free(d);
 	tg_gang_destroy(g);

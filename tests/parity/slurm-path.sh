@@ -1,6 +1,7 @@
 #!/bin/sh
-# tests/parity/slurm-path.sh - path (b) of the parity suite: one loopback
-# Slurm lab (tests/slurm/lab.sh) for every scenario.  Reads the scenarios
+# tests/parity/slurm-path.sh - paths (b) and (b2) of the parity suite: one
+# loopback Slurm lab (tests/slurm/lab.sh; 24.11 with LAB_SLURM=2411) for
+# every scenario.  Reads the scenarios
 # on stdin, written by run-parity:
 #   S NAME              a scenario starts
 #   R NODES ARGS...     a running job: sbatch ARGS (partition, -w NODES,
@@ -20,8 +21,15 @@ set -u
 # shellcheck disable=SC2317  # called from lab_init
 skip_all() { echo "SKIP $*"; exit 0; }
 
-lab_init parity 17400
-lab_write tree
+# LAB_SLURM=2411 (run-parity's slurm-24.11 path): Slurm 24.11 with
+# select/cons_tres, topology/topogang and preempt/topogang
+if [ "${LAB_SLURM:-2205}" = 2411 ]; then
+	lab_init parity2411 17600
+	lab_write topogang
+else
+	lab_init parity 17400
+	lab_write tree
+fi
 # a second preemptible tier between low (1) and high (10); batch jobs
 # scheduled at once rather than up to 3 s later (batch_sched_delay), and
 # heterogeneous jobs, which only the backfill scheduler starts, within a

@@ -1,5 +1,10 @@
-# tests/slurm/lab.sh - a real Slurm 22.05 cluster on loopback, for the
-# select/topogang tests (sourced, POSIX sh).  The recipe is the measured
+# tests/slurm/lab.sh - a real Slurm cluster on loopback, for the
+# select/topogang (22.05) and topology/topogang (24.11) tests (sourced,
+# POSIX sh).  LAB_SLURM=2411 (before lab_init) runs Slurm 24.11 from
+# $TOPOGANG_SLURM2411 (default /opt/topogang/slurm-24.11, built by
+# scripts/bootstrap) with SelectType=select/cons_tres and
+# TopologyPlugin=topology/topogang; the default is Debian's 22.05 with
+# select/topogang.  The recipe is the measured
 # one of shared/research/slurm-lab.md: slurmctld and 12 slurmd
 # (multiple-slurmd, one port each) on 127.0.0.1, auth/none, fake GPUs
 # (symlinks to /dev/null), everything under one temporary lab directory,
@@ -7,6 +12,8 @@
 #
 #   lab_init NAME BASEPORT     prerequisites (or "1..0 # SKIP why", exit)
 #   lab_write [tree|none]      slurm.conf, topology.conf, gres.conf, ...
+#                              (24.11: [topogang|tree|block|default],
+#                              the TopologyPlugin; default topogang)
 #                              (LAB_AUTH=munge: auth/munge with a private
 #                              munged; default auth/none; LAB_NODES=N and
 #                              LAB_TOPOLOGY=FILE: N nodes node-[0..N-1]
@@ -86,32 +93,49 @@ lab_init() {
 	TG_SRCDIR=${TG_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 	TG_BUILDDIR=${TG_BUILDDIR:-$TG_SRCDIR}
 	TOPOGANG=${TOPOGANG:-$TG_BUILDDIR/cli/topogang}
-	plugdir=$TG_BUILDDIR/slurm_plugin/.libs
-	debdir=/usr/lib/x86_64-linux-gnu/slurm-wlm
-	[ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] ||
-		skip_all "Slurm is not installed (scripts/bootstrap installs slurmctld, slurmd, slurm-client)"
-	command -v sbatch >/dev/null 2>&1 ||
-		skip_all "slurm-client is not installed"
+	if [ "${LAB_SLURM:-2205}" = 2411 ]; then
+		# Slurm 24.11 from its own prefix: daemons, clients, plugins
+		s2411=${TOPOGANG_SLURM2411:-/opt/topogang/slurm-24.11}
+		lab_sbin=$s2411/sbin
+		plugdir=$TG_BUILDDIR/slurm_plugin/slurm2411/.libs
+		debdir=$s2411/lib/slurm
+		lab_plugins="topology_topogang.so preempt_topogang.so topogang_spank.so"
+		[ -x "$lab_sbin/slurmctld" ] && [ -x "$s2411/bin/sbatch" ] ||
+			skip_all "Slurm 24.11 is not built (scripts/bootstrap builds it into $s2411)"
+		PATH=$s2411/bin:$PATH
+		export PATH
+		[ -f "$plugdir/topology_topogang.so" ] ||
+			skip_all "topology_topogang.so not built (configure found no Slurm 24.11 tree: run scripts/bootstrap, then configure)"
+	else
+		lab_sbin=/usr/sbin
+		plugdir=$TG_BUILDDIR/slurm_plugin/.libs
+		debdir=/usr/lib/x86_64-linux-gnu/slurm-wlm
+		lab_plugins="select_topogang.so topogang_spank.so"
+		[ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] ||
+			skip_all "Slurm is not installed (scripts/bootstrap installs slurmctld, slurmd, slurm-client)"
+		command -v sbatch >/dev/null 2>&1 ||
+			skip_all "slurm-client is not installed"
+	fi
 	[ "$(id -u)" -eq 0 ] ||
 		skip_all "the loopback cluster runs slurmd as root; run as root"
 	if [ "${LAB_ACCT:-none}" = dbd ]; then
-		[ -x /usr/sbin/slurmdbd ] && [ -x /usr/sbin/mariadbd ] &&
+		[ -x "$lab_sbin/slurmdbd" ] && [ -x /usr/sbin/mariadbd ] &&
 		command -v sacctmgr >/dev/null 2>&1 ||
 			skip_all "slurmdbd or mariadb-server is not installed (scripts/bootstrap installs them)"
 	fi
-	[ -f "$plugdir/select_topogang.so" ] ||
+	[ "${LAB_SLURM:-2205}" = 2411 ] || [ -f "$plugdir/select_topogang.so" ] ||
 		skip_all "select_topogang.so not built (configure found no Slurm source tree: run scripts/bootstrap)"
 	[ -f "$debdir/select_cons_tres.so" ] ||
 		skip_all "no $debdir/select_cons_tres.so"
 	if [ "${LAB_RESTD:-0}" = 1 ]; then
-		[ -x /usr/sbin/slurmrestd ] ||
+		[ -x "$lab_sbin/slurmrestd" ] ||
 			skip_all "slurmrestd is not installed (scripts/bootstrap installs slurmrestd)"
 		[ -f "$debdir/auth_jwt.so" ] ||
 			skip_all "no $debdir/auth_jwt.so (slurm-wlm-jwt-plugin? scripts/bootstrap)"
 		id nobody >/dev/null 2>&1 ||
 			skip_all "no user nobody to run slurmrestd as"
 	fi
-	case $(readlink -f /usr/sbin/slurmctld) in
+	case $(readlink -f "$lab_sbin/slurmctld") in
 	*emulator*) skip_all "/usr/sbin/slurmctld is the emulator (update-alternatives --set slurmctld /usr/sbin/slurmctld-wlm)" ;;
 	esac
 	lab_host=$(hostname -s)
@@ -134,9 +158,20 @@ lab_keep() {
 }
 
 # lab_write [tree|none]: TopologyPlugin; topogang reads topology.conf
-# either way.
+# either way.  24.11: [topogang|tree|block|default].
 lab_write() {
-	topo=${1:-tree}
+	if [ "${LAB_SLURM:-2205}" = 2411 ]; then
+		topo=${1:-topogang}
+		lab_select=${LAB_SELECT:-select/cons_tres}
+		# 24.11 has no switch/none (SwitchType left out)
+		lab_switch=""
+		lab_preempt=${LAB_PREEMPT:-preempt/topogang}
+	else
+		topo=${1:-tree}
+		lab_select=${LAB_SELECT:-select/topogang}
+		lab_switch="SwitchType=switch/none"
+		lab_preempt=${LAB_PREEMPT:-preempt/partition_prio}
+	fi
 	mkdir -p "$LAB/etc" "$LAB/state" "$LAB/run" "$LAB/log" \
 		"$LAB/plugins" "$LAB/fakedev" || return 1
 	i=0
@@ -152,8 +187,9 @@ lab_write() {
 	for f in "$debdir"/*.so; do
 		ln -sf "$f" "$LAB/plugins/"
 	done
-	cp "$plugdir/select_topogang.so" "$plugdir/topogang_spank.so" \
-		"$LAB/plugins/"
+	for f in $lab_plugins; do
+		cp "$plugdir/$f" "$LAB/plugins/" || return 1
+	done
 	last=$((lab_port + LAB_NODES))
 	if [ "${LAB_AUTH:-none}" = munge ]; then
 		# munged runs as the munge user: it must reach its directory
@@ -230,16 +266,16 @@ JobAcctGatherType=jobacct_gather/none
 $acct
 JobCompType=jobcomp/none
 MpiDefault=none
-SwitchType=switch/none
+$lab_switch
 SchedulerType=sched/backfill
-SelectType=${LAB_SELECT:-select/topogang}
+SelectType=$lab_select
 SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=1000
 TopologyPlugin=topology/$topo
 SlurmdParameters=config_overrides
 ReturnToService=2
 GresTypes=gpu
-PreemptType=preempt/partition_prio
+PreemptType=$lab_preempt
 PreemptMode=REQUEUE
 JobRequeue=1
 MinJobAge=300
@@ -332,7 +368,7 @@ lab_wait_idle() { lab_poll -a "$2" lab_nodes_in idle "$1"; }
 lab_slurmds() {
 	i=0
 	while [ $i -lt $LAB_NODES ]; do
-		/usr/sbin/slurmd -N "node-$i" >>"$LAB/log/slurmd.out" 2>&1
+		"$lab_sbin/slurmd" -N "node-$i" >>"$LAB/log/slurmd.out" 2>&1
 		i=$((i + 1))
 	done
 }
@@ -353,7 +389,7 @@ lab_start() {
 			tail -5 "$LAB/log/slurmdbd.log" "$LAB/db/err.log" \
 				2>/dev/null | sed 's/^/#   /'; return 1; }
 	fi
-	/usr/sbin/slurmctld -c >"$LAB/log/slurmctld.out" 2>&1
+	"$lab_sbin/slurmctld" -c >"$LAB/log/slurmctld.out" 2>&1
 	lab_poll 10 lab_alive || { diag "slurmctld did not start:";
 		tail -5 "$LAB/log/slurmctld.log" "$LAB/log/slurmctld.out" |
 			sed 's/^/#   /'; return 1; }
@@ -427,7 +463,7 @@ lab_kill() {
 # e.g. after a SelectType change (slurmd loads SelectType too).
 lab_restart() {
 	lab_kill
-	/usr/sbin/slurmctld >>"$LAB/log/slurmctld.out" 2>&1
+	"$lab_sbin/slurmctld" >>"$LAB/log/slurmctld.out" 2>&1
 	lab_poll 10 lab_alive || return 1
 	lab_slurmds
 	lab_poll -a 30 lab_nodes_in idle,alloc,mix $LAB_NODES
@@ -462,7 +498,7 @@ lab_dbd_start() {
 			IDENTIFIED BY 'topogang';
 		GRANT ALL ON *.* TO 'slurm'@'127.0.0.1';
 		GRANT ALL ON *.* TO 'slurm'@'localhost';" || return 1
-	/usr/sbin/slurmdbd >"$LAB/log/slurmdbd.out" 2>&1
+	"$lab_sbin/slurmdbd" >"$LAB/log/slurmdbd.out" 2>&1
 	lab_poll 20 lab_dbd_up
 	sl sacctmgr -i add cluster "tg$lab_port" >/dev/null 2>&1 || return 1
 	return 0
@@ -553,6 +589,11 @@ lab_restd_alive() {
 # waits until it answers.  SLURM_JWT=daemon: without it every request
 # is refused (slurm-lab.md section 8).
 lab_restd_start() {
+	if [ "${LAB_SLURM:-2205}" = 2411 ]; then
+		lab_restd_ver=v0.0.40 lab_openapi=openapi/slurmctld
+	else
+		lab_restd_ver=v0.0.38 lab_openapi=openapi/v0.0.38
+	fi
 	chmod 644 "$LAB/etc/"*.conf
 	if [ ! -s "$LAB/etc/jwt.token" ]; then
 		sl scontrol token username=root lifespan=3600 \
@@ -560,7 +601,7 @@ lab_restd_start() {
 			{ diag "scontrol token failed: $(cat "$LAB/log/token.err")"; return 1; }
 	fi
 	runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" SLURM_JWT=daemon \
-		/usr/sbin/slurmrestd -a rest_auth/jwt -s openapi/v0.0.38 \
+		"$lab_sbin/slurmrestd" -a rest_auth/jwt -s "$lab_openapi" \
 		"127.0.0.1:$lab_restd_port" >>"$LAB/log/slurmrestd.log" 2>&1 &
 	echo $! >"$LAB/run/slurmrestd.pid"
 	tok=$(sed 's/^SLURM_JWT=//' "$LAB/etc/jwt.token")
@@ -570,7 +611,7 @@ lab_restd_start() {
 		code=$(curl -s -o /dev/null -w '%{http_code}' -m 2 \
 			-H "X-SLURM-USER-NAME: root" \
 			-H "X-SLURM-USER-TOKEN: $tok" \
-			"http://127.0.0.1:$lab_restd_port/slurm/v0.0.38/ping")
+			"http://127.0.0.1:$lab_restd_port/slurm/$lab_restd_ver/ping")
 		[ "$code" = 200 ] && return 0
 		sleep 0.1
 		i=$((i + 1))

@@ -187,19 +187,23 @@ static char *nodes_from_patch(const char *patch)
 	if (!list || !out)
 		goto done;
 	cJSON_ArrayForEach(e, list) {
-		cJSON *n = cJSON_CreateObject(), *md, *st, *al;
+		cJSON *n = cJSON_CreateObject(), *md, *st, *al, *lc;
 		cJSON *labels = cJSON_GetObjectItem(cJSON_GetObjectItem(
 			cJSON_GetObjectItem(e, "patch"), "metadata"),
 			"labels");
+		const char *name = cJSON_GetStringValue(
+			cJSON_GetObjectItem(e, "name"));
 
 		cJSON_AddItemToArray(out, n);
 		cJSON_AddStringToObject(n, "apiVersion", "v1");
 		cJSON_AddStringToObject(n, "kind", "Node");
 		md = cJSON_AddObjectToObject(n, "metadata");
-		cJSON_AddStringToObject(md, "name", cJSON_GetStringValue(
-			cJSON_GetObjectItem(e, "name")));
-		cJSON_AddItemToObject(md, "labels",
-				      cJSON_Duplicate(labels, 1));
+		cJSON_AddStringToObject(md, "name", name);
+		/* the kubelet's own label, which a Topology whose last level
+		 * is kubernetes.io/hostname needs on every node */
+		lc = cJSON_Duplicate(labels, 1);
+		cJSON_AddStringToObject(lc, "kubernetes.io/hostname", name);
+		cJSON_AddItemToObject(md, "labels", lc);
 		st = cJSON_AddObjectToObject(n, "status");
 		al = cJSON_AddObjectToObject(st, "allocatable");
 		cJSON_AddStringToObject(al, "cpu", "8");

@@ -776,6 +776,51 @@ static void test_kueue(void)
 	load_free(&l);
 }
 
+/*
+ * A Kueue Topology whose last level is kubernetes.io/hostname: a node
+ * without that label is not in Kueue's topology, so it is left out of
+ * topology-aware placement, with a warning (it was taken as "the node
+ * itself" and used silently).
+ */
+static void test_kueue_hostname(void)
+{
+	static const char text[] =
+		NODE("n1", "cloud.com/block: b1, kubernetes.io/hostname: n1",
+		     "cpu: \"8\"")
+		NODE("n2", "cloud.com/block: b1", "cpu: \"8\"")
+		"---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: Topology\n"
+		"metadata: {name: default}\n"
+		"spec: {levels: [{nodeLabel: cloud.com/block}, "
+		"{nodeLabel: kubernetes.io/hostname}]}\n"
+		POD("a-0", ", labels: {kueue.x-k8s.io/pod-group-name: ga}, "
+		    "annotations: {kueue.x-k8s.io/pod-group-total-count: "
+		    "\"2\", kueue.x-k8s.io/podset-required-topology: "
+		    "cloud.com/block}", CPU("8"))
+		POD("a-1", ", labels: {kueue.x-k8s.io/pod-group-name: ga}, "
+		    "annotations: {kueue.x-k8s.io/pod-group-total-count: "
+		    "\"2\"}", CPU("8"));
+	load l = load_text("kueue-hostname.yaml", text);
+	tg_decision *d = NULL;
+	const tg_gang *g;
+
+	loaded_ok(&l, "Kueue Topology ending in hostname");
+	if (l.err)
+		return;
+	has_warning(&l, "node n2: no kubernetes.io/hostname label (the "
+		    "topology's node level); left out of topology-aware "
+		    "placement");
+	g = gang(&l, "default/ga");
+	ok(g != NULL, "the gang of two");
+	if (g && tg_place(l.t, g, &d, NULL) == TG_OK) {
+		is_int(tg_decision_status(d), TG_STATUS_UNSCHEDULABLE,
+		       "two whole-node pods: n2 is not eligible, as in Kueue");
+		like(tg_decision_message(d), "1 node left out for missing "
+		     "topology labels", "the decision says why");
+	}
+	tg_decision_free(d);
+	load_free(&l);
+}
+
 static const char lws_text[] =
 	NODE("n1", "", "cpu: \"64\", nvidia.com/gpu: \"8\"")
 #define LWS(name, grp, idx, extra)					\
@@ -935,16 +980,28 @@ static void test_constraints(void)
 			is_str(p->aff[0].pods[0], "default/db-0", "db-0");
 			is_int(p->aff[0].anti, 0, "affinity");
 		}
-		is_int(g->nspread, 2, "two spreads over own pods");
-		ok(req_of(g->spread, g->nspread,
-			  "topology.kubernetes.io/zone") &&
-		   req_of(g->spread, g->nspread,
-			  "topology.kubernetes.io/zone")->hard,
-		   "zone spread is hard");
-		ok(req_of(g->spread, g->nspread, "kubernetes.io/hostname") &&
-		   !req_of(g->spread, g->nspread,
-			   "kubernetes.io/hostname")->hard,
-		   "hostname spread is soft");
+		is_int(g->nspread, 0, "no spread over own members only");
+		is_int(g->nsspread, 3, "three label-selector spreads");
+		if (g->nsspread == 3) {
+			const tgi_sspread *z = &g->sspread[0];
+			const tgi_sspread *h = &g->sspread[1];
+
+			ok(!strcmp(z->layer, "topology.kubernetes.io/zone") &&
+			   z->hard && z->max_skew == 1 && z->selector &&
+			   z->nexprs == 1 && !strcmp(z->exprs[0].key, "app") &&
+			   z->exprs[0].op == TG_SEL_IN &&
+			   !strcmp(z->exprs[0].values[0], "x") &&
+			   !strcmp(z->ns, "default") &&
+			   !z->ignore_node_affinity && !z->honor_taints,
+			   "zone spread: hard, app In (x), namespace default, "
+			   "policy defaults");
+			ok(!strcmp(h->layer, "kubernetes.io/hostname") &&
+			   !h->hard && h->max_skew == 2 && h->nexprs == 1 &&
+			   h->exprs[0].op == TG_SEL_EXISTS,
+			   "hostname spread: soft, app Exists");
+			ok(!strcmp(g->sspread[2].exprs[0].values[0], "other"),
+			   "a spread over other pods (app=other) is kept");
+		}
 		like(place(l.t, g, NULL, 0), "placed ",
 		     "placed");
 		like(place(l.t, g, NULL, 0), " n2",
@@ -970,7 +1027,14 @@ static void test_constraints(void)
 	}
 	has_warning(&l, "matchFields are not modeled");
 	has_warning(&l, "preferred node affinity is not modeled");
-	has_warning(&l, "a topology spread over other pods is not modeled");
+	{
+		unsigned w;
+
+		for (w = 0; w < tg_k8s_nwarnings(l.k); w++)
+			if (strstr(tg_k8s_warning(l.k, w), "spread"))
+				break;
+		ok(w == tg_k8s_nwarnings(l.k), "no warning about spreads");
+	}
 	g = gang(&l, "default/web");
 	ok(g != NULL, "the web gang");
 	if (g) {
@@ -986,6 +1050,108 @@ static void test_constraints(void)
 	}
 	load_free(&l);
 }
+
+
+/*
+ * Issue 12, pod (anti-)affinity as kube-scheduler: namespaceSelector over
+ * Namespace objects, no cap on the values a term names, running pods'
+ * anti-affinity keeping an incoming pod away (the symmetric rule), and
+ * pods placed earlier in the pass counting.
+ */
+#define AFF_NODE(n, z)							\
+	"---\napiVersion: v1\nkind: Node\nmetadata: {name: " n ", "	\
+	"labels: {kubernetes.io/hostname: " n ", "			\
+	"topology.kubernetes.io/zone: " z "}}\n"			\
+	"status: {allocatable: {cpu: '8', pods: '110'}}\n"
+#define AFF_POD(ns, name, labels, t, spec)				\
+	"---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name	\
+	", namespace: " ns ", labels: {" labels "}, "			\
+	"creationTimestamp: '2026-01-01T00:00:0" t "Z'}\n"		\
+	"spec:\n" spec "  " CPU("1") "\n"
+#define AFF_TERM(kind, sel, key, extra)					\
+	"  affinity:\n    " kind ":\n"					\
+	"      requiredDuringSchedulingIgnoredDuringExecution:\n"	\
+	"      - labelSelector: {matchLabels: {" sel "}}\n"		\
+	"        topologyKey: " key "\n" extra
+static const char aff_text[] =
+	AFF_NODE("n1", "z1") AFF_NODE("n2", "z1") AFF_NODE("n3", "z2")
+	"---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, "
+	"labels: {team: a}}\n"
+	"---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team-b, "
+	"labels: {team: b}}\n"
+	/* running: team-a/db-0 on n1; on n2 a filler (so that bin-packing
+	 * prefers n2) and guard, whose anti-affinity keeps app=web away */
+	AFF_POD("team-a", "db-0", "app: db", "0", "  nodeName: n1\n")
+	AFF_POD("default", "filler", "app: filler", "0", "  nodeName: n2\n")
+	AFF_POD("default", "guard", "app: guard", "0", "  nodeName: n2\n"
+		AFF_TERM("podAntiAffinity", "app: web",
+			 "kubernetes.io/hostname", ""))
+	/* web-1: near a db of a team=a namespace (zone z1: n1, n2); n2 is
+	 * tighter, but guard keeps it off: n1 */
+	AFF_POD("default", "web-1", "app: web", "1",
+		AFF_TERM("podAffinity", "app: db",
+			 "topology.kubernetes.io/zone",
+			 "        namespaceSelector: {matchLabels: {team: a}}\n"))
+	/* web-2: near a db in team-b: there is none */
+	AFF_POD("default", "web-2", "app: web", "2",
+		AFF_TERM("podAffinity", "app: db",
+			 "topology.kubernetes.io/zone",
+			 "        namespaces: [team-b]\n"))
+	/* cache-1: away from web pods, zone z2: n3 */
+	AFF_POD("default", "cache-1", "app: cache", "3",
+		AFF_TERM("podAntiAffinity", "app: web",
+			 "kubernetes.io/hostname", "")
+		"  nodeSelector: {topology.kubernetes.io/zone: z2}\n")
+	/* web-3 on n3 only: cache-1, placed earlier in the pass, keeps it
+	 * off (the symmetric rule in the same pass) */
+	AFF_POD("default", "web-3", "app: web", "4",
+		"  nodeSelector: {kubernetes.io/hostname: n3}\n")
+	/* cache-2 in z1, away from web pods: web-1 (placed earlier in the
+	 * pass) is on n1, so n2 */
+	AFF_POD("default", "cache-2", "app: cache", "5",
+		AFF_TERM("podAntiAffinity", "app: web",
+			 "kubernetes.io/hostname", "")
+		"  nodeSelector: {topology.kubernetes.io/zone: z1}\n");
+
+static void test_pod_affinity_k8s(void)
+{
+	load l = load_text("affinity.yaml", aff_text);
+	char out[1024] = "";
+	unsigned i;
+
+	loaded_ok(&l, "affinity cluster");
+	for (i = 0; !l.err && i < tg_k8s_ngangs(l.k); i++) {
+		tg_gang *g = tg_k8s_gang(l.k, i);
+		tg_decision *d = NULL;
+		size_t n = strlen(out);
+
+		if (tg_place(l.t, g, &d, NULL)) {
+			ok(0, "place %s", tg_gang_name(g));
+			continue;
+		}
+		snprintf(out + n, sizeof(out) - n, "%s%s=%s", i ? " " : "",
+			 tg_gang_name(g), tg_decision_nplacements(d) ?
+			 tg_topology_node_name(l.t,
+				tg_decision_placement(d, 0)->node) : "-");
+		if (tg_decision_status(d) == TG_STATUS_PLACED)
+			tg_decision_apply(l.t, g, d);
+		tg_decision_free(d);
+	}
+	is_str(out, "default/web-1=n1 default/web-2=- default/cache-1=n3 "
+	       "default/web-3=- default/cache-2=n2", "namespaceSelector, "
+	       "namespaces, the symmetric rule and pods placed earlier in "
+	       "the pass");
+	ok(!warning_like(&l, "is not evaluated"),
+	   "no warning: namespaceSelector is evaluated");
+	has_warning(&l, "Namespace default is not in the snapshot: a "
+		    "namespaceSelector sees only its label "
+		    "kubernetes.io/metadata.name");
+	ok(!warning_like(&l, "Namespace team-a"), "team-a is in it");
+	load_free(&l);
+}
+#undef AFF_NODE
+#undef AFF_POD
+#undef AFF_TERM
 
 static void test_presets(void)
 {
@@ -1026,6 +1192,43 @@ static void test_presets(void)
 	ok(tg_topology_node_domain(l.t, 1) != TG_NONE,
 	   "node b (no accelerator domain) is its own NVL domain");
 	load_free(&l);
+
+	/* 16 tiers fill the topology; a 17th is refused, not dropped (the
+	 * loader kept the first 15 it met, in label order) */
+	{
+		char many[4096];
+		size_t n = 0;
+		unsigned k;
+
+		for (k = 0; k < 17; k++) {
+			n += (size_t)snprintf(many + n, sizeof(many) - n,
+				"---\napiVersion: v1\nkind: Node\n"
+				"metadata: {name: n%u, labels: {", k);
+			n += (size_t)snprintf(many + n, sizeof(many) - n,
+				"fabric.topograph.run/tier-%u: t}}\n"
+				"status: {allocatable: {cpu: \"1\"}}\n", k);
+		}
+		l = load_text("tiers17.yaml", many);
+		is_int(l.err, TG_ELIMIT, "17 topograph tiers: TG_ELIMIT");
+		like(l.ei.msg, "more than 16 tiers",
+		     "17 topograph tiers: the message names the bound");
+		load_free(&l);
+		n = (size_t)snprintf(many, sizeof(many),
+			"---\napiVersion: v1\nkind: Node\n"
+			"metadata: {name: n, labels: {");
+		for (k = 0; k < 16; k++)
+			n += (size_t)snprintf(many + n, sizeof(many) - n,
+				"%sfabric.topograph.run/tier-%u: t%u",
+				k ? ", " : "", k, k);
+		snprintf(many + n, sizeof(many) - n,
+			 "}}\nstatus: {allocatable: {cpu: \"1\"}}\n");
+		l = load_text("tiers16.yaml", many);
+		loaded_ok(&l, "16 topograph tiers");
+		if (!l.err)
+			is_int(tg_topology_nlayers(l.t), 16,
+			       "16 topograph tiers: 16 layers");
+		load_free(&l);
+	}
 
 	l = load_text("gen1.yaml", gen1);
 	is_int(tg_topology_nlayers(l.t), 2, "gen1: the keys nodes carry");
@@ -1546,6 +1749,49 @@ static load load_objs(const objs *o, const char *src)
 	return l;
 }
 
+
+/*
+ * The symmetric anti-affinity rule when the running pod's tree is dropped
+ * (tg_k8s_add_object): its podAntiAffinity is kept with its labels.
+ * guard on n1 (the tighter node) keeps app=web away: web goes to n2.
+ */
+static const char guard_text[] =
+	"{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":"
+	"\"n1\",\"labels\":{\"kubernetes.io/hostname\":\"n1\"}},\"status\":"
+	"{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"10\"}}}\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":"
+	"\"n2\",\"labels\":{\"kubernetes.io/hostname\":\"n2\"}},\"status\":"
+	"{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"10\"}}}\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+	"\"guard\",\"namespace\":\"default\",\"labels\":{\"app\":\"guard\"}},"
+	"\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\","
+	"\"resources\":{\"requests\":{\"cpu\":\"4\"}}}],\"affinity\":"
+	"{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuring"
+	"Execution\":[{\"labelSelector\":{\"matchLabels\":{\"app\":\"web\"}},"
+	"\"topologyKey\":\"kubernetes.io/hostname\"}]}}},"
+	"\"status\":{\"phase\":\"Running\"}}\n"
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+	"\"web\",\"namespace\":\"default\",\"labels\":{\"app\":\"web\"}},"
+	"\"spec\":{\"schedulerName\":\"topogang\",\"containers\":[{\"name\":"
+	"\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},"
+	"\"status\":{\"phase\":\"Pending\"}}\n";
+
+static void test_guard_objects(void)
+{
+	objs o;
+	load l;
+
+	objs_split(&o, guard_text);
+	is_int(o.n, 4, "guard: four objects");
+	l = load_objs(&o, "guard");
+	loaded_ok(&l, "guard, one object at a time");
+	if (!l.err)
+		like(place(l.t, gang(&l, "default/web"), NULL, 0), " n2",
+		     "a dropped pod tree keeps its anti-affinity: web on n2");
+	load_free(&l);
+	objs_free(&o);
+}
+
 static load load_stream(const char *text, const char *src)
 {
 	load l;
@@ -1809,8 +2055,11 @@ int main(void)
 	test_koordinator();
 	test_kai();
 	test_kueue();
+	test_kueue_hostname();
 	test_lws();
 	test_constraints();
+	test_pod_affinity_k8s();
+	test_guard_objects();
 	test_presets();
 	test_unknown_layer();
 	test_misc();

@@ -466,6 +466,378 @@ static void test_spread(void)
 	tg_topology_destroy(t);
 }
 
+
+/* ---- label-selector spreads (Kubernetes topologySpreadConstraints) ---- */
+
+/* spines s1..s3, one 8-core node each; node "nX" carries pool=a, s3's
+ * pool=b */
+static tg_topology *spines3(void)
+{
+	static const char *n[][3] = {
+		{ "n1", "s1", "b1" }, { "n2", "s2", "b2" }, { "n3", "s3", "b3" },
+	};
+	tg_topology *t = tg_topology_create();
+	unsigned i;
+
+	tg_topology_add_layer(t, "spine", NULL);
+	tg_topology_add_layer(t, "block", NULL);
+	for (i = 0; i < 3; i++) {
+		const char *path[2] = { n[i][1], n[i][2] };
+		tg_node_id id;
+
+		tg_topology_add_node(t, n[i][0], path, &id);
+		tg_topology_node_set_resource(t, id, TG_RES_CPU, 8000);
+		tg_topology_node_set_resource(t, id, TG_RES_PODS, 110);
+		tg_topology_node_add_label(t, id, "pool", i < 2 ? "a" : "b");
+	}
+	return tg_topology_build(t, NULL) == TG_OK ? t : NULL;
+}
+
+static void add_pod(tg_topology *t, const char *pod, const char *node,
+		    const char *app, int64_t cpu)
+{
+	tg_label l = { "app", app };
+	tg_alloc_spec sp;
+	tg_shape sh;
+
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_CPU] = cpu;
+	memset(&sp, 0, sizeof(sp));
+	sp.pod = pod;
+	tg_topology_node_find(t, node, &sp.node);
+	sp.shape = &sh;
+	sp.ns = "default";
+	sp.labels = app ? &l : NULL;
+	sp.nlabels = app ? 1 : 0;
+	if (tg_topology_add_alloc(t, &sp))
+		ok(0, "add_pod %s", pod);
+}
+
+/* A gang of \p n members labelled app=web under a spread over spines. */
+static tg_gang *web(const char *name, unsigned n, bool hard,
+		    unsigned min_domains, bool ignore_aff)
+{
+	static const char *vals[] = { "web" };
+	tg_label_expr e = { "app", TG_SEL_IN, vals, 1 };
+	tg_label l = { "app", "web" };
+	tg_spread_spec sp;
+	tg_gang *g = gang(name, n, 2000);
+	unsigned i;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.layer = "spine";
+	sp.max_skew = 1;
+	sp.hard = hard;
+	sp.min_domains = min_domains;
+	sp.ignore_node_affinity = ignore_aff;
+	sp.ns = "default";
+	sp.selector = true;
+	sp.exprs = &e;
+	sp.nexprs = 1;
+	if (tg_gang_add_spread_spec(g, &sp))
+		ok(0, "tg_gang_add_spread_spec");
+	for (i = 0; i < n; i++) {
+		char pod[96];
+
+		snprintf(pod, sizeof(pod), "%s-%u", name, i);
+		tg_gang_podset_set_member(g, 0, i, pod);
+		tg_gang_podset_set_member_labels(g, 0, i, "default", &l, 1);
+	}
+	return g;
+}
+
+/* Places and applies; returns the spines of the placements, "" when
+ * unschedulable (*msg gets the message). */
+static const char *place_web(tg_topology *t, tg_gang *g, char *msg,
+			     size_t len)
+{
+	static char buf[256];
+	tg_decision *d = NULL;
+	unsigned i;
+
+	buf[0] = 0;
+	if (tg_place(t, g, &d, NULL))
+		return "error";
+	if (msg)
+		snprintf(msg, len, "%s", tg_decision_message(d));
+	if (tg_decision_status(d) == TG_STATUS_PLACED) {
+		if (tg_decision_apply(t, g, d))
+			ok(0, "apply %s", tg_gang_name(g));
+		for (i = 0; i < tg_decision_nplacements(d); i++) {
+			tg_node_id n = tg_decision_placement(d, i)->node;
+
+			if (i)
+				strcat(buf, " ");
+			strcat(buf, tg_topology_domain_path(t,
+				tg_topology_domain_parent(t,
+					tg_topology_node_domain(t, n))));
+		}
+	}
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	return buf;
+}
+
+static void test_label_spread(void)
+{
+	tg_topology *t = spines3();
+	char msg[2048], a[3][16];
+	tg_gang *g;
+	unsigned i;
+
+	/* one web pod running in s1: the next two go to s2 and s3, in
+	 * turn, each seeing the one placed before it */
+	add_pod(t, "default/web-0", "n1", "web", 1000);
+	add_pod(t, "default/db-0", "n2", "db", 1000);
+	snprintf(a[0], 16, "%s", place_web(t, web("default/web-1", 1, true,
+						  0, false), NULL, 0));
+	snprintf(a[1], 16, "%s", place_web(t, web("default/web-2", 1, true,
+						  0, false), NULL, 0));
+	ok(strcmp(a[0], "s1") && strcmp(a[1], "s1") && strcmp(a[0], a[1]) &&
+	   *a[0] && *a[1], "label spread: running and earlier pods count "
+	   "(%s, %s)", a[0], a[1]);
+	/* 1,1,1: any spine; then 2,?,?: the fourth avoids that one */
+	snprintf(a[2], 16, "%s", place_web(t, web("default/web-3", 1, true,
+						  0, false), NULL, 0));
+	ok(*a[2], "label spread: 1,1,1 takes a fourth anywhere (%s)", a[2]);
+	is_str(place_web(t, web("default/web-4", 2, true, 0, false), NULL, 0),
+	       strcmp(a[2], "s1") == 0 ? "s2 s3" : strcmp(a[2], "s2") == 0 ?
+	       "s1 s3" : "s1 s2", "label spread: a gang of two fills the "
+	       "two spines at the minimum");
+	tg_topology_destroy(t);
+
+	/* s3 full: the third pod has no spine left */
+	t = spines3();
+	add_pod(t, "default/big", "n3", NULL, 8000);
+	ok(*place_web(t, web("default/web-1", 1, true, 0, false), NULL, 0),
+	   "full spine: first placed");
+	ok(*place_web(t, web("default/web-2", 1, true, 0, false), NULL, 0),
+	   "full spine: second placed");
+	is_str(place_web(t, web("default/web-3", 1, true, 0, false), msg,
+			 sizeof(msg)), "", "full spine: the third is "
+	       "unschedulable");
+	ok(strstr(msg, "topology spread on 'spine' (maxSkew 1, "
+		  "DoNotSchedule)") && strstr(msg, "spine/s3: 0") &&
+	   strstr(msg, "in a domain over the maximum skew"),
+	   "full spine: the message names the constraint: %s", msg);
+	/* ScheduleAnyway: a preference only */
+	ok(*place_web(t, web("default/web-5", 1, false, 0, false), NULL, 0),
+	   "full spine: a soft spread places it");
+	tg_topology_destroy(t);
+
+	/* a label spread on a key that is not a layer: soft is noted and
+	 * left out, hard makes the request bad */
+	t = spines3();
+	{
+		tg_spread_spec sp;
+		unsigned hard;
+
+		for (hard = 0; hard < 2; hard++) {
+			g = gang(hard ? "default/zh" : "default/zs", 1, 1000);
+			memset(&sp, 0, sizeof(sp));
+			sp.layer = "topology.kubernetes.io/zone";
+			sp.max_skew = 1;
+			sp.hard = hard;
+			sp.selector = true;
+			tg_gang_add_spread_spec(g, &sp);
+			is_str(place_web(t, g, msg, sizeof(msg)) [0] ? "placed" :
+			       "unschedulable", hard ? "unschedulable" : "placed",
+			       "%s spread on an unknown key", hard ? "hard" :
+			       "soft");
+			ok(strstr(msg, hard ? "topology spread on "
+				  "'topology.kubernetes.io/zone' (maxSkew 1, "
+				  "DoNotSchedule): not a topology layer" :
+				  "soft spread on unknown layer "
+				  "'topology.kubernetes.io/zone' ignored") != NULL,
+			   "... said: %s", msg);
+		}
+	}
+	tg_topology_destroy(t);
+
+	/* minDomains 4 over 3 spines: the minimum is 0, at most one each */
+	t = spines3();
+	place_web(t, web("default/w1", 3, true, 4, false), NULL, 0);
+	is_str(place_web(t, web("default/w2", 1, true, 4, false), msg,
+			 sizeof(msg)), "", "minDomains: a fourth pod over 3 "
+	       "spines is unschedulable");
+	ok(strstr(msg, "fewer than minDomains") != NULL,
+	   "minDomains: said: %s", msg);
+	tg_topology_destroy(t);
+
+	/* a gang of three under a spread over blocks (one a spine): no
+	 * spine holds it, so the cluster does, one member a block */
+	t = spines3();
+	{
+		static const char *vals[] = { "web" };
+		tg_label_expr e = { "app", TG_SEL_IN, vals, 1 };
+		tg_spread_spec sp;
+
+		g = web("default/b", 3, true, 0, false);
+		memset(&sp, 0, sizeof(sp));
+		sp.layer = "block";
+		sp.max_skew = 1;
+		sp.hard = true;
+		sp.ns = "default";
+		sp.selector = true;
+		sp.exprs = &e;
+		sp.nexprs = 1;
+		tg_gang_add_spread_spec(g, &sp);
+		is_str(place_web(t, g, msg, sizeof(msg)), "s1 s2 s3",
+		       "spread over blocks: one a block across spines (%s)",
+		       msg);
+	}
+	tg_topology_destroy(t);
+
+	/* nodeAffinityPolicy: pool=a keeps s3 out of the domains (Honor),
+	 * so two pods per spine fit; with Ignore s3 holds the minimum at 0 */
+	t = spines3();
+	g = web("default/h", 4, true, 0, false);
+	tg_gang_podset_add_node_selector(g, 0, "pool", "a");
+	is_str(place_web(t, g, msg, sizeof(msg)), "s1 s1 s2 s2",
+	       "nodeAffinityPolicy Honor: s3 is no domain (%s)", msg);
+	tg_topology_destroy(t);
+	/* nodeTaintsPolicy: n3 tainted NoSchedule (not tolerated); Honor
+	 * leaves s3 out (two pods per spine fit), Ignore keeps it at 0 */
+	{
+		static const char *vals[] = { "web" };
+		tg_label_expr e = { "app", TG_SEL_IN, vals, 1 };
+		tg_spread_spec sp;
+		unsigned honor;
+
+		for (honor = 0; honor < 2; honor++) {
+			tg_node_id n3;
+
+			t = spines3();
+			tg_topology_node_find(t, "n3", &n3);
+			tg_topology_node_add_taint(t, n3, "gpu", NULL,
+						   TG_TAINT_NO_SCHEDULE);
+			g = gang("default/taint", 4, 2000);
+			memset(&sp, 0, sizeof(sp));
+			sp.layer = "spine";
+			sp.max_skew = 1;
+			sp.hard = true;
+			sp.honor_taints = honor;
+			sp.ns = "default";
+			sp.selector = true;
+			sp.exprs = &e;
+			sp.nexprs = 1;
+			tg_gang_add_spread_spec(g, &sp);
+			for (i = 0; i < 4; i++) {
+				tg_label l = { "app", "web" };
+
+				tg_gang_podset_set_member_labels(g, 0, i,
+						"default", &l, 1);
+			}
+			is_str(place_web(t, g, msg, sizeof(msg)),
+			       honor ? "s1 s1 s2 s2" : "",
+			       "nodeTaintsPolicy %s", honor ? "Honor: s3 is no "
+			       "domain" : "Ignore: the tainted s3 holds the "
+			       "minimum at 0");
+			tg_topology_destroy(t);
+		}
+	}
+	t = spines3();
+	g = web("default/i", 3, true, 0, true);
+	tg_gang_podset_add_node_selector(g, 0, "pool", "a");
+	is_str(place_web(t, g, msg, sizeof(msg)), "",
+	       "nodeAffinityPolicy Ignore: empty s3 keeps the others at 1");
+	tg_topology_destroy(t);
+}
+
+
+/* Required anti-affinity over more values than the old cap of 64: 99 of
+ * 100 racks hold a pod to avoid; the member goes to the last one. */
+static void test_anti_many(void)
+{
+	tg_topology *t = tg_topology_create();
+	const char *pods[99];
+	char names[99][16], node[16], rack[16];
+	tg_decision *d = NULL;
+	tg_gang *g;
+	unsigned i;
+
+	for (i = 0; i < 100; i++) {
+		tg_node_id id;
+
+		snprintf(node, sizeof(node), "n%u", i);
+		snprintf(rack, sizeof(rack), "r%u", i);
+		tg_topology_add_node(t, node, NULL, &id);
+		tg_topology_node_set_resource(t, id, TG_RES_CPU, 8000);
+		tg_topology_node_add_label(t, id, "rack", rack);
+	}
+	tg_topology_build(t, NULL);
+	for (i = 0; i < 99; i++) {
+		tg_alloc_spec sp;
+
+		snprintf(names[i], sizeof(names[i]), "p%u", i);
+		snprintf(node, sizeof(node), "n%u", i);
+		memset(&sp, 0, sizeof(sp));
+		sp.pod = names[i];
+		tg_topology_node_find(t, node, &sp.node);
+		tg_topology_add_alloc(t, &sp);
+		pods[i] = names[i];
+	}
+	g = gang("default/away", 1, 1000);
+	tg_gang_podset_add_pod_affinity(g, 0, "rack", true, pods, 99);
+	tg_place(t, g, &d, NULL);
+	is_str(nodes_of(t, d), "n99", "anti-affinity over 99 racks: the one "
+	       "left (no cap on a term's values)");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
+
+/* The bounds of pod labels and label spreads: errors, never cut. */
+static void test_label_limits(void)
+{
+	static tg_label lab[TG_MAX_POD_LABELS + 1];
+	static char keys[TG_MAX_POD_LABELS + 1][12];
+	tg_topology *t = spines3();
+	tg_gang *g = gang("default/lim", 1, 1000);
+	tg_spread_spec sp;
+	tg_alloc_spec as;
+	unsigned i;
+	tg_err e = TG_OK;
+
+	for (i = 0; i <= TG_MAX_POD_LABELS; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "k%u", i);
+		lab[i].key = keys[i];
+		lab[i].value = "";
+	}
+	memset(&as, 0, sizeof(as));
+	as.pod = "default/many";
+	as.labels = lab;
+	as.nlabels = TG_MAX_POD_LABELS + 1;
+	is_int(tg_topology_add_alloc(t, &as), TG_ELIMIT,
+	       "an allocation with more than TG_MAX_POD_LABELS labels");
+	as.nlabels = TG_MAX_POD_LABELS;
+	is_int(tg_topology_add_alloc(t, &as), TG_OK, "... with that many");
+	is_int(tg_gang_podset_set_member_labels(g, 0, 0, "default", lab,
+						TG_MAX_POD_LABELS + 1),
+	       TG_ELIMIT, "a member with more than TG_MAX_POD_LABELS labels");
+	lab[1].key = "k0";
+	is_int(tg_gang_podset_set_member_labels(g, 0, 0, "default", lab, 2),
+	       TG_EINVAL, "a repeated label key");
+	as.pod = "default/dup";
+	as.nlabels = 2;
+	is_int(tg_topology_add_alloc(t, &as), TG_EINVAL,
+	       "an allocation with a repeated label key");
+	memset(&sp, 0, sizeof(sp));
+	sp.layer = "spine";
+	sp.max_skew = 1;
+	sp.selector = true;
+	for (i = 0; i < TG_MAX_SPREADS && !e; i++)
+		e = tg_gang_add_spread_spec(g, &sp);
+	is_int(e, TG_OK, "TG_MAX_SPREADS label spreads");
+	is_int(tg_gang_add_spread_spec(g, &sp), TG_ELIMIT, "one more");
+	sp.min_domains = 2;
+	is_int(tg_gang_add_spread_spec(g, &sp), TG_EINVAL,
+	       "minDomains on a soft spread");
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
 /* tg_gang_member: ranks across pod sets, named or not. */
 static void test_members(void)
 {
@@ -732,6 +1104,219 @@ static void test_slot_cache(void)
 	tg_topology_destroy(w);
 }
 
+/*
+ * The search tries every candidate domain, however many (it kept 64):
+ * 70 two-node leaves under one top, one node busy in each of the first
+ * 65; a gang of two one-member pod sets fits only in leaves 65-69, the
+ * last in pack order.  Also at the node level (140 candidates).
+ */
+static tg_topology *many_leaves(unsigned nleaf, unsigned nbusy)
+{
+	tg_topology *t = tg_topology_create();
+	unsigned i, j;
+
+	tg_topology_add_layer(t, "top", NULL);
+	tg_topology_add_layer(t, "leaf", NULL);
+	for (i = 0; i < nleaf; i++)
+		for (j = 0; j < 2; j++) {
+			char nm[32], lf[32];
+			const char *path[2] = { "top", lf };
+			tg_node_id id;
+
+			snprintf(nm, sizeof(nm), "n%03u-%u", i, j);
+			snprintf(lf, sizeof(lf), "b%03u", i);
+			tg_topology_add_node(t, nm, path, &id);
+			tg_topology_node_set_resource(t, id, TG_RES_CPU,
+						      i < nbusy && !j ? 0 :
+						      8000);
+			tg_topology_node_set_resource(t, id, TG_RES_PODS,
+						      110);
+		}
+	return tg_topology_build(t, NULL) == TG_OK ? t : NULL;
+}
+
+static void test_many_candidates(void)
+{
+	tg_topology *t = many_leaves(70, 65);
+	tg_gang *g = tg_gang_create("default/two");
+	tg_decision *d;
+	tg_shape sh;
+	unsigned ps;
+
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_CPU] = 8000;
+	tg_gang_add_podset(g, "a", &sh, 1, &ps);
+	tg_gang_add_podset(g, "b", &sh, 1, &ps);
+	tg_gang_set_gather(g, "leaf", TG_GATHER_MUST);
+	tg_place(t, g, &d, NULL);
+	is_int(tg_decision_status(d), TG_STATUS_PLACED,
+	       "70 candidates: the 66th in pack order is found");
+	is_str(nodes_of(t, d), "n065-0 n065-1", "70 candidates: leaf b065");
+	tg_decision_free(d);
+	tg_topology_destroy(t);
+
+	/* every leaf has one busy node: the message counts the gang */
+	t = many_leaves(70, 70);
+	tg_place(t, g, &d, NULL);
+	is_int(tg_decision_status(d), TG_STATUS_UNSCHEDULABLE,
+	       "70 half-busy leaves: unschedulable");
+	like(tg_decision_message(d), "no leaf domain can hold the gang's 2 "
+	     "members in 2 pod sets (offer slots for pod set a, 1 member)",
+	     "two pod sets: the message counts the whole gang");
+	tg_decision_free(d);
+	tg_topology_destroy(t);
+	tg_gang_destroy(g);
+}
+
+/*
+ * The fill keeps the fabric whole: 10 whole-node members over free
+ * blocks of 8, 6 and 4 nodes use two blocks either way; 6 + 4 keeps the
+ * only 8-node block whole (the fill used to take the largest first:
+ * 8 + 2).  Among blocks of equal size the first path is used.
+ */
+static void test_fill_whole(void)
+{
+	static const char *n[18][3];
+	static char names[18][8];
+	tg_topology *t;
+	tg_gang *g;
+	tg_decision *d;
+	unsigned i;
+
+	for (i = 0; i < 18; i++) {
+		snprintf(names[i], sizeof(names[i]), "n%02u", i);
+		n[i][0] = names[i];
+		n[i][1] = "s";
+		n[i][2] = i < 8 ? "b8" : i < 14 ? "b6" : "b4";
+	}
+	t = mk("spine", "block", n, 18, 8);
+	g = gang("default/ten", 10, 8000);
+	tg_place(t, g, &d, NULL);
+	is_int(tg_decision_status(d), TG_STATUS_PLACED, "fill 8/6/4: placed");
+	is_str(nodes_of(t, d), "n08 n09 n10 n11 n12 n13 n14 n15 n16 n17",
+	       "fill 8/6/4: 10 members on blocks of 6 and 4, the 8 whole");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	/* 7 members: one block of 8 would hold them; no block of 6 or 4
+	 * does, so b8 (the tightest holding all) */
+	g = gang("default/seven", 7, 8000);
+	tg_place(t, g, &d, NULL);
+	is_str(nodes_of(t, d), "n00 n01 n02 n03 n04 n05 n06",
+	     "fill 8/6/4: 7 members in the one block that holds them");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
+/*
+ * Messages with names at their limits: 16 layers of 253-byte values, 13
+ * lowest domains of one 1-CPU node each.  The unschedulable message
+ * lists 12 domains of 4 KiB paths (52 KiB): it used to overflow an 8 KiB
+ * buffer and tg_place() failed with "out of memory".  With preemption
+ * the message doubles past TGI_MAX_MESSAGE (64 KiB) and is cut, saying
+ * so.  An error longer than tg_errinfo's 511 bytes ends in "...".
+ * Every soft spread on an unknown layer is named (only the last was).
+ */
+static void test_long_messages(void)
+{
+	tg_topology *t = tg_topology_create();
+	tg_gang *g;
+	tg_decision *d = NULL;
+	tg_errinfo ei;
+	tg_alloc_spec sp;
+	tg_shape sh;
+	char val[16][254], lname[16][8];
+	const char *path[16];
+	unsigned i, l, ps;
+	tg_err err;
+
+	for (l = 0; l < 16; l++) {
+		snprintf(lname[l], sizeof(lname[l]), "L%u", l);
+		tg_topology_add_layer(t, lname[l], NULL);
+		memset(val[l], 'a' + l, 253);
+		val[l][253] = '\0';
+		path[l] = val[l];
+	}
+	for (i = 0; i < 13; i++) {
+		char nm[16];
+		tg_node_id id;
+
+		snprintf(nm, sizeof(nm), "n%02u", i);
+		val[15][0] = (char)('A' + i);	/* 13 lowest domains */
+		tg_topology_add_node(t, nm, path, &id);
+		tg_topology_node_set_resource(t, id, TG_RES_CPU, 1000);
+		tg_topology_node_set_resource(t, id, TG_RES_PODS, 110);
+	}
+	is_int(tg_topology_build(t, NULL), TG_OK, "long names: build");
+	g = gang("default/two", 2, 1000);
+	tg_gang_set_gather(g, "L15", TG_GATHER_MUST);
+	err = tg_place(t, g, &d, &ei);
+	is_int(err, TG_OK, "long names: a decision, not an error");
+	if (!err) {
+		is_int(tg_decision_status(d), TG_STATUS_UNSCHEDULABLE,
+		       "long names: unschedulable");
+		like(tg_decision_message(d), " and 1 more; ",
+		     "long names: the whole list, then the rest");
+		ok(!strstr(tg_decision_message(d), "[message cut"),
+		   "long names: not cut (%zu bytes)",
+		   strlen(tg_decision_message(d)));
+	}
+	tg_decision_free(d);
+	d = NULL;
+
+	/* a lower-priority pod on n00: preemption cannot help, and its
+	 * message holds both searches' lists (over 100 KiB) */
+	memset(&sh, 0, sizeof(sh));
+	memset(&sp, 0, sizeof(sp));
+	sh.v[TG_RES_CPU] = 1000;
+	sp.pod = "low";
+	sp.node = 0;
+	sp.shape = &sh;
+	sp.preemptible = true;
+	tg_topology_add_alloc(t, &sp);
+	tg_gang_set_priority(g, 10);
+	tg_gang_set_can_preempt(g, true);
+	err = tg_place(t, g, &d, &ei);
+	is_int(err, TG_OK, "long names, preemption: a decision");
+	if (!err) {
+		like(tg_decision_message(d), "[message cut at 65536 bytes]",
+		     "long names, preemption: cut, and says so");
+		ok(strlen(tg_decision_message(d)) < 65536 + 64,
+		   "long names, preemption: within TGI_MAX_MESSAGE");
+	}
+	tg_decision_free(d);
+	d = NULL;
+	tg_gang_destroy(g);
+
+	/* an unknown layer: gang and layer names of 253 bytes */
+	{
+		char gname[254], lay[254];
+
+		memset(gname, 'g', 253);
+		memset(lay, 'x', 253);
+		gname[253] = lay[253] = '\0';
+		g = gang(gname, 1, 1000);
+		tg_gang_set_gather(g, lay, TG_GATHER_MUST);
+	}
+	is_int(tg_gang_check(t, g, &ei), TG_EINVAL, "unknown layer: EINVAL");
+	is_int(strlen(ei.msg), 511, "unknown layer: the error fills msg");
+	like(ei.msg + 508, "...", "unknown layer: and ends in '...'");
+	tg_gang_destroy(g);
+
+	/* two soft spreads on unknown layers: both named */
+	g = gang("default/spread", 1, 1000);
+	tg_gang_add_spread(g, "nope-1", 1, false);
+	tg_gang_add_spread(g, "nope-2", 1, false);
+	if (tg_place(t, g, &d, NULL) == TG_OK) {
+		like(tg_decision_message(d), "; soft spread on unknown layer "
+		     "'nope-1' ignored; soft spread on unknown layer 'nope-2' "
+		     "ignored", "soft spreads: every one named");
+	}
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
 int main(void)
 {
 	test_seed();
@@ -745,7 +1330,13 @@ int main(void)
 	test_islands();
 	test_missing_labels();
 	test_spread();
+	test_label_spread();
+	test_anti_many();
+	test_label_limits();
 	test_members();
 	test_slot_cache();
+	test_many_candidates();
+	test_fill_whole();
+	test_long_messages();
 	return done_testing();
 }

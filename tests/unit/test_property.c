@@ -29,7 +29,10 @@
  *      allowed then), and only then;
  *  (f) preemption: victims are whole gangs of lower priority, all of
  *      them preemptible, or lower-priority reservations on nodes the
- *      gang uses; a gang that may not preempt never does.
+ *      gang uses; a gang that may not preempt never does;
+ *  (h), (i) the fill, on fabrics of its own (see fill_case()): fewest
+ *      children at every layer, and the largest free children kept
+ *      whole (brute force).
  *
  * (a) to (d) hold for preempting decisions too, counting what the
  * victims give back.
@@ -1189,6 +1192,478 @@ out:
 	tg_topology_destroy(t2);
 }
 
+/* ---- the fill: fewest children, largest free children kept whole ---- */
+
+/*
+ * (h) and (i), on their own random fabrics (1-3 layers of 1-6 children,
+ * 1-4 nodes of 8 GPUs under each lowest domain, 0-8 GPUs busy on each)
+ * and a gang of one pod set of G GPUs a member without constraints.  A
+ * node's offer slots are then its free GPUs / G, a domain's their sum.
+ * In the domain the gang was placed in (the lowest holding every
+ * member) and in every domain below it that got members:
+ *  (h) the number of children used is the fewest whose slots can hold
+ *      the members the domain got;
+ *  (i) the untouched children, sorted by slots, are the lexicographic
+ *      largest of every set of that many children that can hold them
+ *      (brute force over the subsets).
+ */
+#define FMAXN	(6 * 6 * 6 * 4)
+#define FMAXC	6
+
+typedef struct fnode {
+	unsigned path[3];	/* child index at each layer */
+	unsigned busy;		/* GPUs */
+	unsigned got;		/* members placed */
+} fnode;
+
+typedef struct fcase {
+	unsigned nl, nn, gpus, members;
+	fnode n[FMAXN];
+} fcase;
+
+static unsigned nfill_cases, nfill_placed, nfill_units, nfill_bad[2];
+
+static void fill_gen(fcase *f)
+{
+	unsigned fan[3], i, l, a, b, c, per, slots = 0;
+
+	f->nl = 1 + rn(3);
+	for (l = 0; l < 3; l++)
+		fan[l] = l < f->nl ? 1 + rn(FMAXC) : 1;
+	f->nn = 0;
+	f->gpus = 1u << rn(4);
+	for (a = 0; a < fan[0]; a++)
+		for (b = 0; b < fan[1]; b++)
+			for (c = 0; c < fan[2]; c++) {
+				per = 1 + rn(4);
+				for (i = 0; i < per; i++) {
+					fnode *x = &f->n[f->nn++];
+
+					x->path[0] = a;
+					x->path[1] = b;
+					x->path[2] = c;
+					x->busy = chance(3) ? 0 : rn(9);
+					x->got = 0;
+					slots += (8 - x->busy) / f->gpus;
+				}
+			}
+	f->members = 2 + rn(slots > 2 ? slots - 1 : 1);
+}
+
+static tg_topology *fill_build(const fcase *f)
+{
+	tg_topology *t = tg_topology_create();
+	unsigned i, l;
+
+	for (l = 0; l < f->nl; l++) {
+		char nm[16];
+
+		snprintf(nm, sizeof(nm), "L%u", l);
+		tg_topology_add_layer(t, nm, NULL);
+	}
+	for (i = 0; i < f->nn; i++) {
+		char nm[16], v[3][16];
+		const char *path[3];
+		tg_node_id id;
+
+		snprintf(nm, sizeof(nm), "n%03u", i);
+		for (l = 0; l < f->nl; l++) {
+			snprintf(v[l], sizeof(v[l]), "v%u", f->n[i].path[l]);
+			path[l] = v[l];
+		}
+		if (tg_topology_add_node(t, nm, path, &id) ||
+		    tg_topology_node_set_gpus(t, id, 8, NULL) ||
+		    tg_topology_node_set_resource(t, id, TG_RES_PODS, 110))
+			goto fail;
+	}
+	if (tg_topology_build(t, NULL))
+		goto fail;
+	for (i = 0; i < f->nn; i++) {
+		char pod[16];
+		tg_shape sh;
+		tg_alloc_spec sp;
+
+		if (!f->n[i].busy)
+			continue;
+		memset(&sh, 0, sizeof(sh));
+		memset(&sp, 0, sizeof(sp));
+		sh.v[TG_RES_GPU] = f->n[i].busy;
+		snprintf(pod, sizeof(pod), "busy-%u", i);
+		sp.pod = pod;
+		sp.node = (tg_node_id)i;
+		sp.shape = &sh;
+		if (tg_topology_add_alloc(t, &sp))
+			goto fail;
+	}
+	return t;
+fail:
+	tg_topology_destroy(t);
+	return NULL;
+}
+
+static int udesc(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The best untouched set of m of the nc children holding k (brute
+ * force): into best[], sorted, most slots first; false if none. */
+static bool fill_brute(const unsigned *slots, unsigned nc, unsigned m,
+		       unsigned k, unsigned *best)
+{
+	unsigned mask, c, rest[FMAXC];
+	bool found = false;
+
+	for (mask = 0; mask < (1u << nc); mask++) {
+		unsigned cnt = 0, sum = 0, nr = 0;
+
+		for (c = 0; c < nc; c++)
+			if (mask >> c & 1) {
+				cnt++;
+				sum += slots[c];
+			} else {
+				rest[nr++] = slots[c];
+			}
+		if (cnt != m || sum < k)
+			continue;
+		qsort(rest, nr, sizeof(unsigned), udesc);
+		for (c = 0; found && c < nr && rest[c] == best[c]; c++)
+			;
+		if (!found || (c < nr && rest[c] > best[c]))
+			memcpy(best, rest, nr * sizeof(unsigned));
+		found = true;
+	}
+	return found;
+}
+
+/*
+ * The unit at depth \p level whose path begins with \p path: its
+ * children are the distinct path[level] values (the nodes at depth nl).
+ * \p inside: at or below the domain the gang was placed in.
+ */
+static void fill_check_unit(const fcase *f, unsigned level,
+			    const unsigned *path, bool inside)
+{
+	unsigned slots[FMAXC * 4], got[FMAXC * 4], key[FMAXC * 4], nc = 0;
+	unsigned i, c, l, used = 0, k = 0, m, sum;
+	unsigned sorted[FMAXC * 4], best[FMAXC * 4], mine[FMAXC * 4];
+	unsigned nmine = 0;
+
+	for (i = 0; i < f->nn; i++) {
+		unsigned kv = level == f->nl ? i : f->n[i].path[level];
+		bool in = true;
+
+		for (l = 0; l < level; l++)
+			in = in && f->n[i].path[l] == path[l];
+		if (!in)
+			continue;
+		for (c = 0; c < nc; c++)
+			if (key[c] == kv)
+				break;
+		if (c == nc) {
+			key[nc] = kv;
+			slots[nc] = got[nc] = 0;
+			nc++;
+		}
+		slots[c] += (8 - f->n[i].busy) / f->gpus;
+		got[c] += f->n[i].got;
+	}
+	for (c = 0; c < nc; c++) {
+		k += got[c];
+		used += got[c] > 0;
+	}
+	if (used >= 2)
+		inside = true;
+	if (inside) {
+		nfill_units++;
+		memcpy(sorted, slots, nc * sizeof(unsigned));
+		qsort(sorted, nc, sizeof(unsigned), udesc);
+		for (m = 0, sum = 0; m < nc && sum < k; m++)
+			sum += sorted[m];
+		if (used != m && nfill_bad[0]++ < MAXDIAG)
+			printf("# fill case %u: depth %u: %u children used, "
+			       "%u would do\n", curcase, level, used, m);
+		for (c = 0; c < nc; c++)
+			if (!got[c])
+				mine[nmine++] = slots[c];
+		qsort(mine, nmine, sizeof(unsigned), udesc);
+		if (used == m && nc <= FMAXC &&
+		    fill_brute(slots, nc, m, k, best) &&
+		    memcmp(mine, best, nmine * sizeof(unsigned)) &&
+		    nfill_bad[1]++ < MAXDIAG)
+			printf("# fill case %u: depth %u: untouched children "
+			       "of %u, %u, ... slots; %u, %u, ... possible\n",
+			       curcase, level, mine[0],
+			       nmine > 1 ? mine[1] : 0, best[0],
+			       nmine > 1 ? best[1] : 0);
+	}
+	if (level == f->nl)
+		return;
+	for (c = 0; c < nc; c++)
+		if (got[c]) {
+			unsigned p2[3] = { path[0], path[1], path[2] };
+
+			p2[level] = key[c];
+			fill_check_unit(f, level + 1, p2, inside);
+		}
+}
+
+static void fill_case(unsigned caseno)
+{
+	static fcase f;
+	tg_topology *t;
+	tg_gang *g;
+	tg_decision *d = NULL;
+	tg_shape sh;
+	unsigned i, ps;
+	const unsigned root[3] = { 0, 0, 0 };
+
+	curcase = caseno;
+	fill_gen(&f);
+	t = fill_build(&f);
+	g = tg_gang_create("default/fill");
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_GPU] = f.gpus;
+	if (!t || !g || tg_gang_add_podset(g, "w", &sh, f.members, &ps) ||
+	    tg_place(t, g, &d, NULL)) {
+		nfill_bad[0]++;
+		printf("# fill case %u: could not build or place\n", caseno);
+		goto out;
+	}
+	nfill_cases++;
+	if (tg_decision_status(d) != TG_STATUS_PLACED)
+		goto out;
+	nfill_placed++;
+	for (i = 0; i < tg_decision_nplacements(d); i++)
+		f.n[tg_decision_placement(d, i)->node].got++;
+	fill_check_unit(&f, 0, root, false);
+out:
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
+/*
+ * ---- Kubernetes spread and pod anti-affinity, through the loader ----
+ *
+ * Random dumps (3-10 nodes over spines and blocks, running pods with
+ * labels and some with required anti-affinity, pending lone pods with
+ * hard or soft topologySpreadConstraints and anti-affinity) are loaded
+ * with tg_k8s and decided in order, each decision applied.  Checked:
+ *  (s) a pod placed under a DoNotSchedule spread: the matching pods in
+ *      its domain before it, + 1 when it matches, - the minimum over
+ *      every domain, is at most maxSkew (running pods and pods placed
+ *      earlier counted);
+ *  (t) no required anti-affinity broken in either direction: no pod
+ *      with a term shares the term's domain with a pod it selects,
+ *      whenever either of the two was placed by topogang.
+ */
+#define KP_MAXN	10
+#define KP_MAXP	16
+
+typedef struct kpod_rec {
+	char name[16];
+	unsigned ns, app, node;		/* node: KP_MAXN = not placed */
+	bool pending, placed;
+	bool anti;
+	unsigned anti_key, anti_app;	/* key: 0 host, 1 spine, 2 block */
+	bool spread, hard;
+	unsigned sp_key, sp_app, sp_skew;
+} kpod_rec;
+
+static const char *const kp_ns[] = { "default", "other" };
+static const char *const kp_app[] = { "a", "b", "c" };
+static const char *const kp_key[] = { "kubernetes.io/hostname",
+				      "example.com/spine",
+				      "example.com/block" };
+
+static unsigned kp_dom(const unsigned (*lab)[3], unsigned node, unsigned key)
+{
+	return key == 0 ? node : lab[node][key];
+}
+
+static unsigned kspread_bad, kanti_bad, kspread_n, kanti_n, kplaced;
+
+static void kp_case(unsigned caseno)
+{
+	static char text[65536];
+	static const char *const levels[] = { "example.com/spine",
+					      "example.com/block" };
+	unsigned nn = 3 + rn(8), np = 2 + rn(KP_MAXP - 2), i, j, k;
+	unsigned lab[KP_MAXN][3];	/* [1] spine, [2] block (global) */
+	kpod_rec pod[KP_MAXP];
+	size_t len = 0;
+	tg_k8s *kk = tg_k8s_create();
+	tg_topology *t = NULL;
+	tg_errinfo ei;
+
+#define OUT(...) (len += (size_t)snprintf(text + len, sizeof(text) - len, \
+					   __VA_ARGS__))
+	for (i = 0; i < nn; i++) {
+		lab[i][1] = rn(3);
+		lab[i][2] = lab[i][1] * 2 + rn(2);	/* blocks unique */
+		OUT("---\napiVersion: v1\nkind: Node\nmetadata: {name: n%u, "
+		    "labels: {kubernetes.io/hostname: n%u, example.com/spine: "
+		    "s%u, example.com/block: b%u}}\nstatus: {allocatable: "
+		    "{cpu: '%u', pods: '110'}}\n", i, i, lab[i][1], lab[i][2],
+		    1 + rn(3));
+	}
+	for (i = 0; i < np; i++) {
+		kpod_rec *p = &pod[i];
+
+		memset(p, 0, sizeof(*p));
+		snprintf(p->name, sizeof(p->name), "p%02u", i);
+		p->ns = chance(4);
+		p->app = rn(3);
+		p->pending = chance(2);
+		p->node = p->pending ? KP_MAXN : rn(nn);
+		p->anti = chance(3);
+		p->anti_key = rn(3);
+		p->anti_app = rn(3);
+		p->spread = p->pending && !chance(3);
+		p->hard = !chance(4);
+		p->sp_key = rn(3);
+		p->sp_app = chance(3) ? rn(3) : p->app;
+		p->sp_skew = 1 + chance(3);
+		OUT("---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, "
+		    "namespace: %s, labels: {app: %s}, creationTimestamp: "
+		    "'2026-01-01T00:00:%02uZ'}\nspec:\n", p->name,
+		    kp_ns[p->ns], kp_app[p->app], i);
+		if (!p->pending)
+			OUT("  nodeName: n%u\n", p->node);
+		OUT("  containers:\n  - name: c\n    resources: {requests: "
+		    "{cpu: '%s'}}\n", p->pending ? "1" : "100m");
+		if (p->anti)
+			OUT("  affinity:\n    podAntiAffinity:\n      "
+			    "requiredDuringSchedulingIgnoredDuringExecution:\n"
+			    "      - labelSelector: {matchLabels: {app: %s}}\n"
+			    "        topologyKey: %s\n", kp_app[p->anti_app],
+			    kp_key[p->anti_key]);
+		if (p->spread)
+			OUT("  topologySpreadConstraints:\n  - maxSkew: %u\n"
+			    "    topologyKey: %s\n    whenUnsatisfiable: %s\n"
+			    "    labelSelector: {matchLabels: {app: %s}}\n",
+			    p->sp_skew, kp_key[p->sp_key], p->hard ?
+			    "DoNotSchedule" : "ScheduleAnyway",
+			    kp_app[p->sp_app]);
+		if (!p->pending)
+			OUT("status: {phase: Running}\n");
+	}
+#undef OUT
+	if (len >= sizeof(text) ||
+	    tg_k8s_set_levels(kk, levels, 2) ||
+	    tg_k8s_add(kk, text, len, "kprop", &ei) ||
+	    tg_k8s_build(kk, &t, &ei)) {
+		fail(0, "case %u: the dump does not load: %s", caseno,
+		     ei.msg);
+		tg_k8s_destroy(kk);
+		return;
+	}
+	for (i = 0; i < tg_k8s_ngangs(kk); i++) {
+		tg_gang *g = tg_k8s_gang(kk, i);
+		tg_decision *d = NULL;
+		kpod_rec *p = NULL;
+		tg_node_id n;
+
+		for (j = 0; j < np; j++) {
+			char full[40];
+
+			snprintf(full, sizeof(full), "%s/%s", kp_ns[pod[j].ns],
+				 pod[j].name);
+			if (!strcmp(full, tg_gang_name(g)))
+				p = &pod[j];
+		}
+		if (!p || tg_place(t, g, &d, &ei) || !d) {
+			fail(0, "case %u: gang %s: %s", caseno,
+			     tg_gang_name(g), p ? ei.msg : "unknown");
+			continue;
+		}
+		if (tg_decision_status(d) != TG_STATUS_PLACED) {
+			tg_decision_free(d);
+			continue;
+		}
+		n = tg_decision_placement(d, 0)->node;
+		sscanf(tg_topology_node_name(t, n), "n%u", &p->node);
+		if (p->spread && p->hard) {
+			unsigned cnt[KP_MAXN] = { 0 }, mn = UINT32_MAX;
+			bool seen[KP_MAXN] = { false };
+
+			for (j = 0; j < np; j++)
+				if (&pod[j] != p && pod[j].node < nn &&
+				    pod[j].ns == p->ns &&
+				    pod[j].app == p->sp_app)
+					cnt[kp_dom(lab, pod[j].node,
+						   p->sp_key)]++;
+			for (j = 0; j < nn; j++)
+				seen[kp_dom(lab, j, p->sp_key)] = true;
+			for (j = 0; j < KP_MAXN; j++)
+				if (seen[j] && cnt[j] < mn)
+					mn = cnt[j];
+			kspread_n++;
+			if (cnt[kp_dom(lab, p->node, p->sp_key)] +
+			    (p->app == p->sp_app) - mn > p->sp_skew) {
+				kspread_bad++;
+				if (kspread_bad <= MAXDIAG)
+					diag("case %u: %s on n%u: skew over "
+					     "%u on %s", caseno, p->name,
+					     p->node, p->sp_skew,
+					     kp_key[p->sp_key]);
+			}
+		}
+		p->placed = true;
+		kplaced++;
+		tg_decision_apply(t, g, d);
+		tg_decision_free(d);
+	}
+	for (i = 0; i < np; i++) {
+		for (j = 0; j < np; j++) {
+			const kpod_rec *a = &pod[i], *b = &pod[j];
+
+			if (i == j || !a->anti || a->node >= nn ||
+			    b->node >= nn || (!a->placed && !b->placed))
+				continue;
+			k = a->anti_key;
+			kanti_n++;
+			if (b->ns == a->ns && b->app == a->anti_app &&
+			    kp_dom(lab, a->node, k) == kp_dom(lab, b->node, k)) {
+				kanti_bad++;
+				if (kanti_bad <= MAXDIAG)
+					diag("case %u: %s (n%u) avoids app=%s "
+					     "by %s, %s is on n%u", caseno,
+					     a->name, a->node,
+					     kp_app[a->anti_app], kp_key[k],
+					     b->name, b->node);
+			}
+		}
+	}
+	tg_topology_destroy(t);
+	tg_k8s_destroy(kk);
+}
+
+static void kp_run(uint64_t seed, unsigned ncases)
+{
+	unsigned i;
+
+	for (i = 0; i < ncases; i++) {
+		rng = (seed + 7) * 0x9e3779b97f4a7c15ull ^
+		      (i + 1) * 0xbf58476d1ce4e5b9ull;
+		if (!rng)
+			rng = 1;
+		rnd();
+		kp_case(i);
+	}
+	ok(!kspread_bad, "k8s: DoNotSchedule skew never exceeded, running "
+	   "and earlier pods counted (%u spread pods placed, %u over)",
+	   kspread_n, kspread_bad);
+	ok(!kanti_bad, "k8s: required anti-affinity never broken in either "
+	   "direction (%u pairs, %u broken)", kanti_n, kanti_bad);
+	ok(kspread_n >= ncases / 4 && kplaced >= ncases,
+	   "k8s: the generator places pods (%u) and spread ones (%u)",
+	   kplaced, kspread_n);
+}
+
 static bool env_u64(const char *name, uint64_t *out)
 {
 	const char *s = getenv(name);
@@ -1234,6 +1709,26 @@ int main(void)
 		rnd();
 		one_case(i);
 	}
+	/* the fill's properties, on their own fabrics */
+	for (i = 0; i < ncases; i++) {
+		if (one && i != only)
+			continue;
+		rng = (seed + 7) * 0x9e3779b97f4a7c15ull ^
+		      (i + 1) * 0x94d049bb133111ebull;
+		if (!rng)
+			rng = 1;
+		rnd();
+		fill_case(i);
+	}
+	ok(!nfill_bad[0], "(h) fill: fewest children at every layer: %u "
+	   "gangs placed of %u, %u domains checked, %u violations",
+	   nfill_placed, nfill_cases, nfill_units, nfill_bad[0]);
+	ok(!nfill_bad[1], "(i) fill: the untouched children are the largest "
+	   "a fewest-children choice leaves: %u violations", nfill_bad[1]);
+	ok(nfill_placed >= ncases / 2 && nfill_units >= ncases,
+	   "the fill cases place most gangs and check many domains");
+	if (!one)
+		kp_run(seed, (unsigned)(ncases < 2000 ? ncases : 2000));
 	for (i = 0; i < NPROP; i++)
 		ok(!nbad[i], "%s: %llu cases, %u violations", prop_name[i],
 		   (unsigned long long)ncases, nbad[i]);

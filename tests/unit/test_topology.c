@@ -666,6 +666,30 @@ static void test_warnings(void)
 	     "no-spine nothing", "warnings: draw lists them in name order");
 	tg_free(pic);
 	tg_topology_destroy(t);
+
+	/* a warning is never cut: names at their limit make it over the
+	 * 511 bytes it was cut at */
+	{
+		char layer[254], key[254], node[254], want[300];
+
+		memset(layer, 'l', 253);
+		memset(key, 'k', 253);
+		memset(node, 'n', 253);
+		layer[253] = key[253] = node[253] = '\0';
+		t = tg_topology_create();
+		tg_topology_add_layer(t, layer, key);
+		tg_topology_add_node(t, node, NULL, &id);
+		is_int(tg_topology_build(t, NULL), TG_OK,
+		       "long warning: build");
+		ok(strlen(tg_topology_warning(t, 0)) > 770,
+		   "long warning: whole (%zu bytes)",
+		   strlen(tg_topology_warning(t, 0)));
+		snprintf(want, sizeof(want), "(layer %s); left out of "
+			 "topology-aware placement", layer);
+		like(tg_topology_warning(t, 0), want,
+		     "long warning: ends as it should");
+		tg_topology_destroy(t);
+	}
 }
 
 /* the accelerator-layer rule: a node missing only its accelerator label

@@ -35,13 +35,17 @@ typedef enum tg_err {
 #define TG_MAX_NODES		(4u << 20)
 #define TG_MAX_MEMBERS		(1u << 20)	/* members of one gang */
 #define TG_MAX_FILE		(256u << 20)	/* bytes of one input file */
+#define TG_MAX_POD_LABELS	256	/* labels of one pod (allocation or
+					 * gang member) */
+#define TG_MAX_SPREADS		16	/* label-selector spreads of a gang */
 
 /* Sentinel for "no node", "no domain", "no layer". */
 #define TG_NONE UINT32_MAX
 
 /*
  * A one-line, human-readable explanation of the last error.  Functions that
- * take a tg_errinfo * accept NULL when the caller does not want it.
+ * take a tg_errinfo * accept NULL when the caller does not want it.  At
+ * most 511 bytes: a longer explanation is cut and ends in "...".
  */
 typedef struct tg_errinfo {
 	char msg[512];

@@ -94,6 +94,43 @@ tg_err tg_gang_add_spread(tg_gang *g, const char *layer, unsigned max_skew,
 			  bool hard);
 
 /*
+ * A topology spread as Kubernetes defines it (a pod's
+ * topologySpreadConstraints entry): the pods that count are every
+ * allocation whose namespace is \p ns and whose labels match the
+ * selector (running pods, pods placed earlier by tg_decision_apply())
+ * and the gang's own members as they are placed, when their labels
+ * (tg_gang_podset_set_member_labels()) match.  For a domain of \p layer,
+ * skew = matching pods in it + 1 (when the member matches) - the minimum
+ * over the eligible domains; when fewer domains are eligible than
+ * \p min_domains that minimum is 0.  A domain is eligible when one of
+ * its nodes is in the tree and passes the gang's largest pod set's node
+ * selector and node affinity (unless \p ignore_node_affinity) and, with
+ * \p honor_taints, its taints (a cordoned node counts as tainted then);
+ * only pods on eligible nodes are counted.  \p hard (DoNotSchedule)
+ * makes skew <= \p max_skew a filter for every member; otherwise it is a
+ * preference: members go to the domains with the fewest matching pods.
+ * The layer must be a topology layer or the node level.
+ */
+typedef struct tg_spread_spec {
+	const char *layer;	/* a layer's name or label key (topologyKey) */
+	unsigned max_skew;	/* >= 1 */
+	bool hard;		/* DoNotSchedule, else ScheduleAnyway */
+	unsigned min_domains;	/* minDomains; 0 = unset; hard only */
+	bool ignore_node_affinity;	/* nodeAffinityPolicy: Ignore */
+	bool honor_taints;		/* nodeTaintsPolicy: Honor */
+	const char *ns;		/* the namespace whose pods count */
+	bool selector;		/* false: a nil selector, no pod counts */
+	const tg_label_expr *exprs;	/* all must hold; none: every pod */
+	unsigned nexprs;	/* at most TG_MAX_TERMS */
+} tg_spread_spec;
+
+/*
+ * Adds a label-selector spread (copied); TG_ELIMIT past TG_MAX_SPREADS.
+ * tg_gang_spread_at() lists these after the tg_gang_add_spread() ones.
+ */
+tg_err tg_gang_add_spread_spec(tg_gang *g, const tg_spread_spec *s);
+
+/*
  * Adds a pod set of \p count members of \p shape.  Returns its index in
  * *ps.  Member names default to "<gang>-<podset>-<i>"; set them with
  * tg_gang_podset_set_member().
@@ -102,6 +139,17 @@ tg_err tg_gang_add_podset(tg_gang *g, const char *name, const tg_shape *shape,
 			  unsigned count, unsigned *ps);
 tg_err tg_gang_podset_set_member(tg_gang *g, unsigned ps, unsigned i,
 				 const char *pod);
+/*
+ * The namespace and labels of member \p i (copied), recorded with its
+ * allocation by tg_decision_apply() and matched by label-selector
+ * spreads.  Members of one pod set are taken as alike: a pod set counts
+ * toward a spread when any of its members matches the selector.
+ * TG_ELIMIT past TG_MAX_POD_LABELS, TG_EINVAL for a repeated key.
+ */
+tg_err tg_gang_podset_set_member_labels(tg_gang *g, unsigned ps, unsigned i,
+					const char *ns, const tg_label *labels,
+					unsigned nlabels);
+
 /* Cap on members of this pod set on one node (podAntiAffinity on the
  * hostname against its own pods gives 1); 0 = no cap. */
 tg_err tg_gang_podset_set_max_per_node(tg_gang *g, unsigned ps,

@@ -18,6 +18,13 @@
  * Gang dialects: Koordinator, scheduler-plugins, KAI/Run:ai, Kueue,
  * LeaderWorkerSet; a pending pod in no group is a gang of one.
  *
+ * Pods' topologySpreadConstraints and required pod (anti-)affinity follow
+ * kube-scheduler (README, "Kubernetes placement rules"): bound pods
+ * record their namespace and labels with their allocation, members
+ * theirs with the gang, so that the gangs of one pass, each decision
+ * applied before the next, count each other; Namespace objects give the
+ * labels a namespaceSelector matches.
+ *
  * Everything the loader cannot use is reported: tg_k8s_warning().
  * Malformed input is one error naming the object ("Pod default/x:
  * spec.containers[0].resources.requests.cpu: bad quantity '8x'").

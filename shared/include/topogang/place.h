@@ -19,13 +19,32 @@
  *     on full paths (label by label with tg_name_cmp(), farthest first:
  *     the tree order; comparing the joined strings would not keep a
  *     domain's children together).
- *  4. Fill: inside the chosen domain, a child that alone holds the rest
- *     gets it (the tightest such child); otherwise the child with the most
- *     slots is filled and the step repeats.  This spans the fewest child
- *     domains at every layer.
+ *  4. Fill: inside the chosen domain, as few children as can hold the
+ *     members (the fewest child domains at every layer), and among the
+ *     sets of that many children that hold them, the one whose untouched
+ *     children, sorted by slots, are the largest (lexicographically): the
+ *     largest free domains stay whole.  10 members over free blocks of
+ *     8, 6 and 4 nodes go 6 + 4, not 8 + 2.  One child holding them all
+ *     is the tightest such child.  The chosen children are filled most
+ *     slots first (ties: path order), each whole but the last, which
+ *     takes the rest; each is filled the same way in turn.  Ties between
+ *     children of equal slots: the first path is used, the later one
+ *     left whole.
+ *  When several pod sets (or a spread) make a candidate fail, the next
+ *  one in bin-pack order is tried, every candidate of the level.
  *  5. Ranks follow the fill order, so consecutive ranks are topological
  *     neighbours (NCCL rings); GPUs inside a node come from one NVLink
  *     island when one can hold the member.
+ *
+ * Label-selector spreads (tg_gang_add_spread_spec()): a hard one makes a
+ * node take none when its domain would exceed the skew even if every
+ * other member that counts raised the minimum (step 1); the search starts
+ * at the level above the spread's; where the fill splits members over
+ * the spread's domains, or over a wider domain's (when no domain of the
+ * level above holds the gang), they go one at a time to a domain where
+ * every hard spread's skew holds, the fewest matching pods first, then
+ * the most room, then path order, each member that counts raising its
+ * domain's count.
  */
 #ifndef TOPOGANG_PLACE_H
 #define TOPOGANG_PLACE_H
@@ -104,12 +123,15 @@ unsigned tg_decision_nvictims(const tg_decision *d);
 const tg_victim *tg_decision_victim(const tg_decision *d, unsigned i);
 /* Estimated bottleneck all-reduce bandwidth, Gbit/s; 0 if unschedulable. */
 double tg_decision_bandwidth_gbps(const tg_decision *d);
-/* A message a person can act on; never NULL. */
+/* A message a person can act on; never NULL.  At most 64 KiB (it names
+ * at most a dozen domains, so only names near their limits come close):
+ * a longer one is cut and ends in " [message cut at 65536 bytes]". */
 const char *tg_decision_message(const tg_decision *d);
 
 /*
  * Draws the tree (domains with free/total slots) with the decision's
- * nodes marked, as plain text.  \p d may be NULL.
+ * nodes marked, as plain text.  \p d may be NULL.  At most 16 MiB: a
+ * longer picture is cut and ends in " [message cut at 16777216 bytes]".
  * \note The caller frees the string with tg_free(); NULL on ENOMEM.
  */
 char *tg_draw(const tg_topology *t, const tg_decision *d);

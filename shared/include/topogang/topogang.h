@@ -13,5 +13,6 @@
 #include "topogang/topoconf.h"
 #include "topogang/k8s.h"
 #include "topogang/discover.h"
+#include "topogang/draw.h"
 
 #endif /* TOPOGANG_H */

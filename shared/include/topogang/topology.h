@@ -173,9 +173,18 @@ tg_err tg_topology_domain_find(const tg_topology *t, const char *path,
 unsigned tg_topology_nwarnings(const tg_topology *t);
 const char *tg_topology_warning(const tg_topology *t, unsigned i);
 
+/* A pod label (key, value); the value may be "". */
+typedef struct tg_label {
+	const char *key;
+	const char *value;
+} tg_label;
+
 /*
  * Allocations: running or bound work that consumes resources on a node.
  * Members of one gang share \p gang; preemption removes whole gangs.
+ * A pod's namespace and labels (Kubernetes) are what topology spreads
+ * and pod affinity with a label selector count (gang.h); allocations
+ * alike share one interned copy.
  */
 typedef struct tg_alloc_spec {
 	const char *pod;	/* unique name, e.g. "ns/pod" or "job 42" */
@@ -188,6 +197,10 @@ typedef struct tg_alloc_spec {
 	bool nominated;		/* a reservation, not yet running */
 	int64_t expires;	/* nominated: lapses at this time, 0 = never */
 	const char *budget;	/* disruption budget name, NULL = none */
+	const char *ns;		/* namespace; NULL = "" */
+	const tg_label *labels;	/* nlabels distinct keys, at most
+				 * TG_MAX_POD_LABELS (else TG_ELIMIT) */
+	unsigned nlabels;
 } tg_alloc_spec;
 
 /*

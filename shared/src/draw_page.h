@@ -1,0 +1,135 @@
+/*
+ * shared/src/draw_page.h - the page around the picture (TG_DRAW_HTML):
+ * its style, its header and its script, compiled in (no external
+ * script, style or font: clusters are often offline).
+ *
+ * The script: zoom (wheel, + / - / fit / 1:1 buttons), pan (drag, or
+ * the scroll bars), filter (the text box: a node, gang, domain or flag
+ * matching dims everything else; a click on a gang in the side panel
+ * filters on it), and, when <body data-state> names a URL, a poll of
+ * that JSON every data-refresh seconds that reloads the page when its
+ * "version" differs from data-version (zoom, scroll and filter are kept
+ * in sessionStorage across the reload).
+ */
+#ifndef TG_DRAW_PAGE_H
+#define TG_DRAW_PAGE_H
+
+static const char dr_page_css[] =
+	"html,body{margin:0;height:100%;font:13px sans-serif;color:#1c2733}"
+	"body{display:flex;flex-direction:column}"
+	"header{display:flex;gap:8px;align-items:center;padding:6px 10px;"
+	"background:#263238;color:#eceff1}"
+	"header b{font-size:15px;margin-right:8px}"
+	"header input{width:22em;padding:3px 6px}"
+	"header button{min-width:2.2em;padding:2px 6px}"
+	"#count,#stamp{font-size:12px;color:#b0bec5}"
+	"main{flex:1;display:flex;min-height:0}"
+	"#view{flex:1;overflow:auto;background:#fff;cursor:grab}"
+	"#view.drag{cursor:grabbing}"
+	"#fabric{display:block}"
+	"aside{width:26em;overflow:auto;border-left:1px solid #cfd8dc;"
+	"padding:0 10px;background:#fafbfc}"
+	"aside h2{font-size:14px;margin:12px 0 6px}"
+	"aside ul{list-style:none;margin:0;padding:0}"
+	"aside li{padding:3px 2px;border-bottom:1px solid #eceff1;"
+	"cursor:pointer}"
+	"aside li:hover{background:#e3f2fd}"
+	".sw{display:inline-block;width:10px;height:10px;margin-right:5px;"
+	"border:1px solid #90a4ae}"
+	".why{color:#5d4037;font-size:12px;margin:2px 0 0 16px}"
+	".fn b{color:#c62828}"
+	"code{font-size:12px}";
+
+static const char dr_page_header[] =
+	"<header><b>topogang</b>"
+	"<input id=\"q\" type=\"search\" placeholder=\"filter: node, gang, "
+	"domain or flag\" aria-label=\"filter\">"
+	"<span id=\"count\"></span>"
+	"<button id=\"zin\" title=\"zoom in\">+</button>"
+	"<button id=\"zout\" title=\"zoom out\">&#8722;</button>"
+	"<button id=\"zfit\" title=\"fit to the window\">fit</button>"
+	"<button id=\"z1\" title=\"actual size\">1:1</button>"
+	"<span id=\"stamp\"></span></header>\n";
+
+static const char dr_page_js[] =
+	"(function(){'use strict';\n"
+	"var body=document.body,svg=document.getElementById('fabric'),"
+	"view=document.getElementById('view'),q=document.getElementById('q'),"
+	"count=document.getElementById('count'),"
+	"stamp=document.getElementById('stamp');\n"
+	"var nodes=svg.querySelectorAll('g.n[data-node]'),"
+	"boxes=svg.querySelectorAll('g.d'),"
+	"W=+svg.getAttribute('width'),H=+svg.getAttribute('height'),z=1;\n"
+	"function setz(nz,cx,cy){nz=Math.max(0.05,Math.min(20,nz));"
+	"if(cx===undefined){cx=view.clientWidth/2;cy=view.clientHeight/2;}"
+	"var px=(view.scrollLeft+cx)/z,py=(view.scrollTop+cy)/z;z=nz;"
+	"svg.setAttribute('width',Math.round(W*z));"
+	"svg.setAttribute('height',Math.round(H*z));"
+	"view.scrollLeft=px*z-cx;view.scrollTop=py*z-cy;}\n"
+	"function fit(){setz(Math.min(view.clientWidth/W,"
+	"view.clientHeight/H,1));}\n"
+	"function hay(e){return ((e.getAttribute('data-node')||'')+' '+"
+	"(e.getAttribute('data-gang')||'')+' '+"
+	"(e.getAttribute('data-gangs')||'')+' '+"
+	"(e.getAttribute('data-path')||'')+' '+"
+	"(e.getAttribute('data-flag')||'')).toLowerCase();}\n"
+	"function filter(){var s=q.value.trim().toLowerCase(),n=0,i,e,m;"
+	"for(i=0;i<nodes.length;i++){e=nodes[i];m=!s||hay(e).indexOf(s)>=0;"
+	"e.classList.toggle('dim',!m);e.classList.toggle('hit',!!s&&m);"
+	"if(m)n++;}"
+	"for(i=0;i<boxes.length;i++){e=boxes[i];"
+	"m=!s||e.querySelector('g.n.hit')!==null||"
+	"(e.getAttribute('data-path')||'').toLowerCase().indexOf(s)>=0;"
+	"e.classList.toggle('dim',!m);}"
+	"count.textContent=s?n+' of '+nodes.length+' nodes match':"
+	"nodes.length+' nodes';}\n"
+	"q.addEventListener('input',filter);\n"
+	"document.getElementById('zin').onclick=function(){setz(z*1.25);};\n"
+	"document.getElementById('zout').onclick=function(){setz(z/1.25);};\n"
+	"document.getElementById('zfit').onclick=fit;\n"
+	"document.getElementById('z1').onclick=function(){setz(1);};\n"
+	"view.addEventListener('wheel',function(ev){ev.preventDefault();"
+	"var r=view.getBoundingClientRect();"
+	"setz(z*(ev.deltaY<0?1.15:1/1.15),ev.clientX-r.left,"
+	"ev.clientY-r.top);},{passive:false});\n"
+	"var drag=null;view.addEventListener('mousedown',function(ev){"
+	"drag={x:ev.clientX,y:ev.clientY,l:view.scrollLeft,t:view.scrollTop};"
+	"view.classList.add('drag');});\n"
+	"window.addEventListener('mousemove',function(ev){if(!drag)return;"
+	"view.scrollLeft=drag.l-(ev.clientX-drag.x);"
+	"view.scrollTop=drag.t-(ev.clientY-drag.y);});\n"
+	"window.addEventListener('mouseup',function(){drag=null;"
+	"view.classList.remove('drag');});\n"
+	"function pick(v){q.value=v;filter();"
+	"var h=svg.querySelector('g.n.hit');"
+	"if(h&&h.scrollIntoView)h.scrollIntoView({block:'center',"
+	"inline:'center'});}\n"
+	"Array.prototype.forEach.call(document.querySelectorAll("
+	"'aside li[data-gang]'),function(li){li.onclick=function(){"
+	"pick(li.getAttribute('data-gang'));};});\n"
+	"Array.prototype.forEach.call(document.querySelectorAll("
+	"'aside li[data-node]'),function(li){li.onclick=function(){"
+	"pick(li.getAttribute('data-node'));};});\n"
+	"var keep=null;try{keep=JSON.parse(sessionStorage.getItem("
+	"'topogang-ui')||'null');sessionStorage.removeItem('topogang-ui');}"
+	"catch(err){keep=null;}\n"
+	"if(keep){q.value=keep.q||'';setz(keep.z||1,0,0);"
+	"view.scrollLeft=keep.l||0;view.scrollTop=keep.t||0;}"
+	"else if(location.hash.length>1){q.value="
+	"decodeURIComponent(location.hash.slice(1));fit();}else{fit();}\n"
+	"filter();\n"
+	"var url=body.getAttribute('data-state'),"
+	"ver=body.getAttribute('data-version'),"
+	"every=(+body.getAttribute('data-refresh')||5)*1000;\n"
+	"function poll(){fetch(url,{cache:'no-store'}).then(function(r){"
+	"return r.ok?r.json():null;}).then(function(j){"
+	"if(!j)return;stamp.textContent='checked '+"
+	"new Date().toLocaleTimeString();"
+	"if(j.version!==ver){try{sessionStorage.setItem('topogang-ui',"
+	"JSON.stringify({q:q.value,z:z,l:view.scrollLeft,"
+	"t:view.scrollTop}));}catch(err){}location.reload();}})"
+	".catch(function(){stamp.textContent='cannot reach '+url;});}\n"
+	"if(url){stamp.textContent='live';setInterval(poll,every);}\n"
+	"})();\n";
+
+#endif /* TG_DRAW_PAGE_H */

@@ -1,0 +1,262 @@
+/*****************************************************************************\
+ *  tgreason.c - the core's pending reasons on Slurm jobs (see tgreason.h).
+\*****************************************************************************/
+
+#include "config.h"
+
+#define _GNU_SOURCE
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "slurm/slurm.h"
+#include "slurm/slurm_errno.h"
+
+#include "src/common/slurm_xlator.h"
+#include "src/common/log.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
+#include "src/slurmctld/locks.h"
+#include "src/slurmctld/slurmctld.h"
+
+/* slurmctld's own data: weak, so that clients and slurmd, which load
+ * the plugin too, need not have it (only slurmctld reaches the code). */
+#pragma weak last_job_update
+#pragma weak job_list
+
+#include "tgreason.h"
+
+typedef struct reason {
+	uint32_t job_id;
+	char *msg;			/* malloc'd, state_desc to show */
+} reason_t;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static reason_t reasons[TGR_MAX_REASONS];
+static unsigned nreasons = 0;
+static pthread_t thread;
+static bool started = false, stop = false;
+
+static reason_t *_find(uint32_t job_id)
+{
+	for (unsigned i = 0; i < nreasons; i++)
+		if (reasons[i].job_id == job_id)
+			return &reasons[i];
+	return NULL;
+}
+
+extern void tgr_drop(uint32_t job_id)
+{
+	slurm_mutex_lock(&lock);
+	for (unsigned i = 0; i < nreasons; i++) {
+		if (reasons[i].job_id != job_id)
+			continue;
+		free(reasons[i].msg);
+		reasons[i] = reasons[--nreasons];
+		break;
+	}
+	slurm_mutex_unlock(&lock);
+}
+
+typedef struct once {
+	uint32_t job_id;
+	uint32_t cond;			/* FNV-1a of the condition */
+} once_t;
+
+static once_t once_tab[TGR_MAX_ONCE];
+static unsigned once_n = 0, once_next = 0;
+
+extern bool tgr_once(uint32_t job_id, const char *cond)
+{
+	uint32_t h = 2166136261u;
+	bool fresh = true;
+
+	for (; *cond; cond++)
+		h = (h ^ (uint8_t) *cond) * 16777619u;
+	slurm_mutex_lock(&lock);
+	for (unsigned i = 0; i < once_n && fresh; i++)
+		if (once_tab[i].job_id == job_id && once_tab[i].cond == h)
+			fresh = false;
+	if (fresh) {
+		once_tab[once_next].job_id = job_id;
+		once_tab[once_next].cond = h;
+		once_next = (once_next + 1) % TGR_MAX_ONCE;
+		if (once_n < TGR_MAX_ONCE)
+			once_n++;
+	}
+	slurm_mutex_unlock(&lock);
+	return fresh;
+}
+
+/* Remembers \p msg for the job (under lock); true when it is new. */
+static bool _remember(job_record_t *job_ptr, const char *msg, char **out)
+{
+	reason_t *r = _find(job_ptr->job_id);
+	bool fresh = !r || strcmp(r->msg, msg);
+	char *dup;
+
+	*out = r ? r->msg : NULL;
+	if (!fresh)
+		return false;
+	dup = strndup(msg, TGR_MAX_LEN);
+	if (!dup)
+		return false;
+	if (!r) {
+		if (nreasons >= TGR_MAX_REASONS) {
+			/* drop the oldest */
+			free(reasons[0].msg);
+			memmove(&reasons[0], &reasons[1],
+				(nreasons - 1) * sizeof(reasons[0]));
+			nreasons--;
+		}
+		r = &reasons[nreasons++];
+		r->job_id = job_ptr->job_id;
+	} else {
+		free(r->msg);
+	}
+	r->msg = dup;
+	*out = dup;
+	return true;
+}
+
+extern bool tgr_set(job_record_t *job_ptr, const char *msg)
+{
+	char *cur;
+	bool fresh;
+
+	slurm_mutex_lock(&lock);
+	fresh = _remember(job_ptr, msg, &cur);
+	if (cur && (!job_ptr->state_desc ||
+		    strcmp(job_ptr->state_desc, cur))) {
+		xfree(job_ptr->state_desc);
+		job_ptr->state_desc = xstrdup(cur);
+		last_job_update = time(NULL);
+	}
+	slurm_mutex_unlock(&lock);
+	return fresh;
+}
+
+/* Puts every remembered reason back on its job (under both locks). */
+static void _apply(void)
+{
+	for (unsigned i = 0; i < nreasons;) {
+		job_record_t *job_ptr = find_job_record(reasons[i].job_id);
+
+		if (!job_ptr || !IS_JOB_PENDING(job_ptr)) {
+			free(reasons[i].msg);
+			reasons[i] = reasons[--nreasons];
+			continue;
+		}
+		if ((job_ptr->state_reason == WAIT_RESOURCES) &&
+		    (!job_ptr->state_desc ||
+		     strcmp(job_ptr->state_desc, reasons[i].msg))) {
+			xfree(job_ptr->state_desc);
+			job_ptr->state_desc = xstrdup(reasons[i].msg);
+			last_job_update = time(NULL);
+		}
+		i++;
+	}
+}
+
+/*
+ * Whether a remembered reason must be put back (a pending job waits for
+ * resources without it); forgets the reasons of jobs that no longer wait.
+ * Under the job read lock and lock.
+ */
+static bool _stale(void)
+{
+	bool any = false;
+
+	for (unsigned i = 0; i < nreasons;) {
+		job_record_t *job_ptr = find_job_record(reasons[i].job_id);
+
+		if (!job_ptr || !IS_JOB_PENDING(job_ptr)) {
+			free(reasons[i].msg);
+			reasons[i] = reasons[--nreasons];
+			continue;
+		}
+		if ((job_ptr->state_reason == WAIT_RESOURCES) &&
+		    (!job_ptr->state_desc ||
+		     strcmp(job_ptr->state_desc, reasons[i].msg)))
+			any = true;
+		i++;
+	}
+	return any;
+}
+
+/*
+ * Once a second: a look under the job read lock, and the write lock only
+ * when a reason was wiped (slurmctld clears state_desc after each failed
+ * selection), so most seconds block no writer.
+ */
+static void *_loop(void *arg)
+{
+	slurmctld_lock_t job_write_lock = { .job = WRITE_LOCK };
+	slurmctld_lock_t job_read_lock = { .job = READ_LOCK };
+
+	(void) arg;
+	for (;;) {
+		struct timespec ts;
+		bool any;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		slurm_mutex_lock(&lock);
+		if (!stop)
+			pthread_cond_timedwait(&cond, &lock, &ts);
+		if (stop) {
+			slurm_mutex_unlock(&lock);
+			break;
+		}
+		any = nreasons > 0;
+		slurm_mutex_unlock(&lock);
+		if (!any)
+			continue;
+		lock_slurmctld(job_read_lock);
+		slurm_mutex_lock(&lock);
+		any = _stale();
+		slurm_mutex_unlock(&lock);
+		unlock_slurmctld(job_read_lock);
+		if (!any)
+			continue;
+		lock_slurmctld(job_write_lock);
+		slurm_mutex_lock(&lock);
+		_apply();
+		slurm_mutex_unlock(&lock);
+		unlock_slurmctld(job_write_lock);
+	}
+	return NULL;
+}
+
+extern void tgr_start(const char *ptype)
+{
+	if (started)
+		return;
+	stop = false;
+	if (pthread_create(&thread, NULL, _loop, NULL))
+		error("%s: cannot start the pending-reason thread: %m; "
+		      "pending reasons show only between scheduling passes",
+		      ptype);
+	else
+		started = true;
+}
+
+extern void tgr_stop(void)
+{
+	if (started) {
+		slurm_mutex_lock(&lock);
+		stop = true;
+		pthread_cond_broadcast(&cond);
+		slurm_mutex_unlock(&lock);
+		pthread_join(thread, NULL);
+		started = false;
+	}
+	slurm_mutex_lock(&lock);
+	for (unsigned i = 0; i < nreasons; i++)
+		free(reasons[i].msg);
+	nreasons = 0;
+	slurm_mutex_unlock(&lock);
+}
