@@ -222,6 +222,17 @@ static void summary(const load *l, char *buf, size_t n)
 		addf(buf, n, "\n");
 	}
 	addf(buf, n, "allocs %u\n", tg_topology_nallocs(l->t));
+	for (i = 0; i < tg_k8s_nfailed(l->k); i++) {
+		const char *why = NULL;
+
+		addf(buf, n, "failed %s: %s\n", tg_k8s_failed(l->k, i, &why),
+		     why);
+		for (j = 0; j < tg_k8s_failed_npods(l->k, i); j++)
+			addf(buf, n, " pod %s\n",
+			     tg_k8s_failed_pod(l->k, i, j));
+	}
+	for (i = 0; i < tg_k8s_nwarnings(l->k); i++)
+		addf(buf, n, "warning %s\n", tg_k8s_warning(l->k, i));
 	for (i = 0; i < tg_k8s_ngangs(l->k); i++) {
 		const tg_gang *g = tg_k8s_gang(l->k, i);
 
@@ -1950,6 +1961,20 @@ static void test_oom(void)
 	oom_run("koord.yaml", koord_text, NULL);
 	oom_run("constraints.yaml", constraints_text, NULL);
 	oom_run("lws.yaml", lws_text, NULL);
+	/* fault isolation: a broken Node, bound pod, pending pod, GangGroup */
+	oom_run("broken.yaml",
+		"kind: Node\nmetadata: {name: n0, labels: [x]}\n"
+		NODE("n1", "", "cpu: \"4\"") NODE("n2", "", "cpu: \"4\"")
+		POD("run", "", "nodeName: n1, " CPU("lots"))
+		POD("bad", ", annotations: {gang.scheduling.koordinator.sh/"
+		    "network-topology-spec: '{oops'}", CPU("1"))
+		POD("a", ", labels: {pod-group.scheduling.sigs.k8s.io: ga}, "
+		    "annotations: {gang.scheduling.koordinator.sh/groups: "
+		    "'[\"default/ga\",\"default/gb\"]'}", CPU("1"))
+		POD("b", ", labels: {pod-group.scheduling.sigs.k8s.io: gb}, "
+		    "annotations: {gang.scheduling.koordinator.sh/groups: "
+		    "'[\"default/ga\",\"default/gb\"]'}", CPU("1x"))
+		POD("w", "", CPU("1")), NULL);
 	{
 		objs o;
 
