@@ -4901,8 +4901,16 @@ static tg_err build_gangs(bctx *b)
 	for (i = 0; i < b->ngroups; i++) {
 		kgroup *g = &b->groups[i];
 
-		if (g->root != i || !g->nmembers)
+		if (g->root != i)
 			continue;
+		if (!g->nmembers) {
+			/* nothing pending: only its running pods' names */
+			err = g->fail ? warnf(b->k, "%s; ignored (no pending "
+					      "pod)", g->fail) : TG_OK;
+			if (err)
+				return tgi_errf(b->ei, err, "out of memory");
+			continue;
+		}
 		if (!g->fail && g->ready) {
 			err = group_fail(b, g, gang_build(b, g));
 			if (err)

@@ -1443,6 +1443,21 @@ static void test_fault_isolation(void)
 	is_int(tg_k8s_ngangs(l.k), 1, "the pod is still a gang");
 	load_free(&l);
 
+	/* a PodGroup with a bad field and only running pods: a warning */
+	l = load_text("running.yaml",
+		      "---\napiVersion: scheduling.sigs.k8s.io/v1alpha1\n"
+		      "kind: PodGroup\nmetadata: {name: pg, namespace: "
+		      "default}\nspec: {minMember: -1}\n"
+		      NODE("n1", "", "cpu: \"4\"")
+		      POD("m", ", labels: {pod-group.scheduling.sigs.k8s.io: "
+			  "pg}", "nodeName: n1, " CPU("1")));
+	is_int(l.err, TG_OK, "a bad PodGroup with running pods: builds");
+	ok(warning_like(&l, "PodGroup default/pg: spec.minMember: -1 is out "
+			"of range [0, 2147483647]; ignored (no pending pod)")
+	   != NULL, "a warning names it");
+	is_int(tg_k8s_nfailed(l.k), 0, "no failed gang: nothing is pending");
+	load_free(&l);
+
 	l = load_text("gg.yaml", gg);
 	is_int(l.err, TG_OK, "a GangGroup with a broken member: builds");
 	is_int(tg_k8s_nfailed(l.k), 1, "the GangGroup fails as one");
