@@ -2074,9 +2074,17 @@ static tg_err pod_fail(bctx *b, const kobj *o, kpod *p, tg_err err)
 		   TG_MAX_NAME) {
 		err = warnf(b->k, "%s; ignored", msg);
 	} else {
-		p->labels = strmap(jget(md, "labels"));
-		p->annots = strmap(jget(md, "annotations"));
-		pod_dialect(p, &d, &gname, buf, sizeof(buf));
+		kpod raw = *p;
+
+		/* its group from the keys that can be read (jstr() checks
+		 * each one), so that the gang it belongs to fails whole */
+		raw.labels = cJSON_IsObject(jget(md, "labels")) ?
+			jget(md, "labels") : NULL;
+		raw.annots = cJSON_IsObject(jget(md, "annotations")) ?
+			jget(md, "annotations") : NULL;
+		pod_dialect(&raw, &d, &gname, buf, sizeof(buf));
+		p->labels = strmap(raw.labels);
+		p->annots = strmap(raw.annots);
 		if (d == D_NONE || strlen(o->ns) + 1 + strlen(gname) >
 		    TG_MAX_NAME) {
 			d = D_NONE;

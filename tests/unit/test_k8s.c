@@ -1443,6 +1443,23 @@ static void test_fault_isolation(void)
 	is_int(tg_k8s_ngangs(l.k), 1, "the pod is still a gang");
 	load_free(&l);
 
+	/* a member whose labels hold a number still fails its own gang
+	 * (its group label can be read), not a gang of its own */
+	l = load_text("member.yaml",
+		      NODE("n1", "", "cpu: \"8\"")
+		      POD("m1", ", labels: {pod-group.scheduling.sigs.k8s.io: "
+			  "g, rank: 1}", CPU("1"))
+		      POD("m2", ", labels: {pod-group.scheduling.sigs.k8s.io: "
+			  "g}", CPU("1")));
+	is_int(l.err, TG_OK, "a member with a bad label: builds");
+	is_str(tg_k8s_failed(l.k, 0, &why), "default/g", "its gang fails");
+	like(why, "Pod default/m1: metadata.labels.rank: expected a string",
+	     "naming the member and the label");
+	is_int(tg_k8s_failed_npods(l.k, 0), 2, "both members listed");
+	is_int(tg_k8s_ngangs(l.k), 0, "the rest of the gang is not placed "
+	       "without it");
+	load_free(&l);
+
 	/* a PodGroup with a bad field and only running pods: a warning */
 	l = load_text("running.yaml",
 		      "---\napiVersion: scheduling.sigs.k8s.io/v1alpha1\n"
