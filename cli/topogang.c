@@ -18,9 +18,11 @@
  *   topogang bench [--output json] ...
  *
  * Exit status: 0 when every gang was placed (place) or no problem was
- * found (check); 1 when some gang is unschedulable, check found an
- * error, or (given both files) topology.conf and the cluster's labels
- * disagree; 2 for bad usage or bad input.
+ * found (check); 1 when some gang is unschedulable (an object of a gang
+ * that cannot be read makes that gang unschedulable: every other gang is
+ * still decided), check found an error, or (given both files)
+ * topology.conf and the cluster's labels disagree; 2 for bad usage or a
+ * file that cannot be read or parsed.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "config.h"
@@ -788,6 +790,49 @@ static void text_decision(const tg_topology *t, const tg_decision *d,
 	}
 }
 
+/*
+ * A gang with no decision: one of its objects cannot be read (\p k8s,
+ * which lists its pods) or the core refuses it.  Written as an
+ * unschedulable decision with \p why: into \p gangs (JSON) when given,
+ * else as text.  Returns 2 when out of memory.
+ */
+static int failed_gang(cJSON *gangs, const char *name, const char *why,
+		       const tg_k8s *k8s)
+{
+	unsigned i, j, n = 0;
+	cJSON *g, *pods;
+
+	for (i = 0; k8s && i < tg_k8s_nfailed(k8s); i++)
+		if (!strcmp(tg_k8s_failed(k8s, i, NULL), name))
+			break;
+	if (k8s && i < tg_k8s_nfailed(k8s))
+		n = tg_k8s_failed_npods(k8s, i);
+	if (!gangs) {
+		printf("gang %s: unschedulable\n", name);
+		for (j = 0; j < n; j++)
+			printf("  pod %s\n", tg_k8s_failed_pod(k8s, i, j));
+		printf("  why: %s\n", why);
+		return 0;
+	}
+	g = cJSON_CreateObject();
+	if (!g)
+		return 2;
+	cJSON_AddItemToArray(gangs, g);
+	cJSON_AddStringToObject(g, "name", name);
+	cJSON_AddStringToObject(g, "status",
+				tg_status_name(TG_STATUS_UNSCHEDULABLE));
+	cJSON_AddStringToObject(g, "domain", "");
+	cJSON_AddArrayToObject(g, "placements");
+	cJSON_AddArrayToObject(g, "victims");
+	cJSON_AddNumberToObject(g, "bandwidth_gbps", 0);
+	cJSON_AddStringToObject(g, "message", why);
+	pods = cJSON_AddArrayToObject(g, "pods");
+	for (j = 0; pods && j < n; j++)
+		cJSON_AddItemToArray(pods, cJSON_CreateString(
+			tg_k8s_failed_pod(k8s, i, j)));
+	return cJSON_GetObjectItem(g, "message") && pods ? 0 : 2;
+}
+
 int cli_place(int argc, char **argv)
 {
 	opts o;
@@ -827,10 +872,21 @@ int cli_place(int argc, char **argv)
 		tg_decision *d = NULL;
 		tg_errinfo ei = { "" };
 
-		if (tg_place(in.t, g, &d, &ei)) {
+		rc = tg_place(in.t, g, &d, &ei);
+		if (rc == TG_ENOMEM) {
 			cli_err("%s", ei.msg);
 			rc = 2;
 			goto out;
+		}
+		if (rc) {
+			/* a gang the core refuses: its decision, not the end */
+			failed++;
+			rc = failed_gang(gangs, tg_gang_name(g), ei.msg, NULL);
+			if (rc)
+				goto out;
+			if (!json && i + 1 < n)
+				printf("\n");
+			continue;
 		}
 		if (tg_decision_status(d) != TG_STATUS_UNSCHEDULABLE &&
 		    tg_decision_apply(in.t, g, d)) {
@@ -878,6 +934,17 @@ int cli_place(int argc, char **argv)
 		}
 		cli_bound_free(b);
 	}
+	/* gangs whose objects could not be read (fault isolation) */
+	for (i = 0; i < tg_k8s_nfailed(in.k8s); i++) {
+		const char *why = NULL, *name = tg_k8s_failed(in.k8s, i, &why);
+
+		failed++;
+		if (!json && (n || i))
+			printf("\n");
+		rc = failed_gang(gangs, name, why, in.k8s);
+		if (rc)
+			goto out;
+	}
 	if (json) {
 		char *s;
 
@@ -893,7 +960,7 @@ int cli_place(int argc, char **argv)
 		printf("%s\n", s);
 		cJSON_free(s);
 	} else {
-		if (!n)
+		if (!n && !tg_k8s_nfailed(in.k8s))
 			printf("no pending gangs\n");
 		for (i = 0; i < in.nwarn; i++)
 			printf("warning: %s\n", in.warn[i]);
@@ -943,6 +1010,13 @@ int cli_check(int argc, char **argv)
 			printf("error: %s\n", ei.msg);
 			errors++;
 		}
+	}
+	/* gangs whose objects cannot be read */
+	for (i = 0; i < tg_k8s_nfailed(in.k8s); i++) {
+		const char *why = NULL, *name = tg_k8s_failed(in.k8s, i, &why);
+
+		printf("error: gang %s: %s\n", name, why);
+		errors++;
 	}
 	for (i = 0; i < in.nwarn; i++) {
 		unsigned j;

@@ -1764,12 +1764,85 @@ static void do_preempt(cyc *c)
 
 /* ---- writes: unschedulable --------------------------------------------- */
 
+typedef struct reqvec {
+	br_req **r;
+	size_t n, cap;
+} reqvec;
+
+/*
+ * One pending pod that cannot be scheduled now (\p pod is its
+ * namespace/name): a FailedScheduling event per attempt, as kube-scheduler
+ * (repeats join a series), and PodScheduled=False with \p reason and
+ * \p msg when the condition changed.
+ */
+static void unsched_pod(br_sched *s, const char *pod, const char *reason,
+			const char *msg, reqvec *v)
+{
+	const br_obj *o = pod ? br_store_get(br_informer_store(s->env.pods),
+					     pod) : NULL;
+	char ns[254], name[254];
+
+	if (!o)
+		return;
+	split_key(o->key, ns, sizeof(ns), name, sizeof(name));
+	send_event(s, "Warning", "FailedScheduling", "Scheduling", msg, "Pod",
+		   ns, name, o->uid);
+	if (o->cond_msg && strcmp(o->cond_msg, msg) == 0 && !o->nominated)
+		return;
+	if (v->n == v->cap) {
+		v->cap = v->cap ? v->cap * 2 : 64;
+		v->r = br_xrealloc(v->r, v->cap * sizeof(*v->r));
+	}
+	v->r[v->n++] = br_sched_status_req(ns, name, reason, msg,
+					   o->nominated ? "" : NULL);
+}
+
+/*
+ * Gangs the loader could not read (an object of theirs has a bad field):
+ * their pods get PodScheduled=False, reason SchedulerError, with the
+ * loader's message naming the object and the field, and an event; the
+ * other gangs were decided as usual.  Retried with the gang's backoff.
+ */
+static void failed_gangs(cyc *c, int64_t now, reqvec *v)
+{
+	br_sched *s = c->s;
+	unsigned i, j;
+
+	for (i = 0; i < tg_k8s_nfailed(c->k); i++) {
+		const char *why = NULL, *name = tg_k8s_failed(c->k, i, &why);
+		gstate *gs = gang_state(s, name);
+
+		gs->seen = s->cycle_no;
+		if (eligible_at(s, gs) > c->now)
+			continue;
+		gs->last_ms = c->now;
+		gs->seq = s->seq;
+		failed(s, gs, now, true);
+		s->env.m->gangs_unschedulable++;
+		br_log(BR_LOG_WARN, "gang cannot be read", "gang", name,
+		       "error", why, NULL);
+		for (j = 0; j < tg_k8s_failed_npods(c->k, i); j++)
+			unsched_pod(s, tg_k8s_failed_pod(c->k, i, j),
+				    "SchedulerError", why, v);
+	}
+}
+
+static void send_reqs(br_sched *s, reqvec *v)
+{
+	size_t i;
+
+	if (v->n && leading(s))
+		run_batch(s, v->r, v->n);
+	for (i = 0; i < v->n; i++)
+		br_req_free(v->r[i]);
+	free(v->r);
+}
+
 static void do_unschedulable(cyc *c)
 {
 	br_sched *s = c->s;
-	const br_store *pods = br_informer_store(s->env.pods);
-	br_req **reqs = NULL;
-	size_t n = 0, cap = 0, i, m;
+	reqvec v = { NULL, 0, 0 };
+	size_t i, m;
 	int64_t now = br_now_ms();
 
 	for (i = 0; i < c->npl; i++) {
@@ -1781,35 +1854,21 @@ static void do_unschedulable(cyc *c)
 		failed(s, p->gs, now, true);
 		/* the members as the core's loader found them (the loader
 		 * gives each the pod's namespace/name) */
-		for (m = 0; m < tg_gang_nmembers(p->g); m++) {
-			const char *pod = tg_gang_member(p->g, (unsigned)m);
-			const br_obj *o = pod ? br_store_get(pods, pod) : NULL;
-			char ns[254], name[254];
-
-			if (!o)
-				continue;
-			split_key(o->key, ns, sizeof(ns), name, sizeof(name));
-			/* an event per attempt, as kube-scheduler (repeats
-			 * join a series); the condition when it changed */
-			send_event(s, "Warning", "FailedScheduling",
-				   "Scheduling", msg, "Pod", ns, name, o->uid);
-			if (o->cond_msg && strcmp(o->cond_msg, msg) == 0 &&
-			    !o->nominated)
-				continue;
-			if (n == cap) {
-				cap = cap ? cap * 2 : 64;
-				reqs = br_xrealloc(reqs, cap * sizeof(*reqs));
-			}
-			reqs[n++] = br_sched_status_req(ns, name,
-						"Unschedulable", msg,
-						o->nominated ? "" : NULL);
-		}
+		for (m = 0; m < tg_gang_nmembers(p->g); m++)
+			unsched_pod(s, tg_gang_member(p->g, (unsigned)m),
+				    "Unschedulable", msg, &v);
 	}
-	if (n && leading(s))
-		run_batch(s, reqs, n);
-	for (i = 0; i < n; i++)
-		br_req_free(reqs[i]);
-	free(reqs);
+	failed_gangs(c, now, &v);
+	send_reqs(s, &v);
+}
+
+/* Mixed mode (Slurm places): only the gangs the loader could not read. */
+static void do_failed_gangs(cyc *c)
+{
+	reqvec v = { NULL, 0, 0 };
+
+	failed_gangs(c, br_now_ms(), &v);
+	send_reqs(c->s, &v);
 }
 
 /* ---- repair: half-bound gangs that cannot complete --------------------- */
@@ -2185,6 +2244,8 @@ void br_sched_cycle(br_sched *s)
 	if (s->env.mixed) {
 		/* Slurm places (mixed.h) */
 		br_mixed_cycle(s->env.mixed, s, c.k, c.t);
+		if (leading(s))
+			do_failed_gangs(&c);
 		goto out;
 	}
 	build_indexes(&c);

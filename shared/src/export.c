@@ -267,6 +267,15 @@ static tg_err ex_names(ex_ctx *c, unsigned upto, const char *what)
 			err = tgi_errf(c->ei, TG_ENOMEM, "out of memory");
 			goto out;
 		}
+		if (strlen(c->names[x]) > TG_MAX_NAME) {
+			err = tgi_errf(c->ei, TG_ELIMIT, "%s '%.60s...' (%s) "
+				       "cannot be written to topology.conf: "
+				       "its name with its path is %zu bytes, "
+				       "longer than %d (TG_MAX_NAME)", what,
+				       c->names[x], t->dom[x].path,
+				       strlen(c->names[x]), TG_MAX_NAME);
+			goto out;
+		}
 		if (!ex_conf_name_ok(c->names[x])) {
 			err = tgi_errf(c->ei, TG_EINVAL, "%s '%s' (%s) cannot "
 				       "be written to topology.conf: it "

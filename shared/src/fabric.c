@@ -1427,6 +1427,29 @@ static int csv_split(csv_ctx *c, char *p, char **fld, int max, tg_err *err)
 	}
 }
 
+/*
+ * A switch name that repeats under different parents (Crux's ToR names)
+ * is written to topology.conf with its path, the names from the top level
+ * down joined by '_': that must fit TG_MAX_NAME too, so a row whose joined
+ * switch path is longer is refused here, naming the line, rather than
+ * exported as a file the topology.conf loader refuses.
+ */
+static tg_err csv_path_len(csv_ctx *c, char **fld, int n)
+{
+	size_t len = 0;
+	int k;
+
+	for (k = 1; k < n; k++)
+		len += strlen(fld[k]) + (k > 1);
+	if (len <= TG_MAX_NAME)
+		return TG_OK;
+	return csv_fail(c, TG_ELIMIT, "the switch path %.40s_..._%.40s is %zu "
+			"bytes; a repeated switch name is written to "
+			"topology.conf with its path, and names there are at "
+			"most %d bytes (TG_MAX_NAME)", fld[1], fld[n - 1], len,
+			TG_MAX_NAME);
+}
+
 static tg_err csv_parse(tg_fabric *f, char *buf, size_t len, uint32_t src,
 			const char *source, tg_errinfo *ei)
 {
@@ -1544,6 +1567,9 @@ static tg_err csv_parse(tg_fabric *f, char *buf, size_t len, uint32_t src,
 							 strlen(fld[k]), show,
 							 sizeof(show)));
 		}
+		err = csv_path_len(&c, fld, n);
+		if (err)
+			return err;
 		f->sum.host_ports++;
 		kept = hm_apply(f, fld[0], name);
 		if (kept <= 0) {

@@ -17,8 +17,12 @@
  *   6. one tg_gang per ready group (or lone pending pod), pod sets by
  *      (role, shape, node constraints), then decision order.
  *
- * Every pass either succeeds or returns one error naming the input, the
- * object and the field; the caller then gets nothing.  Whatever is skipped
+ * An object that cannot be read costs only what depends on it: a pending
+ * pod's or PodGroup's gang fails (tg_k8s_failed(), the message names the
+ * input, the object and the field), a Node is left out, a bound pod's node
+ * takes no new pod, a Topology is ignored (warnings).  Only running out of
+ * memory or a bound of the whole build ends it with one error; the caller
+ * then gets nothing.  Whatever is skipped
  * on purpose (gated pods, unknown kinds, soft constraints the core does
  * not model) is a warning.
  *
@@ -147,6 +151,12 @@ struct tg_k8s {
 	size_t nwarns, capwarns, ndropped;
 	tg_gang **gangs;
 	size_t ngangs;
+	struct kfail {		/* gangs that could not be read */
+		char *gang, *msg;
+		char **pods;
+		size_t npods;
+	} *fails;
+	size_t nfails, capfails;
 	bool built;
 	bool spent;		/* a build dropped node trees: no retry */
 };
@@ -177,6 +187,24 @@ static void free_gangs(tg_gang **g, size_t n)
 	tgi_free(g);
 }
 
+static void free_fails(tg_k8s *k)
+{
+	size_t i, j;
+
+	for (i = 0; i < k->nfails; i++) {
+		struct kfail *f = &k->fails[i];
+
+		tgi_free(f->gang);
+		tgi_free(f->msg);
+		for (j = 0; j < f->npods; j++)
+			tgi_free(f->pods[j]);
+		tgi_free(f->pods);
+	}
+	tgi_free(k->fails);
+	k->fails = NULL;
+	k->nfails = k->capfails = 0;
+}
+
 void tg_k8s_destroy(tg_k8s *k)
 {
 	size_t i;
@@ -200,6 +228,7 @@ void tg_k8s_destroy(tg_k8s *k)
 		tgi_free(k->warns[i]);
 	tgi_free(k->warns);
 	free_gangs(k->gangs, k->ngangs);
+	free_fails(k);
 	tgi_free(k);
 }
 
@@ -252,6 +281,31 @@ unsigned tg_k8s_ngangs(const tg_k8s *k)
 tg_gang *tg_k8s_gang(const tg_k8s *k, unsigned i)
 {
 	return k && i < k->ngangs ? k->gangs[i] : NULL;
+}
+
+unsigned tg_k8s_nfailed(const tg_k8s *k)
+{
+	return k ? (unsigned)k->nfails : 0;
+}
+
+const char *tg_k8s_failed(const tg_k8s *k, unsigned i, const char **reason)
+{
+	if (!k || i >= k->nfails)
+		return NULL;
+	if (reason)
+		*reason = k->fails[i].msg;
+	return k->fails[i].gang;
+}
+
+unsigned tg_k8s_failed_npods(const tg_k8s *k, unsigned i)
+{
+	return k && i < k->nfails ? (unsigned)k->fails[i].npods : 0;
+}
+
+const char *tg_k8s_failed_pod(const tg_k8s *k, unsigned i, unsigned j)
+{
+	return k && i < k->nfails && j < k->fails[i].npods ?
+		k->fails[i].pods[j] : NULL;
 }
 
 tg_err tg_k8s_set_levels(tg_k8s *k, const char *const *keys, unsigned n)
@@ -754,6 +808,7 @@ typedef struct kpod {
 	cJSON *own_labels;	/* labels kept when the tree was dropped */
 	cJSON *own_anti;	/* spec.affinity.podAntiAffinity, kept so */
 	bool building;		/* a member of the gang being built */
+	bool broken;		/* could not be read: its gang fails */
 } kpod;
 
 /* Warnings given once per gang. */
@@ -790,6 +845,8 @@ typedef struct kgroup {
 	kreq *reqs;
 	size_t nreqs, capreqs;
 	unsigned warned;
+	char *fail;		/* why an object of the gang cannot be read:
+				 * the gang is reported, not built */
 } kgroup;
 
 typedef struct klevel {
@@ -858,6 +915,9 @@ typedef struct bctx {
 	size_t ngangs, capgangs;
 	tg_shape **shapes;	/* pods' shapes, interned (open addressing) */
 	size_t nshapes, nslots;
+	tgi_strtab badnodes;	/* nodes with a bound pod that cannot be
+				 * read: they take no new pods */
+	tg_errinfo lei;		/* b->ei when the caller gives none */
 } bctx;
 
 static const char *oname(const kobj *o, char *buf, size_t n)
@@ -1953,6 +2013,124 @@ static tg_err pod_drop_tree(bctx *b, kobj *o, kpod *p)
 	return TG_OK;
 }
 
+/*
+ * Fault isolation: an object that cannot be read costs only what depends
+ * on it (its gang, its node), never the whole build.  The error \p err
+ * just set in b->ei becomes \p msg and b->ei is cleared; TG_ENOMEM is
+ * returned as is (it still ends the build).
+ */
+static tg_err fail_msg(bctx *b, tg_err err, char *msg, size_t n)
+{
+	if (err == TG_ENOMEM)
+		return err;
+	snprintf(msg, n, "%s", b->ei->msg[0] ? b->ei->msg : tg_strerror(err));
+	b->ei->msg[0] = '\0';
+	return TG_OK;
+}
+
+/* The group's gang is reported unschedulable with its first error. */
+static tg_err group_set_fail(bctx *b, kgroup *g, const char *msg)
+{
+	if (g->fail)
+		return TG_OK;
+	g->fail = tgi_strdup(msg);
+	return g->fail ? TG_OK : tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+}
+
+/* group_set_fail() with the error \p err just set in b->ei. */
+static tg_err group_fail(bctx *b, kgroup *g, tg_err err)
+{
+	char msg[sizeof(b->ei->msg)];
+
+	if (!err || fail_msg(b, err, msg, sizeof(msg)))
+		return err;
+	return group_set_fail(b, g, msg);
+}
+
+/* \p m when it is a map of strings (labels, annotations), else NULL. */
+static const cJSON *strmap(const cJSON *m)
+{
+	const cJSON *c;
+
+	if (!cJSON_IsObject(m))
+		return NULL;
+	cJSON_ArrayForEach(c, m)
+		if (!cJSON_IsString(c))
+			return NULL;
+	return m;
+}
+
+/*
+ * A pod that cannot be read (\p err, b->ei says why).  Pending for this
+ * scheduler: a member of its gang (from its labels when they can be read,
+ * else a gang of its own), which is reported unschedulable with that
+ * message.  Bound: what it uses is unknown, so its node takes no new pod
+ * (a warning says so).  Ended, or another scheduler's: a warning, or
+ * counted with the others.
+ */
+static tg_err pod_fail(bctx *b, const kobj *o, kpod *p, tg_err err)
+{
+	char msg[sizeof(b->ei->msg)], buf[600];
+	const cJSON *md = jget(o->j, "metadata"), *spec = jget(o->j, "spec");
+	const char *node = jstr(spec, "nodeName");
+	const char *sn = jstr(spec, "schedulerName");
+	const char *phase = jstr(jget(o->j, "status"), "phase"), *gname;
+	uint32_t id;
+	size_t n;
+	int d;
+
+	if (fail_msg(b, err, msg, sizeof(msg)))
+		return err;
+	p->state = S_SKIP;
+	p->group = SIZE_MAX;
+	p->labels = p->annots = p->spec = NULL;
+	p->node = p->nominated = NULL;
+	p->other = false;
+	if (phase && (strcmp(phase, "Succeeded") == 0 ||
+		      strcmp(phase, "Failed") == 0))
+		err = warnf(b->k, "%s; ignored (the pod has ended)", msg);
+	else if (node && *node) {
+		err = tgi_strtab_intern(&b->badnodes, node, &id);
+		if (!err)
+			err = warnf(b->k, "%s; node '%.100s' takes no new pod: "
+				    "what this pod uses there is unknown", msg,
+				    node);
+	} else if (b->k->scheduler &&
+		   strcmp(sn && *sn ? sn : "default-scheduler",
+			  b->k->scheduler) != 0) {
+		p->other = true;
+	} else if (!*o->name || strlen(o->ns) + 1 + strlen(o->name) >
+		   TG_MAX_NAME) {
+		err = warnf(b->k, "%s; ignored", msg);
+	} else {
+		kpod raw = *p;
+
+		/* its group from the keys that can be read (jstr() checks
+		 * each one), so that the gang it belongs to fails whole */
+		raw.labels = cJSON_IsObject(jget(md, "labels")) ?
+			jget(md, "labels") : NULL;
+		raw.annots = cJSON_IsObject(jget(md, "annotations")) ?
+			jget(md, "annotations") : NULL;
+		pod_dialect(&raw, &d, &gname, buf, sizeof(buf));
+		p->labels = strmap(raw.labels);
+		p->annots = strmap(raw.annots);
+		if (d == D_NONE || strlen(o->ns) + 1 + strlen(gname) >
+		    TG_MAX_NAME) {
+			d = D_NONE;
+			gname = o->name;
+		}
+		n = strlen(o->ns) + strlen(o->name) + 2;
+		if (!p->id && (p->id = tgi_malloc(n)) != NULL)
+			snprintf(p->id, n, "%s/%s", o->ns, o->name);
+		if (!p->id || group_get(b, d, o->ns, gname, &p->group))
+			return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+		p->state = S_PENDING;
+		p->broken = true;
+		return group_set_fail(b, &b->groups[p->group], msg);
+	}
+	return err ? tgi_errf(b->ei, err, "out of memory") : TG_OK;
+}
+
 static tg_err load_pods(bctx *b)
 {
 	size_t n = b->first[C_POD + 1] - b->first[C_POD], i, other = 0;
@@ -1970,6 +2148,8 @@ static tg_err load_pods(bctx *b)
 		err = pod_tree(b, b->idx[b->first[C_POD] + i]);
 		if (!err)
 			err = pod_parse(b, b->idx[b->first[C_POD] + i], p);
+		if (err)
+			err = pod_fail(b, b->idx[b->first[C_POD] + i], p, err);
 		if (!err)
 			err = pod_drop_tree(b, b->idx[b->first[C_POD] + i], p);
 		if (err)
@@ -2667,10 +2847,13 @@ static tg_err gang_groups(bctx *b)
 		if (!cJSON_IsArray(j) ||
 		    cJSON_GetArraySize(j) > K8S_MAX_GANG_GROUPS) {
 			cJSON_Delete(j);
-			return oerr(b, o, v, TG_EINVAL,
+			err = group_fail(b, g, oerr(b, o, v, TG_EINVAL,
 				    "%s: expected a JSON list of at most %d "
 				    "\"namespace/name\": '%.60s'", path,
-				    K8S_MAX_GANG_GROUPS, v->valuestring);
+				    K8S_MAX_GANG_GROUPS, v->valuestring));
+			if (err)
+				return err;
+			continue;
 		}
 		cJSON_ArrayForEach(e, j) {
 			char key[600];
@@ -2679,10 +2862,14 @@ static tg_err gang_groups(bctx *b)
 
 			if (!cJSON_IsString(e) ||
 			    !strchr(e->valuestring, '/')) {
-				cJSON_Delete(j);
-				return oerr(b, o, v, TG_EINVAL,
+				err = group_fail(b, g, oerr(b, o, v, TG_EINVAL,
 					    "%s: entry %d is not "
-					    "\"namespace/name\"", path, cnt);
+					    "\"namespace/name\"", path, cnt));
+				if (err) {
+					cJSON_Delete(j);
+					return err;
+				}
+				break;
 			}
 			cnt++;
 			snprintf(key, sizeof(key), "%c%s", '0' + D_KOORD,
@@ -2725,6 +2912,11 @@ static tg_err gang_groups(bctx *b)
 
 		if (r == i || !g->nmembers)
 			continue;
+		if (g->fail) {
+			err = group_set_fail(b, rg, g->fail);
+			if (err)
+				return err;
+		}
 		rg->ready = rg->ready && g->ready;
 		rg->prio = TG_MAX(rg->prio, g->prio);
 		rg->never = rg->never || g->never;
@@ -2753,7 +2945,7 @@ static tg_err gang_groups(bctx *b)
 		kgroup *g = &b->groups[i];
 		size_t m;
 
-		if (g->root != i || g->setsize < 2)
+		if (g->root != i || g->setsize < 2 || g->fail)
 			continue;
 		for (m = 0; m < g->nmembers; m++) {
 			kpod *p = &b->pods[g->members[m]];
@@ -2785,7 +2977,11 @@ static tg_err load_groups(bctx *b)
 	tg_err err;
 
 	for (i = 0; i < b->ngroups; i++) {
-		err = group_load(b, &b->groups[i]);
+		kgroup *g = &b->groups[i];
+
+		if (g->fail)
+			continue;
+		err = group_fail(b, g, group_load(b, g));
 		if (err)
 			return err;
 	}
@@ -3052,9 +3248,16 @@ static tg_err levels_preset(bctx *b)
 		const cJSON *labels = jget(jget(b->idx[j]->j, "metadata"),
 					   "labels"), *c;
 
+		/* a Node whose labels are not a map of strings is refused
+		 * by add_node(); it adds no level */
+		if (!cJSON_IsObject(labels))
+			continue;
 		cJSON_ArrayForEach(c, labels) {
 			const char *key = c->string;
 			unsigned t;
+
+			if (!key || !cJSON_IsString(c))
+				continue;
 
 			if (strncmp(key, tierp, sizeof(tierp) - 1) == 0 &&
 			    tgi_parse_u32(key + sizeof(tierp) - 1, &t) &&
@@ -3131,6 +3334,23 @@ static tg_err levels_preset(bctx *b)
 	return TG_OK;
 }
 
+/*
+ * A ClusterNetworkTopology or Topology that cannot be read or contradicts
+ * itself (\p err, b->ei says why) is left out with a warning: the levels
+ * come from the next source (gangs that name it then fail on their own).
+ */
+static tg_err levels_fail(bctx *b, tg_err err)
+{
+	char msg[sizeof(b->ei->msg)];
+
+	if (fail_msg(b, err, msg, sizeof(msg)))
+		return err;
+	b->nlevels = 0;
+	err = warnf(b->k, "%s; left out: the levels come from the next "
+		    "source", msg);
+	return err ? tgi_errf(b->ei, err, "out of memory") : TG_OK;
+}
+
 static tg_err pick_levels(bctx *b)
 {
 	const kobj *o, *best = NULL, *named = NULL;
@@ -3154,8 +3374,14 @@ static tg_err pick_levels(bctx *b)
 		return TG_OK;
 	}
 	o = find_obj(b, C_CNT, G_KOORD_CNT, "", "default");
-	if (o)
-		return levels_cnt(b, o);
+	if (o) {
+		err = levels_cnt(b, o);
+		if (err != TG_EINVAL && err != TG_ELIMIT)
+			return err;
+		err = levels_fail(b, err);
+		if (err)
+			return err;
+	}
 	if (b->first[C_CNT] < b->first[C_CNT + 1]) {
 		err = warnf(b->k, "ClusterNetworkTopology objects other than "
 			    "'default' are ignored");
@@ -3200,8 +3426,14 @@ static tg_err pick_levels(bctx *b)
 	}
 	if (named)
 		best = named;
-	if (best)
-		return levels_topology(b, best);
+	if (best) {
+		err = levels_topology(b, best);
+		if (err != TG_EINVAL && err != TG_ELIMIT)
+			return err;
+		err = levels_fail(b, err);
+		if (err)
+			return err;
+	}
 	return levels_preset(b);
 }
 
@@ -3454,6 +3686,29 @@ static tg_err add_node(bctx *b, const kobj *o, size_t *nopods)
 	return TG_OK;
 }
 
+/*
+ * A Node that cannot be read (\p err, b->ei says why) is left out with a
+ * warning: when it was added already, it takes no new pod.
+ */
+static tg_err node_fail(bctx *b, const kobj *o, tg_err err)
+{
+	char msg[sizeof(b->ei->msg)];
+	tg_node_id id;
+	bool added;
+
+	if (fail_msg(b, err, msg, sizeof(msg)))
+		return err;
+	added = *o->name && tg_topology_node_find(b->t, o->name, &id) == TG_OK;
+	if (added) {
+		err = tg_topology_node_set_unschedulable(b->t, id, true);
+		if (err)
+			return node_core(b, o, err, "unschedulable");
+	}
+	err = warnf(b->k, "%s; the node is left out%s", msg,
+		    added ? " (it takes no new pod)" : "");
+	return err ? tgi_errf(b->ei, err, "out of memory") : TG_OK;
+}
+
 static tg_err add_topology(bctx *b)
 {
 	size_t n = b->first[C_NODE + 1] - b->first[C_NODE], i, nopods = 0;
@@ -3485,9 +3740,21 @@ static tg_err add_topology(bctx *b)
 		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 	memcpy(nodes, b->idx + b->first[C_NODE], n * sizeof(*nodes));
 	qsort(nodes, n, sizeof(*nodes), node_cmp);
-	for (i = 0; i < n && !err; i++)
+	for (i = 0; i < n && !err; i++) {
 		err = add_node(b, nodes[i], &nopods);
+		if (err)
+			err = node_fail(b, nodes[i], err);
+	}
 	tgi_free(nodes);
+	for (i = 1; i < b->badnodes.n && !err; i++) {
+		const char *nm = tgi_strtab_get(&b->badnodes, (uint32_t)i);
+		tg_node_id id;
+
+		if (tg_topology_node_find(b->t, nm, &id) == TG_OK &&
+		    (err = tg_topology_node_set_unschedulable(b->t, id, true)))
+			err = tgi_errf(b->ei, err, "node '%s': %s", nm,
+				       tg_strerror(err));
+	}
 	if (err)
 		return err;
 	if (nopods) {
@@ -5110,6 +5377,31 @@ static int gang_cmp(const void *a, const void *c)
 	return tg_name_cmp(tg_gang_name(x->g), tg_gang_name(y->g));
 }
 
+/* Reports the gang of \p g, which cannot be read: k->fails. */
+static tg_err fail_add(bctx *b, kgroup *g)
+{
+	tg_k8s *k = b->k;
+	struct kfail *f;
+	size_t i;
+
+	if (tgi_grow(&k->fails, &k->capfails, k->nfails + 1, sizeof(*f)))
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	f = &k->fails[k->nfails++];
+	memset(f, 0, sizeof(*f));
+	f->gang = tgi_strdup(g->name);
+	f->msg = tgi_strdup(g->fail);
+	f->pods = tgi_calloc(g->nmembers, sizeof(char *));
+	if (!f->gang || !f->msg || !f->pods)
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	for (i = 0; i < g->nmembers; i++) {
+		f->pods[i] = tgi_strdup(b->pods[g->members[i]].id);
+		if (!f->pods[i])
+			return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+		f->npods++;
+	}
+	return TG_OK;
+}
+
 static tg_err build_gangs(bctx *b)
 {
 	size_t i;
@@ -5118,11 +5410,26 @@ static tg_err build_gangs(bctx *b)
 	for (i = 0; i < b->ngroups; i++) {
 		kgroup *g = &b->groups[i];
 
-		if (g->root != i || !g->nmembers || !g->ready)
+		if (g->root != i)
 			continue;
-		err = gang_build(b, g);
-		if (err)
-			return err;
+		if (!g->nmembers) {
+			/* nothing pending: only its running pods' names */
+			err = g->fail ? warnf(b->k, "%s; ignored (no pending "
+					      "pod)", g->fail) : TG_OK;
+			if (err)
+				return tgi_errf(b->ei, err, "out of memory");
+			continue;
+		}
+		if (!g->fail && g->ready) {
+			err = group_fail(b, g, gang_build(b, g));
+			if (err)
+				return err;
+		}
+		if (g->fail) {
+			err = fail_add(b, g);
+			if (err)
+				return err;
+		}
 	}
 	if (b->ngangs > 1)
 		qsort(b->gangs, b->ngangs, sizeof(kgang), gang_cmp);
@@ -5158,6 +5465,7 @@ static void bctx_free(bctx *b)
 		tgi_free(b->groups[i].name);
 		tgi_free(b->groups[i].gname);
 		tgi_free(b->groups[i].members);
+		tgi_free(b->groups[i].fail);
 		for (j = 0; j < b->groups[i].nreqs; j++)
 			tgi_free(b->groups[i].reqs[j].layer);
 		tgi_free(b->groups[i].reqs);
@@ -5167,6 +5475,7 @@ static void bctx_free(bctx *b)
 	tgi_strtab_free(&b->rnames);
 	tgi_strtab_free(&b->affkeys);
 	tgi_strtab_free(&b->lblkeys);
+	tgi_strtab_free(&b->badnodes);
 	for (i = 0; i < b->nlbl; i++)
 		tgi_free(b->lbl[i].pods);
 	tgi_free(b->lbl);
@@ -5195,8 +5504,9 @@ tg_err tg_k8s_build(tg_k8s *k, tg_topology **topo, tg_errinfo *ei)
 	*topo = NULL;
 	memset(&b, 0, sizeof(b));
 	b.k = k;
-	b.ei = ei;
+	b.ei = ei ? ei : &b.lei;
 	tgi_strtab_init(&b.gkeys);
+	tgi_strtab_init(&b.badnodes);
 	tgi_strtab_init(&b.rnames);
 	tgi_strtab_init(&b.affkeys);
 	tgi_strtab_init(&b.lblkeys);
@@ -5256,6 +5566,7 @@ fail:
 		tgi_free(k->warns[i]);
 	k->nwarns = nwarns0;
 	k->ndropped = 0;
+	free_fails(k);
 	bctx_free(&b);
 	return err;
 }

@@ -9,6 +9,8 @@
  *  - a failed add names the source first;
  *  - a failed build returns no topology and no gangs;
  *  - a built topology passes tg_topology_check(), every gang has members;
+ *  - a gang that could not be read (tg_k8s_failed()) has a name, pods and
+ *    a reason that names the source;
  *  - loading the same bytes twice gives the same outcome (error text, or
  *    the same gangs in the same order and the same warnings).
  */
@@ -94,6 +96,23 @@ static void run(const char *buf, size_t size, outcome *out, bool place)
 	}
 	for (i = 0; i < out->nwarnings; i++)
 		out->digest = fnv(out->digest, tg_k8s_warning(k, i));
+	/* gangs that could not be read: named, with a reason and pods */
+	for (i = 0; i < tg_k8s_nfailed(k); i++) {
+		const char *why = NULL, *name = tg_k8s_failed(k, i, &why);
+		unsigned j, np = tg_k8s_failed_npods(k, i);
+
+		if (!name || !*name || !why || strncmp(why, SOURCE,
+						       strlen(SOURCE)) != 0)
+			fail("failed gang without a name or a reason naming "
+			     "the source", why ? why : "(null)");
+		if (!np)
+			fail("failed gang without pods", name);
+		out->digest = fnv(out->digest, name);
+		out->digest = fnv(out->digest, why);
+		for (j = 0; j < np; j++)
+			out->digest = fnv(out->digest,
+					  tg_k8s_failed_pod(k, i, j));
+	}
 	tg_topology_destroy(t);
 	tg_k8s_destroy(k);
 }

@@ -654,6 +654,29 @@ static void test_fuzz_regressions(void)
 	tg_free(out);
 	tg_topology_destroy(t);
 
+	/* a repeated leaf name under two 250-byte spines: written with its
+	 * path, it would pass TG_MAX_NAME and the loader would refuse the
+	 * file (fuzz_fabric, issue 12) */
+	{
+		char s1[251], s2[251];
+		const char *rows[] = { "n1", s1, "tor", "n2", s2, "tor" };
+		tg_err err;
+
+		memset(s1, 'a', 250);
+		s1[250] = '\0';
+		memcpy(s2, s1, sizeof(s2));
+		s2[249] = 'b';
+		t = hand(rows, 2);
+		out = NULL;
+		err = tg_export(t, TG_EXPORT_SLURM_TREE, NULL, &out, &ei);
+		is_int(err, TG_ELIMIT, "a qualified switch name over "
+		       "TG_MAX_NAME: refused at export");
+		like(ei.msg, "is 254 bytes, longer than 253 (TG_MAX_NAME)",
+		     "long qualified name: message names the limit");
+		tg_free(out);
+		tg_topology_destroy(t);
+	}
+
 	/* an ibnetdiscover file without a single link */
 	f = tg_fabric_create();
 	t = tg_topology_create();

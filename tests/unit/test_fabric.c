@@ -702,6 +702,15 @@ static const bad_input csv_bad[] = {
 	{ "csv: bad switch name", "h,a\nx,s/1\n", TG_EPARSE,
 	  "in.txt:2: column 2: switch 's/1'" },
 	{ "csv: level named twice", "h,a,a\n", TG_EPARSE, NULL },
+	/* 200 + 1 + 60 bytes: a repeated ToR name is written with its
+	 * path, which topology.conf must be able to read back */
+	{ "csv: switch path over TG_MAX_NAME", "h,DSW,ASW\nx,"
+	  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,"
+	  "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\n",
+	  TG_ELIMIT, "in.txt:2: the switch path aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	  "aaaaaaaaa_..._bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb is 261 bytes" },
 	{ "csv: empty input", "", TG_EPARSE, "in.txt:1: no header line" },
 };
 

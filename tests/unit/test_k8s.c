@@ -222,6 +222,17 @@ static void summary(const load *l, char *buf, size_t n)
 		addf(buf, n, "\n");
 	}
 	addf(buf, n, "allocs %u\n", tg_topology_nallocs(l->t));
+	for (i = 0; i < tg_k8s_nfailed(l->k); i++) {
+		const char *why = NULL;
+
+		addf(buf, n, "failed %s: %s\n", tg_k8s_failed(l->k, i, &why),
+		     why);
+		for (j = 0; j < tg_k8s_failed_npods(l->k, i); j++)
+			addf(buf, n, " pod %s\n",
+			     tg_k8s_failed_pod(l->k, i, j));
+	}
+	for (i = 0; i < tg_k8s_nwarnings(l->k); i++)
+		addf(buf, n, "warning %s\n", tg_k8s_warning(l->k, i));
 	for (i = 0; i < tg_k8s_ngangs(l->k); i++) {
 		const tg_gang *g = tg_k8s_gang(l->k, i);
 
@@ -1356,33 +1367,41 @@ static void test_misc(void)
 	"metadata: {name: pg, namespace: default" annot "}\n"		\
 	"spec: {" spec "}\n" PG_POD("pg")
 
+/*
+ * What an entry of errors[] expects: a tg_err from the add or the build;
+ * F_GANG: the build succeeds and the pod's gang fails with the message
+ * (tg_k8s_failed()); F_WARN: the build succeeds, the object is left out
+ * with a warning holding the message.
+ */
+enum { F_GANG = 100, F_WARN };
+
 static const struct {
 	const char *src;
 	const char *text;
-	tg_err err;
+	int err;
 	const char *msg;	/* exact when it starts with '=' */
 } errors[] = {
 	{ "cluster.json",
 	  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
 	  "\"x\",\"namespace\":\"default\"},\"spec\":{\"containers\":[{"
 	  "\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"8x\"}}}]}}",
-	  TG_EINVAL,
+	  F_GANG,
 	  "=cluster.json: Pod default/x: spec.containers[0].resources."
 	  "requests.cpu: bad quantity '8x'" },
 	{ "cluster.yaml",
 	  "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n"
 	  "  containers:\n  - name: c\n    resources:\n      requests:\n"
 	  "        cpu: 8x\n",
-	  TG_EINVAL,
+	  F_GANG,
 	  "=cluster.yaml:10: Pod default/x: spec.containers[0].resources."
 	  "requests.cpu: bad quantity '8x'" },
 	{ "gpu.yaml",
 	  POD("g", "", "containers: [{name: c, resources: {limits: "
 	      "{nvidia.com/gpu: two}}}]"),
-	  TG_EINVAL,
+	  F_GANG,
 	  "Pod default/g: spec.containers[0].resources.limits"
 	  "[nvidia.com/gpu]: bad quantity 'two'" },
-	{ "neg.yaml", POD("n", "", CPU("-1")), TG_EINVAL,
+	{ "neg.yaml", POD("n", "", CPU("-1")), F_GANG,
 	  "bad quantity '-1'" },
 	{ "bad.json", "{\"kind\": \"Node\",\n \"metadata\": {\n  \"name\": }}",
 	  TG_EPARSE, "bad.json:3: malformed JSON near '}}'" },
@@ -1396,7 +1415,7 @@ static const struct {
 	{ "annot.yaml",
 	  KPG(", annotations: {gang.scheduling.koordinator.sh/"
 	      "network-topology-spec: '{not json'}", "minMember: 1"),
-	  TG_EINVAL,
+	  F_GANG,
 	  "=annot.yaml:4: PodGroup default/pg: metadata.annotations"
 	  "[gang.scheduling.koordinator.sh/network-topology-spec]: bad JSON "
 	  "'{not json'" },
@@ -1404,17 +1423,17 @@ static const struct {
 	  KPG(", annotations: {gang.scheduling.koordinator.sh/"
 	      "network-topology-spec: '{\"gatherStrategy\":[{\"layer\":"
 	      "\"L\",\"strategy\":\"Gather\"}]}'}", "minMember: 1"),
-	  TG_EINVAL,
+	  F_GANG,
 	  "gatherStrategy[0].strategy: unknown strategy 'Gather'" },
 	{ "pcm.yaml",
 	  KPG(", annotations: {gang.scheduling.koordinator.sh/"
 	      "network-topology-spec: '{\"gatherStrategy\":[{\"layer\":"
 	      "\"L\",\"strategy\":\"MustGather\",\"podCountMultiple\":0}]}'}",
 	      "minMember: 1"),
-	  TG_EINVAL, "podCountMultiple: not a positive integer" },
-	{ "min.yaml", KPG("", "minMember: -1"), TG_EINVAL,
+	  F_GANG, "podCountMultiple: not a positive integer" },
+	{ "min.yaml", KPG("", "minMember: -1"), F_GANG,
 	  "PodGroup default/pg: spec.minMember: -1 is out of range" },
-	{ "minf.yaml", KPG("", "minMember: 1.5"), TG_EINVAL,
+	{ "minf.yaml", KPG("", "minMember: 1.5"), F_GANG,
 	  "spec.minMember: expected an integer" },
 	{ "dup.yaml", "kind: Node\nmetadata: {name: a}\nkind: Pod\n",
 	  TG_EPARSE, "=dup.yaml:1: duplicate key 'kind' in the mapping "
@@ -1436,43 +1455,43 @@ static const struct {
 	  TG_ELIMIT, "aliases expand to more than 1048576 nodes" },
 	{ "tag.yaml", "a: !!binary aGVsbG8=\n", TG_EPARSE,
 	  "=tag.yaml:1: unsupported tag 'tag:yaml.org,2002:binary'" },
-	{ "label.yaml", NODE("n1", "gpu: true", "cpu: \"1\""), TG_EINVAL,
+	{ "label.yaml", NODE("n1", "gpu: true", "cpu: \"1\""), F_WARN,
 	  "Node n1: metadata.labels.gpu: expected a string" },
 	{ "taint.yaml",
 	  "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
 	  "spec: {taints: [{key: a, effect: Sometimes}]}\n",
-	  TG_EINVAL, "Node n1: spec.taints[0]: needs a key and an effect" },
+	  F_WARN, "Node n1: spec.taints[0]: needs a key and an effect" },
 	{ "op.yaml",
 	  POD("o", "", "affinity: {nodeAffinity: {requiredDuringScheduling"
 	      "IgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions:"
 	      " [{key: a, operator: Like, values: [b]}]}]}}}, " CPU("1")),
-	  TG_EINVAL,
+	  F_GANG,
 	  "nodeSelectorTerms[0].matchExpressions[0].operator: unknown "
 	  "operator 'Like'" },
 	{ "gt.yaml",
 	  POD("o", "", "affinity: {nodeAffinity: {requiredDuringScheduling"
 	      "IgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions:"
 	      " [{key: a, operator: Gt, values: [b]}]}]}}}, " CPU("1")),
-	  TG_EINVAL, "wrong values for operator Gt" },
+	  F_GANG, "wrong values for operator Gt" },
 	{ "slice.yaml",
 	  POD("s", ", annotations: {kueue.x-k8s.io/podset-slice-required-"
 	      "topology: rack}", CPU("1")),
-	  TG_EINVAL, "kueue.x-k8s.io/podset-slice-required-topology needs "
+	  F_GANG, "kueue.x-k8s.io/podset-slice-required-topology needs "
 	  "kueue.x-k8s.io/podset-slice-size" },
 	{ "slices.yaml",
 	  POD("s", ", annotations: {kueue.x-k8s.io/podset-slice-required-"
 	      "topology-constraints: '[{\"topology\":\"r\"}]'}", CPU("1")),
-	  TG_EINVAL, "entry 0 needs a topology and a positive size" },
+	  F_GANG, "entry 0 needs a topology and a positive size" },
 	{ "index.yaml",
 	  POD("i", ", annotations: {gang.scheduling.koordinator.sh/"
 	      "network-topology-index: abc}", CPU("1")),
-	  TG_EINVAL, "network-topology-index]: bad value 'abc'" },
+	  F_GANG, "network-topology-index]: bad value 'abc'" },
 	{ "scalar.yaml", "- a\n- b\n", TG_EPARSE,
 	  "document 1 is not an object" },
 	{ "items.json", "{\"kind\":\"List\",\"items\":[1]}", TG_EPARSE,
 	  "=items.json: items[0]: not an object" },
 	{ "time.yaml", POD("t", ", creationTimestamp: yesterday", CPU("1")),
-	  TG_EINVAL, "metadata.creationTimestamp: bad time 'yesterday'" },
+	  F_GANG, "metadata.creationTimestamp: bad time 'yesterday'" },
 	{ "pc.yaml",
 	  "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
 	  "metadata: {name: p}\n", TG_EINVAL, "PriorityClass p: value: "
@@ -1481,13 +1500,13 @@ static const struct {
 	  "---\napiVersion: scheduling.koordinator.sh/v1alpha1\n"
 	  "kind: ClusterNetworkTopology\nmetadata: {name: default}\n"
 	  "spec: {networkTopologySpec: [{topologyLayer: A, labelKey: [a]},"
-	  " {topologyLayer: B, labelKey: [b]}]}\n", TG_EINVAL,
+	  " {topologyLayer: B, labelKey: [b]}]}\n", F_WARN,
 	  "layers 'A' and 'B' share the parent 'ClusterTopologyLayer'; not "
 	  "a chain" },
 	{ "spec.yaml", "---\napiVersion: v1\nkind: Pod\nmetadata: {name: x}\n",
-	  TG_EINVAL, "Pod default/x: spec: missing" },
+	  F_GANG, "Pod default/x: spec: missing" },
 	{ "name.yaml", "---\napiVersion: v1\nkind: Node\nmetadata: {}\n",
-	  TG_EINVAL, "metadata.name: missing" },
+	  F_WARN, "metadata.name: missing" },
 	{ "nul.yaml", "a: \"x\\0y\"\n", TG_EPARSE, "NUL byte" },
 	{ "deep.json", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
 	  "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", TG_EPARSE,
@@ -1501,14 +1520,31 @@ static void test_errors(void)
 	load l;
 
 	for (i = 0; i < sizeof(errors) / sizeof(errors[0]); i++) {
+		const char *msg, *want = errors[i].msg;
+
 		l = load_text(errors[i].src, errors[i].text);
-		is_int(l.err, errors[i].err, "%s: error code", errors[i].src);
-		if (errors[i].msg[0] == '=')
-			is_str(l.ei.msg, errors[i].msg + 1, "%s: message",
+		msg = l.ei.msg;
+		if (errors[i].err == F_GANG) {
+			is_int(l.err, TG_OK, "%s: builds", errors[i].src);
+			is_int(tg_k8s_nfailed(l.k), 1, "%s: the gang fails",
 			       errors[i].src);
+			if (!tg_k8s_failed(l.k, 0, &msg))
+				msg = "";
+		} else if (errors[i].err == F_WARN) {
+			is_int(l.err, TG_OK, "%s: builds", errors[i].src);
+			msg = warning_like(&l, want[0] == '=' ? want + 1 :
+					   want);
+			ok(msg != NULL, "%s: left out with a warning",
+			   errors[i].src);
+			msg = msg ? msg : "";
+		} else {
+			is_int(l.err, errors[i].err, "%s: error code",
+			       errors[i].src);
+		}
+		if (want[0] == '=')
+			is_str(msg, want + 1, "%s: message", errors[i].src);
 		else
-			like(l.ei.msg, errors[i].msg, "%s: message",
-			     errors[i].src);
+			like(msg, want, "%s: message", errors[i].src);
 		load_free(&l);
 	}
 	/* YAML nesting is bounded */
@@ -1520,6 +1556,137 @@ static void test_errors(void)
 	is_int(l.err, TG_ELIMIT, "YAML deeper than 256 levels");
 	like(l.ei.msg, "deep.yaml:1: nested deeper than 256 levels",
 	     "... says so");
+	load_free(&l);
+}
+
+/*
+ * Fault isolation (issue 12): an object that cannot be read costs only
+ * what depends on it; every other gang is still built.
+ */
+static void test_fault_isolation(void)
+{
+	/* a Node whose labels are a list (fuzz_k8s: the label-preset scan
+	 * handed a NULL key to strncmp) */
+	static const char lablist[] =
+		"kind: Node\nmetadata: {name: n1, labels: [x]}\n";
+	/* one pending pod whose network-topology-spec is not JSON, one
+	 * valid gang of two */
+	static const char onebad[] =
+		NODE("n1", "", "cpu: \"4\"") NODE("n2", "", "cpu: \"4\"")
+		POD("bad", ", annotations: {gang.scheduling.koordinator.sh/"
+		    "network-topology-spec: '{oops'}", CPU("1"))
+		POD("w1", ", labels: {pod-group.scheduling.sigs.k8s.io: ok}",
+		    CPU("4"))
+		POD("w2", ", labels: {pod-group.scheduling.sigs.k8s.io: ok}",
+		    CPU("4"));
+	/* a bound pod with a bad quantity: its node takes no new pod */
+	static const char boundbad[] =
+		NODE("n1", "", "cpu: \"4\"") NODE("n2", "", "cpu: \"4\"")
+		POD("run", "", "nodeName: n1, " CPU("lots"))
+		POD("p", "", CPU("1"));
+	/* a Kueue Topology that contradicts itself (hostname not last) */
+	static const char badtopo[] =
+		"---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: Topology\n"
+		"metadata: {name: t}\nspec: {levels: [{nodeLabel: "
+		"kubernetes.io/hostname}, {nodeLabel: rack}]}\n"
+		NODE("n1", "topology.kubernetes.io/zone: z1", "cpu: \"4\"")
+		POD("p", "", CPU("1"));
+	/* a GangGroup: one PodGroup's pod cannot be read, so the set fails */
+	static const char gg[] =
+		NODE("n1", "", "cpu: \"8\"")
+		POD("a", ", labels: {pod-group.scheduling.sigs.k8s.io: ga}, "
+		    "annotations: {gang.scheduling.koordinator.sh/groups: "
+		    "'[\"default/ga\",\"default/gb\"]'}", CPU("1"))
+		POD("b", ", labels: {pod-group.scheduling.sigs.k8s.io: gb}, "
+		    "annotations: {gang.scheduling.koordinator.sh/groups: "
+		    "'[\"default/ga\",\"default/gb\"]'}", CPU("1x"))
+		POD("c", "", CPU("1"));
+	const char *why = NULL;
+	load l;
+
+	l = load_text("lablist.yaml", lablist);
+	is_int(l.err, TG_OK, "labels as a list: builds (was a crash)");
+	ok(warning_like(&l, "Node n1: metadata.labels: expected an object; "
+			"the node is left out") != NULL,
+	   "labels as a list: the node is left out, named");
+	load_free(&l);
+
+	l = load_text("onebad.yaml", onebad);
+	is_int(l.err, TG_OK, "one broken pod: the build goes on");
+	is_int(tg_k8s_ngangs(l.k), 1, "the valid gang is built");
+	is_str(place(l.t, gang(&l, "default/ok"), NULL, 0),
+	       "placed cluster n1,n2", "and placed");
+	is_int(tg_k8s_nfailed(l.k), 1, "one failed gang");
+	is_str(tg_k8s_failed(l.k, 0, &why), "default/bad", "its name");
+	like(why, "onebad.yaml:14: Pod default/bad: metadata.annotations"
+	     "[gang.scheduling.koordinator.sh/network-topology-spec]: bad "
+	     "JSON '{oops'", "the message names the object and the field");
+	is_int(tg_k8s_failed_npods(l.k, 0), 1, "its one pod");
+	is_str(tg_k8s_failed_pod(l.k, 0, 0), "default/bad", "named");
+	ok(tg_k8s_failed(l.k, 1, NULL) == NULL &&
+	   tg_k8s_failed_pod(l.k, 0, 1) == NULL && !tg_k8s_nfailed(NULL),
+	   "out of range: NULL");
+	load_free(&l);
+
+	l = load_text("boundbad.yaml", boundbad);
+	is_int(l.err, TG_OK, "a broken bound pod: the build goes on");
+	ok(warning_like(&l, "Pod default/run: spec.containers[0].resources."
+			"requests.cpu: bad quantity 'lots'; node 'n1' takes "
+			"no new pod") != NULL, "the warning names pod and node");
+	is_str(place(l.t, gang(&l, "default/p"), NULL, 0), "placed node/n2 n2",
+	       "the pending pod avoids n1");
+	load_free(&l);
+
+	l = load_text("badtopo.yaml", badtopo);
+	is_int(l.err, TG_OK, "a self-contradicting Topology: builds");
+	ok(warning_like(&l, "Topology t: spec.levels[0].nodeLabel: "
+			"kubernetes.io/hostname may only be the last level; "
+			"left out") != NULL, "the warning names it");
+	is_int(tg_topology_nlayers(l.t), 1, "levels from the preset (zone)");
+	is_int(tg_k8s_ngangs(l.k), 1, "the pod is still a gang");
+	load_free(&l);
+
+	/* a member whose labels hold a number still fails its own gang
+	 * (its group label can be read), not a gang of its own */
+	l = load_text("member.yaml",
+		      NODE("n1", "", "cpu: \"8\"")
+		      POD("m1", ", labels: {pod-group.scheduling.sigs.k8s.io: "
+			  "g, rank: 1}", CPU("1"))
+		      POD("m2", ", labels: {pod-group.scheduling.sigs.k8s.io: "
+			  "g}", CPU("1")));
+	is_int(l.err, TG_OK, "a member with a bad label: builds");
+	is_str(tg_k8s_failed(l.k, 0, &why), "default/g", "its gang fails");
+	like(why, "Pod default/m1: metadata.labels.rank: expected a string",
+	     "naming the member and the label");
+	is_int(tg_k8s_failed_npods(l.k, 0), 2, "both members listed");
+	is_int(tg_k8s_ngangs(l.k), 0, "the rest of the gang is not placed "
+	       "without it");
+	load_free(&l);
+
+	/* a PodGroup with a bad field and only running pods: a warning */
+	l = load_text("running.yaml",
+		      "---\napiVersion: scheduling.sigs.k8s.io/v1alpha1\n"
+		      "kind: PodGroup\nmetadata: {name: pg, namespace: "
+		      "default}\nspec: {minMember: -1}\n"
+		      NODE("n1", "", "cpu: \"4\"")
+		      POD("m", ", labels: {pod-group.scheduling.sigs.k8s.io: "
+			  "pg}", "nodeName: n1, " CPU("1")));
+	is_int(l.err, TG_OK, "a bad PodGroup with running pods: builds");
+	ok(warning_like(&l, "PodGroup default/pg: spec.minMember: -1 is out "
+			"of range [0, 2147483647]; ignored (no pending pod)")
+	   != NULL, "a warning names it");
+	is_int(tg_k8s_nfailed(l.k), 0, "no failed gang: nothing is pending");
+	load_free(&l);
+
+	l = load_text("gg.yaml", gg);
+	is_int(l.err, TG_OK, "a GangGroup with a broken member: builds");
+	is_int(tg_k8s_nfailed(l.k), 1, "the GangGroup fails as one");
+	is_str(tg_k8s_failed(l.k, 0, &why), "default/ga", "named by its "
+	       "representative");
+	like(why, "Pod default/b: spec.containers[0].resources.requests.cpu: "
+	     "bad quantity '1x'", "the message names the broken pod");
+	is_int(tg_k8s_failed_npods(l.k, 0), 2, "both pods of the set");
+	is_int(tg_k8s_ngangs(l.k), 1, "the lone pod c is built");
 	load_free(&l);
 }
 
@@ -1552,10 +1719,28 @@ static void test_transactions(void)
 	t = (tg_topology *)&ei;	/* must be reset to NULL */
 	is_int(tg_k8s_add(k, badpod, strlen(badpod), "badpod.yaml", &ei),
 	       TG_OK, "parses");
-	is_int(tg_k8s_build(k, &t, &ei), TG_EINVAL, "build fails");
-	ok(t == NULL, "no topology");
-	is_int(tg_k8s_nwarnings(k), 0, "no warnings from the failed build");
+	is_int(tg_k8s_build(k, &t, &ei), TG_OK, "a bad pod fails its gang, "
+	       "not the build");
+	is_int(tg_k8s_nfailed(k), 1, "one failed gang");
+	tg_topology_destroy(t);
 	tg_k8s_destroy(k);
+
+	/* a failed build (levels the topology refuses) leaves nothing */
+	{
+		static const char *const twice[] = { "a", "a" };
+
+		k = tg_k8s_create();
+		t = (tg_topology *)&ei;	/* must be reset to NULL */
+		is_int(tg_k8s_add(k, badpod, strlen(badpod), "badpod.yaml",
+				  &ei), TG_OK, "parses");
+		is_int(tg_k8s_set_levels(k, twice, 2), TG_OK, "levels a,a");
+		ok(tg_k8s_build(k, &t, &ei) != TG_OK, "build fails");
+		ok(t == NULL, "no topology");
+		is_int(tg_k8s_nwarnings(k), 0, "no warnings from the failed "
+		       "build");
+		is_int(tg_k8s_nfailed(k), 0, "no failed gangs either");
+		tg_k8s_destroy(k);
+	}
 
 	k = tg_k8s_create();
 	is_int(tg_k8s_add_file(k, "/nonexistent/cluster.yaml", &ei), TG_EIO,
@@ -1616,10 +1801,18 @@ static void test_yaml(void)
 	load l = load_text("features.yaml", text);
 	const tg_gang *g;
 
-	/* the label "zone: 0777" is an int in the core schema */
-	is_int(l.err, TG_EINVAL, "an unquoted 0777 label is not a string");
-	like(l.ei.msg, "features.yaml:13: Node n1: metadata.labels.zone: "
-	     "expected a string", "... and the message says where");
+	/* the label "zone: 0777" is an int in the core schema: the node
+	 * is left out, and the pod bound to it is not counted */
+	is_int(l.err, TG_OK, "an unquoted 0777 label is not a string: "
+	       "the build goes on");
+	ok(warning_like(&l, "features.yaml:13: Node n1: metadata.labels."
+			"zone: expected a string; the node is left out"),
+	   "... and the warning says where");
+	{
+		tg_node_id x;
+
+		ok(tg_topology_node_find(l.t, "n1", &x) != TG_OK, "n1 left out");
+	}
 	load_free(&l);
 	{
 		static char fixed[sizeof(text)];
@@ -1930,11 +2123,16 @@ static void test_add_object(void)
 	{
 		tg_topology *t = NULL;
 
-		is_int(tg_k8s_build(k, &t, &ei), TG_EPARSE,
-		       "malformed pod text: TG_EPARSE from the build");
-		like(ei.msg, "Pod default/x: cache:1: malformed JSON",
+		const char *why = NULL;
+
+		is_int(tg_k8s_build(k, &t, &ei), TG_OK,
+		       "malformed pod text: the build goes on");
+		is_str(tg_k8s_failed(k, 0, &why), "default/x",
+		       "the pod's gang fails");
+		like(why, "Pod default/x: cache:1: malformed JSON",
 		     "the message names the object and the input");
-		ok(t == NULL, "no topology");
+		is_str(tg_k8s_failed_pod(k, 0, 0), "default/x", "its pod");
+		tg_topology_destroy(t);
 	}
 	tg_k8s_destroy(k);
 	k = tg_k8s_create();
@@ -1943,12 +2141,18 @@ static void test_add_object(void)
 	{
 		tg_topology *t = NULL;
 
-		is_int(tg_k8s_build(k, &t, &ei), TG_EINVAL,
-		       "bad quantity: TG_EINVAL");
-		like(ei.msg, "cache: Pod default/q: spec.containers[0]."
-		     "resources.requests.cpu: bad quantity '8x'",
+		/* a bound pod: its node n1 (not in this snapshot) would
+		 * take no new pod */
+		is_int(tg_k8s_build(k, &t, &ei), TG_OK,
+		       "bad quantity: the build goes on");
+		like(tg_k8s_warning(k, 0), "cache: Pod default/q: spec."
+		     "containers[0].resources.requests.cpu: bad quantity '8x'"
+		     "; node 'n1' takes no new pod",
 		     "as tg_k8s_add says it, in namespace default");
+		tg_topology_destroy(t);
 	}
+	tg_k8s_destroy(k);
+	k = tg_k8s_create();
 	is_int(tg_k8s_add_object(k, "{", 1, "Node", "v1", NULL, "n", "cache",
 				 &ei), TG_EPARSE,
 	       "other kinds are parsed at once");
@@ -2035,6 +2239,20 @@ static void test_oom(void)
 	oom_run("koord.yaml", koord_text, NULL);
 	oom_run("constraints.yaml", constraints_text, NULL);
 	oom_run("lws.yaml", lws_text, NULL);
+	/* fault isolation: a broken Node, bound pod, pending pod, GangGroup */
+	oom_run("broken.yaml",
+		"kind: Node\nmetadata: {name: n0, labels: [x]}\n"
+		NODE("n1", "", "cpu: \"4\"") NODE("n2", "", "cpu: \"4\"")
+		POD("run", "", "nodeName: n1, " CPU("lots"))
+		POD("bad", ", annotations: {gang.scheduling.koordinator.sh/"
+		    "network-topology-spec: '{oops'}", CPU("1"))
+		POD("a", ", labels: {pod-group.scheduling.sigs.k8s.io: ga}, "
+		    "annotations: {gang.scheduling.koordinator.sh/groups: "
+		    "'[\"default/ga\",\"default/gb\"]'}", CPU("1"))
+		POD("b", ", labels: {pod-group.scheduling.sigs.k8s.io: gb}, "
+		    "annotations: {gang.scheduling.koordinator.sh/groups: "
+		    "'[\"default/ga\",\"default/gb\"]'}", CPU("1x"))
+		POD("w", "", CPU("1")), NULL);
 	{
 		objs o;
 
@@ -2065,6 +2283,7 @@ int main(void)
 	test_misc();
 	test_errors();
 	test_transactions();
+	test_fault_isolation();
 	test_yaml();
 	test_add_object();
 	test_oom();

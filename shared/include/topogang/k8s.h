@@ -26,7 +26,9 @@
  * labels a namespaceSelector matches.
  *
  * Everything the loader cannot use is reported: tg_k8s_warning().
- * Malformed input is one error naming the object ("Pod default/x:
+ * Malformed text is one error naming the input; an object with a bad
+ * field costs only its gang or its node (tg_k8s_failed(), a warning),
+ * with a message naming the object and the field ("Pod default/x:
  * spec.containers[0].resources.requests.cpu: bad quantity '8x'").
  */
 #ifndef TOPOGANG_K8S_H
@@ -86,6 +88,28 @@ tg_err tg_k8s_build(tg_k8s *k, tg_topology **topo, tg_errinfo *ei);
 unsigned tg_k8s_ngangs(const tg_k8s *k);
 /* Pending gangs in decision order; valid until tg_k8s_destroy(). */
 tg_gang *tg_k8s_gang(const tg_k8s *k, unsigned i);
+
+/*
+ * Fault isolation: an object that cannot be read costs only what depends
+ * on it.  A pending pod or PodGroup with a bad field (an annotation that
+ * is not the JSON it should be, a quantity that does not parse, a field
+ * of the wrong type) makes its gang fail: the gang is not among
+ * tg_k8s_gang() but listed here, with a message naming the input, the
+ * object and the field; every other gang is built.  A Node that cannot be
+ * read is left out, a bound pod that cannot be read keeps its node from
+ * taking new pods, a Topology or ClusterNetworkTopology that contradicts
+ * itself is ignored: each with a warning (tg_k8s_warning()).
+ *
+ * tg_k8s_failed() returns the gang's name ("namespace/name") and sets
+ * *reason; tg_k8s_failed_pod() the pending pods ("namespace/name") of
+ * that gang.  In the order of the gangs' first pods (namespace, name).
+ * \note The strings are valid until tg_k8s_destroy(); NULL when \p i or
+ * \p j is out of range.
+ */
+unsigned tg_k8s_nfailed(const tg_k8s *k);
+const char *tg_k8s_failed(const tg_k8s *k, unsigned i, const char **reason);
+unsigned tg_k8s_failed_npods(const tg_k8s *k, unsigned i);
+const char *tg_k8s_failed_pod(const tg_k8s *k, unsigned i, unsigned j);
 
 unsigned tg_k8s_nwarnings(const tg_k8s *k);
 const char *tg_k8s_warning(const tg_k8s *k, unsigned i);
