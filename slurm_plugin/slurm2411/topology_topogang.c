@@ -653,8 +653,11 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
  * RUN_SCAN_MS under the job read lock, and _vic_compute() fetches each
  * with find_job_record() (a hash lookup, no list lock).  A job started
  * since the last scan is missing from the model until the next one: the
- * core may then name too few victims, cons_tres finds no fit, and the
- * job waits one more pass; never more victims than the core's.
+ * core may then name too few victims (cons_tres finds no fit and the job
+ * waits one more pass), or see room where there is none and give no
+ * opinion, and then Slurm's own preemption order picks the victims.  The
+ * parity suite saw the latter when the preemptor came within 500 ms of
+ * its victims' start (docs/slurm-2411.md, "Known gap").
  */
 #define RUN_SCAN_MS	500
 #define MAX_RUN_IDS	(1u << 20)	/* running jobs noted */
