@@ -1624,6 +1624,23 @@ static int _fallback_layer(ctx_t *c, bitstr_t *bitmap, bitstr_t *orig,
 }
 
 /*
+ * The end of a fallback or will-run try over \p orig: on failure the
+ * preemptee list goes and \p bitmap is as \p given; both copies freed.
+ */
+static int _try_end(int rc, bitstr_t *bitmap, bitstr_t *orig,
+		    bitstr_t *given, const jt_args_t *a)
+{
+	if (rc != SLURM_SUCCESS) {
+		if (a->preemptee_job_list)
+			FREE_NULL_LIST(*a->preemptee_job_list);
+		bit_copybits(bitmap, given);
+	}
+	FREE_NULL_BITMAP(orig);
+	FREE_NULL_BITMAP(given);
+	return rc;
+}
+
+/*
  * The core and select/cons_tres disagree in run-now mode: the core's
  * model has no room for the job (or cons_tres refused the nodes the core
  * chose) where cons_tres may start it.  cons_tres decides, on the core's
@@ -1672,14 +1689,7 @@ static int _fallback(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
 	snprintf(where, wlen, "select/cons_tres's choice");
 	rc = _inner_on(c->job_ptr, bitmap, orig, NULL, a);
 out:
-	if (rc != SLURM_SUCCESS) {
-		if (a->preemptee_job_list)
-			FREE_NULL_LIST(*a->preemptee_job_list);
-		bit_copybits(bitmap, given);
-	}
-	FREE_NULL_BITMAP(orig);
-	FREE_NULL_BITMAP(given);
-	return rc;
+	return _try_end(rc, bitmap, orig, given, a);
 }
 
 /*
@@ -1729,14 +1739,7 @@ static int _will_run_must(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a)
 				      a->mode, tries[best].path,
 				      (long) c->job_ptr->start_time);
 	}
-	if (rc != SLURM_SUCCESS) {
-		if (a->preemptee_job_list)
-			FREE_NULL_LIST(*a->preemptee_job_list);
-		bit_copybits(bitmap, given);
-	}
-	FREE_NULL_BITMAP(orig);
-	FREE_NULL_BITMAP(given);
-	return rc;
+	return _try_end(rc, bitmap, orig, given, a);
 }
 
 /*

@@ -139,34 +139,13 @@ extern bool tgr_set(job_record_t *job_ptr, const char *msg)
 	return fresh;
 }
 
-/* Puts every remembered reason back on its job (under both locks). */
-static void _apply(void)
-{
-	for (unsigned i = 0; i < nreasons;) {
-		job_record_t *job_ptr = find_job_record(reasons[i].job_id);
-
-		if (!job_ptr || !IS_JOB_PENDING(job_ptr)) {
-			free(reasons[i].msg);
-			reasons[i] = reasons[--nreasons];
-			continue;
-		}
-		if ((job_ptr->state_reason == WAIT_RESOURCES) &&
-		    (!job_ptr->state_desc ||
-		     strcmp(job_ptr->state_desc, reasons[i].msg))) {
-			xfree(job_ptr->state_desc);
-			job_ptr->state_desc = xstrdup(reasons[i].msg);
-			last_job_update = time(NULL);
-		}
-		i++;
-	}
-}
-
 /*
- * Whether a remembered reason must be put back (a pending job waits for
- * resources without it); forgets the reasons of jobs that no longer wait.
- * Under the job read lock and lock.
+ * Walks the remembered reasons: forgets those of jobs that no longer wait
+ * and, for a pending job waiting for resources whose reason was wiped,
+ * puts it back when \p fix (under the job write lock) or only says so
+ * (under the read lock).  Returns whether any was wiped.  Under lock.
  */
-static bool _stale(void)
+static bool _walk(bool fix)
 {
 	bool any = false;
 
@@ -180,8 +159,14 @@ static bool _stale(void)
 		}
 		if ((job_ptr->state_reason == WAIT_RESOURCES) &&
 		    (!job_ptr->state_desc ||
-		     strcmp(job_ptr->state_desc, reasons[i].msg)))
+		     strcmp(job_ptr->state_desc, reasons[i].msg))) {
 			any = true;
+			if (fix) {
+				xfree(job_ptr->state_desc);
+				job_ptr->state_desc = xstrdup(reasons[i].msg);
+				last_job_update = time(NULL);
+			}
+		}
 		i++;
 	}
 	return any;
@@ -217,14 +202,14 @@ static void *_loop(void *arg)
 			continue;
 		lock_slurmctld(job_read_lock);
 		slurm_mutex_lock(&lock);
-		any = _stale();
+		any = _walk(false);
 		slurm_mutex_unlock(&lock);
 		unlock_slurmctld(job_read_lock);
 		if (!any)
 			continue;
 		lock_slurmctld(job_write_lock);
 		slurm_mutex_lock(&lock);
-		_apply();
+		(void) _walk(true);
 		slurm_mutex_unlock(&lock);
 		unlock_slurmctld(job_write_lock);
 	}
