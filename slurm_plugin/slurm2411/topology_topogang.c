@@ -21,7 +21,7 @@
  *  calls fatal() after start-up.
  *
  *  topology.conf (tree or block form) is read by the core's loader
- *  (shared/src/topoconf.c), topogang.conf by tgconf.c; per-job requests
+ *  (shared/src/load/topoconf.c), topogang.conf by tgconf.c; per-job requests
  *  (--topo-gather/--topo-spread/--topo-slice, --switches, -w) by tgjob.c,
  *  shared with select/topogang for 22.05.  24.11's `scontrol reconfigure`
  *  starts a new slurmctld; the files that last loaded are kept in

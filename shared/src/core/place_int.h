@@ -1,5 +1,5 @@
 /*
- * shared/src/place_int.h - what place.c shares with preempt.c.
+ * shared/src/core/place_int.h - what place.c shares with preempt.c.
  */
 #ifndef TG_PLACE_INT_H
 #define TG_PLACE_INT_H

@@ -1,5 +1,5 @@
 /*
- * shared/src/yaml_json.c - JSON streams and YAML documents as cJSON trees.
+ * shared/src/load/yaml_json.c - JSON streams and YAML documents as cJSON trees.
  *
  * YAML goes through libyaml's event parser; a stack of open mappings and
  * sequences builds the tree, so depth costs heap, not C stack, and is
@@ -16,7 +16,7 @@
 
 #include <yaml.h>
 
-#include "k8s_internal.h"
+#include "k8s/k8s_internal.h"
 
 #define TAG_STR		"tag:yaml.org,2002:str"
 #define TAG_INT		"tag:yaml.org,2002:int"

@@ -1,5 +1,5 @@
 /*
- * shared/src/fabric.c - switch trees from fabric discovery.
+ * shared/src/load/fabric/fabric.c - switch trees from fabric discovery.
  *
  * Inputs, each parsed into one of two shapes:
  *
@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "k8s_internal.h"
+#include "../k8s/k8s_internal.h"
 
 #define FAB_MAX_DESC	256	/* bytes of a node description */
 #define FAB_MAX_PORT	255	/* InfiniBand port numbers are 8 bits */

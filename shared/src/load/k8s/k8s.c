@@ -1,5 +1,5 @@
 /*
- * shared/src/k8s.c - Kubernetes cluster snapshots as the core's model.
+ * shared/src/load/k8s/k8s.c - Kubernetes cluster snapshots as the core's model.
  *
  * tg_k8s_add() only parses text and files the objects it finds; all the
  * meaning is in tg_k8s_build(), which runs in passes over a sorted index of

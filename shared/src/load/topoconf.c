@@ -1,5 +1,5 @@
 /*
- * shared/src/topoconf.c - Slurm topology.conf loader.
+ * shared/src/load/topoconf.c - Slurm topology.conf loader.
  *
  * The text is read the way Slurm's parser reads it (src/common/
  * parse_config.c): '#' starts a comment unless escaped, a line ending in

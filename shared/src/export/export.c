@@ -1,5 +1,5 @@
 /*
- * shared/src/export.c - a built topology in the formats its consumers
+ * shared/src/export/export.c - a built topology in the formats its consumers
  * read: Slurm topology.conf (tree and block forms), Kubernetes node labels
  * (kubectl commands, a merge-patch list), the KAI and Kueue Topology and
  * Koordinator ClusterNetworkTopology resources, and a JSON dump; and the

@@ -1,5 +1,5 @@
 /*
- * shared/src/draw_page.h - the page around the picture (TG_DRAW_HTML):
+ * shared/src/export/draw_page.h - the page around the picture (TG_DRAW_HTML):
  * its style, its header and its script, compiled in (no external
  * script, style or font: clusters are often offline).
  *

@@ -1,5 +1,5 @@
 /*
- * shared/src/preempt.c - topology-aware, gang-aware preemption.
+ * shared/src/core/preempt.c - topology-aware, gang-aware preemption.
  *
  * When a gang cannot be placed, tg_place() asks tgi_preempt() for the
  * cheapest set of lower-priority gangs whose eviction lets it in:

@@ -1,5 +1,5 @@
 /*
- * shared/src/hostlist.c - Slurm hostlist expressions.
+ * shared/src/load/hostlist.c - Slurm hostlist expressions.
  *
  * Expands "node[001-012,20],gpu-[1-2]x,r[1-2]n[1-3]" into names and
  * compresses names back.  The syntax is Slurm's: elements are separated by

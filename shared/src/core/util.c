@@ -1,5 +1,5 @@
 /*
- * shared/src/util.c - allocation hook, error text, buffers, interning,
+ * shared/src/core/util.c - allocation hook, error text, buffers, interning,
  * natural name order.
  */
 #include "config.h"

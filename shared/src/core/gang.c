@@ -1,5 +1,5 @@
 /*
- * shared/src/gang.c - building a gang request.
+ * shared/src/core/gang.c - building a gang request.
  */
 #include "config.h"
 

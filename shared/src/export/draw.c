@@ -1,5 +1,5 @@
 /*
- * shared/src/draw.c - a text picture of the fabric with a decision marked.
+ * shared/src/export/draw.c - a text picture of the fabric with a decision marked.
  *
  *   cluster: 12 nodes, 12 free
  *   ├─ SpineLayer spine-0: 5 nodes, 5 free

@@ -1,5 +1,5 @@
 /*
- * shared/src/quantity.c - Kubernetes resource.Quantity parsing.
+ * shared/src/load/k8s/quantity.c - Kubernetes resource.Quantity parsing.
  *
  * The grammar (k8s.io/apimachinery pkg/api/resource/quantity.go):
  *

@@ -1,5 +1,5 @@
 /*
- * shared/src/k8s_internal.h - private helpers of the Kubernetes loader:
+ * shared/src/load/k8s/k8s_internal.h - private helpers of the Kubernetes loader:
  * JSON and YAML text as cJSON trees.
  *
  * Both readers return one cJSON array whose elements are the documents

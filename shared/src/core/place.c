@@ -1,5 +1,5 @@
 /*
- * shared/src/place.c - gang placement.
+ * shared/src/core/place.c - gang placement.
  *
  * See place.h for the algorithm.  Vocabulary:
  *   level   a layer index, or nlayers for single nodes; TG_NONE = root

@@ -1,5 +1,5 @@
 /*
- * shared/src/discover.c - what is inside one host: GPUs, their PCI and
+ * shared/src/load/discover.c - what is inside one host: GPUs, their PCI and
  * NUMA locality, NICs and NVLink islands.
  *
  * Sources: `nvidia-smi topo -m` text (parsed here), an hwloc XML export

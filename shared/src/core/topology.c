@@ -1,5 +1,5 @@
 /*
- * shared/src/topology.c - the topology model: layers, nodes, the domain
+ * shared/src/core/topology.c - the topology model: layers, nodes, the domain
  * tree, allocations, the invariant checker and the bandwidth model.
  */
 #include "config.h"

@@ -1,5 +1,5 @@
 /*
- * shared/src/draw_svg.c - the fabric as a picture (SVG, a page with the
+ * shared/src/export/draw_svg.c - the fabric as a picture (SVG, a page with the
  * SVG inline, and the JSON behind them); see topogang/draw.h.
  *
  * Layout: nested boxes, one per domain, from the root down to the lowest
