@@ -412,8 +412,28 @@ class RealApiServer:
 
     def reset(self, disable=()):
         c = self.c
+        pods = "/api/v1/namespaces/default/pods"
+
+        def no_pods():
+            return not c.req("GET", pods)[1].get("items")
+        # Pods first, gracefully, while their nodes still exist: a bound
+        # pod goes when KWOK (its kubelet) deletes it.  Never a force
+        # delete of a pod KWOK has seen: a gracePeriodSeconds=0 delete
+        # still passes through a state with a deletionTimestamp, KWOK's
+        # pod-delete stage fires TERMINATING_MS later and deletes by name
+        # -- by then the next part's pod of the same name (seen: the
+        # "mode delete" scenario of test-realapi-config lost two of its
+        # gang's pods that way).  A pod KWOK never finalizes (its node
+        # gone) is forced after the wait.
+        c.req("DELETE", pods + "?gracePeriodSeconds=1")
+        if not wait_until(no_pods, 30):
+            c.req("DELETE", pods + "?gracePeriodSeconds=0")
+            if not wait_until(no_pods, 30):
+                raise RuntimeError("reset: pods of the previous part "
+                                   "still there after 60 s")
         for path in RESET_NAMESPACED + RESET_CLUSTER:
-            c.req("DELETE", path + "?gracePeriodSeconds=0")
+            if path != pods:
+                c.req("DELETE", path + "?gracePeriodSeconds=0")
         pcs = c.req("GET", "/apis/scheduling.k8s.io/v1/priorityclasses")[1]
         for pc in (pcs or {}).get("items", []):
             if not pc["metadata"]["name"].startswith("system-"):
@@ -421,8 +441,6 @@ class RealApiServer:
                       + pc["metadata"]["name"])
         c.req("DELETE", "/apis/coordination.k8s.io/v1/namespaces/"
               "kube-system/leases/topogang-bridge")
-        wait_until(lambda: not c.req("GET", "/api/v1/namespaces/default/"
-                                     "pods")[1].get("items"), 30)
         self.groups(disable, False)
         gone = [g for g in CRD_GROUPS if g not in disable]
         self.groups(gone, True)
