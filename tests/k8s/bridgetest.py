@@ -615,9 +615,12 @@ preemption:
 class Daemon:
     def __init__(self, srv, name="bridge", sched="topogang", args=(),
                  lease=4, renew=3, retry=0.5, repair=3, config=None,
-                 start=True, labeller=False):
+                 start=True, labeller=False, wrap=None):
         """\p labeller: run `topogang-bridge --label-nodes` (no
-        --config, no --listen; \p args carry its flags)."""
+        --config, no --listen; \p args carry its flags).  \p wrap: a
+        function from the command line to the one run (the bridge of an
+        image's root filesystem: test-bridge-image)."""
+        self.wrap = wrap
         self.srv = srv
         self.labeller = labeller
         self.name = name
@@ -665,8 +668,11 @@ class Daemon:
         else:
             cmd = [BRIDGE, "--kubeconfig", self.kubeconfig, "--config",
                    self.config, "--listen", "127.0.0.1:0"]
+        cmd = cmd + self.args + list(extra)
+        if self.wrap:
+            cmd = self.wrap(cmd)
         self.proc = subprocess.Popen(
-            cmd + self.args + list(extra), stdout=self.log,
+            cmd, stdout=self.log,
             stderr=self.log, env=env)
         _procs.append(self.proc)
         if self.labeller:
