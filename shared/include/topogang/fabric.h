@@ -89,8 +89,9 @@ typedef enum tg_fabric_format {
 	TG_FABRIC_IBNETDISCOVER = 0,	/* `ibnetdiscover` text */
 	TG_FABRIC_NETQ,			/* NetQ topology-graph JSON */
 	TG_FABRIC_CSV,			/* host,top,...,leaf (Crux) */
-	TG_FABRIC_NETQ_NVL		/* NetQ compute nodes: NVLink
+	TG_FABRIC_NETQ_NVL,		/* NetQ compute nodes: NVLink
 					 * domains */
+	/* a new format goes here (values are ABI: never renumber) */
 } tg_fabric_format;
 
 /* Bounds on fabric inputs, hitting one is TG_ELIMIT: switches and CA
