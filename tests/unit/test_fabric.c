@@ -1,6 +1,7 @@
 /*
  * tests/unit/test_fabric.c - fabric discovery: ibnetdiscover, NetQ and CSV
- * inputs into a topology, host-map rules, and malformed input.
+ * inputs into a topology, host-map rules, malformed input, and format
+ * detection (tg_fabric_detect()).
  *
  * Real inputs come from $TG_SRCDIR/tests/data/discover (see its README);
  * the expected trees of the real captures are checked in there under
