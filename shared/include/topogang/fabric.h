@@ -125,7 +125,9 @@ void tg_fabric_destroy(tg_fabric *f);
  *   replace=FROM/TO       replace the first FROM by TO
  *
  * e.g. "match=*-dgx-*,strip-domain".  NULL or "" is the identity.
- * TG_EINVAL with a message naming the bad step; TG_ESTATE after an input.
+ * TG_EINVAL with a message naming the bad step; TG_ELIMIT past
+ * TG_MAX_HOSTMAP bytes, 32 steps or 16 globs in one step; TG_ESTATE
+ * after an input.
  * \note The fabric keeps a copy of what it needs; \p rule stays the
  * caller's.
  */
