@@ -802,6 +802,50 @@ static void test_api(void)
 	tg_topology_destroy(t);
 }
 
+/* A host listed twice the same way is one host; listed another way, an
+ * error naming both places (the builder's row and NVLink records). */
+static void test_repeats(void)
+{
+	static const char csv[] = "h,a,b\nx,s,t\ny,s,u\nx,s,t\n";
+	static const char csv2[] = "h,a,b\nx,s,u\n";
+	static const char nvl[] = "[{\"Name\": \"x\", \"DomainUUID\": \"D1\"},"
+		"{\"Name\": \"y\", \"DomainUUID\": \"D1\"},"
+		"{\"Name\": \"x\", \"DomainUUID\": \"D1\"}]";
+	static const char nvl2[] = "[{\"Name\": \"y\", \"DomainUUID\": \"D2\"}]";
+	tg_fabric *f = tg_fabric_create();
+	tg_topology *t = tg_topology_create();
+	tg_fabric_summary sum;
+	tg_errinfo ei = { "" };
+
+	is_int(tg_fabric_add(f, TG_FABRIC_CSV, csv, strlen(csv), "a.csv",
+			     &ei), TG_OK, "a row repeated as it was");
+	is_int(tg_fabric_add(f, TG_FABRIC_NETQ_NVL, nvl, strlen(nvl),
+			     "n.json", &ei), TG_OK, "an entry repeated");
+	is_int(tg_fabric_build(f, t, &ei), TG_OK, "repeats: build");
+	is_int(tg_topology_nnodes(t), 2, "repeats: two hosts");
+	tg_fabric_summary_get(f, &sum);
+	is_int(sum.host_ports, 3, "repeats: three rows read");
+	is_int(sum.nvl_hosts, 2, "repeats: two NVLink hosts");
+	is_int(sum.nvl_domains, 1, "repeats: one NVLink domain");
+	tg_topology_destroy(t);
+	is_int(tg_fabric_add(f, TG_FABRIC_CSV, csv2, strlen(csv2), "b.csv",
+			     &ei), TG_EEXIST, "a host under other switches in "
+	       "a second table");
+	is_str(ei.msg, "b.csv:2: host 'x' is already under other switches "
+	       "(a.csv:2)", "the message names both tables");
+	tg_fabric_destroy(f);
+	f = tg_fabric_create();
+	is_int(tg_fabric_add(f, TG_FABRIC_NETQ_NVL, nvl, strlen(nvl),
+			     "n.json", &ei), TG_OK, "compute nodes");
+	is_int(tg_fabric_add(f, TG_FABRIC_NETQ_NVL, nvl2, strlen(nvl2),
+			     "m.json", &ei), TG_EEXIST, "a host in another "
+	       "domain in a second list");
+	is_str(ei.msg, "m.json: [0]: node 'y' is already in NVLink domain "
+	       "'D1' (n.json: [1]), not 'D2'", "the message names both "
+	       "lists");
+	tg_fabric_destroy(f);
+}
+
 /* ---- format detection ---- */
 
 static void test_detect(void)
@@ -908,6 +952,7 @@ int main(void)
 	test_netq_nvl();
 	test_csv();
 	test_api();
+	test_repeats();
 	test_detect();
 	test_source_names();
 	return done_testing();
