@@ -66,7 +66,7 @@ void tg_set_allocator(void *(*m)(size_t), void *(*r)(void *, size_t),
 
 /*
  * Frees memory the library handed to the caller (strings from
- * tg_draw(), tg_decision_to_json(), ...).  Accepts NULL.
+ * tg_draw(), tg_draw_render(), tg_export(), ...).  Accepts NULL.
  */
 void tg_free(void *p);
 
