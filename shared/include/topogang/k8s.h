@@ -19,7 +19,7 @@
  * LeaderWorkerSet; a pending pod in no group is a gang of one.
  *
  * Pods' topologySpreadConstraints and required pod (anti-)affinity follow
- * kube-scheduler (README, "Kubernetes placement rules"): bound pods
+ * kube-scheduler (docs/kubernetes.md, "Kubernetes placement rules"): bound pods
  * record their namespace and labels with their allocation, members
  * theirs with the gang, so that the gangs of one pass, each decision
  * applied before the next, count each other; Namespace objects give the
