@@ -711,10 +711,11 @@ static int ineligible(const tg_topology *t, const req *q, unsigned ps,
 	return -1;
 }
 
-static int u32_cmp(const void *a, const void *b)
+static int u32_cmp(const void *a, const void *b, void *ctx)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
+	TG_UNUSED(ctx);
 	return x < y ? -1 : x > y;
 }
 
@@ -754,8 +755,9 @@ static tg_err resolve_pod_affinity(const tg_topology *t, req *q)
 			}
 			/* sorted, each value once */
 			if (q->naff_vals > off)
-				qsort(q->aff_vals + off, q->naff_vals - off,
-				      sizeof(uint32_t), u32_cmp);
+				tgi_sort(q->aff_vals + off,
+					 q->naff_vals - off,
+					 sizeof(uint32_t), u32_cmp, NULL);
 			for (m = off, w = off; m < q->naff_vals; m++)
 				if (w == off || q->aff_vals[w - 1] !=
 						q->aff_vals[m])
@@ -1563,37 +1565,25 @@ typedef struct sort_ctx {
 	unsigned level;
 } sort_ctx;
 
-static sort_ctx sctx;
-
 /*
- * Sorts units by \p cmp, a total order (ties go by unit id), so any sort
- * gives qsort()'s order: insertion sort for the short child lists of a
- * fill, qsort() for long ones.
+ * Sorts units of one level by \p cmp, a total order (ties go by unit id),
+ * so the order is the one any sort gives.
  */
-static void sort_units(uint32_t *v, uint32_t n,
-		       int (*cmp)(const void *, const void *))
+static void sort_units(const tg_topology *t, const scratch *s,
+		       unsigned level, uint32_t *v, uint32_t n, tgi_cmp_fn cmp)
 {
-	uint32_t i, j;
+	sort_ctx c = { t, s, level };
 
-	if (n > 32) {
-		qsort(v, n, sizeof(uint32_t), cmp);
-		return;
-	}
-	for (i = 1; i < n; i++) {
-		uint32_t x = v[i];
-
-		for (j = i; j > 0 && cmp(&v[j - 1], &x) > 0; j--)
-			v[j] = v[j - 1];
-		v[j] = x;
-	}
+	tgi_sort(v, n, sizeof(uint32_t), cmp, &c);
 }
 
 /* Fill order: most slots first, then path order. */
-static int desc_cmp(const void *pa, const void *pb)
+static int desc_cmp(const void *pa, const void *pb, void *ctx)
 {
+	const sort_ctx *c = ctx;
 	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	int64_t sa = unit_slots(sctx.t, sctx.s, sctx.level, a);
-	int64_t sb = unit_slots(sctx.t, sctx.s, sctx.level, b);
+	int64_t sa = unit_slots(c->t, c->s, c->level, a);
+	int64_t sb = unit_slots(c->t, c->s, c->level, b);
 
 	if (sa != sb)
 		return sa > sb ? -1 : 1;
@@ -1653,10 +1643,7 @@ static uint32_t fill_choose(const tg_topology *t, const scratch *s,
 	uint32_t i, m, used = 0, left, wend;
 	int64_t sum = 0, need = k, win = 0;
 
-	sctx.t = t;
-	sctx.s = s;
-	sctx.level = cl;
-	sort_units(idx, n, desc_cmp);	/* path order in: ties sorted */
+	sort_units(t, s, cl, idx, n, desc_cmp);	/* path order in */
 	for (m = 0; m < n && sum < k; m++) {
 		int64_t v = unit_slots(t, s, cl, idx[m]);
 
@@ -2542,9 +2529,12 @@ tg_err tg_gang_check(const tg_topology *t, const tg_gang *g, tg_errinfo *ei)
 	return err;
 }
 
-static int unit_cmp_qsort(const void *pa, const void *pb)
+/* Pack order of two units (pack_cmp()) for sort_units(). */
+static int unit_pack_cmp(const void *pa, const void *pb, void *ctx)
 {
-	return pack_cmp(sctx.t, sctx.s, sctx.level, *(const uint32_t *)pa,
+	const sort_ctx *c = ctx;
+
+	return pack_cmp(c->t, c->s, c->level, *(const uint32_t *)pa,
 			*(const uint32_t *)pb);
 }
 
@@ -2716,10 +2706,7 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 			for (u = lo, c = 0; u < hi; u++)
 				if (unit_slots(t, s, level, u) >= k)
 					cand[c++] = u;
-			sctx.t = t;
-			sctx.s = s;
-			sctx.level = level;
-			qsort(cand, ncand, sizeof(uint32_t), unit_cmp_qsort);
+			sort_units(t, s, level, cand, ncand, unit_pack_cmp);
 			/*
 			 * Every candidate, however many: the units of one
 			 * level are disjoint, and a failed attempt rewrites

@@ -71,27 +71,27 @@ unsigned tgi_hard_level(const tg_topology *t, const tg_gang *g)
 	return hard;
 }
 
-static const tg_topology *sort_t;
-
 /* Groups allocations by gang: any fixed order does (names order the
- * gangs later, and the victims in the decision). */
-static int alloc_gang_cmp(const void *pa, const void *pb)
+ * gangs later, and the victims in the decision).  \p ctx: the topology. */
+static int alloc_gang_cmp(const void *pa, const void *pb, void *ctx)
 {
-	const tgi_alloc *a = &sort_t->allocs[*(const uint32_t *)pa];
-	const tgi_alloc *b = &sort_t->allocs[*(const uint32_t *)pb];
+	const tg_topology *t = ctx;
+	const tgi_alloc *a = &t->allocs[*(const uint32_t *)pa];
+	const tgi_alloc *b = &t->allocs[*(const uint32_t *)pb];
 
 	if (a->gang != b->gang)
 		return a->gang < b->gang ? -1 : 1;
 	return a->pod < b->pod ? -1 : a->pod > b->pod;
 }
 
-static int pod_name_cmp(const void *pa, const void *pb)
+static int pod_name_cmp(const void *pa, const void *pb, void *ctx)
 {
-	const tgi_alloc *a = &sort_t->allocs[*(const uint32_t *)pa];
-	const tgi_alloc *b = &sort_t->allocs[*(const uint32_t *)pb];
+	const tg_topology *t = ctx;
+	const tgi_alloc *a = &t->allocs[*(const uint32_t *)pa];
+	const tgi_alloc *b = &t->allocs[*(const uint32_t *)pb];
 
-	return tg_name_cmp(tgi_strtab_get(&sort_t->strs, a->pod),
-			   tgi_strtab_get(&sort_t->strs, b->pod));
+	return tg_name_cmp(tgi_strtab_get(&t->strs, a->pod),
+			   tgi_strtab_get(&t->strs, b->pod));
 }
 
 /* Groups running allocations into gangs; keeps the eligible ones. */
@@ -111,9 +111,7 @@ static tg_err collect(pctx *c)
 	for (i = 0; i < t->nallocs; i++)
 		if (t->allocs[i].live && !t->allocs[i].nominated)
 			idx[n++] = i;
-	sort_t = t;
-	qsort(idx, n, sizeof(uint32_t), alloc_gang_cmp);
-	sort_t = NULL;
+	tgi_sort(idx, n, sizeof(uint32_t), alloc_gang_cmp, t);
 	c->nv = 0;
 	for (i = 0; i < n; i = j) {
 		const tgi_alloc *a = &t->allocs[idx[i]];
@@ -186,8 +184,10 @@ static tg_err fits(pctx *c, uint32_t unit, const uint32_t *list, uint32_t m,
 	return TG_OK;
 }
 
-static int vcmp(const void *pa, const void *pb, const pctx *c)
+/* Cheapest first: lower priority, fewer pods, name.  \p ctx: the pctx. */
+static int vcmp(const void *pa, const void *pb, void *ctx)
 {
+	const pctx *c = ctx;
 	const vgang *a = &c->v[*(const uint32_t *)pa];
 	const vgang *b = &c->v[*(const uint32_t *)pb];
 
@@ -199,17 +199,11 @@ static int vcmp(const void *pa, const void *pb, const pctx *c)
 			   tgi_strtab_get(&c->t->strs, b->gang));
 }
 
-static const pctx *sort_c;
-
-static int vcmp_q(const void *a, const void *b)
+static int rank_cmp(const void *pa, const void *pb, void *ctx)
 {
-	return vcmp(a, b, sort_c);
-}
-
-static int rank_cmp(const void *pa, const void *pb)
-{
-	uint32_t a = sort_c->v[*(const uint32_t *)pa].rank;
-	uint32_t b = sort_c->v[*(const uint32_t *)pb].rank;
+	const pctx *c = ctx;
+	uint32_t a = c->v[*(const uint32_t *)pa].rank;
+	uint32_t b = c->v[*(const uint32_t *)pb].rank;
 
 	return a < b ? -1 : a > b;
 }
@@ -224,9 +218,7 @@ static tg_err rank_gangs(pctx *c)
 		return TG_ENOMEM;
 	for (i = 0; i < c->nv; i++)
 		idx[i] = i;
-	sort_c = c;
-	qsort(idx, c->nv, sizeof(uint32_t), vcmp_q);
-	sort_c = NULL;
+	tgi_sort(idx, c->nv, sizeof(uint32_t), vcmp, c);
 	for (i = 0; i < c->nv; i++)
 		c->v[idx[i]].rank = i;
 	tgi_free(idx);
@@ -397,10 +389,11 @@ static uint32_t unit_of(const pctx *c, uint32_t node)
 	return d - t->layer_lo[c->level];
 }
 
-static int pair_cmp(const void *pa, const void *pb)
+static int pair_cmp(const void *pa, const void *pb, void *ctx)
 {
 	const uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
 
+	TG_UNUSED(ctx);
 	return a < b ? -1 : a > b;
 }
 
@@ -429,7 +422,7 @@ static tg_err unit_lists(pctx *c, uint32_t nunits)
 			if (u != TG_NONE)
 				pairs[np++] = (uint64_t)u << 32 | v;
 		}
-	qsort(pairs, np, sizeof(uint64_t), pair_cmp);
+	tgi_sort(pairs, np, sizeof(uint64_t), pair_cmp, NULL);
 	for (i = 0, k = 0; i < np; i++) {
 		if (i && pairs[i] == pairs[i - 1])
 			continue;
@@ -467,9 +460,7 @@ static tg_err unit_victims(pctx *c, uint32_t unit, uint32_t *list,
 	}
 	if (!n)
 		return TG_OK;
-	sort_c = c;
-	qsort(list, n, sizeof(uint32_t), rank_cmp);
-	sort_c = NULL;
+	tgi_sort(list, n, sizeof(uint32_t), rank_cmp, c);
 	if (c->sc) {
 		err = unit_victims_fast(c, lo, hi, list, n, &m, &slots);
 		if (err || !m)
@@ -713,9 +704,7 @@ tg_err tgi_preempt(tg_topology *t, const tg_gang *g, tg_decision **dp,
 		for (i = 0, np = 0; i < nbest; i++)
 			for (k = 0; k < c.v[best[i]].n; k++)
 				vp[np++] = c.vmem[c.v[best[i]].first + k];
-		sort_t = t;
-		qsort(vp, np, sizeof(uint32_t), pod_name_cmp);
-		sort_t = NULL;
+		tgi_sort(vp, np, sizeof(uint32_t), pod_name_cmp, t);
 		for (i = 0; i < np && !err; i++)
 			err = tgi_decision_add_victim(fin, t, vp[i], false);
 		tgi_free(vp);

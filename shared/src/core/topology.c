@@ -537,12 +537,10 @@ tg_err tgi_warn(tg_topology *t, const char *fmt, ...)
 	return TG_OK;
 }
 
-/* Sorting nodes into tree order. */
-static const tg_topology *sort_t;
-
-static int node_cmp(const void *pa, const void *pb)
+/* Tree order of two nodes (\p ctx: the topology), for tgi_sort(). */
+static int node_cmp(const void *pa, const void *pb, void *ctx)
 {
-	const tg_topology *t = sort_t;
+	const tg_topology *t = ctx;
 	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
 	bool ia = t->flags[a] & TGI_NODE_IN_TREE;
 	bool ib = t->flags[b] & TGI_NODE_IN_TREE;
@@ -766,9 +764,7 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 		goto fail;
 	for (i = 0; i < t->nnodes; i++)
 		t->order[i] = (uint32_t)i;
-	sort_t = t;
-	qsort(t->order, t->nnodes, sizeof(uint32_t), node_cmp);
-	sort_t = NULL;
+	tgi_sort(t->order, t->nnodes, sizeof(uint32_t), node_cmp, t);
 	for (i = 0; i < t->nnodes; i++) {
 		t->pos[t->order[i]] = (uint32_t)i;
 		t->leaf[i] = TG_NONE;
@@ -1718,15 +1714,11 @@ tg_err tg_topology_check(const tg_topology *t, tg_errinfo *ei)
 	for (i = 1; i < t->ntree; i++) {
 		uint32_t a = t->order[i - 1], b = t->order[i];
 
-		sort_t = t;
-		if (node_cmp(&a, &b) >= 0) {
-			sort_t = NULL;
+		if (node_cmp(&a, &b, (void *)t) >= 0)
 			return tgi_errf(ei, TG_ESTATE, "nodes %s and %s out "
 					"of tree order",
 					tg_topology_node_name(t, a),
 					tg_topology_node_name(t, b));
-		}
-		sort_t = NULL;
 	}
 	for (d = 1; d < t->ndom; d++) {
 		const tgi_domain *x = &t->dom[d], *p = &t->dom[x->parent];

@@ -488,3 +488,169 @@ tg_err tgi_read_file(const char *path, char **buf, size_t *len,
 		return tgi_errf(ei, TG_ENOMEM, "%s: out of memory", path);
 	return TG_OK;
 }
+
+/* ---- a stable sort with a context ---- */
+
+/*
+ * tgi_sort() is Go's sort.Stable: insertion sort of blocks of
+ * SORT_BLOCK elements, then blocks merged pairwise, doubling, by
+ * SymMerge (Kim and Kutzner, "Stable Minimum Storage Merging by Symmetric
+ * Comparisons", 2004), which merges in place by rotations.  No buffer,
+ * so nothing to allocate and nothing to fail; O(n log n) comparisons,
+ * O(n log^2 n) element swaps.  qsort_r() is not used: its argument order
+ * differs between glibc and the BSDs, musl lacked it, and it is not
+ * stable.
+ */
+#define SORT_BLOCK 20
+
+typedef struct sorter {
+	char *base;
+	size_t size;
+	tgi_cmp_fn cmp;
+	void *ctx;
+} sorter;
+
+static inline bool sort_less(const sorter *s, size_t i, size_t j)
+{
+	return s->cmp(s->base + i * s->size, s->base + j * s->size,
+		      s->ctx) < 0;
+}
+
+static inline void sort_swap(const sorter *s, size_t i, size_t j)
+{
+	char *a = s->base + i * s->size, *b = s->base + j * s->size;
+	size_t k;
+
+	if (s->size == sizeof(uint32_t)) {
+		uint32_t x;
+
+		memcpy(&x, a, sizeof(x));
+		memcpy(a, b, sizeof(x));
+		memcpy(b, &x, sizeof(x));
+		return;
+	}
+	if (s->size == sizeof(uint64_t)) {
+		uint64_t x;
+
+		memcpy(&x, a, sizeof(x));
+		memcpy(a, b, sizeof(x));
+		memcpy(b, &x, sizeof(x));
+		return;
+	}
+	for (k = 0; k < s->size; k++) {
+		char c = a[k];
+
+		a[k] = b[k];
+		b[k] = c;
+	}
+}
+
+static void sort_insertion(const sorter *s, size_t a, size_t b)
+{
+	size_t i, j;
+
+	for (i = a + 1; i < b; i++)
+		for (j = i; j > a && sort_less(s, j, j - 1); j--)
+			sort_swap(s, j, j - 1);
+}
+
+/* Swaps the n elements at a with the n elements at b. */
+static void sort_swap_range(const sorter *s, size_t a, size_t b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sort_swap(s, a + i, b + i);
+}
+
+/* [a, m) [m, b) -> [m, b) [a, m), by block swaps. */
+static void sort_rotate(const sorter *s, size_t a, size_t m, size_t b)
+{
+	size_t i = m - a, j = b - m;
+
+	while (i != j) {
+		if (i > j) {
+			sort_swap_range(s, m - i, m, j);
+			i -= j;
+		} else {
+			sort_swap_range(s, m - i, m + j - i, i);
+			j -= i;
+		}
+	}
+	sort_swap_range(s, m - i, m, i);
+}
+
+/* Merges the sorted runs [a, m) and [m, b) in place, stably. */
+static void sort_symmerge(const sorter *s, size_t a, size_t m, size_t b)
+{
+	size_t i, j, h, k, mid, n, start, r, end;
+
+	if (m - a == 1) {
+		/* one element on the left: binary search, then shift */
+		for (i = m, j = b; i < j;) {
+			h = i + (j - i) / 2;
+			if (sort_less(s, h, a))
+				i = h + 1;
+			else
+				j = h;
+		}
+		for (k = a; k + 1 < i; k++)
+			sort_swap(s, k, k + 1);
+		return;
+	}
+	if (b - m == 1) {
+		/* one element on the right */
+		for (i = a, j = m; i < j;) {
+			h = i + (j - i) / 2;
+			if (!sort_less(s, m, h))
+				i = h + 1;
+			else
+				j = h;
+		}
+		for (k = m; k > i; k--)
+			sort_swap(s, k, k - 1);
+		return;
+	}
+	mid = a + (b - a) / 2;
+	n = mid + m;
+	if (m > mid) {
+		start = n - b;
+		r = mid;
+	} else {
+		start = a;
+		r = m;
+	}
+	while (start < r) {
+		size_t c = start + (r - start) / 2;
+
+		if (!sort_less(s, n - 1 - c, c))
+			start = c + 1;
+		else
+			r = c;
+	}
+	end = n - start;
+	if (start < m && m < end)
+		sort_rotate(s, start, m, end);
+	if (a < start && start < mid)
+		sort_symmerge(s, a, start, mid);
+	if (mid < end && end < b)
+		sort_symmerge(s, mid, end, b);
+}
+
+void tgi_sort(void *base, size_t n, size_t size, tgi_cmp_fn cmp, void *ctx)
+{
+	const sorter s = { base, size, cmp, ctx };
+	size_t a, b, block = SORT_BLOCK;
+
+	if (n < 2 || !size)
+		return;
+	for (a = 0, b = block; b <= n; a = b, b += block)
+		sort_insertion(&s, a, b);
+	sort_insertion(&s, a, n);
+	for (; block < n; block *= 2) {
+		for (a = 0, b = 2 * block; b <= n; a = b, b += 2 * block)
+			sort_symmerge(&s, a, a + block, b);
+		if (a + block < n)
+			sort_symmerge(&s, a, a + block, n);
+	}
+}
