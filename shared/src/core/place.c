@@ -2765,7 +2765,7 @@ fail:
 			tg_strerror(err));
 }
 
-/* ---- offer slots of single nodes, for preempt.c ---- */
+/* ---- offer slots of single nodes, for decide.c's preemption ---- */
 
 struct tgi_slotctx {
 	tg_topology *t;
@@ -2853,70 +2853,6 @@ tg_err tgi_decision_add_victim(tg_decision *d, const tg_topology *t,
 	nv[d->nvic].priority = tgi_alloc_cls(t, a)->priority;
 	nv[d->nvic].reservation = reservation;
 	d->nvic++;
-	return TG_OK;
-}
-
-tg_err tg_place(tg_topology *t, const tg_gang *g, tg_decision **out,
-		tg_errinfo *ei)
-{
-	uint32_t *held = NULL, gid;
-	size_t nheld = 0, i;
-	tg_decision *d = NULL;
-	tg_err err;
-
-	if (!t || !g || !out)
-		return tgi_errf(ei, TG_EINVAL, "tg_place: NULL argument");
-	*out = NULL;
-	if (!t->built)
-		return tgi_errf(ei, TG_ESTATE, "tg_place: topology not built");
-	if (!g->nps)
-		return tgi_errf(ei, TG_EINVAL, "gang %s: no members", g->name);
-
-	tgi_alloc_compact(t);
-	/*
-	 * Reservations of strictly lower priority, and the gang's own, are
-	 * free to this gang: hand their resources back for this decision.
-	 */
-	gid = tgi_strtab_find(&t->strs, g->name);
-	for (i = 0; t->nnominated && i < t->nallocs; i++) {
-		const tgi_alloc *x = &t->allocs[i];
-
-		if (!x->live || !x->nominated || x->suspended ||
-		    (tgi_alloc_cls(t, i)->priority >= g->priority &&
-		     x->gang != gid))
-			continue;
-		if (!held && !(held = tgi_malloc(t->nallocs *
-						 sizeof(uint32_t))))
-			return tgi_errf(ei, TG_ENOMEM, "out of memory");
-		held[nheld++] = (uint32_t)i;
-		tgi_alloc_suspend(t, (uint32_t)i);
-	}
-	err = tgi_place_scoped(t, g, TG_NONE, 0, &d, ei);
-	if (!err && d->status == TG_STATUS_UNSCHEDULABLE && !d->bad_request &&
-	    g->can_preempt)
-		err = tgi_preempt(t, g, &d, ei);
-	/* a lower-priority reservation on a node this gang uses is gone */
-	for (i = 0; !err && i < nheld; i++) {
-		const tgi_alloc *x = &t->allocs[held[i]];
-		unsigned p;
-
-		if (x->gang == gid || d->status == TG_STATUS_UNSCHEDULABLE)
-			continue;
-		for (p = 0; p < d->npl; p++)
-			if (d->pl[p].node == x->node) {
-				err = tgi_decision_add_victim(d, t, held[i],
-							      true);
-				break;
-			}
-	}
-	for (i = 0; i < nheld; i++)
-		tgi_alloc_resume(t, held[i]);
-	tgi_free(held);
-	if (err) {
-		tg_decision_free(d);
-		return err;
-	}
-	*out = d;
 	return TG_OK;
 }
 

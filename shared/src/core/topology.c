@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "model.h"
-#include "place_int.h"
 
 static const char *const builtin_res[] = {
 	"cpu", "memory", "nvidia.com/gpu", "pods"
@@ -538,7 +537,7 @@ tg_err tgi_warn(tg_topology *t, const char *fmt, ...)
 }
 
 /* Tree order of two nodes (\p ctx: the topology), for tgi_sort(). */
-static int node_cmp(const void *pa, const void *pb, void *ctx)
+int tgi_node_cmp(const void *pa, const void *pb, void *ctx)
 {
 	const tg_topology *t = ctx;
 	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
@@ -764,7 +763,7 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 		goto fail;
 	for (i = 0; i < t->nnodes; i++)
 		t->order[i] = (uint32_t)i;
-	tgi_sort(t->order, t->nnodes, sizeof(uint32_t), node_cmp, t);
+	tgi_sort(t->order, t->nnodes, sizeof(uint32_t), tgi_node_cmp, t);
 	for (i = 0; i < t->nnodes; i++) {
 		t->pos[t->order[i]] = (uint32_t)i;
 		t->leaf[i] = TG_NONE;
@@ -1695,117 +1694,4 @@ double tg_topology_layer_bandwidth(const tg_topology *t, unsigned layer)
 	if (layer > t->nlayers)
 		return 0;
 	return t->layer_bw[layer];
-}
-
-/* ---- invariants ---- */
-
-tg_err tg_topology_check(const tg_topology *t, tg_errinfo *ei)
-{
-	size_t i, d;
-	unsigned r;
-	int64_t *used = NULL;
-	uint64_t *held = NULL;
-	tg_err err = TG_OK;
-
-	if (!t)
-		return TG_EINVAL;
-	if (!t->built)
-		return tgi_errf(ei, TG_ESTATE, "topology not built");
-	for (i = 1; i < t->ntree; i++) {
-		uint32_t a = t->order[i - 1], b = t->order[i];
-
-		if (node_cmp(&a, &b, (void *)t) >= 0)
-			return tgi_errf(ei, TG_ESTATE, "nodes %s and %s out "
-					"of tree order",
-					tg_topology_node_name(t, a),
-					tg_topology_node_name(t, b));
-	}
-	for (d = 1; d < t->ndom; d++) {
-		const tgi_domain *x = &t->dom[d], *p = &t->dom[x->parent];
-
-		if (x->lo >= x->hi || x->lo < p->lo || x->hi > p->hi ||
-		    x->hi > t->ntree)
-			return tgi_errf(ei, TG_ESTATE, "domain %s: node range "
-					"[%u,%u) outside its parent's [%u,%u)",
-					x->path, x->lo, x->hi, p->lo, p->hi);
-		if ((x->layer == 0 && x->parent != 0) ||
-		    (x->layer > 0 && p->layer != x->layer - 1))
-			return tgi_errf(ei, TG_ESTATE, "domain %s: parent on "
-					"the wrong layer", x->path);
-		if (d > t->layer_lo[x->layer] &&
-		    t->dom[d - 1].layer == x->layer &&
-		    tg_name_cmp(t->dom[d - 1].path, x->path) >= 0 &&
-		    t->dom[d - 1].parent == x->parent)
-			return tgi_errf(ei, TG_ESTATE, "domains %s and %s out "
-					"of order", t->dom[d - 1].path,
-					x->path);
-	}
-	for (i = 0; i < t->ntree; i++) {
-		uint32_t n = t->order[i];
-		const tgi_domain *x;
-
-		if (t->leaf[n] == TG_NONE)
-			return tgi_errf(ei, TG_ESTATE, "node %s in the tree "
-					"without a domain",
-					tg_topology_node_name(t, n));
-		x = &t->dom[t->leaf[n]];
-		if (i < x->lo || i >= x->hi)
-			return tgi_errf(ei, TG_ESTATE, "node %s outside its "
-					"domain %s", tg_topology_node_name(t, n),
-					x->path);
-	}
-	used = tgi_calloc(t->nnodes * t->stride + 1, sizeof(*used));
-	held = tgi_calloc(t->nnodes + 1, sizeof(*held));
-	if (!used || !held) {
-		err = tgi_errf(ei, TG_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < t->nallocs; i++) {
-		const tgi_alloc *a = &t->allocs[i];
-
-		if (!a->live || a->suspended)
-			continue;
-		for (r = 0; r < t->stride; r++)
-			used[(size_t)a->node * t->stride + r] +=
-				tgi_alloc_shape(t, i)[r];
-		if (held[a->node] & a->gpus) {
-			err = tgi_errf(ei, TG_ESTATE, "node %s: a GPU held "
-				       "by two allocations (%s)",
-				       tg_topology_node_name(t, a->node),
-				       tgi_strtab_get(&t->strs, a->pod));
-			goto out;
-		}
-		held[a->node] |= a->gpus;
-	}
-	for (i = 0; i < t->nnodes; i++) {
-		uint64_t all = t->ngpus[i] == 64 ? ~0ull :
-			       (1ull << t->ngpus[i]) - 1;
-
-		for (r = 0; r < t->stride; r++) {
-			size_t k = i * t->stride + r;
-
-			if (t->freev[k] != t->alloc[k] - used[k]) {
-				err = tgi_errf(ei, TG_ESTATE, "node %s: free "
-					"%s %lld != allocatable %lld - used "
-					"%lld", tg_topology_node_name(t, i),
-					t->res_name[r],
-					(long long)t->freev[k],
-					(long long)t->alloc[k],
-					(long long)used[k]);
-				goto out;
-			}
-		}
-		if ((t->gpu_free[i] & held[i]) ||
-		    (t->gpu_free[i] | held[i]) != all) {
-			err = tgi_errf(ei, TG_ESTATE, "node %s: free GPU "
-				       "mask inconsistent with allocations",
-				       tg_topology_node_name(t, i));
-			goto out;
-		}
-	}
-	err = tgi_place_check(t, ei);
-out:
-	tgi_free(used);
-	tgi_free(held);
-	return err;
 }
