@@ -688,79 +688,69 @@ static void build_undo(tg_topology *t, size_t nwarn)
 		tgi_free(t->warn[--t->nwarn]);
 }
 
-tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
+/*
+ * Build step 1 for node \p i: is its path full (a missing accelerator
+ * label on the last layer makes it its own accelerator domain)?  Marks
+ * it TGI_NODE_IN_TREE, or warns why it stays out.
+ */
+static tg_err build_mark_node(tg_topology *t, size_t i)
 {
-	size_t i, count[TG_MAX_LAYERS + 1], idx[TG_MAX_LAYERS];
-	uint32_t cur[TG_MAX_LAYERS];
-	unsigned l;
-	size_t ndom, nwarn0;
-	tg_err err = TG_ENOMEM;
+	uint32_t *p = &t->path[i * t->nlayers];
+	unsigned missing = 0, first = TG_NONE, l;
+	const char *nm = tgi_strtab_get(&t->strs, t->name[i]);
 
-	if (!t)
-		return TG_EINVAL;
-	if (t->built)
-		return tgi_errf(ei, TG_ESTATE, "topology already built");
-	nwarn0 = t->nwarn;
-
-	/* 1. which nodes have a full path; the virtual accelerator domain */
-	t->ntree = 0;
-	for (i = 0; i < t->nnodes; i++) {
-		uint32_t *p = &t->path[i * t->nlayers];
-		unsigned missing = 0, first = TG_NONE;
-		const char *nm = tgi_strtab_get(&t->strs, t->name[i]);
-
-		for (l = 0; l < t->nlayers; l++)
-			if (!p[l]) {
-				missing++;
-				if (first == TG_NONE)
-					first = l;
-			}
-		if (missing == 1 && first == t->nlayers - 1 &&
-		    t->nlayers > 1 && accel_layer(t, first)) {
-			/* Koordinator: a node without its accelerator
-			 * label is its own accelerator domain. */
-			if (tgi_strtab_intern(&t->strs, nm, &p[first]))
-				goto fail;
-			t->flags[i] |= TGI_NODE_OWN_ACCEL;
-			if (tgi_warn(t, "node %s: no %s label (layer %s); "
-				     "treated as its own %s domain", nm,
-				     t->layer_key[first] ? t->layer_key[first]
-				     : t->layer_name[first],
-				     t->layer_name[first],
-				     t->layer_name[first]))
-				goto fail;
-			missing = 0;
+	for (l = 0; l < t->nlayers; l++)
+		if (!p[l]) {
+			missing++;
+			if (first == TG_NONE)
+				first = l;
 		}
-		if (missing) {
-			if (tgi_warn(t, "node %s: no %s label (layer %s); "
-				     "left out of topology-aware placement",
-				     nm, t->layer_key[first] ?
-				     t->layer_key[first] :
-				     t->layer_name[first],
-				     t->layer_name[first]))
-				goto fail;
-			continue;
-		}
-		if (t->node_key && !node_has_key(t, (uint32_t)i)) {
-			/* Kueue refuses such a node: its node level names
-			 * it by that label */
-			if (tgi_warn(t, "node %s: no %s label (the topology's "
-				     "node level); left out of "
-				     "topology-aware placement", nm,
-				     tgi_strtab_get(&t->strs, t->node_key)))
-				goto fail;
-			continue;
-		}
-		t->flags[i] |= TGI_NODE_IN_TREE;
-		t->ntree++;
+	if (missing == 1 && first == t->nlayers - 1 &&
+	    t->nlayers > 1 && accel_layer(t, first)) {
+		/* Koordinator: a node without its accelerator label is its
+		 * own accelerator domain. */
+		if (tgi_strtab_intern(&t->strs, nm, &p[first]))
+			return TG_ENOMEM;
+		t->flags[i] |= TGI_NODE_OWN_ACCEL;
+		if (tgi_warn(t, "node %s: no %s label (layer %s); "
+			     "treated as its own %s domain", nm,
+			     t->layer_key[first] ? t->layer_key[first]
+			     : t->layer_name[first],
+			     t->layer_name[first],
+			     t->layer_name[first]))
+			return TG_ENOMEM;
+		missing = 0;
 	}
+	if (missing)
+		return tgi_warn(t, "node %s: no %s label (layer %s); "
+				"left out of topology-aware placement",
+				nm, t->layer_key[first] ?
+				t->layer_key[first] :
+				t->layer_name[first],
+				t->layer_name[first]) ? TG_ENOMEM : TG_OK;
+	if (t->node_key && !node_has_key(t, (uint32_t)i))
+		/* Kueue refuses such a node: its node level names it by
+		 * that label */
+		return tgi_warn(t, "node %s: no %s label (the topology's "
+				"node level); left out of "
+				"topology-aware placement", nm,
+				tgi_strtab_get(&t->strs, t->node_key)) ?
+		       TG_ENOMEM : TG_OK;
+	t->flags[i] |= TGI_NODE_IN_TREE;
+	t->ntree++;
+	return TG_OK;
+}
 
-	/* 2. tree order */
+/* Build step 2: t->order (tree order), t->pos, t->leaf (none yet). */
+static tg_err build_order(tg_topology *t)
+{
+	size_t i;
+
 	t->order = tgi_malloc((t->nnodes ? t->nnodes : 1) * sizeof(uint32_t));
 	t->pos = tgi_malloc((t->nnodes ? t->nnodes : 1) * sizeof(uint32_t));
 	t->leaf = tgi_malloc((t->nnodes ? t->nnodes : 1) * sizeof(uint32_t));
 	if (!t->order || !t->pos || !t->leaf)
-		goto fail;
+		return TG_ENOMEM;
 	for (i = 0; i < t->nnodes; i++)
 		t->order[i] = (uint32_t)i;
 	tgi_sort(t->order, t->nnodes, sizeof(uint32_t), tgi_node_cmp, t);
@@ -768,25 +758,41 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 		t->pos[t->order[i]] = (uint32_t)i;
 		t->leaf[i] = TG_NONE;
 	}
+	return TG_OK;
+}
 
-	/* 3. count domains per layer */
+/* Does the tree node at position \p i start a new domain on layer \p l?
+ * (\p diff: it starts one on the layer above, so here too.) */
+static bool starts_domain(const tg_topology *t, size_t i, unsigned l,
+			  bool diff)
+{
+	uint32_t n, pn;
+
+	if (diff || i == 0)
+		return true;
+	n = t->order[i];
+	pn = t->order[i - 1];
+	return t->path[(size_t)n * t->nlayers + l] !=
+	       t->path[(size_t)pn * t->nlayers + l];
+}
+
+/* Build step 3: counts the domains per layer, allocates them and fills
+ * the root. */
+static tg_err build_count(tg_topology *t)
+{
+	size_t i, count[TG_MAX_LAYERS + 1], ndom = 1;
+	unsigned l;
+
 	memset(count, 0, sizeof(count));
 	for (i = 0; i < t->ntree; i++) {
-		uint32_t n = t->order[i];
-		bool diff = i == 0;
+		bool diff = false;
 
 		for (l = 0; l < t->nlayers; l++) {
-			if (!diff) {
-				uint32_t pn = t->order[i - 1];
-
-				diff = t->path[(size_t)n * t->nlayers + l] !=
-				       t->path[(size_t)pn * t->nlayers + l];
-			}
+			diff = starts_domain(t, i, l, diff);
 			if (diff)
 				count[l]++;
 		}
 	}
-	ndom = 1;
 	t->layer_lo[0] = 1;
 	for (l = 0; l < t->nlayers; l++) {
 		t->layer_lo[l] = (uint32_t)ndom;
@@ -795,7 +801,7 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 	}
 	t->dom = tgi_calloc(ndom, sizeof(*t->dom));
 	if (!t->dom)
-		goto fail;
+		return TG_ENOMEM;
 	t->ndom = ndom;
 	t->dom[0].parent = TG_NONE;
 	t->dom[0].layer = TG_NONE;
@@ -804,25 +810,26 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 	t->dom[0].child0 = t->nlayers ? t->layer_lo[0] : 0;
 	t->dom[0].nchild = t->nlayers ? (uint32_t)count[0] : 0;
 	t->dom[0].path = tgi_strdup("");
-	if (!t->dom[0].path)
-		goto fail;
+	return t->dom[0].path ? TG_OK : TG_ENOMEM;
+}
 
-	/* 4. fill domains */
+/* Build step 4: fills the domains, walking the tree nodes in order. */
+static tg_err build_fill(tg_topology *t)
+{
+	size_t i, idx[TG_MAX_LAYERS];
+	uint32_t cur[TG_MAX_LAYERS];
+	unsigned l;
+
 	for (l = 0; l < t->nlayers; l++)
 		idx[l] = t->layer_lo[l];
 	for (i = 0; i < t->ntree; i++) {
 		uint32_t n = t->order[i];
-		bool diff = i == 0;
+		bool diff = false;
 
 		for (l = 0; l < t->nlayers; l++) {
 			tgi_domain *d;
 
-			if (!diff) {
-				uint32_t pn = t->order[i - 1];
-
-				diff = t->path[(size_t)n * t->nlayers + l] !=
-				       t->path[(size_t)pn * t->nlayers + l];
-			}
+			diff = starts_domain(t, i, l, diff);
 			if (!diff) {
 				t->dom[cur[l]].hi = (uint32_t)i + 1;
 				continue;
@@ -838,7 +845,7 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 			d->nchild = 0;
 			d->path = make_path(t, n, l);
 			if (!d->path)
-				goto fail;
+				return TG_ENOMEM;
 			if (l) {
 				tgi_domain *pd = &t->dom[cur[l - 1]];
 
@@ -847,16 +854,19 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 				pd->nchild++;
 			}
 		}
-		if (t->nlayers)
-			t->leaf[n] = cur[t->nlayers - 1];
-		else
-			t->leaf[n] = 0;
+		t->leaf[n] = t->nlayers ? cur[t->nlayers - 1] : 0;
 	}
 	for (i = 1; i < t->ndom; i++)
 		if (t->dom[i].child0 == TG_NONE)
 			t->dom[i].child0 = 0;
+	return TG_OK;
+}
 
-	/* 5. hygiene: a bare value under two parents */
+/* Build step 5, hygiene: warns about a bare value under two parents. */
+static tg_err build_hygiene(tg_topology *t)
+{
+	unsigned l;
+
 	for (l = 1; l < t->nlayers; l++) {
 		uint32_t a, b;
 
@@ -871,21 +881,39 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 							t->dom[a].value),
 						     t->dom[t->dom[a].parent].path,
 						     t->dom[t->dom[b].parent].path))
-						goto fail;
+						return TG_ENOMEM;
 					break;
 				}
 		if (t->layer_hi[l] - t->layer_lo[l] > 4096)
 			break;	/* quadratic check: small fabrics only */
 	}
+	return TG_OK;
+}
 
+tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
+{
+	size_t i, nwarn0;
+	tg_err err = TG_OK;
+
+	if (!t)
+		return TG_EINVAL;
+	if (t->built)
+		return tgi_errf(ei, TG_ESTATE, "topology already built");
+	nwarn0 = t->nwarn;
+	t->ntree = 0;
+	for (i = 0; i < t->nnodes && !err; i++)
+		err = build_mark_node(t, i);
+	if (err || (err = build_order(t)) || (err = build_count(t)) ||
+	    (err = build_fill(t)) || (err = build_hygiene(t))) {
+		build_undo(t, nwarn0);
+		return tgi_errf(ei, err, "out of memory building the "
+				"topology");
+	}
 	default_bandwidth(t);
 	shrink_nodes(t);
 	t->built = true;
 	t->gen++;
 	return TG_OK;
-fail:
-	build_undo(t, nwarn0);
-	return tgi_errf(ei, err, "out of memory building the topology");
 }
 
 unsigned tg_topology_nnodes(const tg_topology *t)
