@@ -394,25 +394,38 @@ static tg_err resolve_sspreads(const tg_topology *t, const tg_gang *g,
 	return TG_OK;
 }
 
-static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
-		      tgi_buf *err)
+/* "gang G: unknown topology layer 'X'<what> (layers: ...)". */
+static tg_err unknown_layer(const tg_topology *t, const tg_gang *g,
+			    const char *bad, const char *what, tgi_buf *err)
 {
-	unsigned i, j, l, r, best = 0;
-	bool seen[TG_MAX_RESOURCES] = { false };
-	const char *bad = NULL;
+	unsigned l;
 
-	memset(q, 0, sizeof(*q));
-	q->g = g;
-	q->hard = TG_NONE;
-	q->prefer = TG_NONE;
-	q->spread_level = TG_NONE;
-	q->topo = g->ngather || g->nslice || g->nspread || g->nsspread;
+	tgi_buf_addf(err, "gang %s: unknown topology layer '%s'%s", g->name,
+		     bad, what);
+	tgi_buf_adds(err, " (layers:");
+	for (l = 0; l < t->nlayers; l++) {
+		bool key = t->layer_key[l] &&
+			   strcmp(t->layer_key[l], t->layer_name[l]);
+
+		tgi_buf_addf(err, "%s %s%s%s%s", l ? "," : "",
+			     t->layer_name[l], key ? " [" : "",
+			     key ? t->layer_key[l] : "", key ? "]" : "");
+	}
+	tgi_buf_adds(err, t->nlayers ? ", node)" : " node)");
+	return TG_EINVAL;
+}
+
+/* Gather levels (the lowest MUST and PREFER) and the main pod set. */
+static tg_err resolve_gather(const tg_topology *t, const tg_gang *g, req *q,
+			     tgi_buf *err)
+{
+	unsigned i, l, best = 0;
 
 	for (i = 0; i < g->ngather; i++) {
 		l = tgi_layer_resolve(t, g->gather[i].layer);
-		bad = g->gather[i].layer;
 		if (l == TG_NONE)
-			goto unknown;
+			return unknown_layer(t, g, g->gather[i].layer, "",
+					     err);
 		/* every MUST holds when the lowest one does */
 		if (g->gather[i].a == TG_GATHER_MUST &&
 		    (q->hard == TG_NONE || l > q->hard))
@@ -425,13 +438,23 @@ static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 		if (g->ps[i]->count > g->ps[best]->count)
 			best = i;
 	q->main = best;
+	return TG_OK;
+}
+
+/* Slice sizes per level: each divides the main pod set, and a slice
+ * above is a multiple of one below. */
+static tg_err resolve_slices(const tg_topology *t, const tg_gang *g, req *q,
+			     tgi_buf *err)
+{
+	unsigned i, j, l;
+
 	for (i = 0; i < g->nslice; i++) {
-		unsigned sz = g->slice[i].a, cnt = g->ps[best]->count;
+		unsigned sz = g->slice[i].a, cnt = g->ps[q->main]->count;
 
 		l = tgi_layer_resolve(t, g->slice[i].layer);
-		bad = g->slice[i].layer;
 		if (l == TG_NONE)
-			goto unknown;
+			return unknown_layer(t, g, g->slice[i].layer, "",
+					     err);
 		if (cnt % sz) {
 			tgi_buf_addf(err, "gang %s: %u members do not divide "
 				     "into slices of %u on layer %s", g->name,
@@ -440,7 +463,6 @@ static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 		}
 		q->slice[l] = sz;
 	}
-	/* nested slices: a slice above must be a multiple of one below */
 	for (i = 0; i <= t->nlayers; i++)
 		for (j = i + 1; j <= t->nlayers; j++)
 			if (q->slice[i] && q->slice[j] &&
@@ -452,17 +474,28 @@ static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 					     q->slice[j], level_name(t, j));
 				return TG_EINVAL;
 			}
+	return TG_OK;
+}
+
+/* The layer spread (the lowest layer named wins); soft ones on unknown
+ * layers are ignored and named later, hard ones are an error. */
+static tg_err resolve_spread(const tg_topology *t, const tg_gang *g, req *q,
+			     tgi_buf *err)
+{
+	unsigned i, l;
+
 	for (i = 0; i < g->nspread; i++) {
 		l = tgi_layer_resolve(t, g->spread[i].layer);
 		if (l == TG_NONE) {
-			if (!g->spread[i].hard) {
-				/* every one is named (a gang has at most
-				 * TG_MAX_LAYERS + 1 spreads) */
-				if (q->nignored < TG_MAX_LAYERS + 1)
-					q->ignored[q->nignored++] = (uint8_t)i;
-				continue;
-			}
-			goto unknown_spread;
+			if (g->spread[i].hard)
+				return unknown_layer(t, g, g->spread[i].layer,
+						     " in a hard spread",
+						     err);
+			/* every one is named (a gang has at most
+			 * TG_MAX_LAYERS + 1 spreads) */
+			if (q->nignored < TG_MAX_LAYERS + 1)
+				q->ignored[q->nignored++] = (uint8_t)i;
+			continue;
 		}
 		if (q->spread_level == TG_NONE || l < q->spread_level) {
 			q->spread_level = l;
@@ -478,12 +511,16 @@ static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 			     level_name(t, q->spread_level));
 		return TG_EINVAL;
 	}
-	{
-		tg_err e2 = resolve_sspreads(t, g, q, err);
+	return TG_OK;
+}
 
-		if (e2)
-			return e2 == TG_ENOENT ? TG_EINVAL : e2;
-	}
+/* The resources any pod set asks for, each once, pods last. */
+static tg_err resolve_resources(const tg_topology *t, const tg_gang *g,
+				req *q, tgi_buf *err)
+{
+	bool seen[TG_MAX_RESOURCES] = { false };
+	unsigned i, r;
+
 	for (i = 0; i < g->nps; i++)
 		for (r = 0; r < TG_MAX_RESOURCES; r++) {
 			if (!g->ps[i]->shape.v[r] || seen[r] || r == TG_RES_PODS)
@@ -500,26 +537,27 @@ static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 		}
 	q->res[q->nres++] = TG_RES_PODS;
 	return TG_OK;
-unknown:
-	tgi_buf_addf(err, "gang %s: unknown topology layer '%s'", g->name,
-		     bad);
-	goto layers;
-unknown_spread:
-	tgi_buf_addf(err, "gang %s: unknown topology layer '%s' in a hard "
-		     "spread", g->name, g->spread[i].layer);
-layers:
-	tgi_buf_adds(err, " (layers:");
-	for (l = 0; l < t->nlayers; l++)
-	{
-		bool key = t->layer_key[l] &&
-			   strcmp(t->layer_key[l], t->layer_name[l]);
+}
 
-		tgi_buf_addf(err, "%s %s%s%s%s", l ? "," : "",
-			     t->layer_name[l], key ? " [" : "",
-			     key ? t->layer_key[l] : "", key ? "]" : "");
-	}
-	tgi_buf_adds(err, t->nlayers ? ", node)" : " node)");
-	return TG_EINVAL;
+static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
+		      tgi_buf *err)
+{
+	tg_err e;
+
+	memset(q, 0, sizeof(*q));
+	q->g = g;
+	q->hard = TG_NONE;
+	q->prefer = TG_NONE;
+	q->spread_level = TG_NONE;
+	q->topo = g->ngather || g->nslice || g->nspread || g->nsspread;
+	if ((e = resolve_gather(t, g, q, err)) ||
+	    (e = resolve_slices(t, g, q, err)) ||
+	    (e = resolve_spread(t, g, q, err)))
+		return e;
+	e = resolve_sspreads(t, g, q, err);
+	if (e)
+		return e == TG_ENOENT ? TG_EINVAL : e;
+	return resolve_resources(t, g, q, err);
 }
 
 /* ---- eligibility ---- */
@@ -1222,35 +1260,32 @@ static void cache_forget(const tg_topology *t, scratch *s, uint32_t lo,
  *    computed there (its generation, tgi_node_changed()) keeps its
  *    nslots[], so a decision recomputes only the domains that changed.
  */
-static void node_slots(const tg_topology *t, const req *q, scratch *s,
-		       unsigned ps, uint32_t lo, uint32_t hi, uint32_t *why)
+/* The pass over pod set \p ps of request \p q: what it asks for (GPUs
+ * first when only the minimum counts), its cap, slice and filters. */
+static void slot_pass_init(slot_pass *c, const tg_topology *t, const req *q,
+			   scratch *s, unsigned ps, uint32_t *why)
 {
 	const tgi_podset *p = q->g->ps[ps];
 	const unsigned stride = t->stride;
-	slot_pass c;
-	slot_key key;
-	int64_t sum = 0;
-	int32_t mx = 0;
-	uint32_t i;
 	unsigned k, j;
 
 	/* no memset: the slot_req arrays are written up to sr.m only */
-	c.sr.m = 0;
-	c.sr.pods = false;
-	c.sr.pods_want = c.sr.pods_lim = 0;
-	c.beyond = false;
-	c.t = t;
-	c.q = q;
-	c.s = s;
-	c.ps = ps;
-	c.why = why;
-	c.simple = simple_podset(p) && !p->ntol && !q->sp_filter;
-	c.taken = s->ntouched > 0;
-	c.slice = q->slice[t->nlayers];
-	c.cap = p->max_per_node;
-	c.trim = c.cap || c.slice > 1;
-	c.in_tree = q->topo ? TGI_NODE_IN_TREE : 0;
-	c.mask = TGI_NODE_UNSCHED | TGI_NODE_TAINTED | c.in_tree;
+	c->sr.m = 0;
+	c->sr.pods = false;
+	c->sr.pods_want = c->sr.pods_lim = 0;
+	c->beyond = false;
+	c->t = t;
+	c->q = q;
+	c->s = s;
+	c->ps = ps;
+	c->why = why;
+	c->simple = simple_podset(p) && !p->ntol && !q->sp_filter;
+	c->taken = s->ntouched > 0;
+	c->slice = q->slice[t->nlayers];
+	c->cap = p->max_per_node;
+	c->trim = c->cap || c->slice > 1;
+	c->in_tree = q->topo ? TGI_NODE_IN_TREE : 0;
+	c->mask = TGI_NODE_UNSCHED | TGI_NODE_TAINTED | c->in_tree;
 	for (k = 0; k < q->nres; k++) {
 		unsigned r = q->res[k];
 		int64_t want = r == TG_RES_PODS ? (p->shape.v[r] ?
@@ -1260,64 +1295,71 @@ static void node_slots(const tg_topology *t, const req *q, scratch *s,
 		if (want <= 0)
 			continue;	/* shapes are >= 0 */
 		if (r >= stride)
-			c.beyond = true;	/* never fits: slots_generic */
+			c->beyond = true;	/* never fits: slots_generic */
 		if (r == TG_RES_PODS) {
 			/* resolve() lists pods last */
-			c.sr.pods = true;
-			c.sr.pods_want = want;
-			c.sr.pods_lim = INT64_MAX / want;
+			c->sr.pods = true;
+			c->sr.pods_want = want;
+			c->sr.pods_lim = INT64_MAX / want;
 			continue;
 		}
-		c.sr.rr[c.sr.m] = r;
-		c.sr.wv[c.sr.m] = want;
-		c.sr.lim[c.sr.m] = INT64_MAX / want;
-		c.sr.m++;
+		c->sr.rr[c->sr.m] = r;
+		c->sr.wv[c->sr.m] = want;
+		c->sr.lim[c->sr.m] = INT64_MAX / want;
+		c->sr.m++;
 	}
 	if (!why) {
 		/* the value is a minimum: check the scarce GPUs first, so
 		 * that most nodes that take none are out after one test */
-		for (j = 1; j < c.sr.m && c.sr.rr[0] != TG_RES_GPU; j++)
-			if (c.sr.rr[j] == TG_RES_GPU) {
-				unsigned xr = c.sr.rr[0];
-				int64_t xw = c.sr.wv[0], xl = c.sr.lim[0];
+		for (j = 1; j < c->sr.m && c->sr.rr[0] != TG_RES_GPU; j++)
+			if (c->sr.rr[j] == TG_RES_GPU) {
+				unsigned xr = c->sr.rr[0];
+				int64_t xw = c->sr.wv[0], xl = c->sr.lim[0];
 
-				c.sr.rr[0] = c.sr.rr[j];
-				c.sr.wv[0] = c.sr.wv[j];
-				c.sr.lim[0] = c.sr.lim[j];
-				c.sr.rr[j] = xr;
-				c.sr.wv[j] = xw;
-				c.sr.lim[j] = xl;
+				c->sr.rr[0] = c->sr.rr[j];
+				c->sr.wv[0] = c->sr.wv[j];
+				c->sr.lim[0] = c->sr.lim[j];
+				c->sr.rr[j] = xr;
+				c->sr.wv[j] = xw;
+				c->sr.lim[j] = xl;
 			}
 	}
 	/* GPUs asked for: most nodes that take none fail on one byte */
-	c.gwant = 0;
-	for (j = 0; j < c.sr.m; j++)
-		if (c.sr.rr[j] == TG_RES_GPU && c.sr.wv[j] <= 255)
-			c.gwant = (uint8_t)c.sr.wv[j];
+	c->gwant = 0;
+	for (j = 0; j < c->sr.m; j++)
+		if (c->sr.rr[j] == TG_RES_GPU && c->sr.wv[j] <= 255)
+			c->gwant = (uint8_t)c->sr.wv[j];
+}
 
-	/* the cache only for ranges that begin with a whole lowest-layer
-	 * domain (a search, not preempt.c's single nodes) */
-	if (why || c.taken || !c.simple || c.beyond || !t->nlayers ||
-	    lo >= t->ntree || t->dom[t->leaf[t->order[lo]]].lo != lo ||
-	    t->dom[t->leaf[t->order[lo]]].hi > hi) {
-		pass_range(&c, lo, hi, &sum, &mx);
-		cache_forget(t, s, lo, hi);
-		return;
-	}
+/*
+ * node_slots() through the slot cache, for a simple pass over a range that
+ * begins with a whole lowest-layer domain: a domain whose stamp is
+ * current keeps its cached sum and maximum.
+ */
+static void node_slots_cached(slot_pass *c, uint32_t lo, uint32_t hi)
+{
+	const tg_topology *t = c->t;
+	scratch *s = c->s;
+	slot_key key;
+	int64_t sum = 0;
+	int32_t mx = 0;
+	uint32_t i;
+	unsigned j;
+
 	/* the slot cache; unused slot_req entries stay zero in the key */
 	memset(&key, 0, sizeof(key));
-	key.sr.m = c.sr.m;
-	for (j = 0; j < c.sr.m; j++) {
-		key.sr.rr[j] = c.sr.rr[j];
-		key.sr.wv[j] = c.sr.wv[j];
-		key.sr.lim[j] = c.sr.lim[j];
+	key.sr.m = c->sr.m;
+	for (j = 0; j < c->sr.m; j++) {
+		key.sr.rr[j] = c->sr.rr[j];
+		key.sr.wv[j] = c->sr.wv[j];
+		key.sr.lim[j] = c->sr.lim[j];
 	}
-	key.sr.pods = c.sr.pods;
-	key.sr.pods_want = c.sr.pods_want;
-	key.sr.pods_lim = c.sr.pods_lim;
-	key.cap = c.cap;
-	key.slice = c.slice;
-	key.in_tree = c.in_tree;
+	key.sr.pods = c->sr.pods;
+	key.sr.pods_want = c->sr.pods_want;
+	key.sr.pods_lim = c->sr.pods_lim;
+	key.cap = c->cap;
+	key.slice = c->slice;
+	key.in_tree = c->in_tree;
 	if (!s->ckey_set || s->cgen != t->gen ||
 	    memcmp(&key, &s->ckey, sizeof(key))) {
 		memset(s->cstamp, 0, s->ndom * sizeof(uint32_t));
@@ -1335,19 +1377,39 @@ static void node_slots(const tg_topology *t, const req *q, scratch *s,
 			if (s->cstamp[d] != x->gen + 1) {
 				sum = 0;
 				mx = 0;
-				pass_range(&c, i, end, &sum, &mx);
+				pass_range(c, i, end, &sum, &mx);
 				s->csum[d] = sum;
 				s->cmax[d] = mx;
 				s->cstamp[d] = x->gen + 1;
 			}
 		} else {
-			pass_range(&c, i, end, &sum, &mx);
+			pass_range(c, i, end, &sum, &mx);
 			s->cstamp[d] = 0;
 		}
 		i = end;
 	}
 	if (i < hi)
-		pass_range(&c, i, hi, &sum, &mx);	/* outside the tree */
+		pass_range(c, i, hi, &sum, &mx);	/* outside the tree */
+}
+
+static void node_slots(const tg_topology *t, const req *q, scratch *s,
+		       unsigned ps, uint32_t lo, uint32_t hi, uint32_t *why)
+{
+	slot_pass c;
+	int64_t sum = 0;
+	int32_t mx = 0;
+
+	slot_pass_init(&c, t, q, s, ps, why);
+	/* the cache only for ranges that begin with a whole lowest-layer
+	 * domain (a search, not the preemption's single nodes) */
+	if (why || c.taken || !c.simple || c.beyond || !t->nlayers ||
+	    lo >= t->ntree || t->dom[t->leaf[t->order[lo]]].lo != lo ||
+	    t->dom[t->leaf[t->order[lo]]].hi > hi) {
+		pass_range(&c, lo, hi, &sum, &mx);
+		cache_forget(t, s, lo, hi);
+		return;
+	}
+	node_slots_cached(&c, lo, hi);
 }
 
 /*
@@ -2590,6 +2652,154 @@ static void main_slots(tg_topology *t, const req *q, scratch *s,
 	}
 }
 
+/* The first level to search: single nodes, or the level a spread's
+ * domains are split from (their parent's). */
+static unsigned search_start(const tg_topology *t, const req *q)
+{
+	unsigned start = t->nlayers, i;
+
+	if (q->spread_level != TG_NONE)
+		start = q->spread_level == 0 ? TG_NONE : q->spread_level - 1;
+	for (i = 0; i < q->nsp; i++) {
+		/* a spread's domains are split from their parent's level */
+		unsigned pl = q->sp[i].level == 0 ? TG_NONE :
+			      q->sp[i].level - 1;
+
+		if (start != TG_NONE && (pl == TG_NONE || pl < start))
+			start = pl;
+	}
+	return start;
+}
+
+/*
+ * The units of \p level (in scope) that hold \p k members of the main pod
+ * set: *ncand of them, *best the first in pack order.  A whole cached
+ * domain without a node that holds k is skipped at once.
+ */
+static void scan_units(const tg_topology *t, const req *q, const scratch *s,
+		       unsigned level, int64_t k, uint32_t *ncand,
+		       uint32_t *best)
+{
+	const bool nodes = level >= t->nlayers && level != TG_NONE;
+	uint32_t lo, hi, u, next_dom;
+
+	*ncand = 0;
+	*best = TG_NONE;
+	unit_range(t, q, level, &lo, &hi);
+	next_dom = nodes && t->nlayers ? lo : TG_NONE;
+	for (u = lo; u < hi; u++) {
+		if (u == next_dom && u < t->ntree) {
+			const uint32_t dd = t->leaf[t->order[u]];
+
+			next_dom = t->dom[dd].hi;
+			if (s->cstamp[dd] && s->cmax[dd] < k &&
+			    t->dom[dd].lo == u && next_dom <= hi) {
+				u = next_dom - 1;
+				continue;
+			}
+		}
+		if ((nodes ? s->nslots[u] : s->dslots[u]) < k)
+			continue;	/* unit_slots() */
+		(*ncand)++;
+		if (*best == TG_NONE || pack_cmp(t, s, level, u, *best) < 0)
+			*best = u;
+	}
+}
+
+/*
+ * Tries every one of the \p ncand candidates of \p level in pack order
+ * (several pod sets or a spread): *placed on the first that takes the
+ * gang.  Every candidate, however many: the units of one level are
+ * disjoint, and a failed attempt rewrites slots inside its own unit only
+ * (node_slots() and rollup() below it), so the main pod set's slots of
+ * the units still to try stay as the search left them.  The whole pass
+ * costs one walk over the candidates' nodes.
+ */
+static tg_err try_candidates(tg_topology *t, const req *q, scratch *s,
+			     unsigned level, int64_t k, uint32_t ncand,
+			     attempt *a, bool *placed)
+{
+	uint32_t lo, hi, u, c, *cand;
+	tg_err err = TG_ESTATE;
+
+	cand = tgi_malloc(ncand * sizeof(uint32_t));
+	if (!cand)
+		return TG_ENOMEM;
+	unit_range(t, q, level, &lo, &hi);
+	for (u = lo, c = 0; u < hi; u++)
+		if (unit_slots(t, s, level, u) >= k)
+			cand[c++] = u;
+	sort_units(t, s, level, cand, ncand, unit_pack_cmp);
+	for (c = 0; c < ncand; c++) {
+		err = attempt_unit(t, q, s, level, cand[c], a);
+		if (err == TG_OK)
+			break;
+		attempt_free(a);
+		if (err != TG_ESTATE)
+			break;
+	}
+	tgi_free(cand);
+	*placed = err == TG_OK;
+	return err == TG_ESTATE ? TG_OK : err;
+}
+
+/* One level of the search: *placed when a unit of it takes the gang. */
+static tg_err search_level(tg_topology *t, const req *q, scratch *s,
+			   unsigned level, int64_t k, attempt *a, bool *placed)
+{
+	const tg_gang *g = q->g;
+	uint32_t ncand, best;
+	tg_err err;
+
+	*placed = false;
+	scan_units(t, q, s, level, k, &ncand, &best);
+	if (ncand == 1 || (ncand && g->nps == 1 && !q->nsp &&
+			   q->spread_level == TG_NONE)) {
+		err = attempt_unit(t, q, s, level, best, a);
+		if (err == TG_OK) {
+			*placed = true;
+			return TG_OK;
+		}
+		attempt_free(a);
+		if (err != TG_ESTATE || ncand == 1)
+			return err == TG_ESTATE ? TG_OK : err;
+	}
+	if (ncand > 1)
+		return try_candidates(t, q, s, level, k, ncand, a, placed);
+	return TG_OK;
+}
+
+/*
+ * The search: levels from single nodes (or a spread's parent level) up
+ * to the hard layer, the scope or the root; *level the level where the
+ * gang was placed (*placed).
+ */
+static tg_err search(tg_topology *t, const req *q, scratch *s,
+		     unsigned scope_level, attempt *a, bool *placed,
+		     unsigned *level)
+{
+	const tg_gang *g = q->g;
+	const int64_t k = g->ps[q->main]->count;
+	unsigned l, stop = q->hard;
+	tg_err err;
+
+	*placed = false;
+	if (scope_level != TG_NONE && (stop == TG_NONE || scope_level > stop))
+		stop = scope_level;
+	for (l = search_start(t, q);; l = l == 0 ? TG_NONE : l - 1) {
+		*level = l;
+		if (l != TG_NONE && stop != TG_NONE && l < stop)
+			break;
+		if ((err = search_level(t, q, s, l, k, a, placed)))
+			return err;
+		if (*placed || l == TG_NONE || l == stop)
+			break;
+		if (g->nps > 1 || q->spread_level != TG_NONE || q->nsp)
+			main_slots(t, q, s, NULL);
+	}
+	return TG_OK;
+}
+
 tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 			unsigned scope_level, uint32_t scope_unit,
 			tg_decision **out, tg_errinfo *ei)
@@ -2599,8 +2809,7 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 	tg_decision *d = NULL;
 	tgi_buf eb;
 	attempt a;
-	unsigned level, stop, start, i;
-	int64_t k;
+	unsigned level;
 	tg_err err;
 	bool placed = false;
 
@@ -2635,110 +2844,10 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 	/* offer slots of the main pod set everywhere in scope */
 	/* (why nodes take none is counted only if the gang fails) */
 	main_slots(t, q, s, NULL);
-	k = g->ps[q->main]->count;
 	d->scope_slots = scope_level == TG_NONE ? s->dslots[0] :
 			 unit_slots(t, s, scope_level, scope_unit);
-
-	/* levels: single nodes up to the hard layer, the scope or the root */
-	start = t->nlayers;
-	if (q->spread_level != TG_NONE)
-		start = q->spread_level == 0 ? TG_NONE : q->spread_level - 1;
-	for (i = 0; i < q->nsp; i++) {
-		/* a spread's domains are split from their parent's level */
-		unsigned pl = q->sp[i].level == 0 ? TG_NONE :
-			      q->sp[i].level - 1;
-
-		if (start != TG_NONE && (pl == TG_NONE || pl < start))
-			start = pl;
-	}
-	stop = q->hard;
-	if (scope_level != TG_NONE && (stop == TG_NONE || scope_level > stop))
-		stop = scope_level;
-	for (level = start;; level = level == 0 ? TG_NONE : level - 1) {
-		uint32_t lo, hi, u, best = TG_NONE, ncand = 0, *cand, c;
-		uint32_t next_dom;
-		const bool nodes = level >= t->nlayers && level != TG_NONE;
-
-		if (level != TG_NONE && stop != TG_NONE && level < stop)
-			break;
-		unit_range(t, q, level, &lo, &hi);
-		next_dom = nodes && t->nlayers ? lo : TG_NONE;
-		for (u = lo; u < hi; u++) {
-			if (u == next_dom && u < t->ntree) {
-				/* a whole cached domain without a node
-				 * that holds k: skip it */
-				const uint32_t dd = t->leaf[t->order[u]];
-
-				next_dom = t->dom[dd].hi;
-				if (s->cstamp[dd] && s->cmax[dd] < k &&
-				    t->dom[dd].lo == u && next_dom <= hi) {
-					u = next_dom - 1;
-					continue;
-				}
-			}
-			if ((nodes ? s->nslots[u] : s->dslots[u]) < k)
-				continue;	/* unit_slots() */
-			ncand++;
-			if (best == TG_NONE ||
-			    pack_cmp(t, s, level, u, best) < 0)
-				best = u;
-		}
-		if (ncand == 1 || (ncand && g->nps == 1 && !q->nsp &&
-				   q->spread_level == TG_NONE)) {
-			err = attempt_unit(t, q, s, level, best, &a);
-			if (err == TG_OK) {
-				placed = true;
-				break;
-			}
-			attempt_free(&a);
-			if (err != TG_ESTATE)
-				goto fail;
-			if (ncand == 1)
-				goto next;
-		}
-		if (ncand > 1) {
-			/* several pod sets or a spread: try in pack order */
-			cand = tgi_malloc(ncand * sizeof(uint32_t));
-			if (!cand) {
-				err = TG_ENOMEM;
-				goto fail;
-			}
-			for (u = lo, c = 0; u < hi; u++)
-				if (unit_slots(t, s, level, u) >= k)
-					cand[c++] = u;
-			sort_units(t, s, level, cand, ncand, unit_pack_cmp);
-			/*
-			 * Every candidate, however many: the units of one
-			 * level are disjoint, and a failed attempt rewrites
-			 * slots inside its own unit only (node_slots() and
-			 * rollup() below it), so the main pod set's slots
-			 * of the units still to try stay as the search left
-			 * them.  The whole pass costs one walk over the
-			 * candidates' nodes.
-			 */
-			for (c = 0; c < ncand; c++) {
-				err = attempt_unit(t, q, s, level, cand[c], &a);
-				if (err == TG_OK)
-					break;
-				attempt_free(&a);
-				if (err != TG_ESTATE) {
-					tgi_free(cand);
-					goto fail;
-				}
-			}
-			tgi_free(cand);
-			if (err == TG_OK) {
-				placed = true;
-				break;
-			}
-		}
-next:
-		if (level == TG_NONE || level == stop)
-			break;
-		if (g->nps > 1 || q->spread_level != TG_NONE || q->nsp)
-			main_slots(t, q, s, NULL);
-	}
-
+	if ((err = search(t, q, s, scope_level, &a, &placed, &level)))
+		goto fail;
 	if (placed) {
 		if ((err = build_placements(t, q, s, &a, d)))
 			goto fail;
