@@ -1629,14 +1629,28 @@ typedef struct sort_ctx {
 
 /*
  * Sorts units of one level by \p cmp, a total order (ties go by unit id),
- * so the order is the one any sort gives.
+ * so the order is the one any sort gives: insertion sort here for the
+ * short child lists of a fill (inlined with the comparator: the fill of
+ * a large gang sorts thousands of them), tgi_sort() for long ones.
  */
-static void sort_units(const tg_topology *t, const scratch *s,
-		       unsigned level, uint32_t *v, uint32_t n, tgi_cmp_fn cmp)
+static inline __attribute__((always_inline)) void
+sort_units(const tg_topology *t, const scratch *s, unsigned level,
+	   uint32_t *v, uint32_t n, tgi_cmp_fn cmp)
 {
 	sort_ctx c = { t, s, level };
+	uint32_t i, j;
 
-	tgi_sort(v, n, sizeof(uint32_t), cmp, &c);
+	if (n > 32) {
+		tgi_sort(v, n, sizeof(uint32_t), cmp, &c);
+		return;
+	}
+	for (i = 1; i < n; i++) {
+		uint32_t x = v[i];
+
+		for (j = i; j > 0 && cmp(&v[j - 1], &x, &c) > 0; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
 }
 
 /* Fill order: most slots first, then path order. */

@@ -553,13 +553,29 @@ static inline void sort_swap(const sorter *s, size_t i, size_t j)
 	}
 }
 
+/* Insertion sort of [a, b): each element held in the buffer while the
+ * greater ones before it shift up by one (one memmove). */
 static void sort_insertion(const sorter *s, size_t a, size_t b)
 {
+	const size_t z = s->size;
 	size_t i, j;
 
-	for (i = a + 1; i < b; i++)
-		for (j = i; j > a && sort_less(s, j, j - 1); j--)
-			sort_swap(s, j, j - 1);
+	if (z > SORT_BUF) {
+		for (i = a + 1; i < b; i++)
+			for (j = i; j > a && sort_less(s, j, j - 1); j--)
+				sort_swap(s, j, j - 1);
+		return;
+	}
+	for (i = a + 1; i < b; i++) {
+		if (!sort_less(s, i, i - 1))
+			continue;
+		memcpy(s->buf, sort_at(s, i), z);
+		for (j = i - 1; j > a &&
+		     s->cmp(s->buf, sort_at(s, j - 1), s->ctx) < 0; j--)
+			;
+		memmove(sort_at(s, j + 1), sort_at(s, j), (i - j) * z);
+		memcpy(sort_at(s, j), s->buf, z);
+	}
 }
 
 /* Swaps the n elements at a with the n elements at b. */
