@@ -20,10 +20,13 @@ and the bridge).  A case file is one JSON object:
      "cluster": "NAME.yaml" (in tests/scenarios/clusters), "args": [...],
      "checks": ["exit=0", "default/web-a nodes=n1", ...]}
 
-"paths" says where the case runs; a fabric case names every other path in
-"gaps", with the reason (reported as a TAP SKIP).  A cluster case runs on
-cli-cluster only (a Kubernetes dump has no topology.conf or sbatch form;
-its checks read `topogang place --output json`).  Anything else (an
+"paths" says where the case runs, "gaps" why not on a path it could run
+on (reported as a TAP SKIP): a fabric case accounts for all five paths, a
+cluster case for cli-cluster (always run: its checks are written from
+`topogang place --output json`) and bridge (a Kubernetes dump has no
+topology.conf or sbatch form).  On the bridge the checks read the
+daemon's decision lines and the pods it bound; exit, warnings and gpus
+checks are topogang place's alone (a SKIP there).  Anything else (an
 unknown key, path, tier or layer) makes the case invalid: a failure, never
 ignored.
 """
@@ -409,11 +412,16 @@ def check_cluster_case(sc):
         if k in sc:
             return "%s: only with \"fabric\"" % k
     bad = [p for p in sc["paths"] + list(sc.get("gaps", {}))
-           if p != "cli-cluster"]
+           if p not in ("cli-cluster", "bridge")]
     if bad:
-        return ("paths: a cluster case runs on cli-cluster only, not %s "
-                "(no topology.conf or sbatch form; the bridge path runs "
-                "fabric cases)" % ", ".join(bad))
+        return ("paths: a cluster case runs on cli-cluster and the bridge, "
+                "not %s (a Kubernetes dump has no topology.conf or sbatch "
+                "form)" % ", ".join(bad))
+    if "cli-cluster" not in sc["paths"]:
+        return "paths: a cluster case runs on cli-cluster (its checks " \
+            "are written from topogang place's output)"
+    if "bridge" not in sc["paths"] and "bridge" not in sc.get("gaps", {}):
+        return "bridge: in paths, or in gaps with the reason"
     f = sc["cluster"]
     if not isinstance(f, str) or "/" in f or \
             not os.path.isfile(os.path.join(CLUSTERS, f)):
@@ -581,73 +589,109 @@ def gpu_text(ids):
     return "+".join(out)
 
 
-def actual(g, field):
-    """A gang's \\p field as the checks write it."""
-    if field in ("status", "domain", "message"):
-        return g.get(field) or ""
-    if field == "victims":
-        items = [v.get("pod", "") for v in g.get("victims") or []]
-    else:
-        pl = g.get("placements") or []
-        items = [{"nodes": p.get("node", ""),
-                  "pods": "%s@%s" % (p.get("pod"), p.get("node")),
-                  "gpus": "%s@%s" % (p.get("pod"),
-                                     gpu_text(p.get("gpus") or []))}[field]
-                 for p in pl]
-    return ",".join(sorted(items) if field in UNORDERED else items)
+class CliView:
+    """What `topogang place --output json` said, as the checks read it."""
+    def __init__(self, rc, out, err):
+        try:
+            self.root = json.loads(out)
+        except ValueError:
+            self.root = None
+        self.rc, self.out, self.err = rc, out, err
+        self.gangs = {g.get("name"): g for g in
+                      (self.root or {}).get("gangs") or []}
+
+    def broken(self):
+        if self.root is None:
+            return "rc %d\n%s%s" % (self.rc, self.out, self.err)
+        return ""
+
+    def exit(self):
+        return str(self.rc)
+
+    def warnings(self):
+        return (self.root or {}).get("warnings") or []
+
+    def has(self, gang):
+        return gang in self.gangs
+
+    def field(self, gang, field):
+        g = self.gangs[gang]
+        if field in ("status", "domain", "message"):
+            return g.get(field) or ""
+        if field == "victims":
+            items = [v.get("pod", "") for v in g.get("victims") or []]
+        else:
+            items = [{"nodes": p.get("node", ""),
+                      "pods": "%s@%s" % (p.get("pod"), p.get("node")),
+                      "gpus": "%s@%s" % (p.get("pod"),
+                                         gpu_text(p.get("gpus") or []))}[
+                                             field]
+                     for p in g.get("placements") or []]
+        return ",".join(sorted(items) if field in UNORDERED else items)
 
 
-def run_checks(name, sc, tmp):
-    """Runs a cluster case; [(ok, description, diagnostics)] a check, and
-    the checks regenerated from what topogang says now (TG_REGEN)."""
+def judge(name, checks, view, tag=""):
+    """[(ok, description, diagnostics)] a check against \p view (a
+    CliView or the bridge's view in run-parity: None from a view's
+    exit()/warnings()/field() means the path does not report it, a SKIP:
+    ok is then the reason, a string), and the checks regenerated from the
+    view (TG_REGEN)."""
+    res, regen = [], []
+    if view.broken():
+        res.append((False, "%s: output is readable%s" % (name, tag),
+                    view.broken()))
+    for c in checks:
+        if c.startswith("exit="):
+            got = view.exit()
+            regen.append("exit=%s" % got if got is not None else c)
+            res.append((got == c[5:] if got is not None else
+                        "only topogang place has an exit status",
+                        "%s: exit status%s" % (name, tag),
+                        diag(got, c[5:], getattr(view, "err", ""))))
+            continue
+        if c.startswith("warnings~"):
+            regen.append(c)
+            ws = view.warnings()
+            res.append((any(c[9:] in w for w in ws) if ws is not None else
+                        "only topogang place prints warnings",
+                        "%s: a warning says '%s'%s" % (name, c[9:], tag),
+                        diag("(no such warning)", c[9:])))
+            continue
+        gang, rest = c.split(" ", 1)
+        field, op, value = re.match(r"(\w+)([=~])(.*)$", rest).groups()
+        if not view.has(gang):
+            regen.append(c)
+            res.append((False, "%s: gang %s decided%s" % (name, gang, tag),
+                        diag("(no such gang)", gang,
+                             getattr(view, "err", ""))))
+            continue
+        got = view.field(gang, field)
+        if op == "~":
+            regen.append(c)
+            desc = "%s: %s %s mentions '%s'%s" % (name, gang, field, value,
+                                                   tag)
+        else:
+            regen.append("%s %s=%s" % (gang, field, got) if got is not None
+                         else c)
+            desc = "%s: %s %s%s" % (name, gang, field, tag)
+            if field in UNORDERED:
+                value = ",".join(sorted(value.split(","))) if value else ""
+        if got is None:
+            res.append(("the bridge does not report %s" % field, desc, ""))
+        else:
+            res.append((value in got if op == "~" else got == value, desc,
+                        diag(got, value)))
+    return res, regen
+
+
+def run_checks(name, sc, tag=""):
+    """A cluster case on cli-cluster: judge()'s answer."""
     cmd = [TOPOGANG, "place", "--cluster", os.path.join(CLUSTERS,
                                                         sc["cluster"]),
            "--output", "json"] + sc.get("args", [])
     p = subprocess.run(cmd, capture_output=True, text=True)
-    try:
-        root = json.loads(p.stdout)
-    except ValueError:
-        root = None
-    res, regen = [], []
-    if root is None:
-        res.append((False, "%s: output is JSON" % name, "rc %d\n%s%s" % (
-            p.returncode, p.stdout, p.stderr)))
-        root = {}
-    gangs = {g.get("name"): g for g in root.get("gangs") or []}
-    for c in sc["checks"]:
-        if c.startswith("exit="):
-            got = str(p.returncode)
-            regen.append("exit=" + got)
-            res.append((got == c[5:], "%s: exit status" % name,
-                        diag(got, c[5:], p.stderr)))
-            continue
-        if c.startswith("warnings~"):
-            regen.append(c)
-            hit = any(c[9:] in w for w in root.get("warnings") or [])
-            res.append((hit, "%s: a warning says '%s'" % (name, c[9:]),
-                        diag("(no such warning)", c[9:])))
-            continue
-        gang, rest = c.split(" ", 1)
-        m = re.match(r"(\w+)([=~])(.*)$", rest)
-        field, op, value = m.groups()
-        g = gangs.get(gang)
-        if g is None:
-            regen.append(c)
-            res.append((False, "%s: gang %s decided" % (name, gang),
-                        diag("(no such gang)", gang, p.stderr)))
-            continue
-        got = actual(g, field)
-        if op == "~":
-            regen.append(c)
-            res.append((value in got, "%s: %s %s mentions '%s'" % (
-                name, gang, field, value), diag(got, value)))
-            continue
-        regen.append("%s %s=%s" % (gang, field, got))
-        if field in UNORDERED:
-            value = ",".join(sorted(value.split(","))) if value else ""
-        res.append((got == value, "%s: %s %s" % (name, gang, field),
-                    diag(got, value)))
-    return res, regen
+    return judge(name, sc["checks"], CliView(p.returncode, p.stdout,
+                                             p.stderr), tag)
 
 
 def diag(got, want, more=""):
