@@ -393,8 +393,11 @@ def check_case(sc):
     if not isinstance(paths, list) or not paths or \
             len(set(paths)) != len(paths):
         return "paths: a list of the paths the case runs on"
-    why = keys(dict.fromkeys(paths), PATHS, "paths") or \
-        keys(gaps, PATHS, "gaps")
+    bad = sorted(set(paths) - set(PATHS))
+    if bad:
+        return "paths: unknown path %s (%s)" % (", ".join(bad),
+                                                ", ".join(PATHS))
+    why = keys(gaps, PATHS, "gaps")
     if why:
         return why
     if set(paths) & set(gaps):
