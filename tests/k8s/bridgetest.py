@@ -42,7 +42,7 @@ KUBECTL = os.environ.get("KUBECTL") or shutil.which("kubectl")
 OPENSSL = shutil.which("openssl")
 SEED_PREFER = os.path.join(SRC, "config", "examples",
                            "koordinator-12node.yaml")
-SEED_PREEMPT = os.path.join(SRC, "tests", "scenarios", "cases",
+SEED_PREEMPT = os.path.join(SRC, "tests", "scenarios", "clusters",
                             "seed-02-must-gather-preempt.yaml")
 REAL = os.environ.get("TG_K8S_API") == "real"
 
