@@ -322,7 +322,8 @@ static tg_err file_obj(tg_k8s *k, cJSON *j, const char *kind,
 static tg_err add_doc(tg_k8s *k, cJSON *d, const char *source, uint32_t src,
 		      unsigned docno, tg_errinfo *ei)
 {
-	const char *kind = tgk_jstr(d, "kind"), *api = tgk_jstr(d, "apiVersion");
+	const char *kind = tgk_jstr(d, "kind");
+	const char *api = tgk_jstr(d, "apiVersion");
 	const cJSON *items = tgk_jget(d, "items");
 	cJSON *it;
 	tg_err err;
@@ -359,8 +360,9 @@ static tg_err add_doc(tg_k8s *k, cJSON *d, const char *source, uint32_t src,
 					line = tgi_json_line(d);
 				if (line)
 					return tgi_errf(ei, TG_EPARSE,
-						"%s:%u: items[%u]: not an "
-						"object", source, line, idx);
+							"%s:%u: items[%u]: "
+							"not an object",
+							source, line, idx);
 				return tgi_errf(ei, TG_EPARSE,
 						"%s: items[%u]: not an object",
 						source, idx);
@@ -371,13 +373,14 @@ static tg_err add_doc(tg_k8s *k, cJSON *d, const char *source, uint32_t src,
 			}
 			if (!ik) {
 				err = tgk_warnf(k, "%s: items[%u] has no kind; "
-					    "ignored", source, idx);
+						"ignored", source, idx);
 			} else {
 				err = file_obj(k, it, ik, ia, src);
 				if (err == TG_ELIMIT)
 					return tgi_errf(ei, err,
-						"%s: more than %u objects",
-						source, K8S_MAX_OBJECTS);
+							"%s: more than %u "
+							"objects", source,
+							K8S_MAX_OBJECTS);
 			}
 			if (err)
 				return tgi_errf(ei, err, "%s: out of memory",
@@ -387,8 +390,9 @@ static tg_err add_doc(tg_k8s *k, cJSON *d, const char *source, uint32_t src,
 		return TG_OK;
 	}
 	if (!kind) {
-		err = tgk_warnf(k, "%s: document %u has no kind; ignored", source,
-			    docno);
+		err = tgk_warnf(k, "%s: document %u has no kind; ignored",
+				source,
+				docno);
 	} else {
 		err = file_obj(k, d, kind, api, src);
 		if (err == TG_ELIMIT)
@@ -565,8 +569,8 @@ tg_err tg_k8s_add_object(tg_k8s *k, const char *json, size_t len,
 	nn = strlen(ns);
 	nm = strlen(name);
 	if (len > TG_MAX_FILE || nn > TG_MAX_NAME || nm > TG_MAX_NAME)
-		return tgi_errf(ei, TG_ELIMIT, "%s: %s %s/%s: larger than "
-				"the loader's bounds", source, kind, ns, name);
+		return tgi_errf(ei, TG_ELIMIT, "%s: %s %s/%s: larger than the "
+				"loader's bounds", source, kind, ns, name);
 	err = source_id(k, source, &src);
 	if (err)
 		return tgi_errf(ei, err, "%s: %s", source, err == TG_ELIMIT ?
@@ -611,7 +615,8 @@ tg_err tg_k8s_add_file(tg_k8s *k, const char *path, tg_errinfo *ei)
 	tg_err err;
 
 	if (!k || !path)
-		return tgi_errf(ei, TG_EINVAL, "tg_k8s_add_file: bad arguments");
+		return tgi_errf(ei, TG_EINVAL,
+				"tg_k8s_add_file: bad arguments");
 	err = tgi_read_file(path, &buf, &len, ei);
 	if (err)
 		return err;

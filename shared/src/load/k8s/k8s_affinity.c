@@ -1,8 +1,8 @@
 /*
- * shared/src/load/k8s/k8s_affinity.c - a pod set's node constraints: nodeSelector,
- * node affinity, tolerations, pod affinity and anti-affinity (its own
- * terms and running pods' terms that select it), as kube-scheduler reads
- * them (README, "Kubernetes placement rules").
+ * shared/src/load/k8s/k8s_affinity.c - a pod set's node constraints:
+ * nodeSelector, node affinity, tolerations, pod affinity and anti-affinity
+ * (its own terms and running pods' terms that select it), as kube-scheduler
+ * reads them (README, "Kubernetes placement rules").
  */
 #include "config.h"
 
@@ -41,7 +41,7 @@ static tg_err strings(bctx *b, const kobj *o, const cJSON *arr,
 			tgi_free(*out);
 			*out = NULL;
 			return tgk_oerr(b, o, v, TG_EINVAL,
-				    "%s: expected strings", path);
+					"%s: expected strings", path);
 		}
 		(*out)[i++] = v->valuestring;
 	}
@@ -61,22 +61,22 @@ static tg_err node_affinity(gctx *c, unsigned ps, const kpod *p,
 	tg_err err;
 
 	err = tgk_field(b, o, na, base,
-		    "requiredDuringSchedulingIgnoredDuringExecution", T_OBJ,
-		    &req);
+			"requiredDuringSchedulingIgnoredDuringExecution", T_OBJ,
+			&req);
 	if (!err)
 		err = tgk_field(b, o, na, base,
-			    "preferredDuringSchedulingIgnoredDuringExecution",
-			    T_ARR, &pref);
+				"preferredDuringSchedulingIgnoredDuringExecution",
+				T_ARR, &pref);
 	if (err)
 		return err;
 	if (cJSON_GetArraySize(pref) > 0) {
-		err = pwarn(c, o, PW_PREFNODE, "preferred node affinity is "
-			    "not modeled; ignored");
+		err = pwarn(c, o, PW_PREFNODE, "preferred node affinity is not "
+			    "modeled; ignored");
 		if (err)
 			return err;
 	}
 	tgk_pjoin(q, sizeof(q), base,
-	      "requiredDuringSchedulingIgnoredDuringExecution");
+		  "requiredDuringSchedulingIgnoredDuringExecution");
 	err = tgk_field(b, o, req, q, "nodeSelectorTerms", T_ARR, &terms);
 	if (err)
 		return err;
@@ -85,14 +85,15 @@ static tg_err node_affinity(gctx *c, unsigned ps, const kpod *p,
 		unsigned ei = 0, added = 0;
 
 		tgk_pidx(path, sizeof(path), "spec.affinity.nodeAffinity."
-		     "requiredDuringSchedulingIgnoredDuringExecution."
-		     "nodeSelectorTerms", ti++);
+			 "requiredDuringSchedulingIgnoredDuringExecution."
+			 "nodeSelectorTerms", ti++);
 		if (!cJSON_IsObject(t))
 			return tgk_oerr(b, o, t, TG_EINVAL,
-				    "%s: expected an object", path);
+					"%s: expected an object", path);
 		err = tgk_field(b, o, t, path, "matchExpressions", T_ARR, &me);
 		if (!err)
-			err = tgk_field(b, o, t, path, "matchFields", T_ARR, &mf);
+			err = tgk_field(b, o, t, path, "matchFields", T_ARR,
+					&mf);
 		if (err)
 			return err;
 		if (cJSON_GetArraySize(mf) > 0) {
@@ -114,25 +115,28 @@ static tg_err node_affinity(gctx *c, unsigned ps, const kpod *p,
 				 path, ei++);
 			if (!cJSON_IsObject(e))
 				return tgk_oerr(b, o, e, TG_EINVAL,
-					    "%s: expected an object", q);
+						"%s: expected an object", q);
 			err = tgk_field(b, o, e, q, "key", T_STR, &key);
 			if (!err)
-				err = tgk_field(b, o, e, q, "operator", T_STR, &op);
+				err = tgk_field(b, o, e, q, "operator", T_STR,
+						&op);
 			if (!err)
-				err = tgk_field(b, o, e, q, "values", T_ARR, &vals);
+				err = tgk_field(b, o, e, q, "values", T_ARR,
+						&vals);
 			if (err)
 				return err;
 			if (!key || !*key->valuestring || !op)
 				return tgk_oerr(b, o, e, TG_EINVAL,
-					    "%s: needs a key and an operator",
-					    q);
+						"%s: needs a key and an "
+						"operator",
+						q);
 			for (k2 = 0; k2 < 6; k2++)
 				if (strcmp(op->valuestring, ops[k2]) == 0)
 					break;
 			if (k2 == 6)
 				return tgk_oerr(b, o, op, TG_EINVAL,
-					    "%s.operator: unknown operator "
-					    "'%.40s'", q, op->valuestring);
+						"%s.operator: unknown operator "
+						"'%.40s'", q, op->valuestring);
 			err = strings(b, o, vals, q, &v, &nv);
 			if (err)
 				return err;
@@ -144,8 +148,8 @@ static tg_err node_affinity(gctx *c, unsigned ps, const kpod *p,
 			     (nv != 1 || !tgi_parse_i64(v[0], &dummy)))) {
 				tgi_free(v);
 				return tgk_oerr(b, o, e, TG_EINVAL,
-					    "%s.values: wrong values for "
-					    "operator %s", q, ops[k2]);
+						"%s.values: wrong values for "
+						"operator %s", q, ops[k2]);
 			}
 			x.key = key->valuestring;
 			x.op = (tg_sel_op)k2;
@@ -184,7 +188,7 @@ static tg_err tolerations(gctx *c, unsigned ps, const kpod *p)
 		tgk_pidx(path, sizeof(path), "spec.tolerations", i++);
 		if (!cJSON_IsObject(t))
 			return tgk_oerr(b, o, t, TG_EINVAL,
-				    "%s: expected an object", path);
+					"%s: expected an object", path);
 		err = tgk_field(b, o, t, path, "key", T_STR, &key);
 		if (!err)
 			err = tgk_field(b, o, t, path, "operator", T_STR, &op);
@@ -198,13 +202,14 @@ static tg_err tolerations(gctx *c, unsigned ps, const kpod *p)
 		    strcmp(op->valuestring, "Equal") != 0 &&
 		    strcmp(op->valuestring, "Exists") != 0)
 			return tgk_oerr(b, o, op, TG_EINVAL,
-				    "%s.operator: unknown operator '%.40s'",
-				    path, op->valuestring);
+					"%s.operator: unknown operator '%.40s'",
+					path, op->valuestring);
 		exists = op && strcmp(op->valuestring, "Exists") == 0;
 		if (tgk_taint_effect(eff ? eff->valuestring : "", &effect))
 			return tgk_oerr(b, o, eff, TG_EINVAL,
-				    "%s.effect: unknown effect '%.40s'", path,
-				    eff->valuestring);
+					"%s.effect: unknown effect '%.40s'",
+					path,
+					eff->valuestring);
 		if ((!key || !*key->valuestring) && !exists) {
 			err = pwarn(c, o, PW_EMPTYTOL, "a toleration with an "
 				    "empty key needs operator Exists; ignored");
@@ -252,8 +257,8 @@ static const cJSON *ns_labels(bctx *b, const char *ns)
 	}
 	b->nslabels[b->nnslabels++] = l;
 	if (tgk_warnf(b->k, "Namespace %s is not in the snapshot: a "
-		  "namespaceSelector sees only its label "
-		  "kubernetes.io/metadata.name", ns))
+		      "namespaceSelector sees only its label "
+		      "kubernetes.io/metadata.name", ns))
 		return NULL;
 	return l;
 }
@@ -279,7 +284,7 @@ static bool ns_ok(bctx *b, const kobj *o, const cJSON *nslist,
 		const cJSON *l = ns_labels(b, cand);
 
 		return l && tgk_sel_match(b, o, nssel, "namespaceSelector", l,
-				      &m) == TG_OK && m;
+					  &m) == TG_OK && m;
 	}
 	return cJSON_GetArraySize(nslist) == 0 && strcmp(own, cand) == 0;
 }
@@ -485,6 +490,107 @@ static tg_err aff_bound(bctx *b, const cJSON *term, const kobj *o,
 	return aff_pending(b, o, nsl, nss, sel, q, names, nn);
 }
 
+/* A required term's topologyKey and namespaces, checked. */
+static tg_err term_read(bctx *b, const kobj *o, const cJSON *t,
+			const char *path, const cJSON **tk,
+			const cJSON **nsl, const cJSON **nss)
+{
+	const cJSON *v;
+	char q[300];
+	bool m;
+	tg_err err;
+
+	if (!cJSON_IsObject(t))
+		return tgk_oerr(b, o, t, TG_EINVAL, "%s: expected an object",
+				path);
+	err = tgk_field(b, o, t, path, "topologyKey", T_STR, tk);
+	if (!err)
+		err = tgk_field(b, o, t, path, "namespaces", T_ARR, nsl);
+	if (!err)
+		err = tgk_field(b, o, t, path, "namespaceSelector", T_OBJ,
+				nss);
+	if (err)
+		return err;
+	if (!*tk || !*(*tk)->valuestring)
+		return tgk_oerr(b, o, t, TG_EINVAL, "%s.topologyKey: missing",
+				path);
+	cJSON_ArrayForEach(v, *nsl)
+		if (!cJSON_IsString(v))
+			return tgk_oerr(b, o, v, TG_EINVAL,
+					"%s.namespaces: expected strings",
+					path);
+	if (*nss && (*nss)->child) {
+		tgk_pjoin(q, sizeof(q), path, "namespaceSelector");
+		return tgk_sel_match(b, o, *nss, q, NULL, &m);
+	}
+	return TG_OK;
+}
+
+/*
+ * One required pod (anti-)affinity term of pod set \p ps (its first
+ * member \p p): the gang's own members it selects become a gather (or
+ * one per node), the others (running, or of gangs placed earlier in the
+ * pass) the core's pod affinity to named pods.
+ */
+static tg_err aff_term(gctx *c, unsigned ps, const kpod *p, const cJSON *t,
+		       const char *path, bool anti, const char **names)
+{
+	bctx *b = c->b;
+	const kobj *o = p->o;
+	const cJSON *tk, *sel, *nsl, *nss;
+	bool self = false, other = false, m;
+	char q[300];
+	unsigned nn = 0;
+	size_t i;
+	tg_err err;
+
+	err = term_read(b, o, t, path, &tk, &nsl, &nss);
+	if (err)
+		return err;
+	sel = tgk_jget(t, "labelSelector");
+	tgk_pjoin(q, sizeof(q), path, "labelSelector");
+	err = tgk_sel_match(b, o, sel, q, p->labels, &self);
+	for (i = 0; i < c->nm && !self && !other && !err; i++) {
+		if (c->m[i] == p ||
+		    !ns_ok(b, o, nsl, nss, o->ns, c->m[i]->o->ns))
+			continue;
+		err = tgk_sel_match(b, o, sel, q, c->m[i]->labels, &m);
+		other = m;
+	}
+	if (!err)
+		err = aff_bound(b, t, o, nsl, nss, sel, q, names, &nn);
+	if (err)
+		return err;
+	if (anti && (self || other)) {
+		if (self && strcmp(tk->valuestring, K_HOSTNAME) == 0)
+			err = tgk_gcore(c, o, tg_gang_podset_set_max_per_node(
+						c->gang, ps, 1), path);
+		else
+			err = pwarn(c, o, PW_OWNANTI, "anti-affinity among the "
+				    "gang's own pods is only modeled per node; "
+				    "ignored");
+		if (err)
+			return err;
+	}
+	if (!anti && !nn && (self || other)) {
+		/* co-location with its own members: one domain */
+		if (tgk_is_level(b, tk->valuestring))
+			return tgk_req_gather(b, c->g, o, tk, tk->valuestring,
+					      TG_GATHER_MUST);
+		return pwarn(c, o, PW_OWNAFF, "affinity among the gang's own "
+			     "pods over a key that is not a topology level; "
+			     "ignored");
+	}
+	if (nn || !anti) {
+		err = tg_gang_podset_add_pod_affinity(c->gang, ps,
+						      tk->valuestring, anti,
+						      names, nn);
+		if (err)
+			return tgk_gcore(c, o, err, path);
+	}
+	return TG_OK;
+}
+
 static tg_err pod_affinity(gctx *c, unsigned ps, const kpod *p,
 			   const cJSON *aff, bool anti)
 {
@@ -493,7 +599,7 @@ static tg_err pod_affinity(gctx *c, unsigned ps, const kpod *p,
 	const char *kind = anti ? "podAntiAffinity" : "podAffinity";
 	const cJSON *pa, *req, *pref, *t;
 	const char **names = NULL;
-	char base[300], path[300], q[300];
+	char base[300], path[300];
 	unsigned ti = 0;
 	tg_err err;
 
@@ -501,12 +607,12 @@ static tg_err pod_affinity(gctx *c, unsigned ps, const kpod *p,
 	err = tgk_field(b, o, aff, "spec.affinity", kind, T_OBJ, &pa);
 	if (!err)
 		err = tgk_field(b, o, pa, base,
-			    "requiredDuringSchedulingIgnoredDuringExecution",
-			    T_ARR, &req);
+				"requiredDuringSchedulingIgnoredDuringExecution",
+				T_ARR, &req);
 	if (!err)
 		err = tgk_field(b, o, pa, base,
-			    "preferredDuringSchedulingIgnoredDuringExecution",
-			    T_ARR, &pref);
+				"preferredDuringSchedulingIgnoredDuringExecution",
+				T_ARR, &pref);
 	if (err)
 		return err;
 	if (cJSON_GetArraySize(pref) > 0) {
@@ -521,102 +627,11 @@ static tg_err pod_affinity(gctx *c, unsigned ps, const kpod *p,
 	if (!names)
 		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 	cJSON_ArrayForEach(t, req) {
-		const cJSON *tk, *sel, *nsl, *nss, *v;
-		bool self = false, other = false, m;
-		unsigned nn = 0;
-		size_t i;
-
 		snprintf(path, sizeof(path), "%.200s.requiredDuringScheduling"
 			 "IgnoredDuringExecution[%u]", base, ti++);
-		if (!cJSON_IsObject(t)) {
-			err = tgk_oerr(b, o, t, TG_EINVAL,
-				   "%s: expected an object", path);
-			break;
-		}
-		err = tgk_field(b, o, t, path, "topologyKey", T_STR, &tk);
-		if (!err)
-			err = tgk_field(b, o, t, path, "namespaces", T_ARR, &nsl);
-		if (!err)
-			err = tgk_field(b, o, t, path, "namespaceSelector", T_OBJ,
-				    &nss);
+		err = aff_term(c, ps, p, t, path, anti, names);
 		if (err)
 			break;
-		if (!tk || !*tk->valuestring) {
-			err = tgk_oerr(b, o, t, TG_EINVAL,
-				   "%s.topologyKey: missing", path);
-			break;
-		}
-		cJSON_ArrayForEach(v, nsl) {
-			if (!cJSON_IsString(v)) {
-				err = tgk_oerr(b, o, v, TG_EINVAL,
-					   "%s.namespaces: expected strings",
-					   path);
-				break;
-			}
-		}
-		if (err)
-			break;
-		if (nss && nss->child) {
-			tgk_pjoin(q, sizeof(q), path, "namespaceSelector");
-			err = tgk_sel_match(b, o, nss, q, NULL, &m);
-			if (err)
-				break;
-		}
-		sel = tgk_jget(t, "labelSelector");
-		tgk_pjoin(q, sizeof(q), path, "labelSelector");
-		err = tgk_sel_match(b, o, sel, q, p->labels, &self);
-		if (err)
-			break;
-		for (i = 0; i < c->nm && !self && !other; i++) {
-			if (c->m[i] == p ||
-			    !ns_ok(b, o, nsl, nss, o->ns, c->m[i]->o->ns))
-				continue;
-			err = tgk_sel_match(b, o, sel, q, c->m[i]->labels, &m);
-			if (err)
-				break;
-			other = m;
-		}
-		if (err)
-			break;
-		err = aff_bound(b, t, o, nsl, nss, sel, q, names, &nn);
-		if (err)
-			break;
-		if (anti && (self || other)) {
-			if (self && strcmp(tk->valuestring, K_HOSTNAME) == 0)
-				err = tgk_gcore(c, o,
-					    tg_gang_podset_set_max_per_node(
-						    c->gang, ps, 1), path);
-			else
-				err = pwarn(c, o, PW_OWNANTI,
-					    "anti-affinity among the gang's "
-					    "own pods is only modeled per "
-					    "node; ignored");
-			if (err)
-				break;
-		}
-		if (!anti && !nn && (self || other)) {
-			/* co-location with its own members: one domain */
-			if (tgk_is_level(b, tk->valuestring))
-				err = tgk_req_gather(b, c->g, o, tk,
-						     tk->valuestring,
-						     TG_GATHER_MUST);
-			else
-				err = pwarn(c, o, PW_OWNAFF,
-					    "affinity among the gang's own "
-					    "pods over a key that is not a "
-					    "topology level; ignored");
-			if (err)
-				break;
-			continue;
-		}
-		if (nn || !anti) {
-			err = tg_gang_podset_add_pod_affinity(
-				c->gang, ps, tk->valuestring, anti, names, nn);
-			if (err) {
-				err = tgk_gcore(c, o, err, path);
-				break;
-			}
-		}
 	}
 	tgi_free(names);
 	return err;
@@ -626,9 +641,10 @@ static tg_err pod_affinity(gctx *c, unsigned ps, const kpod *p,
 static const cJSON *anti_terms(const kpod *x)
 {
 	const cJSON *a = x->own_anti ? x->own_anti :
-			 tgk_jget(tgk_jget(x->spec, "affinity"), "podAntiAffinity");
+			 tgk_jget(tgk_jget(x->spec, "affinity"),
+				  "podAntiAffinity");
 	const cJSON *r = tgk_jget(a,
-			      "requiredDuringSchedulingIgnoredDuringExecution");
+				  "requiredDuringSchedulingIgnoredDuringExecution");
 
 	return cJSON_IsArray(r) && r->child ? r : NULL;
 }
@@ -649,14 +665,14 @@ static tg_err term_selects(bctx *b, const kpod *x, const cJSON *t,
 		   tgk_jget(t, "namespaceSelector"), x->o->ns, p->o->ns))
 		return TG_OK;
 	err = tgk_sel_match(b, x->o, tgk_jget(t, "labelSelector"),
-			"spec.affinity.podAntiAffinity.labelSelector",
-			p->labels, m);
+			    "spec.affinity.podAntiAffinity.labelSelector",
+			    p->labels, m);
 	if (err == TG_ENOMEM)
 		return err;
 	if (err) {
 		*m = false;
 		return tgk_owarn(b, x->o, "%s; the term is not counted",
-			     b->ei ? b->ei->msg : "bad label selector");
+				 b->ei ? b->ei->msg : "bad label selector");
 	}
 	return TG_OK;
 }
@@ -717,10 +733,12 @@ static tg_err anti_symmetric(gctx *c, unsigned ps, const kpod *p)
 				continue;
 			tk = tgk_jstr(t, "topologyKey");
 			cJSON_ArrayForEach(u, own) {
-				if (!cJSON_IsObject(u) || !tgk_jstr(u, "topologyKey")
+				if (!cJSON_IsObject(u) ||
+				    !tgk_jstr(u, "topologyKey")
 				    || strcmp(tgk_jstr(u, "topologyKey"), tk))
 					continue;
-				if ((err = term_selects(b, p, u, x, &covered)) ||
+				if ((err = term_selects(b, p, u, x,
+							&covered)) ||
 				    covered)
 					break;
 			}
@@ -731,13 +749,14 @@ static tg_err anti_symmetric(gctx *c, unsigned ps, const kpod *p)
 			if (k == nk) {
 				if (nk == TG_MAX_TERMS) {
 					snprintf(c->limited, sizeof(c->limited),
-						 "anti-affinity of running pods "
-						 "over more than %d topology "
-						 "keys", TG_MAX_TERMS);
+						 "anti-affinity of running "
+						 "pods over more than %d "
+						 "topology keys", TG_MAX_TERMS);
 					err = TG_ELIMIT;
 					break;
 				}
-				names[nk] = tgi_calloc(b->nanti, sizeof(char *));
+				names[nk] = tgi_calloc(b->nanti,
+						       sizeof(char *));
 				if (!names[nk]) {
 					err = tgi_errf(b->ei, TG_ENOMEM,
 						       "out of memory");
@@ -752,10 +771,11 @@ static tg_err anti_symmetric(gctx *c, unsigned ps, const kpod *p)
 	}
 	for (k = 0; k < nk; k++) {
 		if (!err)
-			err = tgk_gcore(c, p->o, tg_gang_podset_add_pod_affinity(
+			err = tgk_gcore(c, p->o,
+					tg_gang_podset_add_pod_affinity(
 					    c->gang, ps, keys[k], true,
 					    names[k], n[k]),
-				    "anti-affinity of running pods");
+					"anti-affinity of running pods");
 		tgi_free(names[k]);
 	}
 	return err;
@@ -781,13 +801,15 @@ tg_err tgk_podset_apply(gctx *c, unsigned ps, const kpod *p)
 						       e->valuestring);
 		if (err)
 			return tgk_gcore(c, o, err,
-				     tgk_pjoin(path, sizeof(path),
-					   "spec.nodeSelector", e->string));
+					 tgk_pjoin(path, sizeof(path),
+						   "spec.nodeSelector",
+						   e->string));
 	}
 	err = tgk_field(b, o, p->spec, "spec", "affinity", T_OBJ, &aff);
 	if (!err)
-		err = tgk_field(b, o, aff, "spec.affinity", "nodeAffinity", T_OBJ,
-			    &na);
+		err = tgk_field(b, o, aff, "spec.affinity", "nodeAffinity",
+				T_OBJ,
+				&na);
 	if (!err && na)
 		err = node_affinity(c, ps, p, na);
 	if (!err)

@@ -1,6 +1,6 @@
 /*
- * shared/src/load/k8s/k8s_alloc.c - bound pods and nominations as the topology's
- * allocations, with their PodDisruptionBudgets.
+ * shared/src/load/k8s/k8s_alloc.c - bound pods and nominations as the
+ * topology's allocations, with their PodDisruptionBudgets.
  */
 #include "config.h"
 
@@ -18,7 +18,8 @@
 static tg_err pdb_allowed(bctx *b, const kobj *o, int64_t matched,
 			  int64_t *allowed)
 {
-	const cJSON *spec = tgk_jget(o->j, "spec"), *st = tgk_jget(o->j, "status");
+	const cJSON *spec = tgk_jget(o->j, "spec");
+	const cJSON *st = tgk_jget(o->j, "status");
 	const cJSON *v;
 	int64_t n;
 	bool max;
@@ -58,7 +59,7 @@ static tg_err pdb_allowed(bctx *b, const kobj *o, int64_t matched,
 	return TG_OK;
 bad:
 	return tgk_oerr(b, o, v, TG_EINVAL, "spec.%s: expected an integer or a "
-		    "percentage", max ? "maxUnavailable" : "minAvailable");
+			"percentage", max ? "maxUnavailable" : "minAvailable");
 }
 
 /* The budget (first PDB by name) each bound pod belongs to. */
@@ -78,8 +79,9 @@ static tg_err add_budgets(bctx *b, const char **budget)
 
 			if (p->state != S_BOUND || strcmp(p->o->ns, o->ns))
 				continue;
-			err = tgk_sel_match(b, o, sel, "spec.selector", p->labels,
-					&m);
+			err = tgk_sel_match(b, o, sel, "spec.selector",
+					    p->labels,
+					    &m);
 			if (err)
 				return err;
 			if (!m)
@@ -141,8 +143,8 @@ static tg_err bound_alloc(bctx *b, size_t i, uint64_t *used,
 	tg_err err;
 
 	if (tg_topology_node_find(b->t, p->node, &n) != TG_OK) {
-		err = tgk_owarn(b, p->o, "bound to node '%.100s', which is "
-				"not in the snapshot; not counted", p->node);
+		err = tgk_owarn(b, p->o, "bound to node '%.100s', which is not "
+				"in the snapshot; not counted", p->node);
 		return err ? tgi_errf(b->ei, err, "out of memory") : TG_OK;
 	}
 	if (p->group != SIZE_MAX)
@@ -210,8 +212,8 @@ static tg_err nominate(bctx *b, const kpod *p)
 	tg_err err;
 
 	if (tg_topology_node_find(b->t, p->nominated, &n) != TG_OK) {
-		err = tgk_owarn(b, p->o, "nominated to node '%.100s', which "
-				"is not in the snapshot; ignored",
+		err = tgk_owarn(b, p->o, "nominated to node '%.100s', which is "
+				"not in the snapshot; ignored",
 				p->nominated);
 		return err ? tgi_errf(b->ei, err, "out of memory") : TG_OK;
 	}

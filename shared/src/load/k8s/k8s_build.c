@@ -84,8 +84,8 @@ static tg_err build_index(bctx *b)
 			char nm[300];
 
 			err = tgk_warnf(k, "%s %s appears more than once; the "
-				    "last copy is used", o->kind,
-				    tgk_oname(o, nm, sizeof(nm)));
+					"last copy is used", o->kind,
+					tgk_oname(o, nm, sizeof(nm)));
 			if (err)
 				return tgi_errf(b->ei, err, "out of memory");
 			continue;
@@ -106,7 +106,7 @@ static tg_err build_index(bctx *b)
 		while (j < n && strcmp(b->idx[j]->kind, b->idx[i]->kind) == 0)
 			j++;
 		err = tgk_warnf(k, "%zu object%s of kind %s ignored", j - i,
-			    j - i == 1 ? "" : "s", b->idx[i]->kind);
+				j - i == 1 ? "" : "s", b->idx[i]->kind);
 		if (err)
 			return tgi_errf(b->ei, err, "out of memory");
 		i = j;

@@ -1,9 +1,8 @@
 /*
- * shared/src/load/k8s/k8s_field.c - the Kubernetes loader's typed fields: an object's
- * members read as the type they must be, and errors and warnings that name
- * the input, the line when known, the object and the field
- * ("cluster.yaml:12: Pod default/x: spec.containers[0]: expected an
- * object").
+ * shared/src/load/k8s/k8s_field.c - the Kubernetes loader's typed fields: an
+ * object's members read as the type they must be, and errors and warnings that
+ * name the input, the line when known, the object and the field
+ * ("cluster.yaml:12: Pod default/x: spec.containers[0]: expected an object").
  */
 #include "config.h"
 
@@ -92,8 +91,9 @@ tg_err tgk_owarn(bctx *b, const kobj *o, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return tgk_warnf(b->k, "%s %s: %s", o->kind, tgk_oname(o, nm, sizeof(nm)),
-		     msg);
+	return tgk_warnf(b->k, "%s %s: %s", o->kind,
+			 tgk_oname(o, nm, sizeof(nm)),
+			 msg);
 }
 
 static bool simple_key(const char *k)
@@ -176,7 +176,8 @@ tg_err tgk_field(bctx *b, const kobj *o, const cJSON *parent,
 		return TG_OK;
 	if (!is_type(v, t))
 		return tgk_oerr(b, o, v, TG_EINVAL, "%s: expected %s",
-			    tgk_pjoin(path, sizeof(path), ppath, key), tname(t));
+				tgk_pjoin(path, sizeof(path), ppath, key),
+				tname(t));
 	*out = v;
 	return TG_OK;
 }
@@ -210,12 +211,13 @@ tg_err tgk_field_int(bctx *b, const kobj *o, const cJSON *parent,
 		return err;
 	if (!tgk_num_int(v, out))
 		return tgk_oerr(b, o, v, TG_EINVAL, "%s: expected an integer",
-			    tgk_pjoin(path, sizeof(path), ppath, key));
+				tgk_pjoin(path, sizeof(path), ppath, key));
 	if (*out < min || *out > max)
 		return tgk_oerr(b, o, v, TG_EINVAL,
-			    "%s: %lld is out of range [%lld, %lld]",
-			    tgk_pjoin(path, sizeof(path), ppath, key),
-			    (long long)*out, (long long)min, (long long)max);
+				"%s: %lld is out of range [%lld, %lld]",
+				tgk_pjoin(path, sizeof(path), ppath, key),
+				(long long)*out, (long long)min,
+				(long long)max);
 	*present = true;
 	return TG_OK;
 }
@@ -229,8 +231,10 @@ tg_err tgk_check_strmap(bctx *b, const kobj *o, const cJSON *m,
 
 	cJSON_ArrayForEach(c, m) {
 		if (!cJSON_IsString(c))
-			return tgk_oerr(b, o, c, TG_EINVAL, "%s: expected a string",
-				    tgk_pjoin(p, sizeof(p), path, c->string));
+			return tgk_oerr(b, o, c, TG_EINVAL,
+					"%s: expected a string",
+					tgk_pjoin(p, sizeof(p), path,
+						  c->string));
 	}
 	return TG_OK;
 }
@@ -248,7 +252,8 @@ tg_err tgk_annot_int(bctx *b, const kobj *o, const cJSON *map,
 		return TG_OK;
 	if (!tgi_parse_i64(v->valuestring, out) || *out < min)
 		return tgk_oerr(b, o, v, TG_EINVAL, "%s: bad value '%.60s'",
-			    tgk_pjoin(p, sizeof(p), mpath, key), v->valuestring);
+				tgk_pjoin(p, sizeof(p), mpath, key),
+				v->valuestring);
 	*present = true;
 	return TG_OK;
 }
@@ -336,8 +341,8 @@ tg_err tgk_obj_created(bctx *b, const kobj *o, int64_t *out)
 		return err;
 	if (!parse_time(ts->valuestring, out))
 		return tgk_oerr(b, o, ts, TG_EINVAL,
-			    "metadata.creationTimestamp: bad time '%.60s'",
-			    ts->valuestring);
+				"metadata.creationTimestamp: bad time '%.60s'",
+				ts->valuestring);
 	return TG_OK;
 }
 
@@ -355,17 +360,17 @@ tg_err tgk_obj_meta(bctx *b, const kobj *o, const cJSON **labels,
 		return tgk_oerr(b, o, md, TG_EINVAL, "metadata.name: missing");
 	if (strlen(o->name) > TG_MAX_NAME || strlen(o->ns) > TG_MAX_NAME)
 		return tgk_oerr(b, o, md, TG_EINVAL,
-			    "metadata.name: longer than %d bytes",
-			    TG_MAX_NAME);
+				"metadata.name: longer than %d bytes",
+				TG_MAX_NAME);
 	err = tgk_field(b, o, md, "metadata", "labels", T_OBJ, labels);
 	if (!err)
 		err = tgk_check_strmap(b, o, *labels, "metadata.labels");
 	if (!err && annots) {
 		err = tgk_field(b, o, md, "metadata", "annotations", T_OBJ,
-			    annots);
+				annots);
 		if (!err)
 			err = tgk_check_strmap(b, o, *annots,
-					   "metadata.annotations");
+					       "metadata.annotations");
 	}
 	return err;
 }
@@ -383,27 +388,29 @@ tg_err tgk_sel_match(bctx *b, const kobj *o, const cJSON *sel,
 		return TG_OK;	/* a nil selector selects nothing */
 	if (!cJSON_IsObject(sel))
 		return tgk_oerr(b, o, sel, TG_EINVAL, "%s: expected an object",
-			    path);
+				path);
 	ml = tgk_jget(sel, "matchLabels");
 	me = tgk_jget(sel, "matchExpressions");
 	if (ml && !cJSON_IsNull(ml) && !cJSON_IsObject(ml))
 		return tgk_oerr(b, o, ml, TG_EINVAL,
-			    "%s.matchLabels: expected an object", path);
+				"%s.matchLabels: expected an object", path);
 	if (me && !cJSON_IsNull(me) && !cJSON_IsArray(me))
 		return tgk_oerr(b, o, me, TG_EINVAL,
-			    "%s.matchExpressions: expected a list", path);
+				"%s.matchExpressions: expected a list", path);
 	*match = true;
 	cJSON_ArrayForEach(c, ml) {
 		const char *v = tgk_jstr(labels, c->string);
 
 		if (!cJSON_IsString(c))
 			return tgk_oerr(b, o, c, TG_EINVAL,
-				    "%s.matchLabels: expected strings", path);
+					"%s.matchLabels: expected strings",
+					path);
 		if (!v || strcmp(v, c->valuestring) != 0)
 			*match = false;
 	}
 	cJSON_ArrayForEach(c, me) {
-		const char *key = tgk_jstr(c, "key"), *op = tgk_jstr(c, "operator");
+		const char *key = tgk_jstr(c, "key");
+		const char *op = tgk_jstr(c, "operator");
 		const cJSON *vals = tgk_jget(c, "values"), *v;
 		const char *have;
 		bool in = false;
@@ -411,19 +418,21 @@ tg_err tgk_sel_match(bctx *b, const kobj *o, const cJSON *sel,
 		tgk_pidx(p, sizeof(p), path, i++);
 		if (!key || !op)
 			return tgk_oerr(b, o, c, TG_EINVAL,
-				    "%s.matchExpressions%s: needs a key and "
-				    "an operator", path, p + strlen(path));
+					"%s.matchExpressions%s: needs a key "
+					"and an operator", path,
+					p + strlen(path));
 		if (vals && !cJSON_IsNull(vals) && !cJSON_IsArray(vals))
 			return tgk_oerr(b, o, c, TG_EINVAL,
-				    "%s.matchExpressions%s.values: expected "
-				    "a list", path, p + strlen(path));
+					"%s.matchExpressions%s.values: "
+					"expected a list", path,
+					p + strlen(path));
 		have = tgk_jstr(labels, key);
 		cJSON_ArrayForEach(v, vals) {
 			if (!cJSON_IsString(v))
 				return tgk_oerr(b, o, v, TG_EINVAL,
-					    "%s.matchExpressions%s.values: "
-					    "expected strings", path,
-					    p + strlen(path));
+						"%s.matchExpressions%s.values: "
+						"expected strings", path,
+						p + strlen(path));
 			if (have && strcmp(have, v->valuestring) == 0)
 				in = true;
 		}
@@ -441,9 +450,9 @@ tg_err tgk_sel_match(bctx *b, const kobj *o, const cJSON *sel,
 				*match = false;
 		} else {
 			return tgk_oerr(b, o, c, TG_EINVAL,
-				    "%s.matchExpressions%s.operator: unknown "
-				    "operator '%.40s'", path,
-				    p + strlen(path), op);
+					"%s.matchExpressions%s.operator: "
+					"unknown operator '%.40s'", path,
+					p + strlen(path), op);
 		}
 	}
 	return TG_OK;

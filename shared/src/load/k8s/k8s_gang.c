@@ -1,6 +1,6 @@
 /*
- * shared/src/load/k8s/k8s_gang.c - one tg_gang per ready group: members in member
- * order, pod sets by (role, shape, node constraints), the topology
+ * shared/src/load/k8s/k8s_gang.c - one tg_gang per ready group: members in
+ * member order, pod sets by (role, shape, node constraints), the topology
  * requests; then the gangs in decision order (priority, age, name).
  */
 #include "config.h"
@@ -52,7 +52,7 @@ static tg_err pod_sig(bctx *b, kpod *p)
 	if (s.err == TG_ELIMIT) {
 		tgi_buf_free(&s);
 		return tgk_oerr(b, p->o, NULL, TG_ELIMIT,
-			    "spec: node constraints longer than 16 MiB");
+				"spec: node constraints longer than 16 MiB");
 	}
 	p->sig = tgi_buf_take(&s);
 	return p->sig ? TG_OK : tgi_errf(b->ei, TG_ENOMEM, "out of memory");
@@ -122,11 +122,116 @@ static tg_err member_labels(gctx *c, unsigned ps, unsigned k, const kpod *p)
 			k, p->o->ns, lab, n), "metadata.labels");
 }
 
+static bool same_set(const kpod *x, const kpod *y)
+{
+	return strcmp(x->sig, y->sig) == 0 && x->shape == y->shape;
+}
+
+/*
+ * The members' pod sets: same role, shape and node constraints; the
+ * leader's set first, then by first member; names unique.
+ */
+static tg_err make_sets(gctx *c, kps *sets, size_t *nsets)
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < c->nm; i++) {
+		for (j = 0; j < n && !same_set(sets[j].first, c->m[i]); j++)
+			;
+		if (j == n) {
+			if (n == TG_MAX_PODSETS) {
+				snprintf(c->limited, sizeof(c->limited),
+					 "more than %d pod sets (distinct "
+					 "shapes or constraints)",
+					 TG_MAX_PODSETS);
+				return TG_ELIMIT;
+			}
+			sets[n++].first = c->m[i];
+		}
+		sets[j].count++;
+	}
+	for (i = 1; i < n; i++) {
+		if (strcmp(sets[i].first->role, "leader") == 0) {
+			kps t = sets[i];
+
+			memmove(sets + 1, sets, i * sizeof(kps));
+			sets[0] = t;
+			break;
+		}
+	}
+	for (i = 0; i < c->nm; i++) {
+		for (j = 0; j < n && !same_set(sets[j].first, c->m[i]); j++)
+			;
+		c->m[i]->set = j;
+	}
+	for (i = 0; i < n; i++) {
+		const char *role = *sets[i].first->role ?
+			sets[i].first->role : "pods";
+		unsigned dup = 1;
+
+		for (j = 0; j < i; j++) {
+			const char *r2 = *sets[j].first->role ?
+				sets[j].first->role : "pods";
+
+			if (strcmp(r2, role) == 0)
+				dup++;
+		}
+		if (dup > 1)
+			snprintf(sets[i].name, sizeof(sets[i].name),
+				 "%.200s-%u", role, dup);
+		else
+			snprintf(sets[i].name, sizeof(sets[i].name), "%.200s",
+				 role);
+	}
+	*nsets = n;
+	return TG_OK;
+}
+
+/* The tg_gang: pod sets, members, node constraints, requests. */
+static tg_err fill_gang(gctx *c, kps *sets, size_t nsets)
+{
+	kgroup *g = c->g;
+	size_t i, j;
+	tg_err err = TG_OK;
+
+	c->gang = tg_gang_create(g->name);
+	if (!c->gang)
+		return tgi_errf(c->b->ei, TG_ENOMEM, "out of memory");
+	tg_gang_set_priority(c->gang, g->prio == INT64_MIN ? 0 : g->prio);
+	tg_gang_set_can_preempt(c->gang, !g->never);
+	for (i = 0; i < nsets && !err; i++) {
+		unsigned k2 = 0;
+
+		err = tgk_gcore(c, sets[i].first->o,
+				tg_gang_add_podset(c->gang, sets[i].name,
+						   sets[i].first->shape,
+						   sets[i].count, &sets[i].id),
+				"pod set");
+		for (j = 0; j < c->nm && !err; j++) {
+			if (c->m[j]->set != i)
+				continue;
+			err = tgk_gcore(c, c->m[j]->o,
+					tg_gang_podset_set_member(c->gang,
+						sets[i].id, k2, c->m[j]->id),
+					"member");
+			if (!err)
+				err = member_labels(c, sets[i].id, k2,
+						    c->m[j]);
+			k2++;
+		}
+		if (!err)
+			err = tgk_podset_apply(c, sets[i].id, sets[i].first);
+	}
+	if (!err)
+		err = gang_reqs(c);
+	return err ? err : tgk_spread_reqs(c);
+}
+
 static tg_err gang_build(bctx *b, kgroup *g)
 {
 	gctx c;
 	kps *sets = NULL;
-	size_t nsets = 0, i, j;
+	size_t nsets = 0, i;
 	tg_err err = TG_OK;
 
 	memset(&c, 0, sizeof(c));
@@ -154,103 +259,9 @@ static tg_err gang_build(bctx *b, kgroup *g)
 	qsort(c.m, c.nm, sizeof(kpod *), member_cmp);
 	for (i = 0; i < c.nm; i++)
 		c.m[i]->building = true;	/* not "other" pods */
-	/* pod sets: same role, shape and node constraints */
-	for (i = 0; i < c.nm; i++) {
-		kpod *p = c.m[i];
-
-		for (j = 0; j < nsets; j++) {
-			const kpod *f = sets[j].first;
-
-			if (strcmp(f->sig, p->sig) == 0 &&
-			    f->shape == p->shape)
-				break;
-		}
-		if (j == nsets) {
-			if (nsets == TG_MAX_PODSETS) {
-				snprintf(c.limited, sizeof(c.limited),
-					 "more than %d pod sets (distinct "
-					 "shapes or constraints)",
-					 TG_MAX_PODSETS);
-				err = TG_ELIMIT;
-				goto out;
-			}
-			sets[nsets++].first = p;
-		}
-		sets[j].count++;
-	}
-	/* the leader's set first, then by first member; names unique */
-	for (i = 1; i < nsets; i++) {
-		if (strcmp(sets[i].first->role, "leader") == 0) {
-			kps t = sets[i];
-
-			memmove(sets + 1, sets, i * sizeof(kps));
-			sets[0] = t;
-			break;
-		}
-	}
-	for (i = 0; i < c.nm; i++) {
-		kpod *p = c.m[i];
-
-		for (j = 0; j < nsets; j++)
-			if (strcmp(sets[j].first->sig, p->sig) == 0 &&
-			    sets[j].first->shape == p->shape)
-				break;
-		p->set = j;
-	}
-	for (i = 0; i < nsets; i++) {
-		const char *role = *sets[i].first->role ?
-			sets[i].first->role : "pods";
-		unsigned dup = 1;
-
-		for (j = 0; j < i; j++) {
-			const char *r2 = *sets[j].first->role ?
-				sets[j].first->role : "pods";
-
-			if (strcmp(r2, role) == 0)
-				dup++;
-		}
-		if (dup > 1)
-			snprintf(sets[i].name, sizeof(sets[i].name),
-				 "%.200s-%u", role, dup);
-		else
-			snprintf(sets[i].name, sizeof(sets[i].name), "%.200s",
-				 role);
-	}
-	c.gang = tg_gang_create(g->name);
-	if (!c.gang) {
-		err = tgi_errf(b->ei, TG_ENOMEM, "out of memory");
-		goto out;
-	}
-	tg_gang_set_priority(c.gang, g->prio == INT64_MIN ? 0 : g->prio);
-	tg_gang_set_can_preempt(c.gang, !g->never);
-	for (i = 0; i < nsets && !err; i++) {
-		unsigned k2 = 0;
-
-		err = tgk_gcore(&c, sets[i].first->o,
-			    tg_gang_add_podset(c.gang, sets[i].name,
-					       sets[i].first->shape,
-					       sets[i].count, &sets[i].id),
-			    "pod set");
-		for (j = 0; j < c.nm && !err; j++) {
-			if (c.m[j]->set != i)
-				continue;
-			err = tgk_gcore(&c, c.m[j]->o,
-				    tg_gang_podset_set_member(c.gang,
-							      sets[i].id, k2,
-							      c.m[j]->id),
-				    "member");
-			if (!err)
-				err = member_labels(&c, sets[i].id, k2,
-						    c.m[j]);
-			k2++;
-		}
-		if (!err)
-			err = tgk_podset_apply(&c, sets[i].id, sets[i].first);
-	}
+	err = make_sets(&c, sets, &nsets);
 	if (!err)
-		err = gang_reqs(&c);
-	if (!err)
-		err = tgk_spread_reqs(&c);
+		err = fill_gang(&c, sets, nsets);
 	if (!err) {
 		if (tgi_grow(&b->gangs, &b->capgangs, b->ngangs + 1,
 			     sizeof(kgang))) {
@@ -264,10 +275,9 @@ static tg_err gang_build(bctx *b, kgroup *g)
 		c.gang = NULL;
 	}
 out:
-	if (err == TG_ELIMIT && c.limited[0]) {
+	if (err == TG_ELIMIT && c.limited[0])
 		err = tgk_gwarn(b, g, "%s: over a limit of the core; skipped",
-			    c.limited);
-	}
+				c.limited);
 	tg_gang_destroy(c.gang);
 	for (i = 0; c.m && i < c.nm; i++)
 		if (c.m[i])
@@ -325,8 +335,9 @@ tg_err tgk_build_gangs(bctx *b)
 			continue;
 		if (!g->nmembers) {
 			/* nothing pending: only its running pods' names */
-			err = g->fail ? tgk_warnf(b->k, "%s; ignored (no pending "
-					      "pod)", g->fail) : TG_OK;
+			err = g->fail ? tgk_warnf(b->k,
+						  "%s; ignored (no pending "
+						  "pod)", g->fail) : TG_OK;
 			if (err)
 				return tgi_errf(b->ei, err, "out of memory");
 			continue;

@@ -20,8 +20,8 @@ static tg_err level_push(bctx *b, const kobj *o, const char *name,
 	if (b->nlevels >= TG_MAX_LAYERS) {
 		if (o)
 			return tgk_oerr(b, o, NULL, TG_ELIMIT,
-				    "more than %d topology levels",
-				    TG_MAX_LAYERS);
+					"more than %d topology levels",
+					TG_MAX_LAYERS);
 		return tgi_errf(b->ei, TG_ELIMIT,
 				"more than %d topology levels", TG_MAX_LAYERS);
 	}
@@ -34,21 +34,127 @@ static tg_err level_push(bctx *b, const kobj *o, const char *name,
 	return TG_OK;
 }
 
+/* The entries of spec.networkTopologySpec, checked, into \p ents. */
+static tg_err cnt_entries(bctx *b, const kobj *o, const cJSON *list,
+			  const cJSON **ents)
+{
+	const cJSON *e;
+	char path[300];
+	size_t i = 0, j;
+	tg_err err;
+
+	cJSON_ArrayForEach(e, list) {
+		const cJSON *tl, *pl, *lk;
+
+		tgk_pidx(path, sizeof(path), "spec.networkTopologySpec",
+			 (unsigned)i);
+		if (!cJSON_IsObject(e))
+			return tgk_oerr(b, o, e, TG_EINVAL,
+					"%s: expected an object", path);
+		err = tgk_field(b, o, e, path, "topologyLayer", T_STR, &tl);
+		if (!err)
+			err = tgk_field(b, o, e, path, "parentTopologyLayer",
+					T_STR, &pl);
+		if (!err)
+			err = tgk_field(b, o, e, path, "labelKey", T_ARR, &lk);
+		if (err)
+			return err;
+		if (!tl || !*tl->valuestring)
+			return tgk_oerr(b, o, e, TG_EINVAL,
+					"%s.topologyLayer: missing", path);
+		for (j = 0; j < i; j++)
+			if (strcmp(tgk_jstr(ents[j], "topologyLayer"),
+				   tl->valuestring) == 0)
+				return tgk_oerr(b, o, e, TG_EINVAL,
+						"%s.topologyLayer: '%.60s' "
+						"appears twice", path,
+						tl->valuestring);
+		ents[i++] = e;
+	}
+	return TG_OK;
+}
+
+/* The one entry not done yet whose parent is \p parent (*ni), or none. */
+static tg_err cnt_child(bctx *b, const kobj *o, const cJSON **ents,
+			const bool *done, size_t n, const char *parent,
+			const cJSON **next, size_t *ni)
+{
+	size_t i;
+
+	*next = NULL;
+	for (i = 0; i < n; i++) {
+		const char *pl = tgk_jstr(ents[i], "parentTopologyLayer");
+
+		if (done[i])
+			continue;
+		if (!pl || !*pl)
+			pl = "ClusterTopologyLayer";
+		if (strcmp(pl, parent) != 0)
+			continue;
+		if (*next)
+			return tgk_oerr(b, o, ents[i], TG_EINVAL,
+					"spec.networkTopologySpec: layers "
+					"'%.60s' and '%.60s' share the parent "
+					"'%.60s'; not a chain",
+					tgk_jstr(*next, "topologyLayer"),
+					tgk_jstr(ents[i], "topologyLayer"),
+					parent);
+		*next = ents[i];
+		*ni = i;
+	}
+	return TG_OK;
+}
+
+/* Entry \p e (number \p ni) as a level: its layer, its label keys. */
+static tg_err cnt_level(bctx *b, const kobj *o, const cJSON *e, size_t ni)
+{
+	const cJSON *lk = tgk_jget(e, "labelKey"), *k2;
+	char path[300];
+	unsigned nk = 0;
+	klevel *l;
+	tg_err err;
+
+	tgk_pidx(path, sizeof(path), "spec.networkTopologySpec",
+		 (unsigned)ni);
+	if (cJSON_GetArraySize(lk) < 1)
+		return tgk_oerr(b, o, e, TG_EINVAL, "%s.labelKey: missing",
+				path);
+	err = level_push(b, o, tgk_jstr(e, "topologyLayer"), NULL, NULL);
+	if (err)
+		return err;
+	l = &b->levels[b->nlevels - 1];
+	l->nkeys = 0;
+	cJSON_ArrayForEach(k2, lk) {
+		if (!cJSON_IsString(k2) || !*k2->valuestring)
+			return tgk_oerr(b, o, k2, TG_EINVAL, "%s.labelKey: "
+					"expected non-empty strings", path);
+		if (nk < K8S_MAX_ANYOF)
+			l->keys[nk++] = k2->valuestring;
+	}
+	l->nkeys = nk;
+	if (cJSON_GetArraySize(lk) > K8S_MAX_ANYOF) {
+		err = tgk_owarn(b, o, "%s.labelKey: only the first %d keys are "
+				"used", path, K8S_MAX_ANYOF);
+		if (err)
+			return tgi_errf(b->ei, err, "out of memory");
+	}
+	return TG_OK;
+}
+
 /* Koordinator's ClusterNetworkTopology "default": parent order. */
 static tg_err levels_cnt(bctx *b, const kobj *o)
 {
-	const cJSON *spec, *list, *e;
+	const cJSON *spec, *list;
 	const char *parent = "ClusterTopologyLayer";
-	char path[300];
-	size_t n, i, used = 0, steps;
+	size_t n, i, steps;
 	const cJSON **ents;
 	bool *done;
 	tg_err err;
 
 	err = tgk_field(b, o, o->j, "", "spec", T_OBJ, &spec);
 	if (!err)
-		err = tgk_field(b, o, spec, "spec", "networkTopologySpec", T_ARR,
-			    &list);
+		err = tgk_field(b, o, spec, "spec", "networkTopologySpec",
+				T_ARR, &list);
 	if (err)
 		return err;
 	n = (size_t)cJSON_GetArraySize(list);
@@ -58,126 +164,32 @@ static tg_err levels_cnt(bctx *b, const kobj *o)
 		err = tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 		goto out;
 	}
-	i = 0;
-	cJSON_ArrayForEach(e, list) {
-		const cJSON *tl, *pl, *lk;
-		size_t j;
-
-		tgk_pidx(path, sizeof(path), "spec.networkTopologySpec",
-		     (unsigned)i);
-		if (!cJSON_IsObject(e)) {
-			err = tgk_oerr(b, o, e, TG_EINVAL,
-				   "%s: expected an object", path);
-			goto out;
-		}
-		err = tgk_field(b, o, e, path, "topologyLayer", T_STR, &tl);
-		if (!err)
-			err = tgk_field(b, o, e, path, "parentTopologyLayer", T_STR,
-				    &pl);
-		if (!err)
-			err = tgk_field(b, o, e, path, "labelKey", T_ARR, &lk);
-		if (err)
-			goto out;
-		if (!tl || !*tl->valuestring) {
-			err = tgk_oerr(b, o, e, TG_EINVAL,
-				   "%s.topologyLayer: missing", path);
-			goto out;
-		}
-		for (j = 0; j < i; j++) {
-			if (strcmp(tgk_jstr(ents[j], "topologyLayer"),
-				   tl->valuestring) == 0) {
-				err = tgk_oerr(b, o, e, TG_EINVAL,
-					   "%s.topologyLayer: '%.60s' "
-					   "appears twice", path,
-					   tl->valuestring);
-				goto out;
-			}
-		}
-		ents[i++] = e;
-	}
+	err = cnt_entries(b, o, list, ents);
 	/* walk down from the cluster, one child per layer */
-	for (steps = 0; steps <= n; steps++) {
-		const cJSON *next = NULL, *lk, *k2;
+	for (steps = 0; steps <= n && !err; steps++) {
+		const cJSON *next;
 		size_t ni = 0;
-		unsigned nk = 0;
-		klevel *l;
 
-		for (i = 0; i < n; i++) {
-			const char *pl = tgk_jstr(ents[i], "parentTopologyLayer");
-
-			if (done[i])
-				continue;
-			if (!pl || !*pl)
-				pl = "ClusterTopologyLayer";
-			if (strcmp(pl, parent) != 0)
-				continue;
-			if (next) {
-				err = tgk_oerr(b, o, ents[i], TG_EINVAL,
-					   "spec.networkTopologySpec: layers "
-					   "'%.60s' and '%.60s' share the "
-					   "parent '%.60s'; not a chain",
-					   tgk_jstr(next, "topologyLayer"),
-					   tgk_jstr(ents[i], "topologyLayer"),
-					   parent);
-				goto out;
-			}
-			next = ents[i];
-			ni = i;
-		}
-		if (!next)
+		err = cnt_child(b, o, ents, done, n, parent, &next, &ni);
+		if (err || !next)
 			break;
 		done[ni] = true;
-		used++;
 		parent = tgk_jstr(next, "topologyLayer");
 		if (strcmp(parent, "NodeTopologyLayer") == 0)
 			break;
-		lk = tgk_jget(next, "labelKey");
-		tgk_pidx(path, sizeof(path), "spec.networkTopologySpec",
-		     (unsigned)ni);
-		if (cJSON_GetArraySize(lk) < 1) {
-			err = tgk_oerr(b, o, next, TG_EINVAL,
-				   "%s.labelKey: missing", path);
-			goto out;
-		}
-		err = level_push(b, o, parent, NULL, NULL);
-		if (err)
-			goto out;
-		l = &b->levels[b->nlevels - 1];
-		l->nkeys = 0;
-		cJSON_ArrayForEach(k2, lk) {
-			if (!cJSON_IsString(k2) || !*k2->valuestring) {
-				err = tgk_oerr(b, o, k2, TG_EINVAL,
-					   "%s.labelKey: expected non-empty "
-					   "strings", path);
-				goto out;
-			}
-			if (nk < K8S_MAX_ANYOF)
-				l->keys[nk++] = k2->valuestring;
-		}
-		l->nkeys = nk;
-		if (cJSON_GetArraySize(lk) > K8S_MAX_ANYOF) {
-			err = tgk_owarn(b, o, "%s.labelKey: only the first %d keys "
-				    "are used", path, K8S_MAX_ANYOF);
-			if (err) {
-				err = tgi_errf(b->ei, err, "out of memory");
-				goto out;
-			}
-		}
+		err = cnt_level(b, o, next, ni);
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !err; i++) {
 		const char *tl = tgk_jstr(ents[i], "topologyLayer");
 
 		if (done[i] || strcmp(tl, "NodeTopologyLayer") == 0 ||
 		    strcmp(tl, "ClusterTopologyLayer") == 0)
 			continue;
 		err = tgk_owarn(b, o, "layer '%.60s' is not below "
-			    "ClusterTopologyLayer's chain; ignored", tl);
-		if (err) {
+				"ClusterTopologyLayer's chain; ignored", tl);
+		if (err)
 			err = tgi_errf(b->ei, err, "out of memory");
-			goto out;
-		}
 	}
-	TG_UNUSED(used);
 out:
 	tgi_free(ents);
 	tgi_free(done);
@@ -206,20 +218,22 @@ static tg_err levels_topology(bctx *b, const kobj *o)
 		tgk_pidx(path, sizeof(path), "spec.levels", i);
 		if (!cJSON_IsObject(e))
 			return tgk_oerr(b, o, e, TG_EINVAL,
-				    "%s: expected an object", path);
+					"%s: expected an object", path);
 		err = tgk_field(b, o, e, path, "nodeLabel", T_STR, &nl);
 		if (!err && strcmp(o->group, G_KAI_TOPO) == 0)
 			err = tgk_field(b, o, e, path, "alias", T_STR, &al);
 		if (err)
 			return err;
 		if (!nl || !*nl->valuestring)
-			return tgk_oerr(b, o, e, TG_EINVAL, "%s.nodeLabel: missing",
-				    path);
+			return tgk_oerr(b, o, e, TG_EINVAL,
+					"%s.nodeLabel: missing",
+					path);
 		if (strcmp(nl->valuestring, K_HOSTNAME) == 0) {
 			if (i + 1 != n)
 				return tgk_oerr(b, o, nl, TG_EINVAL,
-					    "%s.nodeLabel: %s may only be the "
-					    "last level", path, K_HOSTNAME);
+						"%s.nodeLabel: %s may only be "
+						"the last level", path,
+						K_HOSTNAME);
 			b->host_level = true;
 			break;	/* the node level, not a layer */
 		}
@@ -267,8 +281,9 @@ static tg_err levels_preset(bctx *b)
 	tg_err err;
 
 	for (j = b->first[C_NODE]; j < b->first[C_NODE + 1]; j++) {
-		const cJSON *labels = tgk_jget(tgk_jget(b->idx[j]->j, "metadata"),
-					   "labels"), *c;
+		const cJSON *labels = tgk_jget(tgk_jget(b->idx[j]->j,
+							"metadata"),
+					       "labels"), *c;
 
 		/* a Node whose labels are not a map of strings is refused
 		 * by add_node(); it adds no level */
@@ -291,10 +306,13 @@ static tg_err levels_preset(bctx *b)
 				if (i == ntiers && ntiers == TG_MAX_LAYERS)
 					/* a level dropped would be silent */
 					return tgi_errf(b->ei, TG_ELIMIT,
-						"node labels %sN: more than "
-						"%d tiers (a topology holds "
-						"at most %d levels)", tierp,
-						TG_MAX_LAYERS, TG_MAX_LAYERS);
+							"node labels %sN: more "
+							"than %d tiers (a "
+							"topology holds at "
+							"most %d levels)",
+							tierp,
+							TG_MAX_LAYERS,
+							TG_MAX_LAYERS);
 				if (i == ntiers)
 					tiers[ntiers++] = t;
 			} else if (strcmp(key, accel) == 0) {
@@ -369,7 +387,7 @@ static tg_err levels_fail(bctx *b, tg_err err)
 		return err;
 	b->nlevels = 0;
 	err = tgk_warnf(b->k, "%s; left out: the levels come from the next "
-		    "source", msg);
+			"source", msg);
 	return err ? tgi_errf(b->ei, err, "out of memory") : TG_OK;
 }
 
@@ -406,8 +424,9 @@ tg_err tgk_pick_levels(bctx *b)
 			return err;
 	}
 	if (b->first[C_CNT] < b->first[C_CNT + 1]) {
-		err = tgk_warnf(b->k, "ClusterNetworkTopology objects other than "
-			    "'default' are ignored");
+		err = tgk_warnf(b->k,
+				"ClusterNetworkTopology objects other than "
+				"'default' are ignored");
 		if (err)
 			return tgi_errf(b->ei, err, "out of memory");
 	}
@@ -425,7 +444,7 @@ tg_err tgk_pick_levels(bctx *b)
 					 "", g->topo);
 		if (!t) {
 			err = tgk_gwarn(b, g, "names Topology '%.100s', which "
-				    "is not in the snapshot", g->topo);
+					"is not in the snapshot", g->topo);
 			if (err)
 				return err;
 			continue;
@@ -440,7 +459,7 @@ tg_err tgk_pick_levels(bctx *b)
 	}
 	if (several) {
 		err = tgk_warnf(b->k, "pending gangs name several Topologies; "
-			    "'%s' is used", named->name);
+				"'%s' is used", named->name);
 		if (err)
 			return tgi_errf(b->ei, err, "out of memory");
 	}

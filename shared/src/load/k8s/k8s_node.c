@@ -96,48 +96,19 @@ static bool parse_islands(const char *s, unsigned n, uint8_t *isl)
 	return island < TG_MAX_GPUS;
 }
 
-static tg_err add_node(bctx *b, const kobj *o, size_t *nopods)
+/* The node's labels, each one the topology keeps. */
+static tg_err node_labels(bctx *b, const kobj *o, tg_node_id id,
+			  const cJSON *labels)
 {
-	const cJSON *labels, *spec, *status, *alloc, *taints, *un, *c;
-	const char *path[TG_MAX_LAYERS];
+	const cJSON *c;
 	char p[300];
-	bool pods = false;
-	tg_node_id id;
-	unsigned i, j, ti = 0;
 	tg_err err;
 
-	err = tgk_obj_meta(b, o, &labels, NULL);
-	if (!err)
-		err = tgk_field(b, o, o->j, "", "spec", T_OBJ, &spec);
-	if (!err)
-		err = tgk_field(b, o, o->j, "", "status", T_OBJ, &status);
-	if (!err)
-		err = tgk_field(b, o, status, "status", "allocatable", T_OBJ,
-			    &alloc);
-	if (!err && !alloc)
-		err = tgk_field(b, o, status, "status", "capacity", T_OBJ, &alloc);
-	if (!err)
-		err = tgk_field(b, o, spec, "spec", "taints", T_ARR, &taints);
-	if (!err)
-		err = tgk_field(b, o, spec, "spec", "unschedulable", T_BOOL, &un);
-	if (err)
-		return err;
-	for (i = 0; i < b->nlevels; i++) {
-		path[i] = NULL;
-		for (j = 0; j < b->levels[i].nkeys && !path[i]; j++) {
-			path[i] = tgk_jstr(labels, b->levels[i].keys[j]);
-			if (path[i] && !*path[i])
-				path[i] = NULL;
-		}
-	}
-	err = tg_topology_add_node(b->t, o->name, b->nlevels ? path : NULL,
-				   &id);
-	if (err)
-		return tgk_node_core(b, o, err, "cannot add the node");
 	cJSON_ArrayForEach(c, labels) {
 		if (strlen(c->string) > TG_MAX_NAME) {
-			err = tgk_owarn(b, o, "label key '%.60s...' longer than %d "
-				    "bytes; ignored", c->string, TG_MAX_NAME);
+			err = tgk_owarn(b, o, "label key '%.60s...' longer "
+					"than %d bytes; ignored", c->string,
+					TG_MAX_NAME);
 			if (err)
 				return tgi_errf(b->ei, err, "out of memory");
 			continue;
@@ -146,14 +117,57 @@ static tg_err add_node(bctx *b, const kobj *o, size_t *nopods)
 						 c->valuestring);
 		if (err)
 			return tgk_node_core(b, o, err,
-					 tgk_pjoin(p, sizeof(p), "metadata.labels",
-					       c->string));
+					     tgk_pjoin(p, sizeof(p),
+						       "metadata.labels",
+						       c->string));
 	}
+	return TG_OK;
+}
+
+/* \p q GPUs at \p p, in the NVLink islands the node's label gives. */
+static tg_err node_gpus(bctx *b, const kobj *o, tg_node_id id, int64_t q,
+			const char *p)
+{
+	unsigned n = q > TG_MAX_GPUS ? TG_MAX_GPUS : (unsigned)q;
+	const char *il = tgk_jstr(tgk_jget(tgk_jget(o->j, "metadata"),
+					   "labels"), TG_LABEL_NVLINK_ISLANDS);
+	uint8_t isl[TG_MAX_GPUS];
+	bool have;
+	tg_err err;
+
+	if (q > TG_MAX_GPUS) {
+		err = tgk_owarn(b, o, "%s: %lld GPUs; only %d are tracked", p,
+				(long long)q, TG_MAX_GPUS);
+		if (err)
+			return tgi_errf(b->ei, err, "out of memory");
+	}
+	have = il && parse_islands(il, n, isl);
+	if (il && !have) {
+		err = tgk_owarn(b, o, "label %s: bad value '%.60s' (want e.g. "
+				"0-3.4-7); one NVLink island assumed",
+				TG_LABEL_NVLINK_ISLANDS, il);
+		if (err)
+			return tgi_errf(b->ei, err, "out of memory");
+	}
+	err = tg_topology_node_set_gpus(b->t, id, n, have ? isl : NULL);
+	return err ? tgk_node_core(b, o, err, p) : TG_OK;
+}
+
+/* status.allocatable (else .capacity): the resources pods ask for. */
+static tg_err node_resources(bctx *b, const kobj *o, tg_node_id id,
+			     const cJSON *status, const cJSON *alloc,
+			     size_t *nopods)
+{
+	const char *apath = tgk_jget(status, "allocatable") ?
+		"status.allocatable" : "status.capacity";
+	const cJSON *c;
+	char p[300];
+	bool pods = false;
+	tg_err err;
+
 	cJSON_ArrayForEach(c, alloc) {
 		char tb[64];
 		const char *txt = tgk_qty_text(c, tb, sizeof(tb));
-		const char *apath = tgk_jget(status, "allocatable") ?
-			"status.allocatable" : "status.capacity";
 		uint32_t s;
 		unsigned rid;
 		int64_t q;
@@ -162,43 +176,12 @@ static tg_err add_node(bctx *b, const kobj *o, size_t *nopods)
 		if (!txt || tg_k8s_quantity(txt, strcmp(c->string, "cpu") == 0,
 					    &q) != TG_OK)
 			return tgk_oerr(b, o, c, TG_EINVAL,
-				    "%s: bad quantity '%.60s'", p,
-				    txt ? txt : "(not a string)");
+					"%s: bad quantity '%.60s'", p,
+					txt ? txt : "(not a string)");
 		if (strcmp(c->string, "nvidia.com/gpu") == 0) {
-			unsigned n = q > TG_MAX_GPUS ? TG_MAX_GPUS :
-						       (unsigned)q;
-
-			if (q > TG_MAX_GPUS) {
-				err = tgk_owarn(b, o, "%s: %lld GPUs; only %d are "
-					    "tracked", p, (long long)q,
-					    TG_MAX_GPUS);
-				if (err)
-					return tgi_errf(b->ei, err,
-							"out of memory");
-			}
-			{
-				const char *il = tgk_jstr(tgk_jget(tgk_jget(o->j,
-					"metadata"), "labels"),
-					TG_LABEL_NVLINK_ISLANDS);
-				uint8_t isl[TG_MAX_GPUS];
-				bool have = il && parse_islands(il, n, isl);
-
-				if (il && !have) {
-					err = tgk_owarn(b, o, "label %s: bad value "
-						    "'%.60s' (want e.g. "
-						    "0-3.4-7); one NVLink "
-						    "island assumed",
-						    TG_LABEL_NVLINK_ISLANDS,
-						    il);
-					if (err)
-						return tgi_errf(b->ei, err,
-							"out of memory");
-				}
-				err = tg_topology_node_set_gpus(b->t, id, n,
-						have ? isl : NULL);
-			}
+			err = node_gpus(b, o, id, q, p);
 			if (err)
-				return tgk_node_core(b, o, err, p);
+				return err;
 			continue;
 		}
 		if (strcmp(c->string, "cpu") == 0)
@@ -223,11 +206,17 @@ static tg_err add_node(bctx *b, const kobj *o, size_t *nopods)
 		if (err)
 			return tgk_node_core(b, o, err, "pods");
 	}
-	if (un && cJSON_IsTrue(un)) {
-		err = tg_topology_node_set_unschedulable(b->t, id, true);
-		if (err)
-			return tgk_node_core(b, o, err, "spec.unschedulable");
-	}
+	return TG_OK;
+}
+
+static tg_err node_taints(bctx *b, const kobj *o, tg_node_id id,
+			  const cJSON *taints)
+{
+	const cJSON *c;
+	char p[300];
+	unsigned ti = 0;
+	tg_err err;
+
 	cJSON_ArrayForEach(c, taints) {
 		const cJSON *k2, *v, *e;
 		int eff;
@@ -235,7 +224,7 @@ static tg_err add_node(bctx *b, const kobj *o, size_t *nopods)
 		tgk_pidx(p, sizeof(p), "spec.taints", ti++);
 		if (!cJSON_IsObject(c))
 			return tgk_oerr(b, o, c, TG_EINVAL,
-				    "%s: expected an object", p);
+					"%s: expected an object", p);
 		err = tgk_field(b, o, c, p, "key", T_STR, &k2);
 		if (!err)
 			err = tgk_field(b, o, c, p, "value", T_STR, &v);
@@ -246,9 +235,9 @@ static tg_err add_node(bctx *b, const kobj *o, size_t *nopods)
 		if (!k2 || !*k2->valuestring || !e ||
 		    tgk_taint_effect(e->valuestring, &eff) || eff < 0)
 			return tgk_oerr(b, o, c, TG_EINVAL,
-				    "%s: needs a key and an effect "
-				    "(NoSchedule, PreferNoSchedule, "
-				    "NoExecute)", p);
+					"%s: needs a key and an effect "
+					"(NoSchedule, PreferNoSchedule, "
+					"NoExecute)", p);
 		err = tg_topology_node_add_taint(b->t, id, k2->valuestring,
 						 v ? v->valuestring : NULL,
 						 (tg_taint_effect)eff);
@@ -256,6 +245,57 @@ static tg_err add_node(bctx *b, const kobj *o, size_t *nopods)
 			return tgk_node_core(b, o, err, p);
 	}
 	return TG_OK;
+}
+
+static tg_err add_node(bctx *b, const kobj *o, size_t *nopods)
+{
+	const cJSON *labels, *spec, *status, *alloc, *taints, *un;
+	const char *path[TG_MAX_LAYERS];
+	tg_node_id id;
+	unsigned i, j;
+	tg_err err;
+
+	err = tgk_obj_meta(b, o, &labels, NULL);
+	if (!err)
+		err = tgk_field(b, o, o->j, "", "spec", T_OBJ, &spec);
+	if (!err)
+		err = tgk_field(b, o, o->j, "", "status", T_OBJ, &status);
+	if (!err)
+		err = tgk_field(b, o, status, "status", "allocatable", T_OBJ,
+				&alloc);
+	if (!err && !alloc)
+		err = tgk_field(b, o, status, "status", "capacity", T_OBJ,
+				&alloc);
+	if (!err)
+		err = tgk_field(b, o, spec, "spec", "taints", T_ARR, &taints);
+	if (!err)
+		err = tgk_field(b, o, spec, "spec", "unschedulable", T_BOOL,
+				&un);
+	if (err)
+		return err;
+	for (i = 0; i < b->nlevels; i++) {
+		path[i] = NULL;
+		for (j = 0; j < b->levels[i].nkeys && !path[i]; j++) {
+			path[i] = tgk_jstr(labels, b->levels[i].keys[j]);
+			if (path[i] && !*path[i])
+				path[i] = NULL;
+		}
+	}
+	err = tg_topology_add_node(b->t, o->name, b->nlevels ? path : NULL,
+				   &id);
+	if (err)
+		return tgk_node_core(b, o, err, "cannot add the node");
+	err = node_labels(b, o, id, labels);
+	if (!err)
+		err = node_resources(b, o, id, status, alloc, nopods);
+	if (err)
+		return err;
+	if (un && cJSON_IsTrue(un)) {
+		err = tg_topology_node_set_unschedulable(b->t, id, true);
+		if (err)
+			return tgk_node_core(b, o, err, "spec.unschedulable");
+	}
+	return node_taints(b, o, id, taints);
 }
 
 /*
@@ -277,7 +317,7 @@ static tg_err node_fail(bctx *b, const kobj *o, tg_err err)
 			return tgk_node_core(b, o, err, "unschedulable");
 	}
 	err = tgk_warnf(b->k, "%s; the node is left out%s", msg,
-		    added ? " (it takes no new pod)" : "");
+			added ? " (it takes no new pod)" : "");
 	return err ? tgi_errf(b->ei, err, "out of memory") : TG_OK;
 }
 
@@ -330,9 +370,10 @@ tg_err tgk_add_topology(bctx *b)
 	if (err)
 		return err;
 	if (nopods) {
-		err = tgk_warnf(b->k, "%zu node%s without status.allocatable.pods; "
-			    "%d assumed", nopods, nopods == 1 ? "" : "s",
-			    K8S_DEFAULT_PODS);
+		err = tgk_warnf(b->k,
+				"%zu node%s without status.allocatable.pods; "
+				"%d assumed", nopods, nopods == 1 ? "" : "s",
+				K8S_DEFAULT_PODS);
 		if (err)
 			return tgi_errf(b->ei, err, "out of memory");
 	}

@@ -1,8 +1,8 @@
 /*
- * shared/src/load/k8s/k8s_pod.c - PriorityClasses and pods: each pod's priority,
- * requests (its shape), state (bound, pending, skipped), member index and
- * role, and the group its labels or annotations name.  A pod that cannot
- * be read costs only its gang or its node.
+ * shared/src/load/k8s/k8s_pod.c - PriorityClasses and pods: each pod's
+ * priority, requests (its shape), state (bound, pending, skipped), member
+ * index and role, and the group its labels or annotations name.  A pod that
+ * cannot be read costs only its gang or its node.
  */
 #include "config.h"
 
@@ -57,24 +57,28 @@ tg_err tgk_load_prioclasses(bctx *b)
 		if (err)
 			return err;
 		pc->name = o->name;
-		err = tgk_field_int(b, o, o->j, "", "value", INT32_MIN, 2000001000,
-				&present, &pc->value);
+		err = tgk_field_int(b, o, o->j, "", "value", INT32_MIN,
+				    2000001000,
+				    &present, &pc->value);
 		if (err)
 			return err;
 		if (!present)
-			return tgk_oerr(b, o, NULL, TG_EINVAL, "value: missing");
+			return tgk_oerr(b, o, NULL, TG_EINVAL,
+					"value: missing");
 		err = tgk_field(b, o, o->j, "", "globalDefault", T_BOOL, &gd);
 		if (!err)
-			err = tgk_field(b, o, o->j, "", "preemptionPolicy", T_STR,
-				    &pp);
+			err = tgk_field(b, o, o->j, "", "preemptionPolicy",
+					T_STR,
+					&pp);
 		if (err)
 			return err;
 		pc->global = gd && cJSON_IsTrue(gd);
 		if (pp && strcmp(pp->valuestring, "Never") != 0 &&
 		    strcmp(pp->valuestring, "PreemptLowerPriority") != 0)
 			return tgk_oerr(b, o, pp, TG_EINVAL,
-				    "preemptionPolicy: unknown policy '%.60s'",
-				    pp->valuestring);
+					"preemptionPolicy: unknown policy "
+					"'%.60s'",
+					pp->valuestring);
 		pc->never = pp && strcmp(pp->valuestring, "Never") == 0;
 		b->npcs++;
 	}
@@ -181,16 +185,17 @@ static tg_err res_map(bctx *b, const kobj *o, const cJSON *map,
 			if (!txt && cJSON_IsNumber(c))
 				txt = "(not finite)";
 			return tgk_oerr(b, o, c, TG_EINVAL,
-				    "%s: bad quantity '%.60s'", p,
-				    txt ? txt : "(not a string)");
+					"%s: bad quantity '%.60s'", p,
+					txt ? txt : "(not a string)");
 		}
 		err = res_id(b, c->string, &id);
 		if (err == TG_ELIMIT)
 			return tgk_oerr(b, o, c, err,
-				    "%s: more than %d resource names", p,
-				    TG_MAX_RESOURCES);
+					"%s: more than %d resource names", p,
+					TG_MAX_RESOURCES);
 		if (err)
-			return tgk_oerr(b, o, c, err, "%s: bad resource name", p);
+			return tgk_oerr(b, o, c, err, "%s: bad resource name",
+					p);
 		if (only_new && (*mask & (1ull << id)))
 			continue;
 		v[id] = q;
@@ -218,7 +223,8 @@ static tg_err container_req(bctx *b, const kobj *o, const cJSON *c,
 
 	memset(v, 0, sizeof(int64_t) * TG_MAX_RESOURCES);
 	if (!cJSON_IsObject(c))
-		return tgk_oerr(b, o, c, TG_EINVAL, "%s: expected an object", path);
+		return tgk_oerr(b, o, c, TG_EINVAL, "%s: expected an object",
+				path);
 	err = tgk_field(b, o, c, path, "resources", T_OBJ, &res);
 	if (err || !res)
 		return err;
@@ -227,7 +233,8 @@ static tg_err container_req(bctx *b, const kobj *o, const cJSON *c,
 	if (!err)
 		err = tgk_field(b, o, res, p, "limits", T_OBJ, &lim);
 	if (!err)
-		err = res_map(b, o, req, tgk_pjoin(p2, sizeof(p2), p, "requests"),
+		err = res_map(b, o, req, tgk_pjoin(p2, sizeof(p2), p,
+						   "requests"),
 			      v, &mask, false);
 	if (!err)
 		err = res_map(b, o, lim, tgk_pjoin(p2, sizeof(p2), p, "limits"),
@@ -297,8 +304,9 @@ static tg_err pod_shape(bctx *b, kpod *p)
 	i = 0;
 	cJSON_ArrayForEach(it, list) {
 		err = container_req(b, o, it,
-				    tgk_pidx(path, sizeof(path), "spec.containers",
-					 i++), c);
+				    tgk_pidx(path, sizeof(path),
+					     "spec.containers",
+					     i++), c);
 		if (err)
 			return err;
 		for (r = 0; r < TG_MAX_RESOURCES; r++)
@@ -315,7 +323,7 @@ static tg_err pod_shape(bctx *b, kpod *p)
 
 		err = container_req(b, o, it,
 				    tgk_pidx(path, sizeof(path),
-					 "spec.initContainers", i++), c);
+					     "spec.initContainers", i++), c);
 		if (err)
 			return err;
 		for (r = 0; r < TG_MAX_RESOURCES; r++) {
@@ -356,7 +364,7 @@ static tg_err pod_shape(bctx *b, kpod *p)
 	return shape_intern(b, &sh, &p->shape);
 overflow:
 	return tgk_oerr(b, o, p->spec, TG_EINVAL,
-		    "spec: resource requests add up past 2^63");
+			"spec: resource requests add up past 2^63");
 }
 
 static tg_err pod_priority(bctx *b, kpod *p)
@@ -367,22 +375,25 @@ static tg_err pod_priority(bctx *b, kpod *p)
 	bool present;
 	tg_err err;
 
-	err = tgk_field(b, o, p->spec, "spec", "priorityClassName", T_STR, &pcn);
+	err = tgk_field(b, o, p->spec, "spec", "priorityClassName", T_STR,
+			&pcn);
 	if (!err)
-		err = tgk_field(b, o, p->spec, "spec", "preemptionPolicy", T_STR,
-			    &pol);
+		err = tgk_field(b, o, p->spec, "spec", "preemptionPolicy",
+				T_STR,
+				&pol);
 	if (!err)
-		err = tgk_field_int(b, o, p->spec, "spec", "priority", INT32_MIN,
-				INT32_MAX, &present, &p->prio);
+		err = tgk_field_int(b, o, p->spec, "spec", "priority",
+				    INT32_MIN,
+				    INT32_MAX, &present, &p->prio);
 	if (err)
 		return err;
 	if (pcn && *pcn->valuestring) {
 		pc = tgk_find_pc(b, pcn->valuestring);
 		if (!pc && !present) {
 			err = tgk_owarn(b, o, "spec.priorityClassName: no "
-				    "PriorityClass '%.100s' in the snapshot; "
-				    "using %s", pcn->valuestring,
-				    b->pcdef ? "the global default" : "0");
+					"PriorityClass '%.100s' in the "
+					"snapshot; using %s", pcn->valuestring,
+					b->pcdef ? "the global default" : "0");
 			if (err)
 				return tgi_errf(b->ei, err, "out of memory");
 		}
@@ -394,8 +405,8 @@ static tg_err pod_priority(bctx *b, kpod *p)
 	if (pol && strcmp(pol->valuestring, "Never") != 0 &&
 	    strcmp(pol->valuestring, "PreemptLowerPriority") != 0)
 		return tgk_oerr(b, o, pol, TG_EINVAL,
-			    "spec.preemptionPolicy: unknown policy '%.60s'",
-			    pol->valuestring);
+				"spec.preemptionPolicy: unknown policy '%.60s'",
+				pol->valuestring);
 	p->never = pol ? strcmp(pol->valuestring, "Never") == 0 :
 			 (pc && pc->never);
 	return TG_OK;
@@ -420,10 +431,11 @@ static tg_err pod_index_role(bctx *b, kpod *p)
 
 	p->index = -1;
 	for (i = 0; i < sizeof(ix) / sizeof(ix[0]); i++) {
-		err = tgk_annot_int(b, p->o, ix[i].annot ? p->annots : p->labels,
-				ix[i].annot ? "metadata.annotations" :
+		err = tgk_annot_int(b, p->o,
+				    ix[i].annot ? p->annots : p->labels,
+				    ix[i].annot ? "metadata.annotations" :
 					      "metadata.labels",
-				ix[i].key, 0, &p->index, &present);
+				    ix[i].key, 0, &p->index, &present);
 		if (err)
 			return err;
 		if (present)
@@ -487,8 +499,8 @@ static tg_err pod_parse(bctx *b, const kobj *o, kpod *p)
 	snprintf(p->id, n, "%s/%s", o->ns, o->name);
 	if (n - 1 > TG_MAX_NAME)
 		return tgk_oerr(b, o, NULL, TG_EINVAL,
-			    "metadata: namespace/name longer than %d bytes",
-			    TG_MAX_NAME);
+				"metadata: namespace/name longer than %d bytes",
+				TG_MAX_NAME);
 	err = tgk_field(b, o, o->j, "", "spec", T_OBJ, &p->spec);
 	if (!err)
 		err = tgk_field(b, o, o->j, "", "status", T_OBJ, &st);
@@ -498,9 +510,10 @@ static tg_err pod_parse(bctx *b, const kobj *o, kpod *p)
 		err = tgk_field(b, o, st, "status", "phase", T_STR, &ph);
 	if (!err)
 		err = tgk_field(b, o, p->spec, "spec", "schedulingGates", T_ARR,
-			    &gates);
+				&gates);
 	if (!err)
-		err = tgk_field(b, o, p->spec, "spec", "schedulerName", T_STR, &sn);
+		err = tgk_field(b, o, p->spec, "spec", "schedulerName", T_STR,
+				&sn);
 	if (err)
 		return err;
 	if (!p->spec)
@@ -523,12 +536,13 @@ static tg_err pod_parse(bctx *b, const kobj *o, kpod *p)
 		}
 		if (gates && cJSON_GetArraySize(gates) > 0) {
 			err = tgk_owarn(b, o, "spec.schedulingGates not empty; "
-				    "skipped");
+					"skipped");
 			return err ? tgi_errf(b->ei, err, "out of memory") :
 				     TG_OK;
 		}
 		if (del && !cJSON_IsNull(del)) {
-			err = tgk_owarn(b, o, "pending pod being deleted; skipped");
+			err = tgk_owarn(b, o,
+					"pending pod being deleted; skipped");
 			return err ? tgi_errf(b->ei, err, "out of memory") :
 				     TG_OK;
 		}
@@ -537,7 +551,7 @@ static tg_err pod_parse(bctx *b, const kobj *o, kpod *p)
 			const cJSON *nom;
 
 			err = tgk_field(b, o, st, "status", "nominatedNodeName",
-				    T_STR, &nom);
+					T_STR, &nom);
 			if (err)
 				return err;
 			if (nom && *nom->valuestring)
@@ -623,7 +637,8 @@ static tg_err pod_drop_tree(bctx *b, kobj *o, kpod *p)
 static tg_err pod_fail(bctx *b, const kobj *o, kpod *p, tg_err err)
 {
 	char msg[sizeof(b->ei->msg)], buf[600];
-	const cJSON *md = tgk_jget(o->j, "metadata"), *spec = tgk_jget(o->j, "spec");
+	const cJSON *md = tgk_jget(o->j, "metadata");
+	const cJSON *spec = tgk_jget(o->j, "spec");
 	const char *node = tgk_jstr(spec, "nodeName");
 	const char *sn = tgk_jstr(spec, "schedulerName");
 	const char *phase = tgk_jstr(tgk_jget(o->j, "status"), "phase"), *gname;
@@ -644,9 +659,11 @@ static tg_err pod_fail(bctx *b, const kobj *o, kpod *p, tg_err err)
 	else if (node && *node) {
 		err = tgi_strtab_intern(&b->badnodes, node, &id);
 		if (!err)
-			err = tgk_warnf(b->k, "%s; node '%.100s' takes no new pod: "
-				    "what this pod uses there is unknown", msg,
-				    node);
+			err = tgk_warnf(b->k,
+					"%s; node '%.100s' takes no new pod: "
+					"what this pod uses there is unknown",
+					msg,
+					node);
 	} else if (b->k->scheduler &&
 		   strcmp(sn && *sn ? sn : "default-scheduler",
 			  b->k->scheduler) != 0) {
@@ -720,9 +737,10 @@ tg_err tgk_load_pods(bctx *b)
 		g->members[g->nmembers++] = i;
 	}
 	if (other) {
-		err = tgk_warnf(b->k, "%zu pending pod%s of other schedulers than "
-			    "'%s' ignored", other, other == 1 ? "" : "s",
-			    b->k->scheduler);
+		err = tgk_warnf(b->k,
+				"%zu pending pod%s of other schedulers than "
+				"'%s' ignored", other, other == 1 ? "" : "s",
+				b->k->scheduler);
 		if (err)
 			return tgi_errf(b->ei, err, "out of memory");
 	}

@@ -1,6 +1,6 @@
 /*
- * shared/src/load/k8s/k8s_spread.c - topologySpreadConstraints of a gang's members
- * as the core's spreads, each distinct constraint once.
+ * shared/src/load/k8s/k8s_spread.c - topologySpreadConstraints of a gang's
+ * members as the core's spreads, each distinct constraint once.
  */
 #include "config.h"
 
@@ -73,15 +73,17 @@ static tg_err sel_exprs(bctx *b, const kobj *o, const cJSON *sel,
 		}
 		if ((e->op == TG_SEL_IN || e->op == TG_SEL_NOT_IN) &&
 		    !e->nvalues)
-			return tgk_oerr(b, o, c, TG_EINVAL, "%s.matchExpressions: "
-				    "%s needs values", path, op);
+			return tgk_oerr(b, o, c, TG_EINVAL,
+					"%s.matchExpressions: "
+					"%s needs values", path, op);
 	}
 	cJSON_ArrayForEach(c, mlk) {
 		const char *have;
 
 		if (!cJSON_IsString(c))
-			return tgk_oerr(b, o, c, TG_EINVAL, "%s: matchLabelKeys: "
-				    "expected strings", path);
+			return tgk_oerr(b, o, c, TG_EINVAL,
+					"%s: matchLabelKeys: "
+					"expected strings", path);
 		if (!(have = tgk_jstr(labels, c->valuestring)))
 			continue;
 		if (out->n == TG_MAX_TERMS)
@@ -107,8 +109,10 @@ static tg_err policy(bctx *b, const kobj *o, const cJSON *c, const char *path,
 	if (strcmp(v->valuestring, "Honor") != 0 &&
 	    strcmp(v->valuestring, "Ignore") != 0)
 		return tgk_oerr(b, o, v, TG_EINVAL, "%s: unknown value '%.40s' "
-			    "(Honor or Ignore)", tgk_pjoin(q, sizeof(q), path,
-						       key), v->valuestring);
+				"(Honor or Ignore)", tgk_pjoin(q, sizeof(q),
+							       path,
+							       key),
+				v->valuestring);
 	*honor = strcmp(v->valuestring, "Honor") == 0;
 	return TG_OK;
 }
@@ -135,16 +139,16 @@ static tg_err spread_one(gctx *c, const kpod *p, const cJSON *e,
 
 	if (!cJSON_IsObject(e))
 		return tgk_oerr(b, o, e, TG_EINVAL, "%s: expected an object",
-			    path);
+				path);
 	err = tgk_field_int(b, o, e, path, "maxSkew", 1, INT32_MAX, &present,
-			&skew);
+			    &skew);
 	if (!err)
 		err = tgk_field(b, o, e, path, "topologyKey", T_STR, &key);
 	if (!err)
 		err = tgk_field(b, o, e, path, "whenUnsatisfiable", T_STR, &wu);
 	if (!err)
 		err = tgk_field_int(b, o, e, path, "minDomains", 1, INT32_MAX,
-				&have_mind, &mind);
+				    &have_mind, &mind);
 	if (!err)
 		err = tgk_field(b, o, e, path, "matchLabelKeys", T_ARR, &mlk);
 	if (!err)
@@ -157,23 +161,24 @@ static tg_err spread_one(gctx *c, const kpod *p, const cJSON *e,
 		return err;
 	if (!present || !key || !*key->valuestring || !wu)
 		return tgk_oerr(b, o, e, TG_EINVAL, "%s: needs maxSkew, "
-			    "topologyKey and whenUnsatisfiable", path);
+				"topologyKey and whenUnsatisfiable", path);
 	if (strcmp(wu->valuestring, "DoNotSchedule") != 0 &&
 	    strcmp(wu->valuestring, "ScheduleAnyway") != 0)
 		return tgk_oerr(b, o, wu, TG_EINVAL, "%s.whenUnsatisfiable: "
-			    "unknown value '%.40s'", path, wu->valuestring);
+				"unknown value '%.40s'", path, wu->valuestring);
 	memset(&sp, 0, sizeof(sp));
 	sp.hard = strcmp(wu->valuestring, "DoNotSchedule") == 0;
 	if (have_mind && !sp.hard)
 		return tgk_oerr(b, o, e, TG_EINVAL, "%s.minDomains: only with "
-			    "whenUnsatisfiable DoNotSchedule", path);
+				"whenUnsatisfiable DoNotSchedule", path);
 	err = sel_exprs(b, o, tgk_jget(e, "labelSelector"),
-			tgk_pjoin(q, sizeof(q), path, "labelSelector"), p->labels,
+			tgk_pjoin(q, sizeof(q), path, "labelSelector"),
+			p->labels,
 			mlk, &ks);
 	if (err == TG_ELIMIT) {
 		tgi_free(ks.vals);
-		snprintf(c->limited, sizeof(c->limited), "%.150s: more than "
-			 "%d selector expressions", path, TG_MAX_TERMS);
+		snprintf(c->limited, sizeof(c->limited), "%.150s: more than %d "
+			 "selector expressions", path, TG_MAX_TERMS);
 		return err;
 	}
 	if (err) {
@@ -210,8 +215,9 @@ static tg_err spread_one(gctx *c, const kpod *p, const cJSON *e,
 			 "gang, 256 values an expression)", path,
 			 TG_MAX_SPREADS);
 		if (!err)
-			err = tgk_gcore(c, o, tg_gang_add_spread_spec(c->gang, &sp),
-				    what);
+			err = tgk_gcore(c, o, tg_gang_add_spread_spec(c->gang,
+								      &sp),
+					what);
 	}
 	tgi_buf_free(&kb);
 	tgi_free(ks.vals);
@@ -235,12 +241,12 @@ tg_err tgk_spread_reqs(gctx *c)
 		unsigned i = 0;
 
 		err = tgk_field(c->b, p->o, p->spec, "spec",
-			    "topologySpreadConstraints", T_ARR, &list);
+				"topologySpreadConstraints", T_ARR, &list);
 		cJSON_ArrayForEach(e, list) {
 			if (err)
 				break;
 			tgk_pidx(path, sizeof(path),
-			     "spec.topologySpreadConstraints", i++);
+				 "spec.topologySpreadConstraints", i++);
 			err = spread_one(c, p, e, path, &seen);
 		}
 	}

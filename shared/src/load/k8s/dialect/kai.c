@@ -127,10 +127,11 @@ static tg_err kai_pod(bctx *b, kgroup *g, const kpod *p, bool group_reqs)
 		if (!tgi_parse_i64(segsz->valuestring, &n) || n < 1 ||
 		    n > TG_MAX_MEMBERS)
 			return tgk_oerr(b, o, segsz, TG_EINVAL,
-				    "%s: not a positive integer '%.40s'",
-				    tgk_pjoin(path, sizeof(path),
-					  "metadata.annotations",
-					  A_KAI_SEG_SIZE), segsz->valuestring);
+					"%s: not a positive integer '%.40s'",
+					tgk_pjoin(path, sizeof(path),
+						  "metadata.annotations",
+						  A_KAI_SEG_SIZE),
+					segsz->valuestring);
 		if (segreq)
 			err = tgk_req_slice(b, g, o, segreq,
 					    segreq->valuestring, (unsigned)n);

@@ -41,29 +41,31 @@ static tg_err koord_spec(bctx *b, kgroup *g, const kobj *o,
 	len = strlen(v->valuestring);
 	if (len > K8S_MAX_ANNOT_JSON)
 		return tgk_oerr(b, o, v, TG_ELIMIT, "%s: longer than %d bytes",
-			    path, K8S_MAX_ANNOT_JSON);
+				path, K8S_MAX_ANNOT_JSON);
 	j = cJSON_ParseWithLength(v->valuestring, len);
 	if (!j || !cJSON_IsObject(j)) {
 		cJSON_Delete(j);
-		return tgk_oerr(b, o, v, TG_EINVAL, "%s: bad JSON '%.80s'", path,
-			    v->valuestring);
+		return tgk_oerr(b, o, v, TG_EINVAL, "%s: bad JSON '%.80s'",
+				path,
+				v->valuestring);
 	}
 	gs = cJSON_GetObjectItemCaseSensitive(j, "gatherStrategy");
 	if (gs && !cJSON_IsArray(gs) && !cJSON_IsNull(gs)) {
 		err = tgk_oerr(b, o, v, TG_EINVAL,
-			   "%s: gatherStrategy: expected a list", path);
+			       "%s: gatherStrategy: expected a list", path);
 		goto out;
 	}
 	cJSON_ArrayForEach(e, gs) {
-		const char *layer = tgk_jstr(e, "layer"), *st = tgk_jstr(e, "strategy");
+		const char *layer = tgk_jstr(e, "layer");
+		const char *st = tgk_jstr(e, "strategy");
 		const cJSON *pcm = tgk_jget(e, "podCountMultiple");
 		int64_t m = 0;
 		int how;
 
 		if (!cJSON_IsObject(e) || !layer || !*layer) {
 			err = tgk_oerr(b, o, v, TG_EINVAL,
-				   "%s: gatherStrategy[%u].layer: missing",
-				   path, i);
+				       "%s: gatherStrategy[%u].layer: missing",
+				       path, i);
 			goto out;
 		}
 		if (st && strcmp(st, "MustGather") == 0) {
@@ -72,16 +74,17 @@ static tg_err koord_spec(bctx *b, kgroup *g, const kobj *o,
 			how = TG_GATHER_PREFER;
 		} else {
 			err = tgk_oerr(b, o, v, TG_EINVAL,
-				   "%s: gatherStrategy[%u].strategy: unknown "
-				   "strategy '%.40s'", path, i,
-				   st ? st : "(missing)");
+				       "%s: gatherStrategy[%u].strategy: "
+				       "unknown strategy '%.40s'", path, i,
+				       st ? st : "(missing)");
 			goto out;
 		}
 		if (pcm && !cJSON_IsNull(pcm) &&
 		    (!tgk_num_int(pcm, &m) || m < 1 || m > TG_MAX_MEMBERS)) {
 			err = tgk_oerr(b, o, v, TG_EINVAL,
-				   "%s: gatherStrategy[%u].podCountMultiple: "
-				   "not a positive integer", path, i);
+				       "%s: gatherStrategy[%u]."
+				       "podCountMultiple: not a positive "
+				       "integer", path, i);
 			goto out;
 		}
 		err = tgk_req_gather(b, g, o, v, layer, how);

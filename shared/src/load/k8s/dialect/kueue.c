@@ -45,10 +45,11 @@ static tg_err kueue_pod(bctx *b, kgroup *g, const kpod *p, bool group_reqs)
 				break;
 		if (i == sizeof(ok) / sizeof(ok[0]))
 			return tgk_oerr(b, o, unc, TG_EINVAL,
-				    "%s: not a boolean '%.40s'",
-				    tgk_pjoin(path, sizeof(path),
-					  "metadata.annotations", A_KUEUE_UNC),
-				    unc->valuestring);
+					"%s: not a boolean '%.40s'",
+					tgk_pjoin(path, sizeof(path),
+						  "metadata.annotations",
+						  A_KUEUE_UNC),
+					unc->valuestring);
 	}
 	if (req) {
 		err = tgk_req_gather(b, g, o, req, req->valuestring,
@@ -65,23 +66,24 @@ static tg_err kueue_pod(bctx *b, kgroup *g, const kpod *p, bool group_reqs)
 		return err;
 	if ((sl != NULL) != (ss != NULL))
 		return tgk_oerr(b, o, sl ? sl : ss, TG_EINVAL,
-			    "metadata.annotations: %s needs %s",
-			    sl ? A_KUEUE_SLICE : A_KUEUE_SSIZE,
-			    sl ? A_KUEUE_SSIZE : A_KUEUE_SLICE);
+				"metadata.annotations: %s needs %s",
+				sl ? A_KUEUE_SLICE : A_KUEUE_SSIZE,
+				sl ? A_KUEUE_SSIZE : A_KUEUE_SLICE);
 	if (sl && multi)
 		return tgk_oerr(b, o, multi, TG_EINVAL,
-			    "metadata.annotations: %s and %s are mutually "
-			    "exclusive", A_KUEUE_SLICE, A_KUEUE_SLICES);
+				"metadata.annotations: %s and %s are mutually "
+				"exclusive", A_KUEUE_SLICE, A_KUEUE_SLICES);
 	if (sl) {
 		int64_t n;
 
 		if (!tgi_parse_i64(ss->valuestring, &n) || n < 1 ||
 		    n > TG_MAX_MEMBERS)
 			return tgk_oerr(b, o, ss, TG_EINVAL,
-				    "%s: not a positive integer '%.40s'",
-				    tgk_pjoin(path, sizeof(path),
-					  "metadata.annotations",
-					  A_KUEUE_SSIZE), ss->valuestring);
+					"%s: not a positive integer '%.40s'",
+					tgk_pjoin(path, sizeof(path),
+						  "metadata.annotations",
+						  A_KUEUE_SSIZE),
+					ss->valuestring);
 		err = tgk_req_slice(b, g, o, sl, sl->valuestring,
 				    (unsigned)n);
 	}
@@ -91,26 +93,29 @@ static tg_err kueue_pod(bctx *b, kgroup *g, const kpod *p, bool group_reqs)
 		int cnt = 0;
 
 		tgk_pjoin(path, sizeof(path), "metadata.annotations",
-		      A_KUEUE_SLICES);
+			  A_KUEUE_SLICES);
 		if (len <= K8S_MAX_ANNOT_JSON)
 			j = cJSON_ParseWithLength(multi->valuestring, len);
 		if (!j || !cJSON_IsArray(j) || cJSON_GetArraySize(j) < 1 ||
 		    cJSON_GetArraySize(j) > 3) {
 			cJSON_Delete(j);
 			return tgk_oerr(b, o, multi, TG_EINVAL,
-				    "%s: expected a JSON list of 1 to 3 "
-				    "{\"topology\",\"size\"}: '%.60s'", path,
-				    multi->valuestring);
+					"%s: expected a JSON list of 1 to 3 "
+					"{\"topology\",\"size\"}: '%.60s'",
+					path,
+					multi->valuestring);
 		}
 		cJSON_ArrayForEach(e, j) {
 			const char *topo = tgk_jstr(e, "topology");
 			int64_t n;
 
-			if (!topo || !tgk_num_int(tgk_jget(e, "size"), &n) || n < 1 ||
+			if (!topo || !tgk_num_int(tgk_jget(e, "size"),
+						  &n) || n < 1 ||
 			    n > TG_MAX_MEMBERS) {
 				err = tgk_oerr(b, o, multi, TG_EINVAL,
-					   "%s: entry %d needs a topology and "
-					   "a positive size", path, cnt);
+					       "%s: entry %d needs a topology "
+					       "and a positive size", path,
+					       cnt);
 				break;
 			}
 			err = tgk_req_slice(b, g, o, multi, topo,

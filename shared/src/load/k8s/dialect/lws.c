@@ -24,8 +24,8 @@ static tg_err lws_pod(bctx *b, kgroup *g, const kpod *p, bool group_reqs)
 	err = tgk_req_gather(b, g, p->o, ex, ex->valuestring, TG_GATHER_MUST);
 	if (err)
 		return err;
-	return tgk_gwarn_once(b, g, "%s: the group is gathered in one "
-			      "'%.80s' domain; exclusivity is not enforced",
+	return tgk_gwarn_once(b, g, "%s: the group is gathered in one '%.80s' "
+			      "domain; exclusivity is not enforced",
 			      A_LWS_EXCL, ex->valuestring);
 }
 
