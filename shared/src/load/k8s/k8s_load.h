@@ -24,8 +24,6 @@
 #ifndef TG_K8S_LOAD_H
 #define TG_K8S_LOAD_H
 
-#include <stdarg.h>
-
 #include "k8s_internal.h"
 #include "topogang/k8s.h"
 
