@@ -278,6 +278,42 @@ static void test_keys(void)
 	   "an unknown dialect has none");
 }
 
+/* The group objects a host watches, per dialect. */
+static void test_groups(void)
+{
+	static const struct {
+		const char *dialect, *api, *version;
+	} want[] = {
+		{ "koordinator", "scheduling.sigs.k8s.io", "v1alpha1" },
+		{ "scheduler-plugins", "scheduling.x-k8s.io", "v1alpha1" },
+		{ "kai", "scheduling.run.ai", "v2alpha2" },
+	};
+	const char *kind, *api, *res;
+	const char *const *vers;
+	unsigned i;
+
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		kind = api = res = NULL;
+		vers = NULL;
+		if (!ok(tg_k8s_dialect_group(want[i].dialect, &kind, &api,
+					     &res, &vers) == TG_OK,
+			"%s has a group object", want[i].dialect))
+			continue;
+		is_str(kind, "PodGroup", "%s: kind", want[i].dialect);
+		is_str(api, want[i].api, "%s: API group", want[i].dialect);
+		is_str(res, "podgroups", "%s: resource", want[i].dialect);
+		is_str(vers ? vers[0] : NULL, want[i].version,
+		       "%s: version", want[i].dialect);
+		ok(vers && !vers[1], "%s: one version", want[i].dialect);
+	}
+	is_int(tg_k8s_dialect_group("kueue", &kind, NULL, NULL, NULL),
+	       TG_EINVAL, "kueue's gangs have no object");
+	is_int(tg_k8s_dialect_group("volcano", NULL, NULL, NULL, NULL),
+	       TG_EINVAL, "an unknown dialect: EINVAL");
+	is_int(tg_k8s_dialect_group(NULL, NULL, NULL, NULL, NULL),
+	       TG_EINVAL, "NULL: EINVAL");
+}
+
 int main(void)
 {
 	test_walkthrough();
@@ -285,5 +321,6 @@ int main(void)
 	test_object();
 	test_register();
 	test_keys();
+	test_groups();
 	return done_testing();
 }

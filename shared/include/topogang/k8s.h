@@ -132,6 +132,18 @@ const char *tg_k8s_dialect_key(const char *dialect, unsigned i,
 			       bool *annotation);
 
 /*
+ * The group object of dialect \p dialect, for hosts that watch it (an
+ * informer): its kind ("PodGroup"), API group, resource ("podgroups") and
+ * the versions to ask for, preferred first, NULL-ended (the loader reads
+ * any version).  Each out pointer may be NULL.  TG_EINVAL for an unknown
+ * dialect or one whose gangs have no object (Kueue, LeaderWorkerSet).
+ * \note Static strings.
+ */
+tg_err tg_k8s_dialect_group(const char *dialect, const char **kind,
+			    const char **api, const char **resource,
+			    const char *const **versions);
+
+/*
  * Parses a Kubernetes quantity ("8", "500m", "32Gi", "1e3") into an
  * integer: with \p milli, thousandths (cpu millicores), else whole units
  * rounded up.  TG_EINVAL for anything else.

@@ -27,6 +27,10 @@ const tgk_dialect *const tgk_dialects[] = {
 
 const unsigned tgk_ndialects = sizeof(tgk_dialects) / sizeof(tgk_dialects[0]);
 
+/* a handle holds the table's rows and those registered after them */
+_Static_assert(sizeof(tgk_dialects) / sizeof(tgk_dialects[0]) <
+	       K8S_MAX_DIALECTS, "the dialect table outgrew K8S_MAX_DIALECTS");
+
 /* Whether key \p x of dialect \p dx comes before \p y of \p dy: rank,
  * then table order (keys of one dialect in their order). */
 static bool key_before(unsigned dx, const tgk_key *x, unsigned dy,
@@ -65,6 +69,29 @@ const char *tg_k8s_dialect_key(const char *dialect, unsigned i,
 		}
 	}
 	return NULL;
+}
+
+tg_err tg_k8s_dialect_group(const char *dialect, const char **kind,
+			    const char **api, const char **resource,
+			    const char *const **versions)
+{
+	const tgk_dialect *d = NULL;
+	unsigned i;
+
+	for (i = 0; dialect && i < tgk_ndialects && !d; i++)
+		if (strcmp(dialect, tgk_dialects[i]->name) == 0)
+			d = tgk_dialects[i];
+	if (!d || !d->group_kind)
+		return TG_EINVAL;
+	if (kind)
+		*kind = d->group_kind;
+	if (api)
+		*api = d->group_api;
+	if (resource)
+		*resource = d->group_resource;
+	if (versions)
+		*versions = d->group_versions;
+	return TG_OK;
 }
 
 const char *tg_k8s_dialect_name(unsigned i)
