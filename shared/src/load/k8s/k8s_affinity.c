@@ -49,6 +49,60 @@ static tg_err strings(bctx *b, const kobj *o, const cJSON *arr,
 	return TG_OK;
 }
 
+/* One matchExpressions entry \p e (at \p q) into term \p term. */
+static tg_err node_expr(gctx *c, unsigned ps, const kobj *o, const cJSON *e,
+			const char *q, unsigned term)
+{
+	static const char *const ops[] = { "In", "NotIn", "Exists",
+					   "DoesNotExist", "Gt", "Lt" };
+	bctx *b = c->b;
+	const cJSON *key, *op, *vals;
+	tg_label_expr x;
+	const char **v = NULL;
+	unsigned nv = 0, k2;
+	int64_t dummy;
+	tg_err err;
+
+	if (!cJSON_IsObject(e))
+		return tgk_oerr(b, o, e, TG_EINVAL, "%s: expected an object",
+				q);
+	err = tgk_field(b, o, e, q, "key", T_STR, &key);
+	if (!err)
+		err = tgk_field(b, o, e, q, "operator", T_STR, &op);
+	if (!err)
+		err = tgk_field(b, o, e, q, "values", T_ARR, &vals);
+	if (err)
+		return err;
+	if (!key || !*key->valuestring || !op)
+		return tgk_oerr(b, o, e, TG_EINVAL,
+				"%s: needs a key and an operator", q);
+	for (k2 = 0; k2 < 6; k2++)
+		if (strcmp(op->valuestring, ops[k2]) == 0)
+			break;
+	if (k2 == 6)
+		return tgk_oerr(b, o, op, TG_EINVAL, "%s.operator: unknown "
+				"operator '%.40s'", q, op->valuestring);
+	err = strings(b, o, vals, q, &v, &nv);
+	if (err)
+		return err;
+	if (((k2 == TG_SEL_IN || k2 == TG_SEL_NOT_IN) && nv == 0) ||
+	    ((k2 == TG_SEL_EXISTS || k2 == TG_SEL_DOES_NOT_EXIST) &&
+	     nv != 0) ||
+	    ((k2 == TG_SEL_GT || k2 == TG_SEL_LT) &&
+	     (nv != 1 || !tgi_parse_i64(v[0], &dummy)))) {
+		tgi_free(v);
+		return tgk_oerr(b, o, e, TG_EINVAL, "%s.values: wrong values "
+				"for operator %s", q, ops[k2]);
+	}
+	x.key = key->valuestring;
+	x.op = (tg_sel_op)k2;
+	x.values = v;
+	x.nvalues = nv;
+	err = tg_gang_podset_add_affinity_expr(c->gang, ps, term, &x);
+	tgi_free(v);
+	return err ? tgk_gcore(c, o, err, q) : TG_OK;
+}
+
 static tg_err node_affinity(gctx *c, unsigned ps, const kpod *p,
 			    const cJSON *na)
 {
@@ -103,63 +157,11 @@ static tg_err node_affinity(gctx *c, unsigned ps, const kpod *p,
 				return err;
 		}
 		cJSON_ArrayForEach(e, me) {
-			static const char *const ops[] = { "In", "NotIn",
-				"Exists", "DoesNotExist", "Gt", "Lt" };
-			const cJSON *key, *op, *vals;
-			tg_label_expr x;
-			const char **v = NULL;
-			unsigned nv = 0, k2;
-			int64_t dummy;
-
 			snprintf(q, sizeof(q), "%.250s.matchExpressions[%u]",
 				 path, ei++);
-			if (!cJSON_IsObject(e))
-				return tgk_oerr(b, o, e, TG_EINVAL,
-						"%s: expected an object", q);
-			err = tgk_field(b, o, e, q, "key", T_STR, &key);
-			if (!err)
-				err = tgk_field(b, o, e, q, "operator", T_STR,
-						&op);
-			if (!err)
-				err = tgk_field(b, o, e, q, "values", T_ARR,
-						&vals);
+			err = node_expr(c, ps, o, e, q, term);
 			if (err)
 				return err;
-			if (!key || !*key->valuestring || !op)
-				return tgk_oerr(b, o, e, TG_EINVAL,
-						"%s: needs a key and an "
-						"operator",
-						q);
-			for (k2 = 0; k2 < 6; k2++)
-				if (strcmp(op->valuestring, ops[k2]) == 0)
-					break;
-			if (k2 == 6)
-				return tgk_oerr(b, o, op, TG_EINVAL,
-						"%s.operator: unknown operator "
-						"'%.40s'", q, op->valuestring);
-			err = strings(b, o, vals, q, &v, &nv);
-			if (err)
-				return err;
-			if (((k2 == TG_SEL_IN || k2 == TG_SEL_NOT_IN) &&
-			     nv == 0) ||
-			    ((k2 == TG_SEL_EXISTS ||
-			      k2 == TG_SEL_DOES_NOT_EXIST) && nv != 0) ||
-			    ((k2 == TG_SEL_GT || k2 == TG_SEL_LT) &&
-			     (nv != 1 || !tgi_parse_i64(v[0], &dummy)))) {
-				tgi_free(v);
-				return tgk_oerr(b, o, e, TG_EINVAL,
-						"%s.values: wrong values for "
-						"operator %s", q, ops[k2]);
-			}
-			x.key = key->valuestring;
-			x.op = (tg_sel_op)k2;
-			x.values = v;
-			x.nvalues = nv;
-			err = tg_gang_podset_add_affinity_expr(c->gang, ps,
-							       term, &x);
-			tgi_free(v);
-			if (err)
-				return tgk_gcore(c, o, err, q);
 			added++;
 		}
 		if (added)

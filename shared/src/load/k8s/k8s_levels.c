@@ -254,32 +254,79 @@ static int tier_cmp(const void *a, const void *c)
 	return x < y ? 1 : x > y ? -1 : 0;	/* highest first */
 }
 
+static const char *const gen1[] = {
+	"network.topology.nvidia.com/datacenter",
+	"network.topology.nvidia.com/spine",
+	"network.topology.nvidia.com/block",
+	"network.topology.nvidia.com/accelerator",
+};
+static const char *const gen2[] = {
+	"network.topology.nvidia.com/core",
+	"network.topology.nvidia.com/spine",
+	"network.topology.nvidia.com/leaf",
+	"network.topology.nvidia.com/accelerator",
+};
+static const char *const zone[] = {
+	"topology.kubernetes.io/region",
+	"topology.kubernetes.io/zone",
+};
+static const char tierp[] = "fabric.topograph.run/tier-";
+static const char accel[] = "accelerator.topograph.run/domain";
+
+/* The preset keys the nodes carry. */
+typedef struct kpreset {
+	unsigned tiers[TG_MAX_LAYERS], ntiers;
+	bool has_accel;
+	bool seen[6];	/* 0 datacenter, 1 spine, 2 block, 3 accelerator,
+			 * 4 core, 5 leaf */
+	bool has_zone[2];
+} kpreset;
+
+/* One node label key into \p ps. */
+static tg_err preset_key(bctx *b, kpreset *ps, const char *key)
+{
+	unsigned i, t;
+
+	if (strncmp(key, tierp, sizeof(tierp) - 1) == 0 &&
+	    tgi_parse_u32(key + sizeof(tierp) - 1, &t) &&
+	    key[sizeof(tierp) - 1] >= '0' && key[sizeof(tierp) - 1] <= '9') {
+		for (i = 0; i < ps->ntiers; i++)
+			if (ps->tiers[i] == t)
+				break;
+		if (i == ps->ntiers && ps->ntiers == TG_MAX_LAYERS)
+			/* a level dropped would be silent */
+			return tgi_errf(b->ei, TG_ELIMIT, "node labels %sN: "
+					"more than %d tiers (a topology holds "
+					"at most %d levels)", tierp,
+					TG_MAX_LAYERS, TG_MAX_LAYERS);
+		if (i == ps->ntiers)
+			ps->tiers[ps->ntiers++] = t;
+	} else if (strcmp(key, accel) == 0) {
+		ps->has_accel = true;
+	}
+	for (i = 0; i < 4; i++) {
+		if (strcmp(key, gen1[i]) == 0)
+			ps->seen[i] = true;
+		if (strcmp(key, gen2[i]) == 0)
+			ps->seen[i == 1 ? 1 : i == 3 ? 3 : i == 0 ? 4 : 5] =
+				true;
+	}
+	for (i = 0; i < 2; i++)
+		if (strcmp(key, zone[i]) == 0)
+			ps->has_zone[i] = true;
+	return TG_OK;
+}
+
 /* Presets matched against the labels the nodes carry. */
 static tg_err levels_preset(bctx *b)
 {
-	static const char *const gen1[] = {
-		"network.topology.nvidia.com/datacenter",
-		"network.topology.nvidia.com/spine",
-		"network.topology.nvidia.com/block",
-		"network.topology.nvidia.com/accelerator",
-	};
-	static const char *const gen2[] = {
-		"network.topology.nvidia.com/core",
-		"network.topology.nvidia.com/spine",
-		"network.topology.nvidia.com/leaf",
-		"network.topology.nvidia.com/accelerator",
-	};
-	static const char *const zone[] = {
-		"topology.kubernetes.io/region",
-		"topology.kubernetes.io/zone",
-	};
-	static const char tierp[] = "fabric.topograph.run/tier-";
-	static const char accel[] = "accelerator.topograph.run/domain";
-	unsigned tiers[TG_MAX_LAYERS], ntiers = 0, i;
-	bool has_accel = false, seen[6] = { false }, has_zone[2] = { false };
+	kpreset ps;
+	const bool *seen = ps.seen;
+	unsigned i;
 	size_t j;
 	tg_err err;
 
+	memset(&ps, 0, sizeof(ps));
 	for (j = b->first[C_NODE]; j < b->first[C_NODE + 1]; j++) {
 		const cJSON *labels = tgk_jget(tgk_jget(b->idx[j]->j,
 							"metadata"),
@@ -290,62 +337,27 @@ static tg_err levels_preset(bctx *b)
 		if (!cJSON_IsObject(labels))
 			continue;
 		cJSON_ArrayForEach(c, labels) {
-			const char *key = c->string;
-			unsigned t;
-
-			if (!key || !cJSON_IsString(c))
+			if (!c->string || !cJSON_IsString(c))
 				continue;
-
-			if (strncmp(key, tierp, sizeof(tierp) - 1) == 0 &&
-			    tgi_parse_u32(key + sizeof(tierp) - 1, &t) &&
-			    key[sizeof(tierp) - 1] >= '0' &&
-			    key[sizeof(tierp) - 1] <= '9') {
-				for (i = 0; i < ntiers; i++)
-					if (tiers[i] == t)
-						break;
-				if (i == ntiers && ntiers == TG_MAX_LAYERS)
-					/* a level dropped would be silent */
-					return tgi_errf(b->ei, TG_ELIMIT,
-							"node labels %sN: more "
-							"than %d tiers (a "
-							"topology holds at "
-							"most %d levels)",
-							tierp,
-							TG_MAX_LAYERS,
-							TG_MAX_LAYERS);
-				if (i == ntiers)
-					tiers[ntiers++] = t;
-			} else if (strcmp(key, accel) == 0) {
-				has_accel = true;
-			}
-			for (i = 0; i < 4; i++) {
-				if (strcmp(key, gen1[i]) == 0)
-					seen[i] = true;
-				if (strcmp(key, gen2[i]) == 0)
-					seen[i == 1 ? 1 : i == 3 ? 3 :
-					     i == 0 ? 4 : 5] = true;
-			}
-			for (i = 0; i < 2; i++)
-				if (strcmp(key, zone[i]) == 0)
-					has_zone[i] = true;
+			err = preset_key(b, &ps, c->string);
+			if (err)
+				return err;
 		}
 	}
-	if (ntiers || has_accel) {
-		if (ntiers > 1)
-			qsort(tiers, ntiers, sizeof(unsigned), tier_cmp);
-		for (i = 0; i < ntiers; i++) {
+	if (ps.ntiers || ps.has_accel) {
+		if (ps.ntiers > 1)
+			qsort(ps.tiers, ps.ntiers, sizeof(unsigned), tier_cmp);
+		for (i = 0; i < ps.ntiers; i++) {
 			snprintf(b->tierkeys[i], sizeof(b->tierkeys[i]),
-				 "%s%u", tierp, tiers[i]);
+				 "%s%u", tierp, ps.tiers[i]);
 			err = level_push(b, NULL, b->tierkeys[i],
 					 b->tierkeys[i], NULL);
 			if (err)
 				return err;
 		}
-		return has_accel ? level_push(b, NULL, accel, accel, NULL) :
-				   TG_OK;
+		return ps.has_accel ? level_push(b, NULL, accel, accel, NULL) :
+				      TG_OK;
 	}
-	/* seen[]: 0 datacenter, 1 spine, 2 block, 3 accelerator, 4 core,
-	 * 5 leaf */
 	if (seen[0] || seen[1] || seen[2] || seen[3] || seen[4] || seen[5]) {
 		bool g2 = !seen[0] && !seen[2] && (seen[4] || seen[5]);
 		const char *const *keys = g2 ? gen2 : gen1;
@@ -365,7 +377,7 @@ static tg_err levels_preset(bctx *b)
 		return TG_OK;
 	}
 	for (i = 0; i < 2; i++) {
-		if (!has_zone[i])
+		if (!ps.has_zone[i])
 			continue;
 		err = level_push(b, NULL, zone[i], zone[i], NULL);
 		if (err)

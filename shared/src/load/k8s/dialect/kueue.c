@@ -21,49 +21,57 @@
 #define L_KUEUE_GROUP	"kueue.x-k8s.io/pod-group-name"
 #define A_KUEUE_TOTAL	"kueue.x-k8s.io/pod-group-total-count"
 
-/* kueue.x-k8s.io/podset-* annotations of one member. */
-static tg_err kueue_pod(bctx *b, kgroup *g, const kpod *p, bool group_reqs)
+/* podset-slice-required-topology-constraints: 1 to 3 slice levels. */
+static tg_err kueue_slices(bctx *b, kgroup *g, const kobj *o,
+			   const cJSON *multi)
+{
+	size_t len = strlen(multi->valuestring);
+	cJSON *j = NULL, *e;
+	char path[300];
+	int cnt = 0;
+	tg_err err = TG_OK;
+
+	tgk_pjoin(path, sizeof(path), "metadata.annotations", A_KUEUE_SLICES);
+	if (len <= K8S_MAX_ANNOT_JSON)
+		j = cJSON_ParseWithLength(multi->valuestring, len);
+	if (!j || !cJSON_IsArray(j) || cJSON_GetArraySize(j) < 1 ||
+	    cJSON_GetArraySize(j) > 3) {
+		cJSON_Delete(j);
+		return tgk_oerr(b, o, multi, TG_EINVAL, "%s: expected a JSON "
+				"list of 1 to 3 {\"topology\",\"size\"}: "
+				"'%.60s'", path, multi->valuestring);
+	}
+	cJSON_ArrayForEach(e, j) {
+		const char *topo = tgk_jstr(e, "topology");
+		int64_t n;
+
+		if (!topo || !tgk_num_int(tgk_jget(e, "size"), &n) || n < 1 ||
+		    n > TG_MAX_MEMBERS) {
+			err = tgk_oerr(b, o, multi, TG_EINVAL, "%s: entry %d "
+				       "needs a topology and a positive size",
+				       path, cnt);
+			break;
+		}
+		err = tgk_req_slice(b, g, o, multi, topo, (unsigned)n);
+		if (err)
+			break;
+		cnt++;
+	}
+	cJSON_Delete(j);
+	return err;
+}
+
+/* podset-slice-required-topology with podset-slice-size, or the list. */
+static tg_err kueue_slice(bctx *b, kgroup *g, const kpod *p)
 {
 	const kobj *o = p->o;
-	const cJSON *req = tgk_jget(p->annots, A_KUEUE_REQ);
-	const cJSON *pref = tgk_jget(p->annots, A_KUEUE_PREF);
-	const cJSON *unc = tgk_jget(p->annots, A_KUEUE_UNC);
 	const cJSON *sl = tgk_jget(p->annots, A_KUEUE_SLICE);
 	const cJSON *ss = tgk_jget(p->annots, A_KUEUE_SSIZE);
 	const cJSON *multi = tgk_jget(p->annots, A_KUEUE_SLICES);
 	char path[300];
-	tg_err err = TG_OK;
+	int64_t n;
+	tg_err err;
 
-	TG_UNUSED(group_reqs);
-	if (unc) {
-		static const char *const ok[] = { "1", "t", "T", "TRUE", "true",
-			"True", "0", "f", "F", "FALSE", "false", "False" };
-		size_t i;
-
-		for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
-			if (strcmp(unc->valuestring, ok[i]) == 0)
-				break;
-		if (i == sizeof(ok) / sizeof(ok[0]))
-			return tgk_oerr(b, o, unc, TG_EINVAL,
-					"%s: not a boolean '%.40s'",
-					tgk_pjoin(path, sizeof(path),
-						  "metadata.annotations",
-						  A_KUEUE_UNC),
-					unc->valuestring);
-	}
-	if (req) {
-		err = tgk_req_gather(b, g, o, req, req->valuestring,
-				     TG_GATHER_MUST);
-		if (!err && pref)
-			err = tgk_gwarn_once(b, g,
-				    "%s and %s both set; the required one is "
-				    "used", A_KUEUE_REQ, A_KUEUE_PREF);
-	} else if (pref) {
-		err = tgk_req_gather(b, g, o, pref, pref->valuestring,
-				     TG_GATHER_PREFER);
-	}
-	if (err)
-		return err;
 	if ((sl != NULL) != (ss != NULL))
 		return tgk_oerr(b, o, sl ? sl : ss, TG_EINVAL,
 				"metadata.annotations: %s needs %s",
@@ -73,60 +81,56 @@ static tg_err kueue_pod(bctx *b, kgroup *g, const kpod *p, bool group_reqs)
 		return tgk_oerr(b, o, multi, TG_EINVAL,
 				"metadata.annotations: %s and %s are mutually "
 				"exclusive", A_KUEUE_SLICE, A_KUEUE_SLICES);
-	if (sl) {
-		int64_t n;
-
-		if (!tgi_parse_i64(ss->valuestring, &n) || n < 1 ||
-		    n > TG_MAX_MEMBERS)
-			return tgk_oerr(b, o, ss, TG_EINVAL,
-					"%s: not a positive integer '%.40s'",
-					tgk_pjoin(path, sizeof(path),
-						  "metadata.annotations",
-						  A_KUEUE_SSIZE),
-					ss->valuestring);
-		err = tgk_req_slice(b, g, o, sl, sl->valuestring,
-				    (unsigned)n);
-	}
-	if (!err && multi) {
-		size_t len = strlen(multi->valuestring);
-		cJSON *j = NULL, *e;
-		int cnt = 0;
-
-		tgk_pjoin(path, sizeof(path), "metadata.annotations",
-			  A_KUEUE_SLICES);
-		if (len <= K8S_MAX_ANNOT_JSON)
-			j = cJSON_ParseWithLength(multi->valuestring, len);
-		if (!j || !cJSON_IsArray(j) || cJSON_GetArraySize(j) < 1 ||
-		    cJSON_GetArraySize(j) > 3) {
-			cJSON_Delete(j);
-			return tgk_oerr(b, o, multi, TG_EINVAL,
-					"%s: expected a JSON list of 1 to 3 "
-					"{\"topology\",\"size\"}: '%.60s'",
-					path,
-					multi->valuestring);
-		}
-		cJSON_ArrayForEach(e, j) {
-			const char *topo = tgk_jstr(e, "topology");
-			int64_t n;
-
-			if (!topo || !tgk_num_int(tgk_jget(e, "size"),
-						  &n) || n < 1 ||
-			    n > TG_MAX_MEMBERS) {
-				err = tgk_oerr(b, o, multi, TG_EINVAL,
-					       "%s: entry %d needs a topology "
-					       "and a positive size", path,
-					       cnt);
-				break;
-			}
-			err = tgk_req_slice(b, g, o, multi, topo,
-					    (unsigned)n);
-			if (err)
-				break;
-			cnt++;
-		}
-		cJSON_Delete(j);
-	}
+	if (multi)
+		return kueue_slices(b, g, o, multi);
+	if (!sl)
+		return TG_OK;
+	if (!tgi_parse_i64(ss->valuestring, &n) || n < 1 ||
+	    n > TG_MAX_MEMBERS)
+		return tgk_oerr(b, o, ss, TG_EINVAL,
+				"%s: not a positive integer '%.40s'",
+				tgk_pjoin(path, sizeof(path),
+					  "metadata.annotations",
+					  A_KUEUE_SSIZE), ss->valuestring);
+	err = tgk_req_slice(b, g, o, sl, sl->valuestring, (unsigned)n);
 	return err;
+}
+
+/* kueue.x-k8s.io/podset-* annotations of one member. */
+static tg_err kueue_pod(bctx *b, kgroup *g, const kpod *p, bool group_reqs)
+{
+	static const char *const ok[] = { "1", "t", "T", "TRUE", "true",
+		"True", "0", "f", "F", "FALSE", "false", "False" };
+	const kobj *o = p->o;
+	const cJSON *req = tgk_jget(p->annots, A_KUEUE_REQ);
+	const cJSON *pref = tgk_jget(p->annots, A_KUEUE_PREF);
+	const cJSON *unc = tgk_jget(p->annots, A_KUEUE_UNC);
+	char path[300];
+	size_t i;
+	tg_err err = TG_OK;
+
+	TG_UNUSED(group_reqs);
+	for (i = 0; unc && i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (strcmp(unc->valuestring, ok[i]) == 0)
+			break;
+	if (unc && i == sizeof(ok) / sizeof(ok[0]))
+		return tgk_oerr(b, o, unc, TG_EINVAL,
+				"%s: not a boolean '%.40s'",
+				tgk_pjoin(path, sizeof(path),
+					  "metadata.annotations", A_KUEUE_UNC),
+				unc->valuestring);
+	if (req) {
+		err = tgk_req_gather(b, g, o, req, req->valuestring,
+				     TG_GATHER_MUST);
+		if (!err && pref)
+			err = tgk_gwarn_once(b, g, "%s and %s both set; the "
+					     "required one is used",
+					     A_KUEUE_REQ, A_KUEUE_PREF);
+	} else if (pref) {
+		err = tgk_req_gather(b, g, o, pref, pref->valuestring,
+				     TG_GATHER_PREFER);
+	}
+	return err ? err : kueue_slice(b, g, p);
 }
 
 static const tgk_key kueue_keys[] = {
