@@ -98,8 +98,8 @@ tg_err tg_k8s_add_object(tg_k8s *k, const char *json, size_t len,
  * Builds the topology and the gangs from everything added.  May be called
  * once: a second call is TG_ESTATE, and so is a call after a failed one
  * that got past the nodes when some came from tg_k8s_add_object() (their
- * parsed trees are dropped as it goes); a failed build leaves no
- * warnings, failures or gangs behind.
+ * parsed trees are dropped as it goes); a failed build leaves none of
+ * its warnings, no failures and no gangs behind.
  * tg_k8s_add() and the setters are TG_ESTATE after a build.
  * \note *topo belongs to the caller (tg_topology_destroy()); the
  * gangs belong to \p k.
