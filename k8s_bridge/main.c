@@ -253,7 +253,10 @@ static void ticks(app *a)
 
 	for (i = 0; i < NINF; i++)
 		br_informer_tick(a->inf[i], now);
-	if (!stop_signal)
+	/* campaign only with synced caches (kube-scheduler waits for its
+	 * informers before leader election): a replica that cannot list
+	 * must not take the Lease from one that can */
+	if (!stop_signal && all_synced(a))
 		br_leader_tick(a->leader, now);
 	lead = br_leader_leading(a->leader, now);
 	if (a->was_leading && !lead)

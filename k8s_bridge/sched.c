@@ -25,7 +25,6 @@
 
 /* Bounds and timings. */
 #define SNAP_MAX		(4ull << 30)	/* bytes of one snapshot */
-#define ASSUME_TTL_MS		30000
 #define BIND_ATTEMPTS		3
 #define BIND_RETRY_MS		200
 #define VICTIM_RETRY_MS		10000
@@ -63,10 +62,14 @@ typedef struct vstate {
 	bool marked;		/* DisruptionTarget written */
 } vstate;
 
+/* A pod we bound that the watch has not shown bound yet.  It stays until
+ * the watch shows the pod bound (anywhere) or the pod goes (deleted, or
+ * another UID under the name): never on a timer, as kube-scheduler never
+ * expires a bound assumption (a slow watch or a long re-list would
+ * otherwise give its node away twice). */
 typedef struct assumed {
 	char *uid, *node, *gang, *domain;
 	unsigned rank;
-	int64_t expires_ms;
 } assumed;
 
 typedef struct strvec {
@@ -434,6 +437,7 @@ static void on_fire_done(br_req *r, void *ud)
  * and status writes go first); over EVENTS_QUEUED the oldest goes. */
 static void event_queue(br_sched *s, br_req *r)
 {
+	r->limiter = BR_RL_EVENTS;	/* a rate limit of their own */
 	if (s->evn == EVENTS_QUEUED) {
 		/* over the bound: the oldest goes, and it is counted */
 		br_req_free(s->evq[s->evhead]);
@@ -803,6 +807,9 @@ static br_req *evict_req(br_sched *s, const char *ns, const char *name,
 	br_req_set_body(r, "application/json", body ? body : "{}");
 	free(path);
 	cJSON_free(body);
+	/* a budget's 429 is retried by the victim's own timer (and at once
+	 * when a budget changes), not held in the client */
+	r->no_retry_after = true;
 	return r;
 }
 
@@ -1358,20 +1365,52 @@ static bool retryable(const br_req *r)
 				 r->status >= 500);
 }
 
-/* A 409 "already assigned" to the node we wanted is a success. */
+/*
+ * A 409 on a binding is a success only when the pod is bound to the node
+ * we wanted already: the cache says so (same UID), or the answer's Status
+ * does: reason Conflict, details naming this pod's binding (kind
+ * pods/binding, name), and the message the API server's binding storage
+ * ends with, `pod NAME is already assigned to node "NODE"`, NODE exactly
+ * the wanted node (compared whole and quoted: gpu-1 is not gpu-10).  Any
+ * other conflict (a UID precondition, a pod being deleted, bound
+ * elsewhere) is a failure.
+ */
 static bool already_there(br_sched *s, const bindjob *j)
 {
-	char key[520];
+	char key[520], *want;
 	const br_obj *o;
+	cJSON *st;
+	const cJSON *det;
+	const char *reason, *kind, *name, *msg;
+	size_t lm, lw;
+	bool yes = false;
 
 	snprintf(key, sizeof(key), "%s/%s", j->ns, j->name);
 	o = br_store_get(br_informer_store(s->env.pods), key);
 	if (o && o->node && strcmp(o->node, j->node) == 0 &&
 	    strcmp(o->uid, j->uid) == 0)
 		return true;
-	return j->r->resp.s && strstr(j->r->resp.s, "already assigned") &&
-	       strstr(j->r->resp.s, j->node) &&
-	       (!o || strcmp(o->uid, j->uid) == 0);
+	if (o && strcmp(o->uid, j->uid) != 0)
+		return false;	/* another pod under the name */
+	st = j->r->resp.len ? cJSON_ParseWithLength(j->r->resp.s,
+						    j->r->resp.len) : NULL;
+	reason = br_jstr(st, "reason");
+	det = br_jget(st, "details");
+	kind = br_jstr(det, "kind");
+	name = br_jstr(det, "name");
+	msg = br_jstr(st, "message");
+	if (reason && strcmp(reason, "Conflict") == 0 && kind &&
+	    strcmp(kind, "pods/binding") == 0 && name &&
+	    strcmp(name, j->name) == 0 && msg) {
+		want = br_xasprintf("pod %s is already assigned to node "
+				    "\"%s\"", j->name, j->node);
+		lm = strlen(msg);
+		lw = strlen(want);
+		yes = lm >= lw && strcmp(msg + lm - lw, want) == 0;
+		free(want);
+	}
+	cJSON_Delete(st);
+	return yes;
 }
 
 /*
@@ -1511,7 +1550,6 @@ static void do_binds(cyc *c)
 				a->gang = br_xstrdup(tg_decision_gang(p->d));
 				a->domain = br_xstrdup(p->domain);
 				a->rank = j->pl->rank;
-				a->expires_ms = now + ASSUME_TTL_MS;
 				br_map_put(&s->assumed, key, a);
 				s->env.m->pods_bound++;
 				snprintf(note, sizeof(note),
@@ -1885,6 +1923,13 @@ static void do_repairs(cyc *c)
 		const char *gang = tg_decision_gang(p->d);
 		bound_info *b;
 
+		if (p->partial && tg_decision_status(p->d) ==
+		    TG_STATUS_PREEMPTING) {
+			/* completing in its domain, victims on their way:
+			 * no repair; the grace counts from when that ends */
+			p->gs->partial_ms = c->now;
+			continue;
+		}
 		if (!p->partial || !p->gs->partial_ms ||
 		    tg_decision_status(p->d) == TG_STATUS_PLACED ||
 		    c->now - p->gs->partial_ms <
@@ -2135,14 +2180,9 @@ static void expire_state(br_sched *s, int64_t now)
 		const assumed *a = e->val;
 		const br_obj *o = br_store_get(pods, e->key);
 
-		if (!o || strcmp(o->uid, a->uid) != 0 || o->node ||
-		    now > a->expires_ms) {
-			if (o && !o->node && strcmp(o->uid, a->uid) == 0)
-				br_log(BR_LOG_WARN, "binding not seen in time; "
-				       "forgetting the assumption", "pod",
-				       e->key, "node", a->node, NULL);
+		/* confirmed (bound, here or elsewhere) or gone */
+		if (!o || strcmp(o->uid, a->uid) != 0 || o->node)
 			sv_push(&dead, e->key);
-		}
 	}
 	for (i = 0; i < dead.n; i++)
 		br_map_del(&s->assumed, dead.v[i]);
@@ -2180,13 +2220,6 @@ static void next_timers(cyc *c)
 
 		if (!t || v->next_ms < t)
 			t = v->next_ms;
-	}
-	for (e = br_map_first(&s->assumed, &slot); e;
-	     e = br_map_next(&s->assumed, &slot, e)) {
-		const assumed *a = e->val;
-
-		if (!t || a->expires_ms < t)
-			t = a->expires_ms;
 	}
 	if (s->waiting) {
 		int64_t w = c->now + 1000;	/* re-check reservations */
