@@ -489,6 +489,26 @@ static br_obj *mk(const char *json, bool pod)
 	return o;
 }
 
+/* The gang annotation counts only in the pod's own namespace. */
+static void test_store_gang_ns(void)
+{
+	br_obj *x = mk("{\"metadata\":{\"name\":\"q\",\"namespace\":"
+		       "\"evil\",\"uid\":\"u9\",\"annotations\":{"
+		       "\"topogang.io/gang\":\"default/g\"}},\"spec\":"
+		       "{\"nodeName\":\"n\"}}", true);
+	br_obj *y = mk("{\"metadata\":{\"name\":\"q\",\"namespace\":"
+		       "\"team\",\"uid\":\"u8\",\"annotations\":{"
+		       "\"topogang.io/gang\":\"team/g\"}},\"spec\":"
+		       "{\"nodeName\":\"n\"}}", true);
+
+	ok(x && !x->ann_gang, "store: a gang annotation naming "
+	   "another namespace does not count");
+	ok(y && y->ann_gang && strcmp(y->ann_gang, "team/g") == 0,
+	   "store: one naming the pod's own namespace does");
+	br_obj_free(x);
+	br_obj_free(y);
+}
+
 static void test_store(void)
 {
 	br_store s;
@@ -513,23 +533,6 @@ static void test_store(void)
 	       "default");
 	ok(o->gated && !o->node && !o->terminal, "store: pod fields");
 	is_str(o->ann_gang, "default/g", "store: our gang annotation");
-	{
-		br_obj *x = mk("{\"metadata\":{\"name\":\"q\",\"namespace\":"
-			       "\"evil\",\"uid\":\"u9\",\"annotations\":{"
-			       "\"topogang.io/gang\":\"default/g\"}},\"spec\":"
-			       "{\"nodeName\":\"n\"}}", true);
-		br_obj *y = mk("{\"metadata\":{\"name\":\"q\",\"namespace\":"
-			       "\"team\",\"uid\":\"u8\",\"annotations\":{"
-			       "\"topogang.io/gang\":\"team/g\"}},\"spec\":"
-			       "{\"nodeName\":\"n\"}}", true);
-
-		ok(x && !x->ann_gang, "store: a gang annotation naming "
-		   "another namespace does not count");
-		ok(y && y->ann_gang && strcmp(y->ann_gang, "team/g") == 0,
-		   "store: one naming the pod's own namespace does");
-		br_obj_free(x);
-		br_obj_free(y);
-	}
 	is_str(o->cond_msg, "m", "store: the PodScheduled=False message");
 	j = br_obj_parse(o);
 	ok(j && br_jstr(j, "kind") && strcmp(br_jstr(j, "kind"), "Pod") == 0,
@@ -1245,6 +1248,7 @@ int main(void)
 	test_in_cluster();
 	test_jframe();
 	test_store();
+	test_store_gang_ns();
 	test_too_large_rv();
 	test_map();
 	test_metrics();
