@@ -157,7 +157,7 @@ const char *br_req_status_reason(const br_req *r, char *buf, size_t n);
  */
 bool br_status_too_large_rv(const cJSON *status);
 
-/* Requests waiting for the rate limit or a Retry-After, for tests. */
+/* Requests waiting for the rate limit or a Retry-After (/metrics). */
 unsigned br_http_queued(const br_http *h);
 
 #endif /* BR_HTTP_H */

@@ -213,6 +213,9 @@ static int endpoint(void *ud, const char *path, br_buf *body,
 		gauge(body, "topogang_preempting_gangs",
 		      "Gangs waiting for their victims to go.",
 		      br_sched_waiting(a->sched));
+		gauge(body, "topogang_api_requests_queued",
+		      "API requests waiting for the client-side rate limit "
+		      "or a Retry-After.", br_http_queued(a->h));
 		per_informer(a, body, "topogang_cache_objects", "gauge",
 			     "Objects in each cache.", 0);
 		per_informer(a, body, "topogang_watch_restarts_total",
