@@ -104,6 +104,14 @@ static tgs_conf site_conf;
 static tg_topology *topo = NULL;	/* built; no allocations, ever */
 static uint32_t *tg2slurm = NULL;	/* tg node -> node index, NO_VAL */
 static unsigned ntg = 0;
+
+/* What _model_set() last gave each node of topo (set: anything yet), so
+ * that an evaluation writes only the nodes whose offer changed. */
+typedef struct nodeval {
+	int64_t cpu, gpu, pods;
+	bool in, set;
+} nodeval_t;
+static nodeval_t *mval = NULL;		/* ntg entries */
 static bitstr_t **dom_nodes = NULL;	/* per domain: its nodes */
 static unsigned ndom = 0;
 static char topo_file[PATH_MAX];	/* the file that loaded */
@@ -372,6 +380,8 @@ static int _load(void)
 	tg2slurm = map;
 	dom_nodes = doms;
 	ntg = tg_topology_nnodes(t);
+	xfree(mval);
+	mval = xcalloc(ntg ? ntg : 1, sizeof(*mval));
 	ndom = tg_topology_ndomains(t);
 	tgs_conf_free(&site_conf);
 	site_conf = nc;
@@ -396,7 +406,33 @@ static bool _first_log(uint32_t job_id)
 	return true;
 }
 
-/* The model's nodes as cons_tres offers them to this job (state_lock). */
+/* Writes \p v into node \p i of topo (state_lock held). */
+static int _model_node(unsigned i, const nodeval_t *v)
+{
+	nodeval_t *m = &mval[i];
+
+	if (m->set && (m->cpu == v->cpu) && (m->gpu == v->gpu) &&
+	    (m->pods == v->pods) && (m->in == v->in))
+		return SLURM_SUCCESS;
+	m->set = false;
+	/* memory is cons_tres's business (checked per node) */
+	if (tg_topology_node_set_resource(topo, i, TG_RES_CPU, v->cpu) ||
+	    tg_topology_node_set_resource(topo, i, TG_RES_MEMORY,
+					  MEM_UNMODELLED) ||
+	    tg_topology_node_set_resource(topo, i, TG_RES_GPU, v->gpu) ||
+	    tg_topology_node_set_resource(topo, i, TG_RES_PODS, v->pods))
+		return SLURM_ERROR;
+	tg_topology_node_set_unschedulable(topo, i, !v->in);
+	*m = *v;
+	m->set = true;
+	return SLURM_SUCCESS;
+}
+
+/*
+ * The model's nodes as cons_tres offers them to this job (state_lock).
+ * Only the nodes whose offer differs from the previous evaluation's are
+ * written: an unchanged model keeps the core's cached slot counts.
+ */
 static int _model_set(topology_eval_t *te, bool exclusive, bool per_task)
 {
 	int64_t pods = (per_task && !exclusive) ? POD_SLOTS_SHARED : 1;
@@ -404,20 +440,17 @@ static int _model_set(topology_eval_t *te, bool exclusive, bool per_task)
 	for (unsigned i = 0; i < ntg; i++) {
 		uint32_t x = tg2slurm[i];
 		avail_res_t *ar = NULL;
-		bool in;
+		nodeval_t v = { .pods = pods };
 
 		if (x != NO_VAL && bit_test(te->node_map, x))
 			ar = te->avail_res_array[x];
-		in = ar && ar->avail_cpus > 0;
-		if (tg_topology_node_set_resource(topo, i, TG_RES_CPU,
-				in ? (int64_t) ar->avail_cpus * 1000 : 0) ||
-		    tg_topology_node_set_resource(topo, i, TG_RES_MEMORY,
-						  MEM_UNMODELLED) ||
-		    tg_topology_node_set_resource(topo, i, TG_RES_GPU,
-				in ? (int64_t) ar->avail_gpus : 0) ||
-		    tg_topology_node_set_resource(topo, i, TG_RES_PODS, pods))
+		v.in = ar && ar->avail_cpus > 0;
+		if (v.in) {
+			v.cpu = (int64_t) ar->avail_cpus * 1000;
+			v.gpu = (int64_t) ar->avail_gpus;
+		}
+		if (_model_node(i, &v))
 			return SLURM_ERROR;
-		tg_topology_node_set_unschedulable(topo, i, !in);
 	}
 	return SLURM_SUCCESS;
 }
@@ -534,25 +567,38 @@ cannot:
 /*
  * Slurm's own evaluation (cores, GRES, tasks) inside the core's nodes.
  * node_map and avail_core are put back when cons_tres refuses them, as
- * common_topo_choose_nodes does between its own retries.
+ * common_topo_choose_nodes does between its own retries; it changes the
+ * cores of the nodes left in node_map only, so only those are saved.
  */
 static int _choose_in(topology_eval_t *te, bitstr_t *want)
 {
 	bitstr_t *orig_map = bit_copy(te->node_map);
-	bitstr_t **orig_core = copy_core_array(te->avail_core);
 	uint32_t orig_max = te->max_nodes;
-	int rc;
+	bitstr_t **row;
+	int *idx, n = 0, cnt, rc;
 
 	bit_and(te->node_map, want);
-	te->max_nodes = MIN(te->max_nodes, bit_set_count(te->node_map));
+	cnt = bit_set_count(te->node_map);
+	te->max_nodes = MIN(te->max_nodes, cnt);
+	row = xcalloc(cnt + 1, sizeof(*row));
+	idx = xcalloc(cnt + 1, sizeof(*idx));
+	for (int i = 0; next_node_bitmap(te->node_map, &i); i++)
+		if (te->avail_core[i]) {
+			idx[n] = i;
+			row[n++] = bit_copy(te->avail_core[i]);
+		}
 	rc = common_topo_choose_nodes(te);
 	if (rc != SLURM_SUCCESS) {
 		bit_copybits(te->node_map, orig_map);
-		core_array_or(te->avail_core, orig_core);
+		for (int k = 0; k < n; k++)
+			bit_or(te->avail_core[idx[k]], row[k]);
 		te->max_nodes = orig_max;
 	}
+	for (int k = 0; k < n; k++)
+		FREE_NULL_BITMAP(row[k]);
+	xfree(row);
+	xfree(idx);
 	FREE_NULL_BITMAP(orig_map);
-	free_core_array(&orig_core);
 	return rc;
 }
 
@@ -577,6 +623,45 @@ static int _wait(topology_eval_t *te, const char *why)
 	return rc;
 }
 
+/*
+ * The core placed the job: Slurm's evaluation inside its nodes; if
+ * cons_tres refuses them, a job with a must layer waits and any other
+ * gets Slurm's own evaluation on every node.  The node list is formatted
+ * only for a log line.
+ */
+static int _placed(topology_eval_t *te, decide_t *c)
+{
+	job_record_t *job_ptr = te->job_ptr;
+	char *nodes;
+	int rc = _choose_in(te, c->want);
+
+	if (rc == SLURM_SUCCESS) {
+		/* the reason stays until the job starts (tgreason drops it
+		 * then): the test-only evaluation of a waiting job, on all
+		 * nodes, succeeds between the scheduler's refusals */
+		if (site_conf.debug) {
+			nodes = bitmap2node_name(c->want);
+			_log_decision("JobId=%u gather=%s (%s) placed on %s "
+				      "in %s", job_ptr->job_id, c->req.txt,
+				      c->req.src, nodes,
+				      tg_decision_domain(c->d));
+			xfree(nodes);
+		}
+		return rc;
+	}
+	nodes = bitmap2node_name(c->want);
+	snprintf(c->why, sizeof(c->why), "topogang: select/cons_tres refused "
+		 "%s, the core's placement in %s", nodes,
+		 tg_decision_domain(c->d));
+	xfree(nodes);
+	if (c->req.must)
+		return _wait(te, c->why);
+	if (_first_log(job_ptr->job_id))
+		error("%s: %pJ: %s; Slurm's own evaluation chooses",
+		      plugin_type, job_ptr, c->why);
+	return common_topo_choose_nodes(te);
+}
+
 static void _known_note(job_record_t *jp);
 
 extern int topology_p_eval_nodes(topology_eval_t *te)
@@ -584,7 +669,6 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 	job_record_t *job_ptr = te->job_ptr;
 	decide_t c;
 	dec_t how;
-	char *nodes = NULL;
 	int rc;
 
 	te->eval_nodes = NULL;		/* Slurm's default evaluation */
@@ -613,33 +697,9 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 		break;
 	case DEC_PLACED:
 	default:
-		nodes = bitmap2node_name(c.want);
-		rc = _choose_in(te, c.want);
-		if (rc == SLURM_SUCCESS) {
-			/* the reason stays until the job starts (tgreason
-			 * drops it then): the test-only evaluation of a
-			 * waiting job, on all nodes, succeeds between the
-			 * scheduler's refusals */
-			_log_decision("JobId=%u gather=%s (%s) placed on %s "
-				      "in %s", job_ptr->job_id, c.req.txt,
-				      c.req.src, nodes,
-				      tg_decision_domain(c.d));
-			break;
-		}
-		snprintf(c.why, sizeof(c.why), "topogang: select/cons_tres "
-			 "refused %s, the core's placement in %s", nodes,
-			 tg_decision_domain(c.d));
-		if (c.req.must) {
-			rc = _wait(te, c.why);
-			break;
-		}
-		if (_first_log(job_ptr->job_id))
-			error("%s: %pJ: %s; Slurm's own evaluation chooses",
-			      plugin_type, job_ptr, c.why);
-		rc = common_topo_choose_nodes(te);
+		rc = _placed(te, &c);
 		break;
 	}
-	xfree(nodes);
 	FREE_NULL_BITMAP(c.want);
 	tg_decision_free(c.d);
 	tg_gang_destroy(c.g);
@@ -1232,6 +1292,7 @@ extern int fini(void)
 	tg2slurm = NULL;
 	dom_nodes = NULL;
 	ndom = ntg = 0;
+	xfree(mval);
 	tgs_conf_free(&site_conf);
 	xfree(vc.ids);
 	memset(&vc, 0, sizeof(vc));
