@@ -590,8 +590,16 @@ static int _choose_in(topology_eval_t *te, bitstr_t *want)
 	rc = common_topo_choose_nodes(te);
 	if (rc != SLURM_SUCCESS) {
 		bit_copybits(te->node_map, orig_map);
-		for (int k = 0; k < n; k++)
-			bit_or(te->avail_core[idx[k]], row[k]);
+		for (int k = 0; k < n; k++) {
+			bitstr_t **dst = &te->avail_core[idx[k]];
+
+			if (!*dst) {	/* as core_array_or() */
+				*dst = row[k];
+				row[k] = NULL;
+			} else {
+				bit_or(*dst, row[k]);
+			}
+		}
 		te->max_nodes = orig_max;
 	}
 	for (int k = 0; k < n; k++)
