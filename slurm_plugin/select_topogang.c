@@ -997,6 +997,58 @@ static void _model_update_jobs(job_record_t *job_ptr, const uint32_t *cand,
 	}
 }
 
+/* Nodes freed by preemption for jobs other than \p job_ptr: nominated
+ * allocations of the whole node (_model_sync). */
+static void _model_add_held(job_record_t *job_ptr)
+{
+	node_record_t *node_ptr;
+	size_t i;
+	unsigned r;
+
+	for (i = 0; i < nreserved; i++) {
+		char pod[64], gang[32];
+		tg_shape ns;
+		tg_node_id id;
+		int n;
+
+		if (reserved[i].job_id == job_ptr->job_id)
+			continue;
+		snprintf(gang, sizeof(gang), "JobId=%u", reserved[i].job_id);
+		n = bit_size(reserved[i].nodes);
+		for (int k = 0; k < n; k++) {
+			tg_alloc_spec a;
+
+			if (!bit_test(reserved[i].nodes, k) ||
+			    k >= node_record_count ||
+			    !(node_ptr = node_record_table_ptr[k]) ||
+			    tg_topology_node_find(model.t, node_ptr->name,
+						  &id))
+				continue;
+			memset(&ns, 0, sizeof(ns));
+			for (r = 0; r < TG_RES_PODS; r++)
+				ns.v[r] = tg_topology_node_allocatable(model.t,
+								       id, r);
+			ns.v[TG_RES_PODS] = 1;
+			memset(&a, 0, sizeof(a));
+			snprintf(pod, sizeof(pod), "JobId=%u/%s(held)",
+				 reserved[i].job_id, node_ptr->name);
+			a.pod = pod;
+			a.gang = gang;
+			a.node = id;
+			a.shape = &ns;
+			a.priority = PRIO_PENDING;
+			a.nominated = true;
+			(void) tg_topology_add_alloc(model.t, &a);
+			model.adds++;
+		}
+		if (model.nheld >= model.heldcap) {
+			model.heldcap = model.heldcap ? model.heldcap * 2 : 16;
+			xrecalloc(model.held, model.heldcap, sizeof(uint32_t));
+		}
+		model.held[model.nheld++] = reserved[i].job_id;
+	}
+}
+
 /*
  * Brings the model up to date for one job_test: nodes outside \p bitmap
  * may not be used, every node offers one pod slot when \p exclusive (so
@@ -1013,7 +1065,6 @@ static int _model_sync(job_record_t *job_ptr, bitstr_t *bitmap,
 	time_t now = time(NULL);
 	bool sweep;
 	size_t i;
-	unsigned r;
 
 	if (model.t && model.adds > MODEL_MAX_ADDS)
 		_model_drop();
@@ -1085,49 +1136,7 @@ static int _model_sync(job_record_t *job_ptr, bitstr_t *bitmap,
 	model.dirty = false;
 	model.nbegun = model.nended = 0;
 
-	/* Nodes freed by preemption for other jobs. */
-	for (i = 0; i < nreserved; i++) {
-		char pod[64], gang[32];
-		tg_shape ns;
-		tg_node_id id;
-		int n;
-
-		if (reserved[i].job_id == job_ptr->job_id)
-			continue;
-		snprintf(gang, sizeof(gang), "JobId=%u", reserved[i].job_id);
-		n = bit_size(reserved[i].nodes);
-		for (int k = 0; k < n; k++) {
-			tg_alloc_spec a;
-
-			if (!bit_test(reserved[i].nodes, k) ||
-			    k >= node_record_count ||
-			    !(node_ptr = node_record_table_ptr[k]) ||
-			    tg_topology_node_find(model.t, node_ptr->name,
-						  &id))
-				continue;
-			memset(&ns, 0, sizeof(ns));
-			for (r = 0; r < TG_RES_PODS; r++)
-				ns.v[r] = tg_topology_node_allocatable(model.t,
-								       id, r);
-			ns.v[TG_RES_PODS] = 1;
-			memset(&a, 0, sizeof(a));
-			snprintf(pod, sizeof(pod), "JobId=%u/%s(held)",
-				 reserved[i].job_id, node_ptr->name);
-			a.pod = pod;
-			a.gang = gang;
-			a.node = id;
-			a.shape = &ns;
-			a.priority = PRIO_PENDING;
-			a.nominated = true;
-			(void) tg_topology_add_alloc(model.t, &a);
-			model.adds++;
-		}
-		if (model.nheld >= model.heldcap) {
-			model.heldcap = model.heldcap ? model.heldcap * 2 : 16;
-			xrecalloc(model.held, model.heldcap, sizeof(uint32_t));
-		}
-		model.held[model.nheld++] = reserved[i].job_id;
-	}
+	_model_add_held(job_ptr);
 	return SLURM_SUCCESS;
 }
 
