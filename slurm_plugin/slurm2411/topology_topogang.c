@@ -29,7 +29,7 @@
  *  error naming file and line and the previous topology stays.
  *
  *  Preemption: cons_tres removes slurmctld's preemptee candidates one by
- *  one around eval_nodes; see docs/slurm-2411.md for how victims are
+ *  one around eval_nodes; see docs/slurm.md for how victims are
  *  chosen on 24.11.
 \*****************************************************************************/
 
