@@ -997,6 +997,58 @@ static void _model_update_jobs(job_record_t *job_ptr, const uint32_t *cand,
 	}
 }
 
+/* Nodes freed by preemption for jobs other than \p job_ptr: nominated
+ * allocations of the whole node (_model_sync). */
+static void _model_add_held(job_record_t *job_ptr)
+{
+	node_record_t *node_ptr;
+	size_t i;
+	unsigned r;
+
+	for (i = 0; i < nreserved; i++) {
+		char pod[64], gang[32];
+		tg_shape ns;
+		tg_node_id id;
+		int n;
+
+		if (reserved[i].job_id == job_ptr->job_id)
+			continue;
+		snprintf(gang, sizeof(gang), "JobId=%u", reserved[i].job_id);
+		n = bit_size(reserved[i].nodes);
+		for (int k = 0; k < n; k++) {
+			tg_alloc_spec a;
+
+			if (!bit_test(reserved[i].nodes, k) ||
+			    k >= node_record_count ||
+			    !(node_ptr = node_record_table_ptr[k]) ||
+			    tg_topology_node_find(model.t, node_ptr->name,
+						  &id))
+				continue;
+			memset(&ns, 0, sizeof(ns));
+			for (r = 0; r < TG_RES_PODS; r++)
+				ns.v[r] = tg_topology_node_allocatable(model.t,
+								       id, r);
+			ns.v[TG_RES_PODS] = 1;
+			memset(&a, 0, sizeof(a));
+			snprintf(pod, sizeof(pod), "JobId=%u/%s(held)",
+				 reserved[i].job_id, node_ptr->name);
+			a.pod = pod;
+			a.gang = gang;
+			a.node = id;
+			a.shape = &ns;
+			a.priority = PRIO_PENDING;
+			a.nominated = true;
+			(void) tg_topology_add_alloc(model.t, &a);
+			model.adds++;
+		}
+		if (model.nheld >= model.heldcap) {
+			model.heldcap = model.heldcap ? model.heldcap * 2 : 16;
+			xrecalloc(model.held, model.heldcap, sizeof(uint32_t));
+		}
+		model.held[model.nheld++] = reserved[i].job_id;
+	}
+}
+
 /*
  * Brings the model up to date for one job_test: nodes outside \p bitmap
  * may not be used, every node offers one pod slot when \p exclusive (so
@@ -1013,7 +1065,6 @@ static int _model_sync(job_record_t *job_ptr, bitstr_t *bitmap,
 	time_t now = time(NULL);
 	bool sweep;
 	size_t i;
-	unsigned r;
 
 	if (model.t && model.adds > MODEL_MAX_ADDS)
 		_model_drop();
@@ -1085,49 +1136,7 @@ static int _model_sync(job_record_t *job_ptr, bitstr_t *bitmap,
 	model.dirty = false;
 	model.nbegun = model.nended = 0;
 
-	/* Nodes freed by preemption for other jobs. */
-	for (i = 0; i < nreserved; i++) {
-		char pod[64], gang[32];
-		tg_shape ns;
-		tg_node_id id;
-		int n;
-
-		if (reserved[i].job_id == job_ptr->job_id)
-			continue;
-		snprintf(gang, sizeof(gang), "JobId=%u", reserved[i].job_id);
-		n = bit_size(reserved[i].nodes);
-		for (int k = 0; k < n; k++) {
-			tg_alloc_spec a;
-
-			if (!bit_test(reserved[i].nodes, k) ||
-			    k >= node_record_count ||
-			    !(node_ptr = node_record_table_ptr[k]) ||
-			    tg_topology_node_find(model.t, node_ptr->name,
-						  &id))
-				continue;
-			memset(&ns, 0, sizeof(ns));
-			for (r = 0; r < TG_RES_PODS; r++)
-				ns.v[r] = tg_topology_node_allocatable(model.t,
-								       id, r);
-			ns.v[TG_RES_PODS] = 1;
-			memset(&a, 0, sizeof(a));
-			snprintf(pod, sizeof(pod), "JobId=%u/%s(held)",
-				 reserved[i].job_id, node_ptr->name);
-			a.pod = pod;
-			a.gang = gang;
-			a.node = id;
-			a.shape = &ns;
-			a.priority = PRIO_PENDING;
-			a.nominated = true;
-			(void) tg_topology_add_alloc(model.t, &a);
-			model.adds++;
-		}
-		if (model.nheld >= model.heldcap) {
-			model.heldcap = model.heldcap ? model.heldcap * 2 : 16;
-			xrecalloc(model.held, model.heldcap, sizeof(uint32_t));
-		}
-		model.held[model.nheld++] = reserved[i].job_id;
-	}
+	_model_add_held(job_ptr);
 	return SLURM_SUCCESS;
 }
 
@@ -2015,6 +2024,352 @@ static bitstr_t *_gpu_type_filter(job_record_t *job_ptr, bitstr_t *bitmap)
 	return b;
 }
 
+/* _inner_narrowed() with \p a's arguments and \p cands. */
+static int _inner_jt(job_record_t *job_ptr, bitstr_t *bitmap, bitstr_t *want,
+		     List cands, const jt_args_t *a)
+{
+	return _inner_narrowed(job_ptr, bitmap, want, a->min_nodes,
+			       a->max_nodes, a->req_nodes, a->mode, cands,
+			       a->preemptee_job_list, a->exc_core_bitmap);
+}
+
+/* A preemptor waits for the nodes it freed, \p own (_topo_job_test). */
+static int _test_held(job_record_t *job_ptr, bitstr_t *bitmap,
+		      reserved_t *own, const jt_args_t *a)
+{
+	bool run_now = SELECT_IS_MODE_RUN_NOW(a->mode);
+	char why[TGS_ERRLEN + 64], *nodes = NULL;
+	bitstr_t *orig;
+	int rc;
+
+	if (!bit_super_set(own->nodes, bitmap) && run_now) {
+		bitstr_t *miss = bit_copy(own->nodes);
+
+		bit_and_not(miss, bitmap);
+		nodes = bitmap2node_name(miss);
+		snprintf(why, sizeof(why), "topogang: waiting for preempted "
+			 "jobs to leave %s (held for this job)", nodes);
+		tgr_set(job_ptr, why);
+		FREE_NULL_BITMAP(miss);
+		xfree(nodes);
+		return SLURM_ERROR;
+	}
+	orig = bit_copy(bitmap);
+	rc = _inner_jt(job_ptr, bitmap, own->nodes, a->cands, a);
+	if (rc == SLURM_SUCCESS) {
+		if (run_now && !(a->preemptee_job_list &&
+				 *a->preemptee_job_list))
+			_steer_gpus(job_ptr, own->picks, own->npicks);
+		if (run_now) {
+			nodes = bitmap2node_name(bitmap);
+			info("%s: %pJ placed on %s, the nodes its preemption "
+			     "freed", plugin_type, job_ptr, nodes);
+		}
+	} else {
+		bit_copybits(bitmap, orig);
+		if (run_now) {
+			nodes = bitmap2node_name(own->nodes);
+			snprintf(why, sizeof(why), "topogang: waiting for "
+				 "held nodes %s", nodes);
+			tgr_set(job_ptr, why);
+		}
+	}
+	FREE_NULL_BITMAP(orig);
+	xfree(nodes);
+	return rc;
+}
+
+/* A heterogeneous job's component: \p part, its part of the gang's
+ * placement made for an earlier component (_topo_job_test). */
+static int _test_het_part(job_record_t *job_ptr, bitstr_t *bitmap,
+			  bitstr_t *part, const jt_args_t *a, bool *fallback)
+{
+	bool run_now = SELECT_IS_MODE_RUN_NOW(a->mode);
+	char why[TGS_ERRLEN + 64], *nodes;
+	bitstr_t *orig = bit_copy(bitmap), *want = bit_copy(part);
+	int rc = _inner_jt(job_ptr, bitmap, want, NULL, a);
+
+	nodes = bitmap2node_name(want);
+	if (rc != SLURM_SUCCESS) {
+		bit_copybits(bitmap, orig);
+		snprintf(why, sizeof(why), "topogang: select/cons_tres refused "
+			 "%s, this component's part of heterogeneous JobId=%u "
+			 "in %s", nodes, job_ptr->het_job_id, het_plan.domain);
+		if (het_plan.must) {
+			if (tgr_set(job_ptr, why))
+				error("%s: %pJ: %s; the job waits (its request "
+				      "has a must layer)", plugin_type, job_ptr,
+				      why);
+		} else {
+			if (run_now &&
+			    tgr_once(job_ptr->job_id, "het-refused"))
+				error("%s: %pJ: %s; select/cons_tres chooses",
+				      plugin_type, job_ptr, why);
+			*fallback = true;
+		}
+	} else {
+		tgr_drop(job_ptr->job_id);
+		if (run_now)
+			info("%s: %pJ placed on %s in %s, its part of "
+			     "heterogeneous JobId=%u", plugin_type, job_ptr,
+			     nodes, het_plan.domain, job_ptr->het_job_id);
+		else
+			_log_decision("JobId=%u mode=%u placed on %s in %s "
+				      "(heterogeneous JobId=%u)",
+				      job_ptr->job_id, a->mode, nodes,
+				      het_plan.domain, job_ptr->het_job_id);
+	}
+	xfree(nodes);
+	FREE_NULL_BITMAP(want);
+	FREE_NULL_BITMAP(orig);
+	return rc;
+}
+
+/* The candidates' job ids, sorted (xfree()), their number in \p n. */
+static uint32_t *_cand_ids(List cands, size_t *n)
+{
+	ListIterator it;
+	job_record_t *jp;
+	uint32_t *ids;
+
+	*n = 0;
+	if (!cands)
+		return NULL;
+	ids = xcalloc(list_count(cands) + 1, sizeof(*ids));
+	it = list_iterator_create(cands);
+	while ((jp = list_next(it)))
+		ids[(*n)++] = jp->job_id;
+	list_iterator_destroy(it);
+	qsort(ids, *n, sizeof(*ids), _u32_cmp);
+	return ids;
+}
+
+/* The core found no room: a run-now test asks cons_tres; a will-run test
+ * gets cons_tres's time, or one inside a domain of the must layer. */
+static int _test_unsched(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
+			 bool *fallback)
+{
+	job_record_t *job_ptr = c->job_ptr;
+	char why[TGS_ERRLEN + 64];
+
+	snprintf(why, sizeof(why), "topogang: %s", tg_decision_message(c->d));
+	if (SELECT_IS_MODE_RUN_NOW(a->mode) && !c->nhet)
+		/* no room in the model: cons_tres may see some (not for a
+		 * heterogeneous gang: its components would start apart) */
+		return _disagree(c, bitmap, a, false, why);
+	if (tgr_set(job_ptr, why))
+		_log_decision("JobId=%u gather=%s (%s) mode=%u: %s",
+			      job_ptr->job_id, c->gather_txt, c->gather_src,
+			      a->mode, why);
+	if (SELECT_IS_MODE_WILL_RUN(a->mode) && !c->must)
+		*fallback = true;	/* cons_tres says when it could start */
+	else if (SELECT_IS_MODE_WILL_RUN(a->mode) && !c->nhet)
+		/* when, inside one domain of its must layer */
+		return _will_run_must(c, bitmap, a);
+	return SLURM_ERROR;
+}
+
+/* The core's victims, as job records (list_destroy()). */
+static List _victim_list(ctx_t *c)
+{
+	List victims = list_create(NULL);
+
+	for (unsigned i = 0; i < tg_decision_nvictims(c->d); i++) {
+		const tg_victim *v = tg_decision_victim(c->d, i);
+		job_record_t *vj = _victim_job(v);
+
+		if (!vj || v->reservation ||
+		    list_find_first(victims, _ptr_eq, vj))
+			continue;
+		list_append(victims, vj);
+	}
+	return victims;
+}
+
+/*
+ * cons_tres refused the core's nodes \p nodes with \p rc (\p bitmap put
+ * back): a run-now test asks cons_tres on all of them; a must request
+ * waits (a will-run test first tries inside one domain of its layer);
+ * any other falls back to cons_tres.
+ */
+static int _test_refused(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
+			 const char *nodes, int rc, bool *fallback)
+{
+	job_record_t *job_ptr = c->job_ptr;
+	bool run_now = SELECT_IS_MODE_RUN_NOW(a->mode);
+	char why[TGS_ERRLEN + 64];
+
+	snprintf(why, sizeof(why), "topogang: select/cons_tres refused %s "
+		 "chosen in %s", nodes, tg_decision_domain(c->d));
+	if (run_now && !c->nhet)
+		return _disagree(c, bitmap, a, true, why);
+	if (c->must) {
+		if (!run_now && !c->nhet &&
+		    (rc = _will_run_must(c, bitmap, a)) == SLURM_SUCCESS)
+			return rc;
+		if (tgr_set(job_ptr, why) &&
+		    tgr_once(job_ptr->job_id, "refused-must"))
+			error("%s: %pJ: %s; the job waits (its request has a "
+			      "must layer)", plugin_type, job_ptr, why);
+		return rc;
+	}
+	if (run_now && tgr_once(job_ptr->job_id, "refused"))
+		error("%s: %pJ: %s; select/cons_tres chooses", plugin_type,
+		      job_ptr, why);
+	*fallback = true;
+	return rc;
+}
+
+/* " over JobId=..(..), to be suspended; heterogeneous ..." for the log of
+ * a placement cons_tres started without a preemptee list (xfree()). */
+static char *_over_txt(ctx_t *c, List victims)
+{
+	char *over = NULL;
+
+	/*
+	 * Preempting, and cons_tres started the job without a preemptee
+	 * list: the victims' cores are in a lower row
+	 * (PreemptMode=SUSPEND,GANG), and the gang scheduler suspends them,
+	 * exactly these since only they share the job's nodes.
+	 */
+	if (victims && list_count(victims)) {
+		ListIterator it = list_iterator_create(victims);
+		job_record_t *vj;
+
+		while ((vj = list_next(it)))
+			xstrfmtcat(over, "%sJobId=%u(%s)", over ? "," : " over ",
+				   vj->job_id, vj->nodes);
+		list_iterator_destroy(it);
+		xstrcat(over, ", to be suspended");
+	}
+	if (c->nhet) {
+		bitstr_t *b = _decision_part(c, UINT_MAX);
+		char *all = bitmap2node_name(b);
+
+		FREE_NULL_BITMAP(b);
+		xstrfmtcat(over, "; heterogeneous JobId=%u, %u components as "
+			   "one gang on %s", c->job_ptr->het_job_id, c->nhet,
+			   all);
+		xfree(all);
+	}
+	return over;
+}
+
+/* Logs a preempting decision cons_tres accepted (held nodes recorded for
+ * a run-now test). */
+static void _log_preempting(ctx_t *c, bitstr_t *bitmap, bitstr_t *want,
+			    const char *nodes, gpu_pick_t *picks,
+			    unsigned npicks, const jt_args_t *a, time_t now)
+{
+	job_record_t *job_ptr = c->job_ptr;
+	char *vnames = NULL, *sel = bitmap2node_name(bitmap);
+	ListIterator it;
+	job_record_t *vj;
+
+	if (a->preemptee_job_list && *a->preemptee_job_list) {
+		it = list_iterator_create(*a->preemptee_job_list);
+		while ((vj = list_next(it)))
+			xstrfmtcat(vnames, "%sJobId=%u(%s)", vnames ? "," : "",
+				   vj->job_id, vj->nodes);
+		list_iterator_destroy(it);
+	}
+	if (SELECT_IS_MODE_RUN_NOW(a->mode)) {
+		_reserved_add(job_ptr->job_id, want, picks, npicks,
+			      now + site_conf.reserve_time);
+		info("%s: %pJ gather=%s (%s) preempting %s for %s in %s: %s",
+		     plugin_type, job_ptr, c->gather_txt, c->gather_src,
+		     vnames, nodes, tg_decision_domain(c->d),
+		     tg_decision_message(c->d));
+	} else {
+		_log_decision("JobId=%u mode=%u would preempt for %s in %s",
+			      job_ptr->job_id, a->mode, sel,
+			      tg_decision_domain(c->d));
+	}
+	xfree(vnames);
+	xfree(sel);
+}
+
+/* cons_tres accepted the core's nodes \p want: steer the GPUs, keep a
+ * heterogeneous gang's plan, hold a preemptor's nodes, log. */
+static void _test_accepted(ctx_t *c, bitstr_t *bitmap, bitstr_t *want,
+			   const char *nodes, List victims,
+			   const jt_args_t *a, time_t now)
+{
+	job_record_t *job_ptr = c->job_ptr;
+	bool run_now = SELECT_IS_MODE_RUN_NOW(a->mode);
+	bool listed = a->preemptee_job_list && *a->preemptee_job_list;
+	unsigned npicks = 0;
+	gpu_pick_t *picks;
+
+	tgr_drop(job_ptr->job_id);
+	if (c->nhet)
+		_het_plan_keep(c, now);
+	picks = _decision_picks(c, &npicks);
+	if (run_now && !listed)
+		_steer_gpus(job_ptr, picks, npicks);
+	if (tg_decision_status(c->d) == TG_STATUS_PREEMPTING &&
+	    (!run_now || listed)) {
+		_log_preempting(c, bitmap, want, nodes, picks, npicks, a, now);
+	} else if (run_now) {
+		char *sel = bitmap2node_name(bitmap);
+		char *over = _over_txt(c, victims);
+
+		info("%s: %pJ gather=%s (%s) placed on %s in %s (%g Gbit/s)%s",
+		     plugin_type, job_ptr, c->gather_txt, c->gather_src, sel,
+		     tg_decision_domain(c->d),
+		     tg_decision_bandwidth_gbps(c->d), over ? over : "");
+		xfree(over);
+		xfree(sel);
+	} else {
+		_log_decision("JobId=%u mode=%u placed on %s in %s",
+			      job_ptr->job_id, a->mode, nodes,
+			      tg_decision_domain(c->d));
+	}
+	xfree(picks);
+}
+
+/* The core's decision in \p c, built and placed (_topo_job_test). */
+static int _test_core(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
+		      time_t now, bool *fallback)
+{
+	job_record_t *job_ptr = c->job_ptr;
+	char why[TGS_ERRLEN + 64] = "";
+	bitstr_t *orig, *want;
+	List victims = NULL;
+	char *nodes;
+	int rc;
+
+	if (tg_decision_status(c->d) != TG_STATUS_UNSCHEDULABLE &&
+	    tgj_switches_wait(job_ptr, c->t, c->d, now, why, sizeof(why))) {
+		if (tgr_set(job_ptr, why))
+			_log_decision("JobId=%u mode=%u: %s", job_ptr->job_id,
+				      a->mode, why);
+		return SLURM_ERROR;
+	}
+	if (tg_decision_status(c->d) == TG_STATUS_UNSCHEDULABLE)
+		return _test_unsched(c, bitmap, a, fallback);
+	orig = bit_copy(bitmap);
+	if (tg_decision_status(c->d) == TG_STATUS_PREEMPTING) {
+		want = _decision_part(c, UINT_MAX);
+		victims = _victim_list(c);
+	} else {
+		want = _decision_part(c, c->nhet ? c->het_ps : UINT_MAX);
+	}
+	rc = _inner_jt(job_ptr, bitmap, want, victims, a);
+	nodes = bitmap2node_name(want);
+	if (rc != SLURM_SUCCESS) {
+		bit_copybits(bitmap, orig);
+		rc = _test_refused(c, bitmap, a, nodes, rc, fallback);
+	} else {
+		_test_accepted(c, bitmap, want, nodes, victims, a, now);
+	}
+	xfree(nodes);
+	FREE_NULL_LIST(victims);
+	FREE_NULL_BITMAP(want);
+	FREE_NULL_BITMAP(orig);
+	return rc;
+}
+
 /* select_p_job_test for a job the core places; see select_p_job_test. */
 static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			  uint32_t min_nodes, uint32_t max_nodes,
@@ -2024,17 +2379,13 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			  bitstr_t *exc_core_bitmap, bool *fallback)
 {
 	ctx_t c;
-	char why[TGS_ERRLEN + 64], *nodes = NULL;
+	char why[TGS_ERRLEN + 64];
 	tg_errinfo ei;
 	uint32_t *cand = NULL;
 	size_t ncand = 0;
-	bitstr_t *orig = NULL, *want = NULL, *part, *typed = NULL;
+	bitstr_t *part, *typed = NULL;
 	reserved_t *own;
 	time_t now = time(NULL);
-	bool run_now = SELECT_IS_MODE_RUN_NOW(mode);
-	List victims = NULL;
-	gpu_pick_t *picks = NULL;
-	unsigned npicks = 0;
 	int rc = SLURM_ERROR;
 	jt_args_t jt = {
 		.min_nodes = min_nodes, .max_nodes = max_nodes,
@@ -2049,103 +2400,12 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	*fallback = false;
 	_reserved_expire(now);
 
-	/* A preemptor waits for the nodes it freed. */
-	own = _reserved_find(job_ptr->job_id);
-	if (own) {
-		orig = bit_copy(bitmap);
-		if (!bit_super_set(own->nodes, bitmap) && run_now) {
-			bitstr_t *miss = bit_copy(own->nodes);
+	if ((own = _reserved_find(job_ptr->job_id)))
+		return _test_held(job_ptr, bitmap, own, &jt);
+	if ((part = _het_plan_part(job_ptr, now)))
+		return _test_het_part(job_ptr, bitmap, part, &jt, fallback);
 
-			bit_and_not(miss, bitmap);
-			nodes = bitmap2node_name(miss);
-			snprintf(why, sizeof(why), "topogang: waiting for "
-				 "preempted jobs to leave %s (held for this "
-				 "job)", nodes);
-			tgr_set(job_ptr, why);
-			FREE_NULL_BITMAP(miss);
-			goto out;
-		}
-		rc = _inner_narrowed(job_ptr, bitmap, own->nodes, min_nodes,
-				     max_nodes, req_nodes, mode,
-				     preemptee_candidates, preemptee_job_list,
-				     exc_core_bitmap);
-		if (rc == SLURM_SUCCESS) {
-			if (run_now &&
-			    !(preemptee_job_list && *preemptee_job_list))
-				_steer_gpus(job_ptr, own->picks, own->npicks);
-			if (run_now) {
-				nodes = bitmap2node_name(bitmap);
-				info("%s: %pJ placed on %s, the nodes its "
-				     "preemption freed", plugin_type, job_ptr,
-				     nodes);
-			}
-			goto out;
-		}
-		bit_copybits(bitmap, orig);
-		if (run_now) {
-			nodes = bitmap2node_name(own->nodes);
-			snprintf(why, sizeof(why), "topogang: waiting for "
-				 "held nodes %s", nodes);
-			tgr_set(job_ptr, why);
-		}
-		goto out;
-	}
-
-	/* A heterogeneous job's component: its part of the gang's placement
-	 * made for an earlier component. */
-	if ((part = _het_plan_part(job_ptr, now))) {
-		orig = bit_copy(bitmap);
-		want = bit_copy(part);
-		rc = _inner_narrowed(job_ptr, bitmap, want, min_nodes,
-				     max_nodes, req_nodes, mode, NULL,
-				     preemptee_job_list, exc_core_bitmap);
-		nodes = bitmap2node_name(want);
-		if (rc != SLURM_SUCCESS) {
-			bit_copybits(bitmap, orig);
-			snprintf(why, sizeof(why), "topogang: select/cons_tres "
-				 "refused %s, this component's part of "
-				 "heterogeneous JobId=%u in %s", nodes,
-				 job_ptr->het_job_id, het_plan.domain);
-			if (het_plan.must) {
-				if (tgr_set(job_ptr, why))
-					error("%s: %pJ: %s; the job waits (its "
-					      "request has a must layer)",
-					      plugin_type, job_ptr, why);
-			} else {
-				if (run_now &&
-				    tgr_once(job_ptr->job_id, "het-refused"))
-					error("%s: %pJ: %s; select/cons_tres "
-					      "chooses", plugin_type, job_ptr,
-					      why);
-				*fallback = true;
-			}
-			goto out;
-		}
-		tgr_drop(job_ptr->job_id);
-		if (run_now)
-			info("%s: %pJ placed on %s in %s, its part of "
-			     "heterogeneous JobId=%u", plugin_type, job_ptr,
-			     nodes, het_plan.domain, job_ptr->het_job_id);
-		else
-			_log_decision("JobId=%u mode=%u placed on %s in %s "
-				      "(heterogeneous JobId=%u)",
-				      job_ptr->job_id, mode, nodes,
-				      het_plan.domain, job_ptr->het_job_id);
-		goto out;
-	}
-
-	if (preemptee_candidates) {
-		ListIterator it = list_iterator_create(preemptee_candidates);
-		job_record_t *jp;
-
-		cand = xcalloc(list_count(preemptee_candidates) + 1,
-			       sizeof(*cand));
-		while ((jp = list_next(it)))
-			cand[ncand++] = jp->job_id;
-		list_iterator_destroy(it);
-		qsort(cand, ncand, sizeof(*cand), _u32_cmp);
-	}
-
+	cand = _cand_ids(preemptee_candidates, &ncand);
 	why[0] = '\0';
 	typed = _gpu_type_filter(job_ptr, bitmap);
 	if (_build(&c, job_ptr, typed ? typed : bitmap, min_nodes, max_nodes,
@@ -2165,184 +2425,9 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			     fallback);
 		goto out;
 	}
-
-	if (tg_decision_status(c.d) != TG_STATUS_UNSCHEDULABLE &&
-	    tgj_switches_wait(job_ptr, c.t, c.d, now, why,
-				      sizeof(why))) {
-		if (tgr_set(job_ptr, why))
-			_log_decision("JobId=%u mode=%u: %s", job_ptr->job_id,
-				      mode, why);
-		goto out;
-	}
-
-	switch (tg_decision_status(c.d)) {
-	case TG_STATUS_UNSCHEDULABLE:
-		snprintf(why, sizeof(why), "topogang: %s",
-			 tg_decision_message(c.d));
-		if (run_now && !c.nhet) {
-			/* no room in the model: cons_tres may see some (not
-			 * for a heterogeneous gang: its components would
-			 * start apart) */
-			rc = _disagree(&c, bitmap, &jt, false, why);
-			goto out;
-		}
-		if (tgr_set(job_ptr, why))
-			_log_decision("JobId=%u gather=%s (%s) mode=%u: %s",
-				      job_ptr->job_id, c.gather_txt,
-				      c.gather_src, mode, why);
-		if (SELECT_IS_MODE_WILL_RUN(mode) && !c.must) {
-			/* Let cons_tres say when it could start. */
-			*fallback = true;
-		} else if (SELECT_IS_MODE_WILL_RUN(mode) && !c.nhet) {
-			/* when, inside one domain of its must layer */
-			rc = _will_run_must(&c, bitmap, &jt);
-		}
-		goto out;
-	case TG_STATUS_PLACED:
-		want = _decision_part(&c, c.nhet ? c.het_ps : UINT_MAX);
-		orig = bit_copy(bitmap);
-		rc = _inner_narrowed(job_ptr, bitmap, want, min_nodes,
-				     max_nodes, req_nodes, mode, NULL,
-				     preemptee_job_list, exc_core_bitmap);
-		break;
-	case TG_STATUS_PREEMPTING:
-	{
-		unsigned i;
-
-		want = _decision_part(&c, UINT_MAX);
-		orig = bit_copy(bitmap);
-		victims = list_create(NULL);
-		for (i = 0; i < tg_decision_nvictims(c.d); i++) {
-			const tg_victim *v = tg_decision_victim(c.d, i);
-			job_record_t *vj = _victim_job(v);
-
-			if (!vj || v->reservation ||
-			    list_find_first(victims, _ptr_eq, vj))
-				continue;
-			list_append(victims, vj);
-		}
-		rc = _inner_narrowed(job_ptr, bitmap, want, min_nodes,
-				     max_nodes, req_nodes, mode, victims,
-				     preemptee_job_list, exc_core_bitmap);
-		break;
-	}
-	}
-
-	nodes = bitmap2node_name(want);
-	if (rc != SLURM_SUCCESS) {
-		bit_copybits(bitmap, orig);
-		snprintf(why, sizeof(why), "topogang: select/cons_tres "
-			 "refused %s chosen in %s", nodes,
-			 tg_decision_domain(c.d));
-		if (run_now && !c.nhet) {
-			rc = _disagree(&c, bitmap, &jt, true, why);
-			goto out;
-		}
-		if (c.must) {
-			if (!run_now && !c.nhet &&
-			    (rc = _will_run_must(&c, bitmap, &jt)) ==
-			    SLURM_SUCCESS)
-				goto out;
-			if (tgr_set(job_ptr, why) &&
-			    tgr_once(job_ptr->job_id, "refused-must"))
-				error("%s: %pJ: %s; the job waits (its "
-				      "request has a must layer)",
-				      plugin_type, job_ptr, why);
-		} else {
-			if (run_now && tgr_once(job_ptr->job_id, "refused"))
-				error("%s: %pJ: %s; select/cons_tres chooses",
-				      plugin_type, job_ptr, why);
-			*fallback = true;
-		}
-		goto out;
-	}
-
-	tgr_drop(job_ptr->job_id);
-	if (c.nhet)
-		_het_plan_keep(&c, now);
-	picks = _decision_picks(&c, &npicks);
-	if (run_now && !(preemptee_job_list && *preemptee_job_list))
-		_steer_gpus(job_ptr, picks, npicks);
-	if (tg_decision_status(c.d) == TG_STATUS_PREEMPTING &&
-	    (!run_now || (preemptee_job_list && *preemptee_job_list))) {
-		char *vnames = NULL, *sel = bitmap2node_name(bitmap);
-		ListIterator it;
-		job_record_t *vj;
-
-		if (preemptee_job_list && *preemptee_job_list) {
-			it = list_iterator_create(*preemptee_job_list);
-			while ((vj = list_next(it)))
-				xstrfmtcat(vnames, "%sJobId=%u(%s)",
-					   vnames ? "," : "", vj->job_id,
-					   vj->nodes);
-			list_iterator_destroy(it);
-		}
-		if (run_now) {
-			_reserved_add(job_ptr->job_id, want, picks, npicks,
-				      now + site_conf.reserve_time);
-			info("%s: %pJ gather=%s (%s) preempting %s for %s in "
-			     "%s: %s", plugin_type, job_ptr, c.gather_txt,
-			     c.gather_src, vnames, nodes,
-			     tg_decision_domain(c.d),
-			     tg_decision_message(c.d));
-		} else {
-			_log_decision("JobId=%u mode=%u would preempt for %s "
-				      "in %s", job_ptr->job_id, mode, sel,
-				      tg_decision_domain(c.d));
-		}
-		xfree(vnames);
-		xfree(sel);
-	} else if (run_now) {
-		char *sel = bitmap2node_name(bitmap), *over = NULL;
-
-		/*
-		 * Preempting, and cons_tres started the job without a
-		 * preemptee list: the victims' cores are in a lower row
-		 * (PreemptMode=SUSPEND,GANG), and the gang scheduler
-		 * suspends them, exactly these since only they share the
-		 * job's nodes.
-		 */
-		if (victims && list_count(victims)) {
-			ListIterator it = list_iterator_create(victims);
-			job_record_t *vj;
-
-			while ((vj = list_next(it)))
-				xstrfmtcat(over, "%sJobId=%u(%s)",
-					   over ? "," : " over ", vj->job_id,
-					   vj->nodes);
-			list_iterator_destroy(it);
-			xstrcat(over, ", to be suspended");
-		}
-		if (c.nhet) {
-			char *all = NULL;
-			bitstr_t *b = _decision_part(&c, UINT_MAX);
-
-			all = bitmap2node_name(b);
-			FREE_NULL_BITMAP(b);
-			xstrfmtcat(over, "; heterogeneous JobId=%u, %u "
-				   "components as one gang on %s",
-				   job_ptr->het_job_id, c.nhet, all);
-			xfree(all);
-		}
-		info("%s: %pJ gather=%s (%s) placed on %s in %s (%g Gbit/s)%s",
-		     plugin_type, job_ptr, c.gather_txt, c.gather_src, sel,
-		     tg_decision_domain(c.d),
-		     tg_decision_bandwidth_gbps(c.d), over ? over : "");
-		xfree(over);
-		xfree(sel);
-	} else {
-		_log_decision("JobId=%u mode=%u placed on %s in %s",
-			      job_ptr->job_id, mode, nodes,
-			      tg_decision_domain(c.d));
-	}
-
+	rc = _test_core(&c, bitmap, &jt, now, fallback);
 out:
-	xfree(picks);
-	FREE_NULL_LIST(victims);
 	FREE_NULL_BITMAP(typed);
-	FREE_NULL_BITMAP(orig);
-	FREE_NULL_BITMAP(want);
-	xfree(nodes);
 	xfree(cand);
 	_ctx_free(&c);
 	return rc;

@@ -76,6 +76,7 @@
  * the plugin too, need not have it (only slurmctld reaches the code). */
 #pragma weak last_job_update
 #pragma weak job_list
+#pragma weak queue_job_scheduler
 
 #include "tgconf.h"
 #include "tgjob.h"
@@ -103,6 +104,14 @@ static tgs_conf site_conf;
 static tg_topology *topo = NULL;	/* built; no allocations, ever */
 static uint32_t *tg2slurm = NULL;	/* tg node -> node index, NO_VAL */
 static unsigned ntg = 0;
+
+/* What _model_set() last gave each node of topo (set: anything yet), so
+ * that an evaluation writes only the nodes whose offer changed. */
+typedef struct nodeval {
+	int64_t cpu, gpu, pods;
+	bool in, set;
+} nodeval_t;
+static nodeval_t *mval = NULL;		/* ntg entries */
 static bitstr_t **dom_nodes = NULL;	/* per domain: its nodes */
 static unsigned ndom = 0;
 static char topo_file[PATH_MAX];	/* the file that loaded */
@@ -371,6 +380,8 @@ static int _load(void)
 	tg2slurm = map;
 	dom_nodes = doms;
 	ntg = tg_topology_nnodes(t);
+	xfree(mval);
+	mval = xcalloc(ntg ? ntg : 1, sizeof(*mval));
 	ndom = tg_topology_ndomains(t);
 	tgs_conf_free(&site_conf);
 	site_conf = nc;
@@ -395,7 +406,33 @@ static bool _first_log(uint32_t job_id)
 	return true;
 }
 
-/* The model's nodes as cons_tres offers them to this job (state_lock). */
+/* Writes \p v into node \p i of topo (state_lock held). */
+static int _model_node(unsigned i, const nodeval_t *v)
+{
+	nodeval_t *m = &mval[i];
+
+	if (m->set && (m->cpu == v->cpu) && (m->gpu == v->gpu) &&
+	    (m->pods == v->pods) && (m->in == v->in))
+		return SLURM_SUCCESS;
+	m->set = false;
+	/* memory is cons_tres's business (checked per node) */
+	if (tg_topology_node_set_resource(topo, i, TG_RES_CPU, v->cpu) ||
+	    tg_topology_node_set_resource(topo, i, TG_RES_MEMORY,
+					  MEM_UNMODELLED) ||
+	    tg_topology_node_set_resource(topo, i, TG_RES_GPU, v->gpu) ||
+	    tg_topology_node_set_resource(topo, i, TG_RES_PODS, v->pods))
+		return SLURM_ERROR;
+	tg_topology_node_set_unschedulable(topo, i, !v->in);
+	*m = *v;
+	m->set = true;
+	return SLURM_SUCCESS;
+}
+
+/*
+ * The model's nodes as cons_tres offers them to this job (state_lock).
+ * Only the nodes whose offer differs from the previous evaluation's are
+ * written: an unchanged model keeps the core's cached slot counts.
+ */
 static int _model_set(topology_eval_t *te, bool exclusive, bool per_task)
 {
 	int64_t pods = (per_task && !exclusive) ? POD_SLOTS_SHARED : 1;
@@ -403,20 +440,17 @@ static int _model_set(topology_eval_t *te, bool exclusive, bool per_task)
 	for (unsigned i = 0; i < ntg; i++) {
 		uint32_t x = tg2slurm[i];
 		avail_res_t *ar = NULL;
-		bool in;
+		nodeval_t v = { .pods = pods };
 
 		if (x != NO_VAL && bit_test(te->node_map, x))
 			ar = te->avail_res_array[x];
-		in = ar && ar->avail_cpus > 0;
-		if (tg_topology_node_set_resource(topo, i, TG_RES_CPU,
-				in ? (int64_t) ar->avail_cpus * 1000 : 0) ||
-		    tg_topology_node_set_resource(topo, i, TG_RES_MEMORY,
-						  MEM_UNMODELLED) ||
-		    tg_topology_node_set_resource(topo, i, TG_RES_GPU,
-				in ? (int64_t) ar->avail_gpus : 0) ||
-		    tg_topology_node_set_resource(topo, i, TG_RES_PODS, pods))
+		v.in = ar && ar->avail_cpus > 0;
+		if (v.in) {
+			v.cpu = (int64_t) ar->avail_cpus * 1000;
+			v.gpu = (int64_t) ar->avail_gpus;
+		}
+		if (_model_node(i, &v))
 			return SLURM_ERROR;
-		tg_topology_node_set_unschedulable(topo, i, !in);
 	}
 	return SLURM_SUCCESS;
 }
@@ -533,25 +567,46 @@ cannot:
 /*
  * Slurm's own evaluation (cores, GRES, tasks) inside the core's nodes.
  * node_map and avail_core are put back when cons_tres refuses them, as
- * common_topo_choose_nodes does between its own retries.
+ * common_topo_choose_nodes does between its own retries; it changes the
+ * cores of the nodes left in node_map only, so only those are saved.
  */
 static int _choose_in(topology_eval_t *te, bitstr_t *want)
 {
 	bitstr_t *orig_map = bit_copy(te->node_map);
-	bitstr_t **orig_core = copy_core_array(te->avail_core);
 	uint32_t orig_max = te->max_nodes;
-	int rc;
+	bitstr_t **row;
+	int *idx, n = 0, cnt, rc;
 
 	bit_and(te->node_map, want);
-	te->max_nodes = MIN(te->max_nodes, bit_set_count(te->node_map));
+	cnt = bit_set_count(te->node_map);
+	te->max_nodes = MIN(te->max_nodes, cnt);
+	row = xcalloc(cnt + 1, sizeof(*row));
+	idx = xcalloc(cnt + 1, sizeof(*idx));
+	for (int i = 0; next_node_bitmap(te->node_map, &i); i++)
+		if (te->avail_core[i]) {
+			idx[n] = i;
+			row[n++] = bit_copy(te->avail_core[i]);
+		}
 	rc = common_topo_choose_nodes(te);
 	if (rc != SLURM_SUCCESS) {
 		bit_copybits(te->node_map, orig_map);
-		core_array_or(te->avail_core, orig_core);
+		for (int k = 0; k < n; k++) {
+			bitstr_t **dst = &te->avail_core[idx[k]];
+
+			if (!*dst) {	/* as core_array_or() */
+				*dst = row[k];
+				row[k] = NULL;
+			} else {
+				bit_or(*dst, row[k]);
+			}
+		}
 		te->max_nodes = orig_max;
 	}
+	for (int k = 0; k < n; k++)
+		FREE_NULL_BITMAP(row[k]);
+	xfree(row);
+	xfree(idx);
 	FREE_NULL_BITMAP(orig_map);
-	free_core_array(&orig_core);
 	return rc;
 }
 
@@ -576,17 +631,58 @@ static int _wait(topology_eval_t *te, const char *why)
 	return rc;
 }
 
+/*
+ * The core placed the job: Slurm's evaluation inside its nodes; if
+ * cons_tres refuses them, a job with a must layer waits and any other
+ * gets Slurm's own evaluation on every node.  The node list is formatted
+ * only for a log line.
+ */
+static int _placed(topology_eval_t *te, decide_t *c)
+{
+	job_record_t *job_ptr = te->job_ptr;
+	char *nodes;
+	int rc = _choose_in(te, c->want);
+
+	if (rc == SLURM_SUCCESS) {
+		/* the reason stays until the job starts (tgreason drops it
+		 * then): the test-only evaluation of a waiting job, on all
+		 * nodes, succeeds between the scheduler's refusals */
+		if (site_conf.debug) {
+			nodes = bitmap2node_name(c->want);
+			_log_decision("JobId=%u gather=%s (%s) placed on %s "
+				      "in %s", job_ptr->job_id, c->req.txt,
+				      c->req.src, nodes,
+				      tg_decision_domain(c->d));
+			xfree(nodes);
+		}
+		return rc;
+	}
+	nodes = bitmap2node_name(c->want);
+	snprintf(c->why, sizeof(c->why), "topogang: select/cons_tres refused "
+		 "%s, the core's placement in %s", nodes,
+		 tg_decision_domain(c->d));
+	xfree(nodes);
+	if (c->req.must)
+		return _wait(te, c->why);
+	if (_first_log(job_ptr->job_id))
+		error("%s: %pJ: %s; Slurm's own evaluation chooses",
+		      plugin_type, job_ptr, c->why);
+	return common_topo_choose_nodes(te);
+}
+
+static void _known_note(job_record_t *jp);
+
 extern int topology_p_eval_nodes(topology_eval_t *te)
 {
 	job_record_t *job_ptr = te->job_ptr;
 	decide_t c;
 	dec_t how;
-	char *nodes = NULL;
 	int rc;
 
 	te->eval_nodes = NULL;		/* Slurm's default evaluation */
 	te->trump_others = false;
 	slurm_mutex_lock(&state_lock);
+	_known_note(job_ptr);		/* for preempt/topogang's victims */
 	if (!active) {
 		slurm_mutex_unlock(&state_lock);
 		return common_topo_choose_nodes(te);
@@ -609,33 +705,9 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 		break;
 	case DEC_PLACED:
 	default:
-		nodes = bitmap2node_name(c.want);
-		rc = _choose_in(te, c.want);
-		if (rc == SLURM_SUCCESS) {
-			/* the reason stays until the job starts (tgreason
-			 * drops it then): the test-only evaluation of a
-			 * waiting job, on all nodes, succeeds between the
-			 * scheduler's refusals */
-			_log_decision("JobId=%u gather=%s (%s) placed on %s "
-				      "in %s", job_ptr->job_id, c.req.txt,
-				      c.req.src, nodes,
-				      tg_decision_domain(c.d));
-			break;
-		}
-		snprintf(c.why, sizeof(c.why), "topogang: select/cons_tres "
-			 "refused %s, the core's placement in %s", nodes,
-			 tg_decision_domain(c.d));
-		if (c.req.must) {
-			rc = _wait(te, c.why);
-			break;
-		}
-		if (_first_log(job_ptr->job_id))
-			error("%s: %pJ: %s; Slurm's own evaluation chooses",
-			      plugin_type, job_ptr, c.why);
-		rc = common_topo_choose_nodes(te);
+		rc = _placed(te, &c);
 		break;
 	}
-	xfree(nodes);
 	FREE_NULL_BITMAP(c.want);
 	tg_decision_free(c.d);
 	tg_gang_destroy(c.g);
@@ -646,31 +718,135 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 
 /*
  * The running jobs, for the victims' model.  preempt_p_preemptable() is
- * called from inside list_for_each(job_list) (src/interfaces/preempt.c,
- * slurm_find_preemptable_jobs), which holds the list's lock: walking
- * job_list again there is refused ("Resource deadlock avoided", fatal).
- * So a thread of this plugin notes the running jobs' ids every
- * RUN_SCAN_MS under the job read lock, and _vic_compute() fetches each
- * with find_job_record() (a hash lookup, no list lock).  A job started
- * since the last scan is missing from the model until the next one: the
- * core may then name too few victims (cons_tres finds no fit and the job
- * waits one more pass), or see room where there is none and give no
- * opinion, and then Slurm's own preemption order picks the victims.  The
- * parity suite saw the latter when the preemptor came within 500 ms of
- * its victims' start (docs/slurm.md, "Known gap").
+ * called from inside list_for_each(job_list) (src/interfaces/preempt.c
+ * line 315, slurm_find_preemptable_jobs), which holds the list's write
+ * lock (src/common/list.c line 599): walking job_list again there is
+ * refused ("Resource deadlock avoided", fatal).  So the plugin keeps the
+ * ids of the jobs that may run ("known"), and _vic_compute() fetches each
+ * with find_job_record() (a hash lookup, no list lock):
+ *
+ *  - every job topology_p_eval_nodes() sees is noted: cons_tres evaluates
+ *    every job it starts through it (job_test.c line 918), under the job
+ *    lock, just before the job starts;
+ *  - a thread of this plugin scans job_list under the job read lock
+ *    (ids of running and suspended jobs) when slurmctld starts (running
+ *    jobs recovered from the state files were never evaluated) and
+ *    whenever the check below fails, never periodically.
+ *
+ * _vic_compute() checks the known jobs against Slurm's own view before
+ * trusting them: slurmctld counts the jobs on each node (run_job_cnt and
+ * sus_job_cnt of node_record_t, kept by make_node_alloc(), node_mgr.c
+ * line 4520, under the node write lock its caller holds here).  Where a
+ * node counts more jobs than the known running ones cover, a job started
+ * that the plugin has not seen: the answer is "wait a pass" (no victim:
+ * cons_tres preempts nothing and the job stays pending), the scan is
+ * woken and, once it has run, a scheduling pass is queued
+ * (queue_job_scheduler()).  A preemptor that finds the check failing for
+ * MAX_STALE_PASSES computations in a row gets Slurm's own order instead,
+ * logged once, naming the limit: nothing can make it wait for ever.
  */
-#define RUN_SCAN_MS	500
-#define MAX_RUN_IDS	(1u << 20)	/* running jobs noted */
+#define MAX_RUN_IDS	(1u << 20)	/* job ids the plugin keeps */
+#define MAX_STALE_PASSES 5	/* "wait a pass" answers per preemptor */
 
-static uint32_t *run_ids = NULL;	/* under state_lock */
-static size_t nrun = 0;
+/*
+ * Fault injection for the tests (tests/slurm/test-slurm2411-preempt-race),
+ * read from slurmctld's environment at init(): TOPOGANG_FAULT=unseen-jobs
+ * stops noting evaluated jobs (only scans know them), =no-scan also makes
+ * every scan find nothing.  Unset, neither happens.
+ */
+#define FAULT_ENV	"TOPOGANG_FAULT"
+static enum { FAULT_NONE, FAULT_UNSEEN, FAULT_NO_SCAN } fault = FAULT_NONE;
+
+/* A set of job ids (open addressing, 0 is empty: Slurm has no job 0). */
+typedef struct idset {
+	uint32_t *slot;
+	size_t cap, n;		/* cap: a power of two, or 0 */
+} idset_t;
+
+static idset_t known;			/* under state_lock */
+static bool known_full = false;		/* MAX_RUN_IDS was reached */
+static uint64_t scan_gen = 0;		/* scans done */
+static bool scan_want = true;		/* a scan is asked for */
+static bool scan_sched = false;		/* queue a pass after it */
 static pthread_t scan_thread;
 static bool scan_started = false, scan_stop = false;
 static pthread_cond_t scan_cond = PTHREAD_COND_INITIALIZER;
 
+static size_t _id_slot(const idset_t *s, uint32_t id)
+{
+	size_t i = ((size_t) id * 2654435761u) & (s->cap - 1);
+
+	while (s->slot[i] && (s->slot[i] != id))
+		i = (i + 1) & (s->cap - 1);
+	return i;
+}
+
+static void _ids_free(idset_t *s)
+{
+	xfree(s->slot);
+	s->cap = s->n = 0;
+}
+
+/* Adds \p id; false when the set holds MAX_RUN_IDS already. */
+static bool _ids_put(idset_t *s, uint32_t id)
+{
+	size_t i;
+
+	if (!id)
+		return true;
+	if ((s->n + 1) * 2 > s->cap) {
+		idset_t g = { .cap = s->cap ? s->cap * 2 : 256 };
+
+		if (s->n >= MAX_RUN_IDS)
+			return false;
+		g.slot = xcalloc(g.cap, sizeof(*g.slot));
+		for (size_t k = 0; k < s->cap; k++)
+			if (s->slot[k])
+				g.slot[_id_slot(&g, s->slot[k])] = s->slot[k];
+		g.n = s->n;
+		xfree(s->slot);
+		*s = g;
+	}
+	i = _id_slot(s, id);
+	if (!s->slot[i]) {
+		s->slot[i] = id;
+		s->n++;
+	}
+	return true;
+}
+
+static bool _job_on_nodes(job_record_t *jp)
+{
+	return jp && (IS_JOB_RUNNING(jp) || IS_JOB_SUSPENDED(jp));
+}
+
+/* Keeps the ids of jobs that run or are suspended now (job lock held by
+ * the caller: find_job_record()). */
+static void _ids_prune(idset_t *s)
+{
+	idset_t k = { 0 };
+
+	for (size_t i = 0; i < s->cap; i++)
+		if (s->slot[i] && _job_on_nodes(find_job_record(s->slot[i])))
+			(void) _ids_put(&k, s->slot[i]);
+	_ids_free(s);
+	*s = k;
+}
+
+/* topology_p_eval_nodes(): the job may start now (state_lock held, and
+ * slurmctld's job lock). */
+static void _known_note(job_record_t *jp)
+{
+	if (fault != FAULT_NONE)
+		return;
+	if (known.n && ((known.n + 1) * 2 > known.cap))
+		_ids_prune(&known);	/* before the set grows */
+	if (!_ids_put(&known, jp->job_id))
+		known_full = true;
+}
+
 typedef struct scan {
-	uint32_t *ids;
-	size_t n, cap;
+	idset_t ids;
 	bool full;
 } scan_t;
 
@@ -679,63 +855,83 @@ static int _scan_one(void *x, void *arg)
 	job_record_t *jp = x;
 	scan_t *sc = arg;
 
-	if (!(IS_JOB_RUNNING(jp) || IS_JOB_SUSPENDED(jp)))
-		return 0;
-	if (sc->n >= MAX_RUN_IDS) {
+	if (_job_on_nodes(jp) && !_ids_put(&sc->ids, jp->job_id))
 		sc->full = true;
-		return 0;
-	}
-	if (sc->n == sc->cap) {
-		sc->cap = sc->cap ? sc->cap * 2 : 256;
-		xrecalloc(sc->ids, sc->cap, sizeof(*sc->ids));
-	}
-	sc->ids[sc->n++] = jp->job_id;
 	return 0;
 }
 
+/* One scan: the known set becomes job_list's running jobs.  The set is
+ * replaced under the job lock, so that no evaluation falls between the
+ * walk and the swap. */
 static void _scan(void)
 {
 	slurmctld_lock_t job_read_lock = { .job = READ_LOCK };
-	scan_t sc = { 0 };
+	scan_t sc = { { 0 } };
+	bool sched;
 
 	lock_slurmctld(job_read_lock);
-	if (job_list)		/* slurmctld creates it after init() */
+	if (job_list && (fault != FAULT_NO_SCAN))
+		/* slurmctld creates job_list after init() */
 		(void) list_for_each_ro(job_list, _scan_one, &sc);
+	slurm_mutex_lock(&state_lock);
+	_ids_free(&known);
+	known = sc.ids;
+	known_full = sc.full;
+	scan_gen++;
+	sched = scan_sched;
+	scan_sched = false;
+	slurm_mutex_unlock(&state_lock);
 	unlock_slurmctld(job_read_lock);
 	if (sc.full)
-		error("%s: more than %u running jobs; victims are chosen "
-		      "among the first %u", plugin_type, MAX_RUN_IDS,
-		      MAX_RUN_IDS);
-	slurm_mutex_lock(&state_lock);
-	xfree(run_ids);
-	run_ids = sc.ids;
-	nrun = sc.n;
-	slurm_mutex_unlock(&state_lock);
+		error("%s: more than %u running jobs (MAX_RUN_IDS); victims "
+		      "by Slurm's preemption order", plugin_type, MAX_RUN_IDS);
+	if (sched && queue_job_scheduler)
+		queue_job_scheduler();	/* the waiting preemptors' pass */
 }
 
 static void *_scan_loop(void *arg)
 {
 	(void) arg;
-	for (;;) {
-		struct timespec ts;
-
-		_scan();
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += (long) RUN_SCAN_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
+	slurm_mutex_lock(&state_lock);
+	while (!scan_stop) {
+		if (!scan_want) {
+			pthread_cond_wait(&scan_cond, &state_lock);
+			continue;
 		}
-		slurm_mutex_lock(&state_lock);
-		if (!scan_stop)
-			pthread_cond_timedwait(&scan_cond, &state_lock, &ts);
-		if (scan_stop) {
-			slurm_mutex_unlock(&state_lock);
-			break;
-		}
+		scan_want = false;
 		slurm_mutex_unlock(&state_lock);
+		_scan();
+		slurm_mutex_lock(&state_lock);
 	}
+	slurm_mutex_unlock(&state_lock);
 	return NULL;
+}
+
+static void _fault_init(void)
+{
+	const char *f = getenv(FAULT_ENV);
+
+	fault = FAULT_NONE;
+	if (!f || !f[0])
+		return;
+	if (!strcmp(f, "unseen-jobs"))
+		fault = FAULT_UNSEEN;
+	else if (!strcmp(f, "no-scan"))
+		fault = FAULT_NO_SCAN;
+	else
+		error("%s: %s=%s: unknown fault (unseen-jobs, no-scan); "
+		      "ignored", plugin_type, FAULT_ENV, f);
+	if (fault != FAULT_NONE)
+		info("%s: fault injection %s=%s (tests only)", plugin_type,
+		     FAULT_ENV, f);
+}
+
+/* Asks for a scan and a scheduling pass after it (state_lock held). */
+static void _scan_wake(void)
+{
+	scan_want = true;
+	scan_sched = true;
+	pthread_cond_broadcast(&scan_cond);
 }
 
 #define PRIO_PENDING	(INT64_C(1) << 62)	/* above every running job */
@@ -751,6 +947,7 @@ typedef enum {
 static struct {
 	uint32_t job_id;
 	time_t at, upd;
+	uint64_t gen;		/* scan_gen it was computed at */
 	vic_t how;
 	uint32_t *ids;		/* victims' job ids, sorted */
 	unsigned n;
@@ -778,8 +975,7 @@ static int _vic_add_job(void *x, void *arg)
 	uint16_t mode;
 	bool cand;
 
-	if (!(IS_JOB_RUNNING(jp) || IS_JOB_SUSPENDED(jp)) ||
-	    jp == v->preemptor)
+	if (!_job_on_nodes(jp) || jp == v->preemptor)
 		return 0;
 	mode = slurm_job_preempt_mode(jp);
 	cand = jp->part_ptr && v->base(jp, v->preemptor) &&
@@ -879,6 +1075,96 @@ static void _vic_log(job_record_t *jp, const tg_topology *t,
 	xfree(nodes);
 }
 
+/* The preemptor whose victims wait for the scan (_vic_stale()). */
+static struct {
+	uint32_t job_id;
+	unsigned passes;
+} stale;
+
+/*
+ * The known running jobs into the victims' model \p v, the others
+ * dropped from the set; true when they account for every job slurmctld
+ * counts on each node (state_lock and slurmctld's job and node locks
+ * held: preempt_p_preemptable()'s callers hold them).
+ */
+static bool _vic_jobs(vjobs_t *v)
+{
+	uint32_t *cnt = xcalloc(node_record_count ? node_record_count : 1,
+				sizeof(*cnt));
+	idset_t run = { 0 };
+	node_record_t *np;
+	bool whole = true;
+
+	for (size_t i = 0; i < known.cap; i++) {
+		job_record_t *jp = known.slot[i] ?
+				   find_job_record(known.slot[i]) : NULL;
+
+		if (!_job_on_nodes(jp))
+			continue;
+		(void) _ids_put(&run, jp->job_id);
+		(void) _vic_add_job(jp, v);
+		for (int k = 0; jp->node_bitmap &&
+			     next_node_bitmap(jp->node_bitmap, &k); k++)
+			cnt[k]++;
+	}
+	_ids_free(&known);
+	known = run;
+	for (int k = 0; (np = next_node(&k)); k++)
+		if (np->run_job_cnt + np->sus_job_cnt > cnt[k]) {
+			whole = false;
+			break;
+		}
+	xfree(cnt);
+	return whole;
+}
+
+/*
+ * A job runs that the plugin has not seen: "wait a pass" (VIC_NONE) and
+ * wake the scan, or, after MAX_STALE_PASSES for \p jp, Slurm's order
+ * (VIC_ANY), logged once (state_lock held).
+ */
+static vic_t _vic_stale(job_record_t *jp)
+{
+	if (stale.job_id != jp->job_id) {
+		stale.job_id = jp->job_id;
+		stale.passes = 0;
+	}
+	if (++stale.passes <= MAX_STALE_PASSES) {
+		_scan_wake();
+		_log_decision("JobId=%u: a running job is not in the model "
+			      "yet; no victims this pass (%u of %u), "
+			      "rescanning the running jobs", jp->job_id,
+			      stale.passes, MAX_STALE_PASSES);
+		return VIC_NONE;
+	}
+	if (stale.passes == MAX_STALE_PASSES + 1)
+		error("%s: %pJ: slurmctld counts jobs on nodes that the "
+		      "running-job scan does not find, after %u passes "
+		      "(MAX_STALE_PASSES); Slurm's preemption order stands",
+		      plugin_type, jp, MAX_STALE_PASSES);
+	return VIC_ANY;
+}
+
+/* The core's victims from its decision \p d into vc. */
+static void _vic_set(job_record_t *jp, const tg_topology *t,
+		     const tg_decision *d, const tgj_req *req)
+{
+	vc.ids = xcalloc(tg_decision_nvictims(d) + 1, sizeof(*vc.ids));
+	for (unsigned i = 0; i < tg_decision_nvictims(d); i++) {
+		const char *gn = tg_decision_victim(d, i)->gang;
+		unsigned long id;
+
+		if (!gn || strncmp(gn, "JobId=", 6))
+			continue;
+		id = strtoul(gn + 6, NULL, 10);
+		if (!vc.n || vc.ids[vc.n - 1] != id)
+			vc.ids[vc.n++] = (uint32_t) id;
+	}
+	qsort(vc.ids, vc.n, sizeof(*vc.ids), _u32_cmp);
+	vc.how = VIC_SET;
+	_vic_log(jp, t, d, req);
+}
+
 /* The core's victims for \p jp on the live cluster (state_lock held). */
 static void _vic_compute(job_record_t *jp,
 			 bool (*base)(job_record_t *, job_record_t *))
@@ -903,31 +1189,21 @@ static void _vic_compute(job_record_t *jp,
 	v.t = t;
 	v.preemptor = jp;
 	v.base = base;
-	for (size_t i = 0; i < nrun; i++) {
-		job_record_t *rp = find_job_record(run_ids[i]);
-
-		if (rp)
-			(void) _vic_add_job(rp, &v);
+	if (known_full) {
+		snprintf(why, sizeof(why), "more than %u running jobs "
+			 "(MAX_RUN_IDS)", MAX_RUN_IDS);
+		goto out;
 	}
+	if (!_vic_jobs(&v)) {
+		vc.how = _vic_stale(jp);
+		goto out;
+	}
+	stale.job_id = 0;
 	if (tg_gang_check(t, g, &ei) || tg_place(t, g, &d, &ei))
 		goto out;
 	switch (tg_decision_status(d)) {
 	case TG_STATUS_PREEMPTING:
-		vc.ids = xcalloc(tg_decision_nvictims(d) + 1,
-				 sizeof(*vc.ids));
-		for (unsigned i = 0; i < tg_decision_nvictims(d); i++) {
-			const char *gn = tg_decision_victim(d, i)->gang;
-			unsigned long id;
-
-			if (!gn || strncmp(gn, "JobId=", 6))
-				continue;
-			id = strtoul(gn + 6, NULL, 10);
-			if (!vc.n || vc.ids[vc.n - 1] != id)
-				vc.ids[vc.n++] = (uint32_t) id;
-		}
-		qsort(vc.ids, vc.n, sizeof(*vc.ids), _u32_cmp);
-		vc.how = VIC_SET;
-		_vic_log(jp, t, d, &req);
+		_vic_set(jp, t, d, &req);
 		break;
 	case TG_STATUS_UNSCHEDULABLE:
 		/* a must request no preemption can satisfy waits */
@@ -966,11 +1242,12 @@ extern int topology_p_topogang_victim(job_record_t *preemptor,
 	if (!active || !topo_file[0] || !scan_started)
 		goto out;
 	if (vc.job_id != preemptor->job_id || vc.at != now ||
-	    vc.upd != last_job_update) {
+	    vc.upd != last_job_update || vc.gen != scan_gen) {
 		_vic_compute(preemptor, base);
 		vc.job_id = preemptor->job_id;
 		vc.at = now;
 		vc.upd = last_job_update;
+		vc.gen = scan_gen;
 	}
 	if (vc.how == VIC_SET)
 		r = bsearch(&preemptee->job_id, vc.ids, vc.n,
@@ -993,6 +1270,7 @@ extern int init(void)
 	}
 	tgj_gpu_plugin_id = gres_build_id("gpu");
 	tgs_conf_init(&site_conf);
+	_fault_init();
 	tgr_start(plugin_type);
 	scan_stop = false;
 	if (pthread_create(&scan_thread, NULL, _scan_loop, NULL))
@@ -1022,11 +1300,15 @@ extern int fini(void)
 	tg2slurm = NULL;
 	dom_nodes = NULL;
 	ndom = ntg = 0;
+	xfree(mval);
 	tgs_conf_free(&site_conf);
 	xfree(vc.ids);
 	memset(&vc, 0, sizeof(vc));
-	xfree(run_ids);
-	nrun = 0;
+	_ids_free(&known);
+	known_full = false;
+	scan_want = true;
+	scan_sched = false;
+	memset(&stale, 0, sizeof(stale));
 	active = false;
 	slurm_mutex_unlock(&state_lock);
 	return SLURM_SUCCESS;

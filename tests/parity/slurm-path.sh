@@ -125,11 +125,6 @@ while read -r tag rest; do
 		;;
 	J)
 		for r in $runs; do wait_state "${r%%:*}" RUNNING 20; done
-		# 24.11's topology/topogang notes running jobs every 500 ms
-		# (RUN_SCAN_MS): a preemptor sooner than that can find them
-		# missing and Slurm's own order picks the victims
-		# (docs/slurm.md, "Known gap")
-		[ "${LAB_SLURM:-}" != 2411 ] || sleep 1
 		t1=$(date +%s%N)
 		# shellcheck disable=SC2086  # the arguments, split on purpose
 		run_request $rest
