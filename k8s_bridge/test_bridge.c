@@ -957,7 +957,7 @@ static void test_slurm_bodies(void)
 	cJSON *j;
 	uint32_t id = 0;
 
-	is_int(br_sjobs_parse(jobs, &js, err, sizeof(err)), 0,
+	is_int(br_sjobs_parse(jobs, 38, &js, err, sizeof(err)), 0,
 	       "slurm jobs: parsed");
 	is_int(js.n, 3, "slurm jobs: three");
 	ok(js.n == 3 && js.v[0].id == 7 && js.v[0].nhosts == 4 &&
@@ -982,11 +982,11 @@ static void test_slurm_bodies(void)
 	   "slurm jobs: ours by the comment's mark and scheduler name");
 	br_sjobs_free(&js);
 	ok(br_sjobs_parse("{\"errors\":[{\"description\":\"no auth\","
-			  "\"error_number\":1,\"source\":\"x\"}]}", &js, err,
+			  "\"error_number\":1,\"source\":\"x\"}]}", 38, &js, err,
 			  sizeof(err)) < 0 && strstr(err, "no auth"),
 	   "slurm jobs: an errors answer is an error with its text");
 	ok(br_sjobs_parse("{\"jobs\":[{\"job_id\":1,\"nodes\":\"n[1-\"}]}",
-			  &js, err, sizeof(err)) < 0 &&
+			  38, &js, err, sizeof(err)) < 0 &&
 	   strstr(err, "job 1"), "slurm jobs: a bad node list names the job");
 
 	memset(&sp, 0, sizeof(sp));
@@ -1001,7 +1001,7 @@ static void test_slurm_bodies(void)
 	sp.mem_per_cpu = 256;
 	sp.gres_name = "gpu";
 	sp.workdir = "/tmp";
-	body = br_sjob_submit_body(&sp);
+	body = br_sjob_submit_body(&sp, 38);
 	j = cJSON_Parse(body);
 	is_str(br_jpath_str(j, "job.name"), "ml/train", "submit: name");
 	is_str(br_jpath_str(j, "job.tasks"), "8", "submit: a task a member");
@@ -1047,7 +1047,7 @@ static void test_slurm_bodies(void)
 
 		sp.comps = comps;
 		sp.ncomps = 2;
-		body = br_sjob_submit_body(&sp);
+		body = br_sjob_submit_body(&sp, 38);
 		j = cJSON_Parse(body);
 		c0 = cJSON_GetArrayItem(br_jget(j, "jobs"), 0);
 		c1 = cJSON_GetArrayItem(br_jget(j, "jobs"), 1);
@@ -1067,7 +1067,7 @@ static void test_slurm_bodies(void)
 		free(body);
 		sp.comps = NULL;
 		sp.ncomps = 0;
-		is_int(br_sjobs_parse(het, &js, err, sizeof(err)), 0,
+		is_int(br_sjobs_parse(het, 38, &js, err, sizeof(err)), 0,
 		       "het jobs: parsed");
 		ok(js.n == 2 && js.v[0].id == 20 && js.v[0].ncomp == 3 &&
 		   js.v[0].nhosts == 4 && js.v[0].comp_start &&
@@ -1081,7 +1081,7 @@ static void test_slurm_bodies(void)
 		br_sjobs_free(&js);
 	}
 	sp.gres_name = "gpu:a100";
-	body = br_sjob_submit_body(&sp);
+	body = br_sjob_submit_body(&sp, 38);
 	j = cJSON_Parse(body);
 	is_str(br_jpath_str(j, "job.gpus_per_task"), "a100:4",
 	       "submit: gresName gpu:TYPE -> gpus_per_task TYPE:N");
@@ -1110,7 +1110,7 @@ static void test_slurm_bodies(void)
 	is_int(br_sjobs_parse("{\"jobs\":[{\"job_id\":3,\"job_state\":"
 			      "\"RUNNING\",\"nodes\":\"n1\",\"preempt_time\":"
 			      "1e300},{\"job_id\":4,\"preempt_time\":-1e300},"
-			      "{\"job_id\":1e10},{\"job_id\":5.5}]}", &js, err,
+			      "{\"job_id\":1e10},{\"job_id\":5.5}]}", 38, &js, err,
 			      sizeof(err)), 0,
 	       "slurm jobs: times and ids out of range parsed");
 	ok(js.n == 2 && js.v[0].id == 3 && js.v[0].preempt_time == INT64_MAX &&
@@ -1132,7 +1132,7 @@ static void test_slurm_bodies(void)
 			      "{\"0\":\"allocated\"}}}},{\"sockets\":{}},"
 			      "{\"nodename\":\"n1\",\"sockets\":{\"0\":{\"cores\":"
 			      "{\"0\":\"allocated\",\"1\":\"allocated\","
-			      "\"2\":\"allocated\"}}}}]}}]}", &js, err,
+			      "\"2\":\"allocated\"}}}}]}}]}", 38, &js, err,
 			      sizeof(err)), 0, "slurm jobs: odd allocated_nodes");
 	ok(js.n == 1 && js.v[0].nhosts == 3 && js.v[0].slots &&
 	   js.v[0].slots[0] == 3 && js.v[0].slots[1] == 0 &&
@@ -1153,7 +1153,7 @@ static void test_slurm_bodies(void)
 			br_buf_addf(&b, "%s{\"job_id\":%u,\"nodes\":"
 				    "\"n[0-999999]\"}", k > 1 ? "," : "", k);
 		br_buf_adds(&b, "]}");
-		ok(br_sjobs_parse(b.s, &js, err, sizeof(err)) < 0 &&
+		ok(br_sjobs_parse(b.s, 38, &js, err, sizeof(err)) < 0 &&
 		   js.n == 0 && !js.v && strstr(err, "job 5") &&
 		   strstr(err, "4194304 node names"),
 		   "slurm jobs: more than 4M node names in one answer is an "
@@ -1167,7 +1167,7 @@ static void test_slurm_bodies(void)
 			      "\"sockets\":{\"0\":{\"cores\":{\"0\":"
 			      "\"allocated\"}}}},{\"nodename\":\"b\","
 			      "\"sockets\":{\"0\":{\"cores\":{\"0\":"
-			      "\"allocated\"}}}}]}}]}", &js, err,
+			      "\"allocated\"}}}}]}}]}", 38, &js, err,
 			      sizeof(err)), 0, "slurm jobs: 4e9 CPUs parsed");
 	ok(js.n == 1 && js.v[0].slots &&
 	   js.v[0].slots[0] == BR_SJOB_MAX_SLOTS &&
