@@ -988,6 +988,14 @@ static void test_slurm_bodies(void)
 	ok(br_sjobs_parse("{\"jobs\":[{\"job_id\":1,\"nodes\":\"n[1-\"}]}",
 			  &js, err, sizeof(err)) < 0 &&
 	   strstr(err, "job 1"), "slurm jobs: a bad node list names the job");
+	/* 2 x 150,000 names: past BR_SJOBS_MAX_NAMES in one answer */
+	ok(br_sjobs_parse("{\"jobs\":[{\"job_id\":1,\"nodes\":"
+			  "\"a[000000-149999]\"},{\"job_id\":2,\"nodes\":"
+			  "\"b[000000-149999]\"}]}", &js, err,
+			  sizeof(err)) < 0 && strstr(err, "job 2") &&
+	   strstr(err, "262144 node names"),
+	   "slurm jobs: node lists past BR_SJOBS_MAX_NAMES in one answer are "
+	   "an error naming the job and the limit");
 
 	memset(&sp, 0, sizeof(sp));
 	sp.name = "ml/train";
@@ -1154,10 +1162,10 @@ static void test_slurm_bodies(void)
 				    "\"n[0-999999]\"}", k > 1 ? "," : "", k);
 		br_buf_adds(&b, "]}");
 		ok(br_sjobs_parse(b.s, &js, err, sizeof(err)) < 0 &&
-		   js.n == 0 && !js.v && strstr(err, "job 5") &&
-		   strstr(err, "4194304 node names"),
-		   "slurm jobs: more than 4M node names in one answer is an "
-		   "error naming the job");
+		   js.n == 0 && !js.v && strstr(err, "job 1") &&
+		   strstr(err, "262144 node names"),
+		   "slurm jobs: a 1M-name node list (within the core's "
+		   "hostlist bound) is an error naming the job and the limit");
 		br_buf_free(&b);
 	}
 	is_int(br_sjobs_parse("{\"jobs\":[{\"job_id\":6,\"nodes\":\"a,b\","
