@@ -9,6 +9,7 @@
 #include "topogang/common.h"
 #include "topogang/topology.h"
 #include "topogang/gang.h"
+#include "topogang/request.h"
 #include "topogang/place.h"
 #include "topogang/topoconf.h"
 #include "topogang/k8s.h"
