@@ -37,7 +37,6 @@
 
 #include "cli.h"
 
-#define MAX_GATHER 16
 #define MAX_RUNNING 256		/* --running options */
 
 void cli_err(const char *fmt, ...)
@@ -503,15 +502,11 @@ out:
 	return rc;
 }
 
-static int load_topoconf(const opts *o, input *in)
+/* The topology of --topology-conf, every node given --node's resources. */
+static int topoconf_topology(const opts *o, input *in, tg_shape *node)
 {
 	tg_errinfo ei = { "" };
-	tg_shape node, gs;
-	unsigned n, i, members = 1, ps, per_node = 0;
-	const char *gname = NULL;
-	int64_t prio = 0;
-	char *dup = NULL, *items[MAX_GATHER + 1];
-	int rc = 2;
+	unsigned n, i;
 
 	in->t = tg_topology_create();
 	if (!in->t)
@@ -525,16 +520,16 @@ static int load_topoconf(const opts *o, input *in)
 			"every node), e.g. --node cpu=64,nvidia.com/gpu=8");
 		return 2;
 	}
-	if (parse_res(in->t, "--node", o->node_res, &node, NULL))
+	if (parse_res(in->t, "--node", o->node_res, node, NULL))
 		return 2;
 	n = tg_topology_nnodes(in->t);
 	for (i = 0; i < n; i++) {
 		unsigned r;
 
 		for (r = 0; r < tg_topology_nresources(in->t); r++)
-			if (node.v[r] &&
+			if (node->v[r] &&
 			    tg_topology_node_set_resource(in->t, i, r,
-							  node.v[r])) {
+							  node->v[r])) {
 				cli_err("--node: bad amount for %s",
 					tg_topology_resource_name(in->t, r));
 				return 2;
@@ -552,62 +547,66 @@ static int load_topoconf(const opts *o, input *in)
 		in->warn = w;
 		in->warn[in->nwarn++] = strdup(tg_topology_warning(in->t, i));
 	}
-	if (o->busy) {
-		char **names;
-		unsigned nn;
+	return 0;
+}
 
-		if (tg_hostlist_expand(o->busy, &names, &nn, &ei)) {
-			cli_err("--busy: %s", ei.msg);
+/* --busy HOSTLIST: each node taken whole by a preemptible pod. */
+static int add_busy(const opts *o, input *in, const tg_shape *node)
+{
+	tg_errinfo ei = { "" };
+	char **names;
+	unsigned nn, i;
+
+	if (tg_hostlist_expand(o->busy, &names, &nn, &ei)) {
+		cli_err("--busy: %s", ei.msg);
+		return 2;
+	}
+	for (i = 0; i < nn; i++) {
+		tg_node_id id;
+		tg_alloc_spec a;
+		char pod[300];
+
+		if (tg_topology_node_find(in->t, names[i], &id)) {
+			cli_err("--busy: no node '%s' in %s", names[i],
+				o->topoconf);
+			tg_hostlist_free(names, nn);
 			return 2;
 		}
-		for (i = 0; i < nn; i++) {
-			tg_node_id id;
-			tg_alloc_spec a;
-			char pod[300];
-
-			if (tg_topology_node_find(in->t, names[i], &id)) {
-				cli_err("--busy: no node '%s' in %s", names[i],
-					o->topoconf);
-				tg_hostlist_free(names, nn);
-				return 2;
-			}
-			memset(&a, 0, sizeof(a));
-			snprintf(pod, sizeof(pod), "busy/%s", names[i]);
-			a.pod = pod;
-			a.node = id;
-			a.shape = &node;
-			a.preemptible = true;
-			if (tg_topology_add_alloc(in->t, &a)) {
-				tg_hostlist_free(names, nn);
-				return 2;
-			}
-		}
-		tg_hostlist_free(names, nn);
-	}
-	for (i = 0; i < o->nrunning; i++)
-		if (add_running(in->t, o, &node, i))
+		memset(&a, 0, sizeof(a));
+		snprintf(pod, sizeof(pod), "busy/%s", names[i]);
+		a.pod = pod;
+		a.node = id;
+		a.shape = node;
+		a.preemptible = true;
+		if (tg_topology_add_alloc(in->t, &a)) {
+			tg_hostlist_free(names, nn);
 			return 2;
-	if (!o->gang)
-		return 0;
-	{
-		spec_keys kx = { &gname, &members, &prio, &per_node, NULL };
-
-		if (parse_res(in->t, "--gang", o->gang, &gs, &kx))
-			return 2;
-	}
-	{
-		char nm[TG_MAX_NAME + 1];
-		size_t len = 0;
-
-		if (gname) {
-			while (gname[len] && gname[len] != ',' &&
-			       len < TG_MAX_NAME)
-				len++;
-			memcpy(nm, gname, len);
 		}
-		nm[len] = '\0';
-		in->own = tg_gang_create(len ? nm : "gang");
 	}
+	tg_hostlist_free(names, nn);
+	return 0;
+}
+
+/* The gang of --gang and its further pod sets (--podset). */
+static int topoconf_gang(const opts *o, input *in)
+{
+	tg_shape gs;
+	unsigned i, members = 1, ps, per_node = 0;
+	const char *gname = NULL;
+	int64_t prio = 0;
+	spec_keys kx = { &gname, &members, &prio, &per_node, NULL };
+	char nm[TG_MAX_NAME + 1];
+	size_t len = 0;
+
+	if (parse_res(in->t, "--gang", o->gang, &gs, &kx))
+		return 2;
+	if (gname) {
+		while (gname[len] && gname[len] != ',' && len < TG_MAX_NAME)
+			len++;
+		memcpy(nm, gname, len);
+	}
+	nm[len] = '\0';
+	in->own = tg_gang_create(len ? nm : "gang");
 	if (!in->own ||
 	    tg_gang_add_podset(in->own, "task", &gs, members, &ps) ||
 	    (per_node && tg_gang_podset_set_max_per_node(in->own, ps,
@@ -615,12 +614,12 @@ static int load_topoconf(const opts *o, input *in)
 		return 2;
 	for (i = 0; i < o->npodset; i++) {
 		/* more pod sets of the same gang: "task-2", "task-3", ... */
-		spec_keys kx = { NULL, &members, NULL, &per_node, NULL };
+		spec_keys kp = { NULL, &members, NULL, &per_node, NULL };
 		char psname[32];
 
 		members = 1;
 		per_node = 0;
-		if (parse_res(in->t, "--podset", o->podset[i], &gs, &kx))
+		if (parse_res(in->t, "--podset", o->podset[i], &gs, &kp))
 			return 2;
 		snprintf(psname, sizeof(psname), "task-%u", i + 2);
 		if (tg_gang_add_podset(in->own, psname, &gs, members, &ps) ||
@@ -632,94 +631,47 @@ static int load_topoconf(const opts *o, input *in)
 		}
 	}
 	tg_gang_set_priority(in->own, prio);
-	if (o->gather) {
-		dup = strdup(o->gather);
-		if (!dup)
-			return 2;
-		n = split(dup, ',', items, MAX_GATHER);
-		if (n > MAX_GATHER) {
-			cli_err("--gather: too many layers");
-			goto out;
-		}
-		for (i = 0; i < n; i++) {
-			char *c = strrchr(items[i], ':');
-			tg_gather how;
+	return 0;
+}
 
-			if (!c || (strcmp(c + 1, "must") &&
-				   strcmp(c + 1, "prefer"))) {
-				cli_err("--gather '%s': expected LAYER:must "
-					"or LAYER:prefer", items[i]);
-				goto out;
-			}
-			how = !strcmp(c + 1, "must") ? TG_GATHER_MUST :
-			      TG_GATHER_PREFER;
-			*c = '\0';
-			if (tg_gang_set_gather(in->own, items[i], how)) {
-				cli_err("--gather: bad layer '%s'", items[i]);
-				goto out;
-			}
-		}
-		free(dup);
-		dup = NULL;
+/* --gather, --slice or --spread \p text (the core's request grammar,
+ * topogang/request.h) added to the gang. */
+static int add_request(tg_gang *g, const char *opt, tg_request_kind kind,
+		       const char *text)
+{
+	tg_errinfo ei = { "" };
+	tg_request r;
+
+	if (!text)
+		return 0;
+	if (tg_request_parse(&r, kind, text, &ei) ||
+	    tg_request_apply(&r, g, NULL, NULL, &ei)) {
+		cli_err("%s %s", opt, ei.msg);
+		return 2;
 	}
-	if (o->slice) {
-		char *c, *end;
-		long sz;
+	return 0;
+}
 
-		dup = strdup(o->slice);
-		if (!dup)
+static int load_topoconf(const opts *o, input *in)
+{
+	tg_shape node;
+	unsigned i;
+
+	if (topoconf_topology(o, in, &node))
+		return 2;
+	if (o->busy && add_busy(o, in, &node))
+		return 2;
+	for (i = 0; i < o->nrunning; i++)
+		if (add_running(in->t, o, &node, i))
 			return 2;
-		c = strrchr(dup, ':');
-		sz = c ? strtol(c + 1, &end, 10) : 0;
-		if (!c || *end || sz < 1 || sz > (long)TG_MAX_MEMBERS) {
-			cli_err("--slice '%s': expected LAYER:SIZE", o->slice);
-			goto out;
-		}
-		*c = '\0';
-		if (tg_gang_add_slice(in->own, dup, (unsigned)sz)) {
-			cli_err("--slice: bad layer '%s'", dup);
-			goto out;
-		}
-	}
-	if (o->spread) {
-		/* LAYER[:SKEW][:hard|:soft], as the SPANK --topo-spread */
-		char *parts[3], *end;
-		const char *mode = NULL;
-		unsigned np;
-		long skew = 1;
-		bool hard;	/* soft by default, as --topo-spread */
-
-		free(dup);
-		dup = strdup(o->spread);
-		if (!dup)
-			return 2;
-
-		np = split(dup, ':', parts, 3);
-		if (np == 2 && (!strcmp(parts[1], "hard") ||
-				!strcmp(parts[1], "soft")))
-			mode = parts[1];
-		else if (np == 3)
-			mode = parts[2];
-		if (np > 3 || np < 1 ||
-		    (np >= 2 && !(np == 2 && mode) &&
-		     ((skew = strtol(parts[1], &end, 10)) < 1 || *end ||
-		      skew > 1000000)) ||
-		    (mode && strcmp(mode, "hard") && strcmp(mode, "soft"))) {
-			cli_err("--spread '%s': expected LAYER[:SKEW][:hard|"
-				":soft]", o->spread);
-			goto out;
-		}
-		hard = mode && !strcmp(mode, "hard");
-		if (tg_gang_add_spread(in->own, parts[0], (unsigned)skew,
-				       hard)) {
-			cli_err("--spread: bad layer '%s'", parts[0]);
-			goto out;
-		}
-	}
-	rc = 0;
-out:
-	free(dup);
-	return rc;
+	if (!o->gang)
+		return 0;
+	if (topoconf_gang(o, in) ||
+	    add_request(in->own, "--gather", TG_REQUEST_GATHER, o->gather) ||
+	    add_request(in->own, "--slice", TG_REQUEST_SLICE, o->slice) ||
+	    add_request(in->own, "--spread", TG_REQUEST_SPREAD, o->spread))
+		return 2;
+	return 0;
 }
 
 static int load_input(const opts *o, input *in)
