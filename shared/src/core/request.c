@@ -3,7 +3,8 @@
  * topogang/request.h): one parser and one formatter for every host.
  *
  * Pure C with no dependency beyond core/util.c, so the SPANK plugin,
- * which carries no placement code, builds it too.
+ * which carries no placement code, builds it too; tg_request_apply(),
+ * which needs the gang, is in gang.c.
  */
 #include "config.h"
 
@@ -365,42 +366,4 @@ tg_err tg_request_format(const tg_request *r, char *buf, size_t len)
 full:
 	buf[0] = '\0';
 	return TG_ELIMIT;
-}
-
-tg_err tg_request_apply(const tg_request *r, tg_gang *g,
-			tg_request_layer_fn map, void *ctx, tg_errinfo *ei)
-{
-	unsigned i;
-
-	if (!r || !g)
-		return tgi_errf(ei, TG_EINVAL, "no request or gang");
-	for (i = 0; i < r->n; i++) {
-		const tg_request_item *it = &r->item[i];
-		const char *l = map ? map(ctx, it->layer) : it->layer;
-		char txt[TG_REQUEST_MAX_LAYER + 32];
-		tg_err err = TG_EINVAL;
-
-		switch (r->kind) {
-		case TG_REQUEST_GATHER:
-			err = tg_gang_set_gather(g, l, it->how);
-			break;
-		case TG_REQUEST_SLICE:
-			err = tg_gang_add_slice(g, l, it->size);
-			break;
-		case TG_REQUEST_SPREAD:
-			err = tg_gang_add_spread(g, l, it->skew, it->hard);
-			break;
-		}
-		if (err) {
-			format_item(r, it, txt, sizeof(txt));
-			return tgi_errf(ei, err, "%s %s%s%s: %s",
-					r->kind == TG_REQUEST_GATHER ?
-					"gather" : r->kind == TG_REQUEST_SLICE ?
-					"slice" : "spread", txt,
-					l != it->layer ? " as " : "",
-					l != it->layer ? l : "",
-					tg_strerror(err));
-		}
-	}
-	return TG_OK;
 }
