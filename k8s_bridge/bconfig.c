@@ -12,10 +12,11 @@
 #include <unistd.h>
 
 #include "bconfig.h"
-#include "kyaml.h"
 #include "log.h"
 #include "mixed.h"
 #include "util.h"
+
+#include "topogang/doc.h"
 
 static int errf(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -411,6 +412,25 @@ static int file_section(fctx *f, const char *sec, const cJSON *o)
 	return 0;
 }
 
+cJSON *br_config_yaml(const char *text, size_t len, const char *source,
+		      char *err, size_t errlen)
+{
+	tg_errinfo ei = { "" };
+	cJSON *docs, *d;
+
+	if (tg_doc_parse_yaml(text, len, source, &docs, &ei)) {
+		snprintf(err, errlen, "%s", ei.msg);
+		return NULL;
+	}
+	d = cJSON_DetachItemFromArray(docs, 0);
+	cJSON_Delete(docs);
+	if (!d)
+		d = cJSON_CreateObject();
+	if (!d)
+		snprintf(err, errlen, "%s: out of memory", source);
+	return d;
+}
+
 int br_config_load_text(br_config *c, const char *text, size_t len,
 			const char *source, char *err, size_t errlen)
 {
@@ -419,7 +439,7 @@ int br_config_load_text(br_config *c, const char *text, size_t len,
 	fctx f = { c, source, err, errlen };
 	int r = 0;
 
-	root = br_yaml_parse(text, len, source, err, errlen);
+	root = br_config_yaml(text, len, source, err, errlen);
 	if (!root)
 		return -1;
 	if (cJSON_IsNull(root)) {
@@ -535,7 +555,7 @@ int br_config_load_kubeconfig(br_config *c, const char *path,
 	text = br_read_file(path, BR_MAX_FILE, &len, err, errlen);
 	if (!text)
 		return -1;
-	root = br_yaml_parse(text, len, path, err, errlen);
+	root = br_config_yaml(text, len, path, err, errlen);
 	free(text);
 	if (!root)
 		return -1;

@@ -24,7 +24,6 @@
 #include "event.h"
 #include "httpd.h"
 #include "jframe.h"
-#include "kyaml.h"
 #include "log.h"
 #include "map.h"
 #include "metrics.h"
@@ -96,7 +95,7 @@ static void test_yaml(void)
 {
 	char err[256];
 	const char *y = "a: 1\nb: [x, \"2\", true, null]\nc: {d: 2.5}\n";
-	cJSON *j = br_yaml_parse(y, strlen(y), "t.yaml", err, sizeof(err));
+	cJSON *j = br_config_yaml(y, strlen(y), "t.yaml", err, sizeof(err));
 
 	ok(j != NULL, "yaml: parses");
 	ok(cJSON_IsNumber(br_jget(j, "a")) && br_jget(j, "a")->valuedouble == 1,
@@ -108,13 +107,27 @@ static void test_yaml(void)
 	ok(cJSON_IsNull(cJSON_GetArrayItem(br_jget(j, "b"), 3)), "yaml: null");
 	cJSON_Delete(j);
 	y = "a: 1\na: 2\n";
-	j = br_yaml_parse(y, strlen(y), "t.yaml", err, sizeof(err));
+	j = br_config_yaml(y, strlen(y), "t.yaml", err, sizeof(err));
 	ok(!j, "yaml: duplicate key refused");
-	like(err, "t.yaml:2: duplicate key 'a'", "yaml: error names file "
-	     "and line");
+	like(err, "t.yaml:1: duplicate key 'a' in the mapping starting here",
+	     "yaml: error names file and line");
 	y = "a: [1\n";
-	j = br_yaml_parse(y, strlen(y), "bad.yaml", err, sizeof(err));
+	j = br_config_yaml(y, strlen(y), "bad.yaml", err, sizeof(err));
 	ok(!j && strstr(err, "bad.yaml:"), "yaml: syntax error names the file");
+	/* libtopogang's reader (topogang/doc.h): what the bridge keeps */
+	j = br_config_yaml("", 0, "empty.yaml", err, sizeof(err));
+	ok(cJSON_IsObject(j) && !j->child, "yaml: empty text, empty object");
+	cJSON_Delete(j);
+	y = "a: 1\n---\nb: 2\n";
+	j = br_config_yaml(y, strlen(y), "two.yaml", err, sizeof(err));
+	ok(br_jget(j, "a") && !br_jget(j, "b"), "yaml: the first document");
+	cJSON_Delete(j);
+	y = "a: &x {b: 1}\nc: *x\nd: !!str 12\n";
+	j = br_config_yaml(y, strlen(y), "alias.yaml", err, sizeof(err));
+	ok(cJSON_IsNumber(br_jpath(j, "c.b")) &&
+	   cJSON_IsString(br_jget(j, "d")),
+	   "yaml: aliases copied, !!str honoured");
+	cJSON_Delete(j);
 }
 
 static void test_config_file(void)
