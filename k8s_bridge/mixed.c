@@ -373,14 +373,14 @@ bool br_mixed_ready(const br_mixed *x, const char **why)
 	return x->up;
 }
 
-static void gauge(br_buf *b, const char *name, const char *type,
+static void gauge(tg_buf *b, const char *name, const char *type,
 		  const char *help, double v)
 {
 	br_metrics_header(b, name, type, help);
-	br_buf_addf(b, "%s %g\n", name, v);
+	tg_buf_addf(b, "%s %g\n", name, v);
 }
 
-void br_mixed_metrics(const br_mixed *x, br_buf *b)
+void br_mixed_metrics(const br_mixed *x, tg_buf *b)
 {
 	size_t i, ours = 0, run = 0;
 
@@ -694,7 +694,7 @@ static void collect_bound(mcyc *c)
 		j = br_obj_parse(o);
 		v = br_jstr(br_jpath(j, "metadata.annotations"),
 			    BR_ANN_SLURM_JOB);
-		if (v && br_parse_i64(v, &id) && id > 0 && id <= 4294967295) {
+		if (v && tg_i64_parse(v, &id) && id > 0 && id <= 4294967295) {
 			if (c->nbound == cap) {
 				cap = cap ? cap * 2 : 32;
 				c->bound = br_xrealloc(c->bound,
@@ -1289,7 +1289,7 @@ static void prune(br_mixed *x, int64_t now)
 			} else if (mi == 2) {
 				int64_t id;
 
-				gone = !br_parse_i64(e->key, &id) ||
+				gone = !tg_i64_parse(e->key, &id) ||
 				       !job_by_id(x, (uint32_t)id);
 			} else if (mi == 3) {
 				const submit_st *st = e->val;

@@ -15,152 +15,6 @@
 
 #include "util.h"
 
-/* ---- buffer ------------------------------------------------------------ */
-
-void br_buf_init(br_buf *b, size_t max)
-{
-	memset(b, 0, sizeof(*b));
-	b->max = max;
-}
-
-static bool buf_room(br_buf *b, size_t n)
-{
-	size_t need, cap;
-	char *p;
-
-	if (b->err)
-		return false;
-	if (n > b->max || b->len > b->max - n) {
-		b->err = true;
-		return false;
-	}
-	need = b->len + n + 1;
-	if (need <= b->cap)
-		return true;
-	cap = b->cap ? b->cap : 256;
-	while (cap < need)
-		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-	p = realloc(b->s, cap);
-	if (!p) {
-		b->err = true;
-		return false;
-	}
-	b->s = p;
-	b->cap = cap;
-	return true;
-}
-
-bool br_buf_add(br_buf *b, const void *p, size_t n)
-{
-	if (!buf_room(b, n))
-		return false;
-	if (n)
-		memcpy(b->s + b->len, p, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-	return true;
-}
-
-bool br_buf_adds(br_buf *b, const char *s)
-{
-	return br_buf_add(b, s, strlen(s));
-}
-
-bool br_buf_addf(br_buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->err)
-		return false;
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || !buf_room(b, (size_t)n)) {
-		b->err = true;
-		return false;
-	}
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-	return true;
-}
-
-bool br_buf_add_jstr(br_buf *b, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	br_buf_add(b, "\"", 1);
-	for (; *p; p++) {
-		switch (*p) {
-		case '"':
-			br_buf_add(b, "\\\"", 2);
-			break;
-		case '\\':
-			br_buf_add(b, "\\\\", 2);
-			break;
-		case '\n':
-			br_buf_add(b, "\\n", 2);
-			break;
-		case '\r':
-			br_buf_add(b, "\\r", 2);
-			break;
-		case '\t':
-			br_buf_add(b, "\\t", 2);
-			break;
-		default:
-			if (*p < 0x20)
-				br_buf_addf(b, "\\u%04x", *p);
-			else
-				br_buf_add(b, p, 1);
-		}
-	}
-	return br_buf_add(b, "\"", 1);
-}
-
-void br_buf_consume(br_buf *b, size_t n)
-{
-	if (n >= b->len) {
-		b->len = 0;
-	} else {
-		memmove(b->s, b->s + n, b->len - n);
-		b->len -= n;
-	}
-	if (b->s)
-		b->s[b->len] = '\0';
-}
-
-void br_buf_reset(br_buf *b)
-{
-	b->len = 0;
-	b->err = false;
-	if (b->s)
-		b->s[0] = '\0';
-}
-
-char *br_buf_take(br_buf *b)
-{
-	char *s = b->err ? NULL : b->s;
-
-	if (b->err)
-		free(b->s);
-	else if (!s)
-		s = br_xstrdup("");
-	b->s = NULL;
-	b->len = b->cap = 0;
-	b->err = false;
-	return s;
-}
-
-void br_buf_free(br_buf *b)
-{
-	free(b->s);
-	b->s = NULL;
-	b->len = b->cap = 0;
-	b->err = false;
-}
-
 /* ---- memory ------------------------------------------------------------ */
 
 static void oom(void)
@@ -343,51 +197,14 @@ bool br_parse_rfc3339(const char *s, int64_t *wall_us)
 char *br_read_file(const char *path, size_t max, size_t *len, char *err,
 		   size_t errlen)
 {
-	FILE *f;
-	br_buf b;
-	char chunk[65536];
-	size_t n;
+	tg_errinfo ei = { "" };
+	char *buf;
 
-	f = fopen(path, "rb");
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (tg_file_read(path, max, &buf, len, &ei)) {
+		snprintf(err, errlen, "%s", ei.msg);
 		return NULL;
 	}
-	br_buf_init(&b, max);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		if (!br_buf_add(&b, chunk, n)) {
-			snprintf(err, errlen, "%s: larger than %zu bytes",
-				 path, max);
-			fclose(f);
-			br_buf_free(&b);
-			return NULL;
-		}
-	}
-	if (ferror(f)) {
-		snprintf(err, errlen, "%s: read error", path);
-		fclose(f);
-		br_buf_free(&b);
-		return NULL;
-	}
-	fclose(f);
-	if (len)
-		*len = b.len;
-	return br_buf_take(&b);
-}
-
-bool br_parse_i64(const char *s, int64_t *out)
-{
-	char *end;
-	long long v;
-
-	if (!s || !*s)
-		return false;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || *end)
-		return false;
-	*out = v;
-	return true;
+	return buf;
 }
 
 bool br_parse_double(const char *s, double *out)
