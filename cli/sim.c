@@ -54,15 +54,12 @@ void sim_gang_name(unsigned job, char buf[SIM_GANG_MAX])
 
 bool sim_gang_job(const char *gang, unsigned *job)
 {
-	unsigned long v;
-	char *end;
+	uint64_t v;
 
 	if (!gang || strncmp(gang, "job-", 4) ||
 	    !isdigit((unsigned char)gang[4]))
 		return false;
-	errno = 0;
-	v = strtoul(gang + 4, &end, 10);
-	if (errno || *end || v > UINT32_MAX)
+	if (!tg_u64_parse(gang + 4, UINT32_MAX, &v))
 		return false;
 	*job = (unsigned)v;
 	return true;
@@ -76,37 +73,6 @@ double sim_stretch(double comm_fraction, double best_gbps, double gbps)
 }
 
 /* ---- numbers ---- */
-
-static bool parse_uint(const char *s, unsigned long long max,
-		       unsigned long long *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!isdigit((unsigned char)*s))
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
-static bool parse_int64(const char *s, int64_t *out)
-{
-	long long v;
-	char *end;
-
-	if (!*s || isspace((unsigned char)*s))
-		return false;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || *end)
-		return false;
-	*out = v;
-	return true;
-}
 
 static bool parse_real(const char *s, double lo, double hi, double *out)
 {
@@ -185,7 +151,7 @@ static tg_err trace_row(sim_trace *tr, char **f, const int *col,
 			const char *src, unsigned line, tg_errinfo *ei)
 {
 	sim_job *j = &tr->jobs[tr->njobs];
-	unsigned long long u;
+	uint64_t u;
 	const char *s;
 
 	memset(j, 0, sizeof(*j));
@@ -209,14 +175,14 @@ static tg_err trace_row(sim_trace *tr, char **f, const int *col,
 		       SIM_MAX_DURATION);
 		return TG_EPARSE;
 	}
-	if (!parse_uint(f[col[COL_GPUS]], SIM_MAX_JOB_GPUS, &u) || !u) {
+	if (!tg_u64_parse(f[col[COL_GPUS]], SIM_MAX_JOB_GPUS, &u) || !u) {
 		sim_seterr(ei, "%s:%u: gpus '%.40s' is not a count in 1..%u",
 		       src, line, f[col[COL_GPUS]], SIM_MAX_JOB_GPUS);
 		return TG_EPARSE;
 	}
 	j->gpus = (unsigned)u;
 	if (col[COL_NODES] >= 0 && *f[col[COL_NODES]]) {
-		if (!parse_uint(f[col[COL_NODES]], j->gpus, &u) || !u) {
+		if (!tg_u64_parse(f[col[COL_NODES]], j->gpus, &u) || !u) {
 			sim_seterr(ei, "%s:%u: nodes '%.40s' is not a count in "
 			       "1..gpus (%u)", src, line, f[col[COL_NODES]],
 			       j->gpus);
@@ -224,13 +190,14 @@ static tg_err trace_row(sim_trace *tr, char **f, const int *col,
 		}
 		if (j->gpus % u) {
 			sim_seterr(ei, "%s:%u: %u GPUs do not split evenly over "
-			       "%llu nodes", src, line, j->gpus, u);
+			       "%llu nodes", src, line, j->gpus,
+			       (unsigned long long)u);
 			return TG_EINVAL;
 		}
 		j->nodes = (unsigned)u;
 	}
 	if (col[COL_PRIO] >= 0 && *f[col[COL_PRIO]] &&
-	    !parse_int64(f[col[COL_PRIO]], &j->priority)) {
+	    !tg_i64_parse(f[col[COL_PRIO]], &j->priority)) {
 		sim_seterr(ei, "%s:%u: priority '%.40s' is not an integer", src,
 		       line, f[col[COL_PRIO]]);
 		return TG_EPARSE;
@@ -344,55 +311,6 @@ tg_err sim_trace_parse(sim_trace *tr, const char *buf, size_t len,
 	return TG_OK;
 }
 
-tg_err sim_read_file(const char *path, char **buf, size_t *len,
-		     tg_errinfo *ei)
-{
-	FILE *fp;
-	char *b = NULL;
-	size_t n = 0, cap = 0, r;
-
-	*buf = NULL;
-	*len = 0;
-	if (!(fp = fopen(path, "rb"))) {
-		sim_seterr(ei, "%s: %s", path, strerror(errno));
-		return TG_EIO;
-	}
-	do {
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 65536;
-			char *nb;
-
-			if (cap >= TG_MAX_FILE) {
-				sim_seterr(ei, "%s: larger than %u bytes", path,
-				       TG_MAX_FILE);
-				free(b);
-				fclose(fp);
-				return TG_ELIMIT;
-			}
-			if (!(nb = realloc(b, nc + 1))) {
-				free(b);
-				fclose(fp);
-				return TG_ENOMEM;
-			}
-			b = nb;
-			cap = nc;
-		}
-		r = fread(b + n, 1, cap - n, fp);
-		n += r;
-	} while (r > 0);
-	if (ferror(fp)) {
-		sim_seterr(ei, "%s: read error", path);
-		free(b);
-		fclose(fp);
-		return TG_EIO;
-	}
-	fclose(fp);
-	b[n] = '\0';
-	*buf = b;
-	*len = n;
-	return TG_OK;
-}
-
 tg_err sim_trace_load(sim_trace *tr, const char *path, tg_errinfo *ei)
 {
 	char *buf;
@@ -400,10 +318,10 @@ tg_err sim_trace_load(sim_trace *tr, const char *path, tg_errinfo *ei)
 	tg_err err;
 
 	memset(tr, 0, sizeof(*tr));
-	if ((err = sim_read_file(path, &buf, &len, ei)))
+	if ((err = tg_file_read(path, TG_MAX_FILE, &buf, &len, ei)))
 		return err;
 	err = sim_trace_parse(tr, buf, len, path, ei);
-	free(buf);
+	tg_free(buf);
 	return err;
 }
 
@@ -519,10 +437,10 @@ tg_err sim_fabric_spec(const char *spec, sim_fabric **out, tg_errinfo *ei)
 		return TG_ENOMEM;
 	for (at = 0; at < k; at++) {
 		char *c = strchr(items[at], ':');
-		unsigned long long x;
+		uint64_t x;
 
 		if (!c || !layer_name_ok(items[at], (size_t)(c - items[at])) ||
-		    !parse_uint(c + 1, SIM_MAX_SPEC_NODES, &x) || !x) {
+		    !tg_u64_parse(c + 1, SIM_MAX_SPEC_NODES, &x) || !x) {
 			sim_seterr(ei, "fabric spec '%s': item %d '%s' is not "
 			       "NAME:COUNT (e.g. spine:4, node:18, gpu:8)",
 			       spec, at + 1, items[at]);
@@ -749,7 +667,7 @@ tg_err sim_fabric_load(const char *arg, unsigned gpus_per_node,
 		       TG_MAX_GPUS);
 		return TG_EINVAL;
 	}
-	if ((err = sim_read_file(arg, &buf, &len, ei)))
+	if ((err = tg_file_read(arg, TG_MAX_FILE, &buf, &len, ei)))
 		return err;
 	if (looks_k8s(buf, len)) {
 		err = TG_ENOMEM;
@@ -776,7 +694,7 @@ tg_err sim_fabric_load(const char *arg, unsigned gpus_per_node,
 out:
 	tg_topology_destroy(t);
 	tg_k8s_destroy(k);
-	free(buf);
+	tg_free(buf);
 	return err;
 }
 

@@ -114,22 +114,6 @@ static bool num(const char *s, double lo, double hi, double *out)
 	return true;
 }
 
-static bool unum(const char *s, unsigned long long max,
-		 unsigned long long *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
 static int set_policies(opts *o, const char *list)
 {
 	char *p, *c;
@@ -171,7 +155,7 @@ static int parse_opts(int argc, char **argv, opts *o)
 		o->policy[o->npolicy++] = sim_policy_names[i];
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
-		unsigned long long u;
+		uint64_t u;
 		double d;
 		bool m;
 
@@ -202,7 +186,7 @@ static int parse_opts(int argc, char **argv, opts *o)
 		} else if ((v = opt_value(argc, argv, &i, "--seed", &m)) || m) {
 			if (!v)
 				goto missing;
-			if (!unum(v, UINT64_MAX, &u)) {
+			if (!tg_u64_parse(v, UINT64_MAX, &u)) {
 				cli_err("sim: --seed '%s': not a number",
 					v);
 				return 2;
@@ -242,7 +226,7 @@ static int parse_opts(int argc, char **argv, opts *o)
 					  &m)) || m) {
 			if (!v)
 				goto missing;
-			if (!unum(v, TG_MAX_GPUS, &u) || !u) {
+			if (!tg_u64_parse(v, TG_MAX_GPUS, &u) || !u) {
 				cli_err("sim: --gpus-per-node '%s': not in "
 					"1..%d", v, TG_MAX_GPUS);
 				return 2;
@@ -737,7 +721,7 @@ static int run_calibrate(const opts *o, const sim_fabric *f)
 
 	ei.msg[0] = '\0';
 	memset(c, 0, sizeof(c));
-	if (sim_read_file(o->calibrate, &buf, &len, &ei)) {
+	if (tg_file_read(o->calibrate, TG_MAX_FILE, &buf, &len, &ei)) {
 		cli_err("%s", ei.msg);
 		return 2;
 	}
@@ -761,7 +745,7 @@ static int run_calibrate(const opts *o, const sim_fabric *f)
 out:
 	for (i = 0; i < nc; i++)
 		sim_calib_free(&c[i]);
-	free(buf);
+	tg_free(buf);
 	return rc;
 }
 

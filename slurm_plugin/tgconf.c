@@ -21,6 +21,7 @@
 #include <strings.h>
 
 #include "tgconf.h"
+#include "topogang/util.h"
 
 #define MAX_PAIRS 32
 
@@ -255,12 +256,9 @@ static int _line(tgs_conf *c, char *line, const char *src, unsigned lineno,
 				return -1;
 			c->has_default_gather = true;
 		} else if (!strcasecmp(k, "ReserveTime")) {
-			char *end;
-			unsigned long t;
+			uint64_t t;
 
-			errno = 0;
-			t = strtoul(v, &end, 10);
-			if (errno || end == v || *end || t > 86400)
+			if (!tg_u64_parse(v, 86400, &t))
 				return _err(err, errlen, "%s:%u: ReserveTime "
 					    "'%s': expected 0 to 86400 "
 					    "seconds", src, lineno, v);
@@ -346,33 +344,20 @@ fail:
 extern int tgs_conf_load(tgs_conf *c, const char *path, bool missing_ok,
 			 char *err, size_t errlen)
 {
-	FILE *f;
+	tg_errinfo ei = { "" };
 	char *buf;
 	size_t n;
 	int rc;
 
-	f = fopen(path, "r");
-	if (!f) {
+	if (tg_file_read(path, TGS_MAX_FILE, &buf, &n, &ei)) {
 		if (missing_ok && errno == ENOENT) {
 			tgs_conf_free(c);
 			return 0;
 		}
-		return _err(err, errlen, "%s: %s", path, strerror(errno));
+		return _err(err, errlen, "%s", ei.msg);
 	}
-	buf = malloc(TGS_MAX_FILE + 1);
-	if (!buf) {
-		fclose(f);
-		return _err(err, errlen, "%s: out of memory", path);
-	}
-	n = fread(buf, 1, TGS_MAX_FILE + 1, f);
-	if (ferror(f)) {
-		fclose(f);
-		free(buf);
-		return _err(err, errlen, "%s: read error", path);
-	}
-	fclose(f);
 	rc = tgs_conf_parse(c, buf, n, path, err, errlen);
-	free(buf);
+	tg_free(buf);
 	return rc;
 }
 
