@@ -785,19 +785,141 @@ static int failed_gang(cJSON *gangs, const char *name, const char *why,
 	return cJSON_GetObjectItem(g, "message") && pods ? 0 : 2;
 }
 
+/* One `place` run: the input, where results go, what is kept. */
+typedef struct placing {
+	const opts *o;
+	input *in;
+	cJSON *gangs;		/* JSON output, else NULL */
+	unsigned n;		/* gangs to place */
+	unsigned failed;	/* unschedulable or refused */
+	const tg_decision **kept;	/* for --svg / --html */
+	unsigned nkept;
+} placing;
+
+/* Places gang \p i, prints its decision; 0, or 2 on a hard error. */
+static int place_one(placing *pl, unsigned i)
+{
+	tg_gang *g = input_gang(pl->in, i);
+	tg_decision *d = NULL;
+	tg_errinfo ei = { "" };
+	int rc;
+
+	rc = tg_place(pl->in->t, g, &d, &ei);
+	if (rc == TG_ENOMEM) {
+		cli_err("%s", ei.msg);
+		return 2;
+	}
+	if (rc) {
+		/* a gang the core refuses: its decision, not the end */
+		pl->failed++;
+		rc = failed_gang(pl->gangs, tg_gang_name(g), ei.msg, NULL);
+		if (!rc && !pl->gangs && i + 1 < pl->n)
+			printf("\n");
+		return rc;
+	}
+	if (tg_decision_status(d) != TG_STATUS_UNSCHEDULABLE &&
+	    tg_decision_apply(pl->in->t, g, d)) {
+		cli_err("gang %s: cannot apply the decision", tg_gang_name(g));
+		tg_decision_free(d);
+		return 2;
+	}
+	if (tg_decision_status(d) == TG_STATUS_UNSCHEDULABLE)
+		pl->failed++;
+	if (pl->gangs) {
+		if (cli_json_decision(pl->gangs, pl->in->t, d)) {
+			tg_decision_free(d);
+			return 2;
+		}
+	} else {
+		text_decision(pl->in->t, d, pl->n <= 4);
+		if (i + 1 < pl->n)
+			printf("\n");
+	}
+	if (pl->kept)
+		pl->kept[pl->nkept++] = d;
+	else
+		tg_decision_free(d);
+	return 0;
+}
+
+/* --svg / --html: the kept decisions, and the gangs the bridge bound. */
+static int place_pictures(placing *pl)
+{
+	tg_draw_opts dopt;
+	cli_bound *b = NULL;
+	unsigned i;
+	int rc;
+
+	memset(&dopt, 0, sizeof(dopt));
+	dopt.title = pl->o->title;
+	dopt.decisions = pl->kept;
+	dopt.ndecisions = pl->nkept;
+	/* and the gangs the bridge bound (their ranks) */
+	rc = pl->o->cluster ? cli_bound_load(pl->o->cluster, pl->in->t, &b) :
+	     0;
+	for (i = 0; i < pl->nkept; i++)
+		cli_bound_skip(b, tg_decision_gang(pl->kept[i]));
+	dopt.gangs = cli_bound_gangs(b, &dopt.ngangs);
+	if (rc || cli_picture_write(pl->in->t, &dopt, pl->o->svg,
+				    pl->o->html))
+		rc = 2;
+	cli_bound_free(b);
+	return rc;
+}
+
+/* The end: gangs whose objects could not be read (fault isolation), the
+ * warnings, and the JSON document. */
+static int place_finish(placing *pl, cJSON *root)
+{
+	const tg_k8s *k8s = pl->in->k8s;
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < tg_k8s_nfailed(k8s); i++) {
+		const char *why = NULL, *name = tg_k8s_failed(k8s, i, &why);
+
+		pl->failed++;
+		if (!root && (pl->n || i))
+			printf("\n");
+		rc = failed_gang(pl->gangs, name, why, k8s);
+		if (rc)
+			return rc;
+	}
+	if (root) {
+		cJSON *warns = cJSON_AddArrayToObject(root, "warnings");
+		char *s;
+
+		for (i = 0; warns && i < pl->in->nwarn; i++)
+			cJSON_AddItemToArray(warns,
+					     cJSON_CreateString(pl->in->warn[i]));
+		s = cJSON_Print(root);
+		if (!s)
+			return 2;
+		printf("%s\n", s);
+		cJSON_free(s);
+	} else {
+		if (!pl->n && !tg_k8s_nfailed(k8s))
+			printf("no pending gangs\n");
+		for (i = 0; i < pl->in->nwarn; i++)
+			printf("warning: %s\n", pl->in->warn[i]);
+	}
+	return 0;
+}
+
 int cli_place(int argc, char **argv)
 {
 	opts o;
 	input in;
-	cJSON *root = NULL, *gangs = NULL, *warns;
-	unsigned i, n, failed = 0, nkept = 0;
-	const tg_decision **kept = NULL;	/* for --svg / --html */
+	cJSON *root = NULL;
+	placing pl;
+	unsigned i;
 	int rc;
-	bool json;
 
 	if (parse_opts(argc, argv, &o))
 		return 2;
-	json = !strcmp(o.output, "json");
+	memset(&pl, 0, sizeof(pl));
+	pl.o = &o;
+	pl.in = &in;
 	if ((rc = load_input(&o, &in)))
 		goto out;
 	if (o.topoconf && !in.own) {
@@ -805,123 +927,31 @@ int cli_place(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
-	if (json) {
+	if (!strcmp(o.output, "json")) {
 		root = cJSON_CreateObject();
-		gangs = cJSON_AddArrayToObject(root, "gangs");
-		if (!gangs) {
+		pl.gangs = cJSON_AddArrayToObject(root, "gangs");
+		if (!pl.gangs) {
 			rc = 2;
 			goto out;
 		}
 	}
-	n = input_ngangs(&in);
+	pl.n = input_ngangs(&in);
 	if ((o.svg || o.html) &&
-	    !(kept = calloc(n + 1, sizeof(*kept)))) {
+	    !(pl.kept = calloc(pl.n + 1, sizeof(*pl.kept)))) {
 		rc = 2;
 		goto out;
 	}
-	for (i = 0; i < n; i++) {
-		tg_gang *g = input_gang(&in, i);
-		tg_decision *d = NULL;
-		tg_errinfo ei = { "" };
-
-		rc = tg_place(in.t, g, &d, &ei);
-		if (rc == TG_ENOMEM) {
-			cli_err("%s", ei.msg);
-			rc = 2;
+	for (i = 0; i < pl.n; i++)
+		if ((rc = place_one(&pl, i)))
 			goto out;
-		}
-		if (rc) {
-			/* a gang the core refuses: its decision, not the end */
-			failed++;
-			rc = failed_gang(gangs, tg_gang_name(g), ei.msg, NULL);
-			if (rc)
-				goto out;
-			if (!json && i + 1 < n)
-				printf("\n");
-			continue;
-		}
-		if (tg_decision_status(d) != TG_STATUS_UNSCHEDULABLE &&
-		    tg_decision_apply(in.t, g, d)) {
-			cli_err("gang %s: cannot apply the decision",
-				tg_gang_name(g));
-			tg_decision_free(d);
-			rc = 2;
-			goto out;
-		}
-		if (tg_decision_status(d) == TG_STATUS_UNSCHEDULABLE)
-			failed++;
-		if (json) {
-			if (cli_json_decision(gangs, in.t, d)) {
-				tg_decision_free(d);
-				rc = 2;
-				goto out;
-			}
-		} else {
-			text_decision(in.t, d, n <= 4);
-			if (i + 1 < n)
-				printf("\n");
-		}
-		if (kept)
-			kept[nkept++] = d;
-		else
-			tg_decision_free(d);
-	}
-	if (kept) {
-		tg_draw_opts dopt;
-		cli_bound *b = NULL;
-
-		memset(&dopt, 0, sizeof(dopt));
-		dopt.title = o.title;
-		dopt.decisions = kept;
-		dopt.ndecisions = nkept;
-		/* and the gangs the bridge bound (their ranks) */
-		rc = o.cluster ? cli_bound_load(o.cluster, in.t, &b) : 0;
-		for (i = 0; i < nkept; i++)
-			cli_bound_skip(b, tg_decision_gang(kept[i]));
-		dopt.gangs = cli_bound_gangs(b, &dopt.ngangs);
-		if (rc || cli_picture_write(in.t, &dopt, o.svg, o.html)) {
-			cli_bound_free(b);
-			rc = 2;
-			goto out;
-		}
-		cli_bound_free(b);
-	}
-	/* gangs whose objects could not be read (fault isolation) */
-	for (i = 0; i < tg_k8s_nfailed(in.k8s); i++) {
-		const char *why = NULL, *name = tg_k8s_failed(in.k8s, i, &why);
-
-		failed++;
-		if (!json && (n || i))
-			printf("\n");
-		rc = failed_gang(gangs, name, why, in.k8s);
-		if (rc)
-			goto out;
-	}
-	if (json) {
-		char *s;
-
-		warns = cJSON_AddArrayToObject(root, "warnings");
-		for (i = 0; warns && i < in.nwarn; i++)
-			cJSON_AddItemToArray(warns,
-					     cJSON_CreateString(in.warn[i]));
-		s = cJSON_Print(root);
-		if (!s) {
-			rc = 2;
-			goto out;
-		}
-		printf("%s\n", s);
-		cJSON_free(s);
-	} else {
-		if (!n && !tg_k8s_nfailed(in.k8s))
-			printf("no pending gangs\n");
-		for (i = 0; i < in.nwarn; i++)
-			printf("warning: %s\n", in.warn[i]);
-	}
-	rc = failed ? 1 : 0;
+	if ((pl.kept && (rc = place_pictures(&pl))) ||
+	    (rc = place_finish(&pl, root)))
+		goto out;
+	rc = pl.failed ? 1 : 0;
 out:
-	for (i = 0; i < nkept; i++)
-		tg_decision_free((tg_decision *)kept[i]);
-	free(kept);
+	for (i = 0; i < pl.nkept; i++)
+		tg_decision_free((tg_decision *)pl.kept[i]);
+	free(pl.kept);
 	cJSON_Delete(root);
 	input_free(&in);
 	return rc;
