@@ -411,16 +411,149 @@ static bool layer_name_ok(const char *s, size_t n)
 	return true;
 }
 
+/* A fabric spec being read: the layers' counts, nodes a leaf, GPUs. */
+typedef struct spec_ctx {
+	const char *spec;
+	unsigned long long cnt[TG_MAX_LAYERS], per_leaf, gpus;
+	unsigned nl;
+	bool seen_node, seen_gpu;
+	tg_errinfo *ei;
+} spec_ctx;
+
+/* One layer NAME:COUNT of a spec (not node: or gpu:) into \p f. */
+static tg_err spec_layer(sim_fabric *f, spec_ctx *sc, const char *name,
+			 uint64_t x)
+{
+	char key[128];
+	unsigned l;
+
+	if (sc->nl == TG_MAX_LAYERS) {
+		sim_seterr(sc->ei, "fabric spec '%s': more than %d layers",
+			   sc->spec, TG_MAX_LAYERS);
+		return TG_ELIMIT;
+	}
+	for (l = 0; l < sc->nl; l++)
+		if (!strcmp(f->lname[l], name)) {
+			sim_seterr(sc->ei, "fabric spec '%s': layer '%s' "
+				   "twice", sc->spec, name);
+			return TG_EINVAL;
+		}
+	snprintf(key, sizeof(key), "topogang.io/%s", name);
+	if (!(f->lname[sc->nl] = dupstr(name)) ||
+	    !(f->lkey[sc->nl] = dupstr(key)))
+		return TG_ENOMEM;
+	sc->cnt[sc->nl++] = x;
+	return TG_OK;
+}
+
+/* One item NAME:COUNT of a spec. */
+static tg_err spec_item(sim_fabric *f, spec_ctx *sc, char *item, int at)
+{
+	char *c = strchr(item, ':');
+	uint64_t x;
+
+	if (!c || !layer_name_ok(item, (size_t)(c - item)) ||
+	    !tg_u64_parse(c + 1, SIM_MAX_SPEC_NODES, &x) || !x) {
+		sim_seterr(sc->ei, "fabric spec '%s': item %d '%s' is not "
+			   "NAME:COUNT (e.g. spine:4, node:18, gpu:8)",
+			   sc->spec, at + 1, item);
+		return TG_EINVAL;
+	}
+	*c = '\0';
+	if (sc->seen_gpu || (sc->seen_node && strcmp(item, "gpu"))) {
+		sim_seterr(sc->ei, "fabric spec '%s': '%s' after node:/gpu: "
+			   "(order: layers farthest first, node:N, gpu:G)",
+			   sc->spec, item);
+		return TG_EINVAL;
+	}
+	if (!strcmp(item, "node")) {
+		sc->seen_node = true;
+		sc->per_leaf = x;
+		return TG_OK;
+	}
+	if (strcmp(item, "gpu"))
+		return spec_layer(f, sc, item, x);
+	if (!sc->seen_node || x > TG_MAX_GPUS) {
+		sim_seterr(sc->ei, "fabric spec '%s': gpu:G comes after "
+			   "node:N, G in 1..%d", sc->spec, TG_MAX_GPUS);
+		return TG_EINVAL;
+	}
+	sc->seen_gpu = true;
+	sc->gpus = x;
+	return TG_OK;
+}
+
+/* The fabric of a read spec: counts (bounded), values "<layer>-<k>",
+ * nodes "node-<n>" and their paths, the description. */
+static tg_err spec_fill(sim_fabric *f, const spec_ctx *sc)
+{
+	unsigned long long ndom = 1, nodes;
+	unsigned nl = sc->nl, i, l, v, n;
+	tg_err err;
+
+	f->nvals = 0;
+	for (l = 0; l < nl; l++) {
+		ndom *= sc->cnt[l];
+		if (ndom > SIM_MAX_SPEC_NODES)
+			break;
+		f->nvals += (unsigned)ndom;
+	}
+	nodes = ndom * sc->per_leaf;
+	if (ndom > SIM_MAX_SPEC_NODES || nodes > SIM_MAX_SPEC_NODES) {
+		sim_seterr(sc->ei, "fabric spec '%s': more than %u nodes",
+			   sc->spec, SIM_MAX_SPEC_NODES);
+		return TG_ELIMIT;
+	}
+	f->nlayers = nl;
+	f->nnodes = (unsigned)nodes;
+	if ((err = fabric_alloc(f)))
+		return err;
+	ndom = 1;
+	for (l = 0, v = 0; l < nl; l++) {
+		ndom *= sc->cnt[l];
+		for (i = 0; i < ndom; i++, v++) {
+			char s[96];
+
+			snprintf(s, sizeof(s), "%s-%u", f->lname[l], i);
+			if (!(f->vals[v] = dupstr(s)))
+				return TG_ENOMEM;
+		}
+	}
+	for (n = 0; n < f->nnodes; n++) {
+		char s[32];
+		unsigned long long base = 0, dl = 1;
+
+		snprintf(s, sizeof(s), "node-%u", n);
+		if (!(f->name[n] = dupstr(s)))
+			return TG_ENOMEM;
+		f->ngpus[n] = (uint8_t)sc->gpus;
+		for (l = 0; l < nl; l++) {
+			unsigned long long under = sc->per_leaf;
+			unsigned m;
+
+			for (m = l + 1; m < nl; m++)
+				under *= sc->cnt[m];
+			dl *= sc->cnt[l];
+			f->path[(size_t)n * nl + l] =
+				(uint32_t)(base + n / under);
+			base += dl;
+		}
+	}
+	for (l = 0; l < nl; l++)
+		desc_add(f, "%llu %s x ", sc->cnt[l], f->lname[l]);
+	desc_add(f, "%llu nodes x %llu GPUs = %u nodes, %llu GPUs",
+		 sc->per_leaf, sc->gpus, f->nnodes,
+		 (unsigned long long)f->nnodes * sc->gpus);
+	return TG_OK;
+}
+
 tg_err sim_fabric_spec(const char *spec, sim_fabric **out, tg_errinfo *ei)
 {
 	char buf[SIM_MAX_SPEC + 1], *items[TG_MAX_LAYERS + 3];
-	unsigned long long cnt[TG_MAX_LAYERS], per_leaf = 0, gpus = 8;
-	unsigned long long ndom = 1, nodes;
-	unsigned nl = 0, i, l, v, n;
+	spec_ctx sc;
 	int k, at;
 	sim_fabric *f = NULL;
-	tg_err err = TG_ENOMEM;
-	bool seen_node = false, seen_gpu = false;
+	tg_err err = TG_OK;
 
 	*out = NULL;
 	if (strlen(spec) > SIM_MAX_SPEC) {
@@ -435,132 +568,25 @@ tg_err sim_fabric_spec(const char *spec, sim_fabric **out, tg_errinfo *ei)
 	}
 	if (!(f = calloc(1, sizeof(*f))))
 		return TG_ENOMEM;
-	for (at = 0; at < k; at++) {
-		char *c = strchr(items[at], ':');
-		uint64_t x;
-
-		if (!c || !layer_name_ok(items[at], (size_t)(c - items[at])) ||
-		    !tg_u64_parse(c + 1, SIM_MAX_SPEC_NODES, &x) || !x) {
-			sim_seterr(ei, "fabric spec '%s': item %d '%s' is not "
-			       "NAME:COUNT (e.g. spine:4, node:18, gpu:8)",
-			       spec, at + 1, items[at]);
-			err = TG_EINVAL;
-			goto fail;
-		}
-		*c = '\0';
-		if (seen_gpu || (seen_node && strcmp(items[at], "gpu"))) {
-			sim_seterr(ei, "fabric spec '%s': '%s' after node:/gpu: "
-			       "(order: layers farthest first, node:N, "
-			       "gpu:G)", spec, items[at]);
-			err = TG_EINVAL;
-			goto fail;
-		}
-		if (!strcmp(items[at], "node")) {
-			seen_node = true;
-			per_leaf = x;
-		} else if (!strcmp(items[at], "gpu")) {
-			if (!seen_node || x > TG_MAX_GPUS) {
-				sim_seterr(ei, "fabric spec '%s': gpu:G comes "
-				       "after node:N, G in 1..%d", spec,
-				       TG_MAX_GPUS);
-				err = TG_EINVAL;
-				goto fail;
-			}
-			seen_gpu = true;
-			gpus = x;
-		} else {
-			char key[128];
-
-			if (nl == TG_MAX_LAYERS) {
-				sim_seterr(ei, "fabric spec '%s': more than %d "
-				       "layers", spec, TG_MAX_LAYERS);
-				err = TG_ELIMIT;
-				goto fail;
-			}
-			for (l = 0; l < nl; l++)
-				if (!strcmp(f->lname[l], items[at])) {
-					sim_seterr(ei, "fabric spec '%s': layer "
-					       "'%s' twice", spec, items[at]);
-					err = TG_EINVAL;
-					goto fail;
-				}
-			snprintf(key, sizeof(key), "topogang.io/%s",
-				 items[at]);
-			if (!(f->lname[nl] = dupstr(items[at])) ||
-			    !(f->lkey[nl] = dupstr(key)))
-				goto fail;
-			cnt[nl++] = x;
-		}
-	}
-	if (!seen_node) {
+	memset(&sc, 0, sizeof(sc));
+	sc.spec = spec;
+	sc.gpus = 8;
+	sc.ei = ei;
+	for (at = 0; at < k && !err; at++)
+		err = spec_item(f, &sc, items[at], at);
+	if (!err && !sc.seen_node) {
 		sim_seterr(ei, "fabric spec '%s': no node:N (nodes in each "
 		       "lowest domain)", spec);
 		err = TG_EINVAL;
-		goto fail;
 	}
-	/* counts: domains per layer and nodes, bounded */
-	f->nvals = 0;
-	for (l = 0; l < nl; l++) {
-		ndom *= cnt[l];
-		if (ndom > SIM_MAX_SPEC_NODES)
-			break;
-		f->nvals += (unsigned)ndom;
+	if (!err)
+		err = spec_fill(f, &sc);
+	if (err) {
+		sim_fabric_destroy(f);
+		return err;
 	}
-	nodes = ndom * per_leaf;
-	if (ndom > SIM_MAX_SPEC_NODES || nodes > SIM_MAX_SPEC_NODES) {
-		sim_seterr(ei, "fabric spec '%s': more than %u nodes", spec,
-		       SIM_MAX_SPEC_NODES);
-		err = TG_ELIMIT;
-		goto fail;
-	}
-	f->nlayers = nl;
-	f->nnodes = (unsigned)nodes;
-	if ((err = fabric_alloc(f)))
-		goto fail;
-	err = TG_ENOMEM;
-	/* values: layer by layer, "<layer>-<k>" */
-	ndom = 1;
-	for (l = 0, v = 0; l < nl; l++) {
-		ndom *= cnt[l];
-		for (i = 0; i < ndom; i++, v++) {
-			char s[96];
-
-			snprintf(s, sizeof(s), "%s-%u", f->lname[l], i);
-			if (!(f->vals[v] = dupstr(s)))
-				goto fail;
-		}
-	}
-	for (n = 0; n < f->nnodes; n++) {
-		char s[32];
-		unsigned long long base, dl;
-
-		snprintf(s, sizeof(s), "node-%u", n);
-		if (!(f->name[n] = dupstr(s)))
-			goto fail;
-		f->ngpus[n] = (uint8_t)gpus;
-		base = 0;
-		dl = 1;
-		for (l = 0; l < nl; l++) {
-			unsigned long long under = per_leaf;
-			unsigned m;
-
-			for (m = l + 1; m < nl; m++)
-				under *= cnt[m];
-			dl *= cnt[l];
-			f->path[(size_t)n * nl + l] =
-				(uint32_t)(base + n / under);
-			base += dl;
-		}
-	}
-	for (l = 0; l < nl; l++)
-		desc_add(f, "%llu %s x ", cnt[l], f->lname[l]);
-	desc_add(f, "%llu nodes x %llu GPUs = %u nodes, %llu GPUs", per_leaf,
-		 gpus, f->nnodes, (unsigned long long)f->nnodes * gpus);
 	*out = f;
 	return TG_OK;
-fail:
-	sim_fabric_destroy(f);
-	return err;
 }
 
 tg_err sim_fabric_topology(const tg_topology *t, const char *what,
