@@ -1709,12 +1709,101 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The engine's arrays, jobs, policy and the fabric's first figures; the
+ * result's job array is res->jobs (freed with the result) from here on. */
+static tg_err eng_setup(eng *e, const sim_trace *tr, const char *policy,
+			sim_result *res)
+{
+	const sim_config *cfg = e->cfg;
+	unsigned i, n;
+	tg_err err;
+
+	e->nj = tr->njobs;
+	e->preempts = sim_policy_preempts(policy);
+	n = e->nj + 1;
+	e->j = calloc(n, sizeof(*e->j));
+	e->live = calloc(n, sizeof(*e->live));
+	e->res = calloc(n, sizeof(*e->res));
+	e->order = malloc(n * sizeof(*e->order));
+	e->pend = malloc(n * sizeof(*e->pend));
+	e->snap = malloc(n * sizeof(*e->snap));
+	e->run = malloc(n * sizeof(*e->run));
+	e->ch.victims = malloc(n * sizeof(*e->ch.victims));
+	e->cnt = calloc(e->w.ndomains + 1, sizeof(*e->cnt));
+	e->stamp = calloc(e->w.ndomains + 1, sizeof(*e->stamp));
+	if (!e->j || !e->live || !e->res || !e->order || !e->pend ||
+	    !e->snap || !e->run || !e->ch.victims || !e->cnt || !e->stamp)
+		return TG_ENOMEM;
+	res->jobs = e->res;	/* freed with the result from here on */
+	res->njobs = e->nj;
+	if ((err = eng_jobs(e, tr, cfg->seed)))
+		return err;
+	e->ch.node = malloc((e->maxm + 1) * sizeof(*e->ch.node));
+	e->ch.gpus = malloc((e->maxm + 1) * sizeof(*e->ch.gpus));
+	if (!e->ch.node || !e->ch.gpus)
+		return TG_ENOMEM;
+	e->w.live = e->live;
+	e->w.njobs = e->nj;
+	e->w.run = e->run;
+	if ((err = sim_policy_create(policy, &e->w, cfg->seed, &e->pol,
+				     e->ei)))
+		return err;
+	for (n = 0; n < e->w.nnodes; n++) {
+		int32_t fr = e->w.free[n];
+
+		e->hist[fr < 0 ? 0 : fr > TG_MAX_GPUS ? TG_MAX_GPUS : fr]++;
+		e->unusable += fr > 0 ? fr % 8 : 0;
+		e->total_free += fr;
+		e->ngpus += e->w.ngpus[n];
+	}
+	for (i = 0; i < e->nj; i++)
+		e->order[i] = i;
+	sort_jobs = e->j;
+	qsort(e->order, e->nj, sizeof(*e->order), arrival_cmp);
+	e->t0 = e->now = e->nj ? e->j[e->order[0]].submit : 0;
+	return TG_OK;
+}
+
+/* The events in time order: ends, arrivals, then a scheduling pass. */
+static tg_err eng_loop(eng *e)
+{
+	unsigned ai = 0;
+	tg_err err;
+
+	for (;;) {
+		double tn = INFINITY;
+
+		heap_clean(e);
+		if (ai < e->nj)
+			tn = e->j[e->order[ai]].submit;
+		if (e->nheap && e->heap[0].t < tn)
+			tn = e->heap[0].t;
+		if (tn == INFINITY)
+			return TG_OK;
+		advance(e, tn);
+		while ((heap_clean(e), e->nheap) && e->heap[0].t <= e->now) {
+			unsigned job = e->heap[0].job;
+
+			heap_pop(e);
+			stop_job(e, job, false);
+			digest_event(e, 3, job, NULL, 0);
+		}
+		while (ai < e->nj && e->j[e->order[ai]].submit <= e->now) {
+			unsigned job = e->order[ai++];
+
+			if (e->j[job].state != J_REJECTED)
+				pend_insert(e, job);
+		}
+		if ((err = check_state(e)) || (err = schedule(e)))
+			return err;
+	}
+}
+
 tg_err sim_run(const sim_fabric *f, const sim_trace *tr,
 	       const char *policy, const sim_config *cfg, sim_result *res,
 	       tg_errinfo *ei)
 {
 	tg_topology *t = NULL;
-	unsigned i, ai = 0, n;
 	double w0 = now_s();
 	eng e;
 	tg_err err;
@@ -1742,78 +1831,8 @@ tg_err sim_run(const sim_fabric *f, const sim_trace *tr,
 		tg_topology_destroy(t);
 		return err;
 	}
-	e.nj = tr->njobs;
-	e.preempts = sim_policy_preempts(policy);
-	n = e.nj + 1;
-	e.j = calloc(n, sizeof(*e.j));
-	e.live = calloc(n, sizeof(*e.live));
-	e.res = calloc(n, sizeof(*e.res));
-	e.order = malloc(n * sizeof(*e.order));
-	e.pend = malloc(n * sizeof(*e.pend));
-	e.snap = malloc(n * sizeof(*e.snap));
-	e.run = malloc(n * sizeof(*e.run));
-	e.ch.victims = malloc(n * sizeof(*e.ch.victims));
-	e.cnt = calloc(e.w.ndomains + 1, sizeof(*e.cnt));
-	e.stamp = calloc(e.w.ndomains + 1, sizeof(*e.stamp));
-	err = TG_ENOMEM;
-	if (!e.j || !e.live || !e.res || !e.order || !e.pend || !e.snap ||
-	    !e.run || !e.ch.victims || !e.cnt || !e.stamp)
+	if ((err = eng_setup(&e, tr, policy, res)) || (err = eng_loop(&e)))
 		goto fail;
-	res->jobs = e.res;	/* freed with the result from here on */
-	res->njobs = e.nj;
-	if ((err = eng_jobs(&e, tr, cfg->seed)))
-		goto fail;
-	e.ch.node = malloc((e.maxm + 1) * sizeof(*e.ch.node));
-	e.ch.gpus = malloc((e.maxm + 1) * sizeof(*e.ch.gpus));
-	if (!e.ch.node || !e.ch.gpus) {
-		err = TG_ENOMEM;
-		goto fail;
-	}
-	e.w.live = e.live;
-	e.w.njobs = e.nj;
-	e.w.run = e.run;
-	if ((err = sim_policy_create(policy, &e.w, cfg->seed, &e.pol, ei)))
-		goto fail;
-	for (n = 0; n < e.w.nnodes; n++) {
-		int32_t fr = e.w.free[n];
-
-		e.hist[fr < 0 ? 0 : fr > TG_MAX_GPUS ? TG_MAX_GPUS : fr]++;
-		e.unusable += fr > 0 ? fr % 8 : 0;
-		e.total_free += fr;
-		e.ngpus += e.w.ngpus[n];
-	}
-	for (i = 0; i < e.nj; i++)
-		e.order[i] = i;
-	sort_jobs = e.j;
-	qsort(e.order, e.nj, sizeof(*e.order), arrival_cmp);
-	e.t0 = e.now = e.nj ? e.j[e.order[0]].submit : 0;
-	for (;;) {
-		double tn = INFINITY;
-
-		heap_clean(&e);
-		if (ai < e.nj)
-			tn = e.j[e.order[ai]].submit;
-		if (e.nheap && e.heap[0].t < tn)
-			tn = e.heap[0].t;
-		if (tn == INFINITY)
-			break;
-		advance(&e, tn);
-		while ((heap_clean(&e), e.nheap) && e.heap[0].t <= e.now) {
-			unsigned job = e.heap[0].job;
-
-			heap_pop(&e);
-			stop_job(&e, job, false);
-			digest_event(&e, 3, job, NULL, 0);
-		}
-		while (ai < e.nj && e.j[e.order[ai]].submit <= e.now) {
-			unsigned job = e.order[ai++];
-
-			if (e.j[job].state != J_REJECTED)
-				pend_insert(&e, job);
-		}
-		if ((err = check_state(&e)) || (err = schedule(&e)))
-			goto fail;
-	}
 	if (e.npend) {
 		sim_seterr(ei, "sim: policy %s left %u jobs pending on an idle "
 		       "fabric (first: job-%u, %u x %u GPUs)", policy, e.npend,
