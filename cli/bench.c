@@ -342,28 +342,6 @@ static void usage(FILE *f)
 "  -h, --help            this text\n");
 }
 
-/* The value of option \p name: "--name=v" or "--name v". */
-static const char *opt_value(int argc, char **argv, int *i,
-			     const char *name, bool *matched)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-
-	*matched = false;
-	if (strncmp(a, name, n))
-		return NULL;
-	if (a[n] == '=') {
-		*matched = true;
-		return a + n + 1;
-	}
-	if (a[n])
-		return NULL;
-	*matched = true;
-	if (*i + 1 >= argc)
-		return NULL;
-	return argv[++*i];
-}
-
 static bool parse_occupancy(const char *s, unsigned *lo, unsigned *hi)
 {
 	const char *dash = strchr(s, '-');
@@ -386,16 +364,120 @@ static bool parse_occupancy(const char *s, unsigned *lo, unsigned *hi)
 }
 
 /* 0 ok, 1 help printed, 2 bad usage (reported). */
-static int parse_opts(int argc, char **argv, opts *o)
+/* Which option lists were given (the others take their defaults). */
+typedef struct given {
+	bool gpus, gang, repeat;
+} given;
+
+/* --gpus LIST: fabric sizes, whole nodes. */
+static int set_gpus(opts *o, const char *v)
+{
+	unsigned k;
+
+	if (!v || !parse_list(v, MAX_BENCH_GPUS, o->gpus, &o->ngpus)) {
+		cli_err("bench: --gpus wants a list of GPU counts such as "
+			"1k,10k,100k,1M");
+		return 2;
+	}
+	for (k = 0; k < o->ngpus; k++)
+		if (o->gpus[k] % GPUS_PER_NODE) {
+			cli_err("bench: --gpus: %llu is not a multiple of %d "
+				"GPUs per node", (unsigned long long)o->gpus[k],
+				GPUS_PER_NODE);
+			return 2;
+		}
+	return 0;
+}
+
+/* Sets the option \p name (one of value_opts) to \p v (NULL: missing);
+ * 0, or 2 with a message. */
+static int set_value(opts *o, given *gv, const char *name, const char *v)
+{
+	if (!strcmp(name, "--output")) {
+		if (!v || (strcmp(v, "json") && strcmp(v, "text"))) {
+			cli_err("bench: --output wants text or json");
+			return 2;
+		}
+		o->json = !strcmp(v, "json");
+	} else if (!strcmp(name, "--gpus")) {
+		gv->gpus = true;
+		return set_gpus(o, v);
+	} else if (!strcmp(name, "--gang-gpus")) {
+		if (!v || !parse_list(v, MAX_BENCH_GPUS, o->gang, &o->ngang)) {
+			cli_err("bench: --gang-gpus wants a list of GPU "
+				"counts such as 8,64,1k");
+			return 2;
+		}
+		gv->gang = true;
+	} else if (!strcmp(name, "--member-gpus")) {
+		if (!v || !parse_list(v, GPUS_PER_NODE, o->member,
+				      &o->nmember)) {
+			cli_err("bench: --member-gpus wants a list of counts "
+				"from 1 to %d", GPUS_PER_NODE);
+			return 2;
+		}
+	} else if (!strcmp(name, "--repeat")) {
+		if (!v || !parse_count(v, strlen(v), MAX_REPEAT, &o->repeat) ||
+		    !o->repeat) {
+			cli_err("bench: --repeat wants a count from 1 to %llu",
+				MAX_REPEAT);
+			return 2;
+		}
+		gv->repeat = true;
+	} else if (!strcmp(name, "--churn")) {
+		if (!v || !parse_count(v, strlen(v), MAX_CHURN, &o->churn)) {
+			cli_err("bench: --churn wants a count from 0 to %d",
+				MAX_CHURN);
+			return 2;
+		}
+	} else if (!strcmp(name, "--seed")) {
+		if (!v || !parse_count(v, strlen(v), UINT64_MAX, &o->seed)) {
+			cli_err("bench: --seed wants a number");
+			return 2;
+		}
+	} else if (!strcmp(name, "--occupancy")) {
+		if (!v || !parse_occupancy(v, &o->occ_lo, &o->occ_hi)) {
+			cli_err("bench: --occupancy wants LO-HI percent, "
+				"0 <= LO <= HI <= 100");
+			return 2;
+		}
+	}
+	return 0;
+}
+
+/* The lists not given: the defaults, smaller with --quick. */
+static void set_defaults(opts *o, const given *gv)
 {
 	static const uint64_t def_gpus[] = { 1024, 10240, 102400, 1048576 };
 	static const uint64_t def_gang[] = { 8, 64, 1024, 8192 };
 	static const uint64_t quick_gpus[] = { 1024, 4096 };
 	static const uint64_t quick_gang[] = { 8, 64, 256 };
-	bool quick = false, set_gpus = false, set_gang = false;
-	bool set_repeat = false;
-	int i;
-	unsigned k;
+	bool quick = o->quick;
+
+	if (!gv->gpus) {
+		const uint64_t *d = quick ? quick_gpus : def_gpus;
+
+		o->ngpus = quick ? 2 : 4;
+		memcpy(o->gpus, d, o->ngpus * sizeof(*d));
+	}
+	if (!gv->gang) {
+		const uint64_t *d = quick ? quick_gang : def_gang;
+
+		o->ngang = quick ? 3 : 4;
+		memcpy(o->gang, d, o->ngang * sizeof(*d));
+	}
+	if (quick && !gv->repeat)
+		o->repeat = ADAPTIVE_MIN;
+}
+
+static int parse_opts(int argc, char **argv, opts *o)
+{
+	static const char *const value_opts[] = {
+		"--output", "--gpus", "--gang-gpus", "--member-gpus",
+		"--repeat", "--churn", "--seed", "--occupancy", NULL
+	};
+	given gv = { false, false, false };
+	int i, rc;
 
 	memset(o, 0, sizeof(*o));
 	o->seed = 1;
@@ -405,8 +487,9 @@ static int parse_opts(int argc, char **argv, opts *o)
 	o->member[1] = 4;
 	o->nmember = 2;
 	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		bool m;
+		const char *a = argv[i], *v = NULL;
+		bool m = false;
+		unsigned k;
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
@@ -417,113 +500,22 @@ static int parse_opts(int argc, char **argv, opts *o)
 			continue;
 		}
 		if (!strcmp(a, "--quick")) {
-			quick = true;
 			o->quick = true;
 			continue;
 		}
-		if ((v = opt_value(argc, argv, &i, "--output", &m)) || m) {
-			if (v && !strcmp(v, "json")) {
-				o->json = true;
-			} else if (v && !strcmp(v, "text")) {
-				o->json = false;
-			} else {
-				cli_err("bench: --output wants text or json");
-				return 2;
-			}
-			continue;
+		for (k = 0; value_opts[k]; k++)
+			if ((v = cli_opt_value(argc, argv, &i, value_opts[k],
+					       &m)) || m)
+				break;
+		if (!value_opts[k]) {
+			cli_err("bench: unknown option '%s' (see topogang "
+				"bench --help)", a);
+			return 2;
 		}
-		if ((v = opt_value(argc, argv, &i, "--gpus", &m)) || m) {
-			if (!v || !parse_list(v, MAX_BENCH_GPUS, o->gpus,
-					      &o->ngpus)) {
-				cli_err("bench: --gpus wants a list of GPU "
-					"counts such as 1k,10k,100k,1M");
-				return 2;
-			}
-			for (k = 0; k < o->ngpus; k++)
-				if (o->gpus[k] % GPUS_PER_NODE) {
-					cli_err("bench: --gpus: %llu is not a "
-						"multiple of %d GPUs per node",
-						(unsigned long long)o->gpus[k],
-						GPUS_PER_NODE);
-					return 2;
-				}
-			set_gpus = true;
-			continue;
-		}
-		if ((v = opt_value(argc, argv, &i, "--gang-gpus", &m)) || m) {
-			if (!v || !parse_list(v, MAX_BENCH_GPUS, o->gang,
-					      &o->ngang)) {
-				cli_err("bench: --gang-gpus wants a list of "
-					"GPU counts such as 8,64,1k");
-				return 2;
-			}
-			set_gang = true;
-			continue;
-		}
-		if ((v = opt_value(argc, argv, &i, "--member-gpus", &m)) ||
-		    m) {
-			if (!v || !parse_list(v, GPUS_PER_NODE, o->member,
-					      &o->nmember)) {
-				cli_err("bench: --member-gpus wants a list of "
-					"counts from 1 to %d", GPUS_PER_NODE);
-				return 2;
-			}
-			continue;
-		}
-		if ((v = opt_value(argc, argv, &i, "--repeat", &m)) || m) {
-			if (!v || !parse_count(v, strlen(v), MAX_REPEAT,
-					       &o->repeat) || !o->repeat) {
-				cli_err("bench: --repeat wants a count from 1 "
-					"to %llu", MAX_REPEAT);
-				return 2;
-			}
-			set_repeat = true;
-			continue;
-		}
-		if ((v = opt_value(argc, argv, &i, "--churn", &m)) || m) {
-			if (!v || !parse_count(v, strlen(v), MAX_CHURN,
-					       &o->churn)) {
-				cli_err("bench: --churn wants a count from 0 "
-					"to %d", MAX_CHURN);
-				return 2;
-			}
-			continue;
-		}
-		if ((v = opt_value(argc, argv, &i, "--seed", &m)) || m) {
-			if (!v || !parse_count(v, strlen(v), UINT64_MAX,
-					       &o->seed)) {
-				cli_err("bench: --seed wants a number");
-				return 2;
-			}
-			continue;
-		}
-		if ((v = opt_value(argc, argv, &i, "--occupancy", &m)) || m) {
-			if (!v || !parse_occupancy(v, &o->occ_lo,
-						   &o->occ_hi)) {
-				cli_err("bench: --occupancy wants LO-HI "
-					"percent, 0 <= LO <= HI <= 100");
-				return 2;
-			}
-			continue;
-		}
-		cli_err("bench: unknown option '%s' (see topogang bench "
-			"--help)", a);
-		return 2;
+		if ((rc = set_value(o, &gv, value_opts[k], v)))
+			return rc;
 	}
-	if (!set_gpus) {
-		const uint64_t *d = quick ? quick_gpus : def_gpus;
-
-		o->ngpus = quick ? 2 : 4;
-		memcpy(o->gpus, d, o->ngpus * sizeof(*d));
-	}
-	if (!set_gang) {
-		const uint64_t *d = quick ? quick_gang : def_gang;
-
-		o->ngang = quick ? 3 : 4;
-		memcpy(o->gang, d, o->ngang * sizeof(*d));
-	}
-	if (quick && !set_repeat)
-		o->repeat = ADAPTIVE_MIN;
+	set_defaults(o, &gv);
 	return 0;
 }
 

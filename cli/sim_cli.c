@@ -78,27 +78,6 @@ static void usage(FILE *f)
 "                       on the same state (tests/slurm/slurm-replay.py)\n", f);
 }
 
-static const char *opt_value(int argc, char **argv, int *i,
-			     const char *name, bool *matched)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-
-	*matched = false;
-	if (strncmp(a, name, n))
-		return NULL;
-	if (a[n] == '=') {
-		*matched = true;
-		return a + n + 1;
-	}
-	if (a[n])
-		return NULL;
-	*matched = true;
-	if (*i + 1 >= argc)
-		return NULL;
-	return argv[++*i];
-}
-
 static bool num(const char *s, double lo, double hi, double *out)
 {
 	char *end;
@@ -262,7 +241,7 @@ static int parse_opts(int argc, char **argv, opts *o)
 			continue;
 		}
 		for (k = 0; value_opts[k]; k++)
-			if ((v = opt_value(argc, argv, &i, value_opts[k], &m)) ||
+			if ((v = cli_opt_value(argc, argv, &i, value_opts[k], &m)) ||
 			    m)
 				break;
 		if (!value_opts[k]) {

@@ -50,6 +50,27 @@ void cli_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+const char *cli_opt_value(int argc, char **argv, int *i, const char *name,
+			  bool *matched)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+
+	*matched = false;
+	if (strncmp(a, name, n))
+		return NULL;
+	if (a[n] == '=') {
+		*matched = true;
+		return a + n + 1;
+	}
+	if (a[n])
+		return NULL;
+	*matched = true;
+	if (*i + 1 >= argc)
+		return NULL;
+	return argv[++*i];
+}
+
 static void usage(FILE *f)
 {
 	fputs("usage: topogang place --cluster FILE [--levels K1,K2,...] "
