@@ -1099,15 +1099,158 @@ static tg_err pre_fill(fabric *f, unsigned slots_per_node, unsigned ngangs,
 	return err;
 }
 
+/* One preemption configuration. */
+typedef struct pre_cfg {
+	const char *what;
+	uint64_t gpus, quick_gpus;
+	unsigned slots_per_node, ngangs, min_pods, max_pods;
+	uint64_t gang_gpus;
+	double target_ms;
+} pre_cfg;
+
+/* What the timed preemption decisions gave. */
+typedef struct pre_run {
+	int64_t *lat;		/* n latencies, ns */
+	size_t n;
+	uint64_t hash;		/* of the first decision; all must match */
+	unsigned nv;		/* its victims */
+} pre_run;
+
+/* The full fabric of \p pc (\p gpus GPUs) and its preemptor gang; 1 on
+ * failure, with nothing left to free. */
+static int pre_build(const opts *o, const pre_cfg *pc, uint64_t gpus,
+		     fabric *f, tg_gang **gp)
+{
+	tg_errinfo ei;
+	tg_gang *g;
+	tg_err err;
+
+	memset(f, 0, sizeof(*f));
+	f->gpus = gpus;
+	f->nodes = (uint32_t)(gpus / GPUS_PER_NODE);
+	f->blocks = (f->nodes + NODES_PER_BLOCK - 1) / NODES_PER_BLOCK;
+	f->spines = (f->blocks + BLOCKS_PER_SPINE - 1) / BLOCKS_PER_SPINE;
+	f->zones = (f->spines + SPINES_PER_ZONE - 1) / SPINES_PER_ZONE;
+	rng_state = o->seed ^ (gpus * 0x9e3779b97f4a7c15ull) ^ 0x5eed;
+	ei.msg[0] = '\0';
+	f->t = tg_topology_create();
+	if (!f->t || (err = fabric_nodes(f, &ei)) ||
+	    (err = pre_fill(f, pc->slots_per_node, pc->ngangs, pc->min_pods,
+			    pc->max_pods))) {
+		cli_err("bench: building the preemption fabric failed: %s",
+			ei.msg);
+		tg_topology_destroy(f->t);
+		return 1;
+	}
+	g = make_gang(pc->gang_gpus, GPUS_PER_NODE);
+	if (!g || tg_gang_set_gather(g, layer_name[1], TG_GATHER_MUST)) {
+		tg_gang_destroy(g);
+		tg_topology_destroy(f->t);
+		return 1;
+	}
+	tg_gang_set_priority(g, PRE_PRIO);
+	*gp = g;
+	return 0;
+}
+
+/* One timed decision, checked against the first; 1 on failure. */
+static int pre_decide(const fabric *f, tg_gang *g, pre_run *r)
+{
+	tg_errinfo ei = { "" };
+	tg_decision *d = NULL;
+	int64_t t0, t1;
+	int ret = 0;
+
+	t0 = now_ns();
+	if (tg_place(f->t, g, &d, &ei)) {
+		cli_err("bench: %s", ei.msg);
+		return 1;
+	}
+	t1 = now_ns();
+	if (!r->n) {
+		r->hash = decision_hash(d);
+		r->nv = tg_decision_nvictims(d);
+		if (tg_decision_status(d) != TG_STATUS_PREEMPTING) {
+			cli_err("bench: expected a preempting decision: %s",
+				tg_decision_message(d));
+			ret = 1;
+		}
+	} else if (decision_hash(d) != r->hash) {
+		cli_err("bench: preemption decisions differ");
+		ret = 1;
+	}
+	tg_decision_free(d);
+	if (!ret)
+		r->lat[r->n] = t1 - t0;
+	return ret;
+}
+
+/* --repeat decisions, or adaptive: at least ADAPTIVE_MIN and about
+ * ADAPTIVE_NS in all. */
+static int pre_measure(const opts *o, const fabric *f, tg_gang *g,
+		       pre_run *r)
+{
+	size_t cap = 0, limit = o->repeat ? (size_t)o->repeat : ADAPTIVE_MAX;
+	int64_t total = 0;
+
+	for (r->n = 0; r->n < limit; r->n++) {
+		if (r->n == cap) {
+			size_t nc = cap ? cap * 2 : 256;
+			int64_t *nl = realloc(r->lat, nc * sizeof(*r->lat));
+
+			if (!nl)
+				return 1;
+			r->lat = nl;
+			cap = nc;
+		}
+		if (pre_decide(f, g, r))
+			return 1;
+		total += r->lat[r->n];
+		if (!o->repeat && r->n + 1 >= ADAPTIVE_MIN &&
+		    total >= ADAPTIVE_NS) {
+			r->n++;
+			break;
+		}
+	}
+	return 0;
+}
+
+static void pre_report(const opts *o, const pre_cfg *pc, const fabric *f,
+		       pre_run *r)
+{
+	double med, p99;
+
+	qsort(r->lat, r->n, sizeof(*r->lat), cmp_i64);
+	med = (double)pct(r->lat, r->n, 50) / 1e6;
+	p99 = (double)pct(r->lat, r->n, 99) / 1e6;
+	if (o->json)
+		printf("{\"preempt\":true,\"gpus\":%llu,\"nodes\":%u,"
+		       "\"allocs\":%llu,\"gang_gpus\":%llu,\"victims\":%u,"
+		       "\"decisions\":%zu,\"median_ms\":%.3f,"
+		       "\"p99_ms\":%.3f,\"min_ms\":%.3f,"
+		       "\"decision_hash\":\"%016llx\"}\n",
+		       (unsigned long long)f->gpus, f->nodes,
+		       (unsigned long long)f->allocs,
+		       (unsigned long long)pc->gang_gpus, r->nv, r->n, med,
+		       p99, (double)r->lat[0] / 1e6,
+		       (unsigned long long)r->hash);
+	else
+		printf("preemption: %s (%llu GPUs, %u nodes, %llu "
+		       "allocations, all GPUs in use)\n"
+		       "  gang of %llu GPUs, priority %d, must gather on a "
+		       "spine: %u victims; %zu decisions: min %.2f ms, median "
+		       "%.2f ms, p99 %.2f ms (target median <= %g ms: %s)\n",
+		       pc->what, (unsigned long long)f->gpus, f->nodes,
+		       (unsigned long long)f->allocs,
+		       (unsigned long long)pc->gang_gpus, PRE_PRIO, r->nv,
+		       r->n, (double)r->lat[0] / 1e6, med, p99,
+		       pc->target_ms, med <= pc->target_ms ? "met" :
+		       "MISSED");
+}
+
 static int bench_preempt(const opts *o)
 {
-	static const struct {
-		const char *what;
-		uint64_t gpus, quick_gpus;
-		unsigned slots_per_node, ngangs, min_pods, max_pods;
-		uint64_t gang_gpus;
-		double target_ms;
-	} cfg[] = {
+	static const pre_cfg cfg[] = {
 		{ "2k nodes, 700 running lower-priority gangs", 16384, 2048,
 		  1, 700, 0, 0, 128, 10.0 },
 		{ "100k GPUs, 51,200 running allocations", 102400, 8192,
@@ -1118,126 +1261,17 @@ static int bench_preempt(const opts *o)
 
 	for (c = 0; c < sizeof(cfg) / sizeof(cfg[0]) && !ret; c++) {
 		fabric f;
-		tg_errinfo ei;
 		tg_gang *g = NULL;
-		tg_decision *d = NULL;
-		int64_t *lat = NULL, total = 0;
-		uint64_t gpus = o->quick ? cfg[c].quick_gpus :
-				cfg[c].gpus, hash = 0;
-		size_t n = 0, cap = 0, limit;
-		unsigned nv = 0;
-		tg_err err;
+		pre_run r;
 
-		memset(&f, 0, sizeof(f));
-		f.gpus = gpus;
-		f.nodes = (uint32_t)(gpus / GPUS_PER_NODE);
-		f.blocks = (f.nodes + NODES_PER_BLOCK - 1) / NODES_PER_BLOCK;
-		f.spines = (f.blocks + BLOCKS_PER_SPINE - 1) /
-			   BLOCKS_PER_SPINE;
-		f.zones = (f.spines + SPINES_PER_ZONE - 1) / SPINES_PER_ZONE;
-		rng_state = o->seed ^ (gpus * 0x9e3779b97f4a7c15ull) ^ 0x5eed;
-		ei.msg[0] = '\0';
-		f.t = tg_topology_create();
-		if (!f.t || (err = fabric_nodes(&f, &ei)) ||
-		    (err = pre_fill(&f, cfg[c].slots_per_node, cfg[c].ngangs,
-				    cfg[c].min_pods, cfg[c].max_pods))) {
-			cli_err("bench: building the preemption fabric "
-				"failed: %s", ei.msg);
-			tg_topology_destroy(f.t);
+		memset(&r, 0, sizeof(r));
+		if (pre_build(o, &cfg[c], o->quick ? cfg[c].quick_gpus :
+			      cfg[c].gpus, &f, &g))
 			return 1;
-		}
-		g = make_gang(cfg[c].gang_gpus, GPUS_PER_NODE);
-		if (!g || tg_gang_set_gather(g, layer_name[1],
-					     TG_GATHER_MUST)) {
-			tg_gang_destroy(g);
-			tg_topology_destroy(f.t);
-			return 1;
-		}
-		tg_gang_set_priority(g, PRE_PRIO);
-		limit = o->repeat ? (size_t)o->repeat : ADAPTIVE_MAX;
-		for (n = 0; n < limit; n++) {
-			int64_t t0, t1;
-
-			if (n == cap) {
-				size_t nc = cap ? cap * 2 : 256;
-				int64_t *nl = realloc(lat, nc * sizeof(*lat));
-
-				if (!nl) {
-					ret = 1;
-					break;
-				}
-				lat = nl;
-				cap = nc;
-			}
-			t0 = now_ns();
-			err = tg_place(f.t, g, &d, &ei);
-			t1 = now_ns();
-			if (err) {
-				cli_err("bench: %s", ei.msg);
-				ret = 1;
-				break;
-			}
-			if (!n) {
-				hash = decision_hash(d);
-				nv = tg_decision_nvictims(d);
-				if (tg_decision_status(d) !=
-				    TG_STATUS_PREEMPTING) {
-					cli_err("bench: expected a preempting "
-						"decision: %s",
-						tg_decision_message(d));
-					ret = 1;
-				}
-			} else if (decision_hash(d) != hash) {
-				cli_err("bench: preemption decisions differ");
-				ret = 1;
-			}
-			tg_decision_free(d);
-			if (ret)
-				break;
-			lat[n] = t1 - t0;
-			total += t1 - t0;
-			if (!o->repeat && n + 1 >= ADAPTIVE_MIN &&
-			    total >= ADAPTIVE_NS) {
-				n++;
-				break;
-			}
-		}
-		if (!ret) {
-			double med, p99;
-
-			qsort(lat, n, sizeof(*lat), cmp_i64);
-			med = (double)pct(lat, n, 50) / 1e6;
-			p99 = (double)pct(lat, n, 99) / 1e6;
-			if (o->json)
-				printf("{\"preempt\":true,\"gpus\":%llu,"
-				       "\"nodes\":%u,\"allocs\":%llu,"
-				       "\"gang_gpus\":%llu,\"victims\":%u,"
-				       "\"decisions\":%zu,\"median_ms\":%.3f,"
-				       "\"p99_ms\":%.3f,\"min_ms\":%.3f,"
-				       "\"decision_hash\":\"%016llx\"}\n",
-				       (unsigned long long)gpus, f.nodes,
-				       (unsigned long long)f.allocs,
-				       (unsigned long long)cfg[c].gang_gpus,
-				       nv, n, med, p99,
-				       (double)lat[0] / 1e6,
-				       (unsigned long long)hash);
-			else
-				printf("preemption: %s (%llu GPUs, %u nodes, "
-				       "%llu allocations, all GPUs in use)\n"
-				       "  gang of %llu GPUs, priority %d, must "
-				       "gather on a spine: %u victims; %zu "
-				       "decisions: min %.2f ms, median %.2f "
-				       "ms, p99 %.2f ms (target median <= "
-				       "%g ms: %s)\n", cfg[c].what,
-				       (unsigned long long)gpus, f.nodes,
-				       (unsigned long long)f.allocs,
-				       (unsigned long long)cfg[c].gang_gpus,
-				       PRE_PRIO, nv, n, (double)lat[0] / 1e6,
-				       med, p99, cfg[c].target_ms,
-				       med <= cfg[c].target_ms ? "met" :
-				       "MISSED");
-		}
-		free(lat);
+		ret = pre_measure(o, &f, g, &r);
+		if (!ret)
+			pre_report(o, &cfg[c], &f, &r);
+		free(r.lat);
 		tg_gang_destroy(g);
 		tg_topology_destroy(f.t);
 	}
