@@ -1278,6 +1278,44 @@ static int bench_preempt(const opts *o)
 	return ret;
 }
 
+/* One gang size \p j and member size \p k on fabric \p f: the result
+ * printed, the target sizes' medians noted; 1 on failure. */
+static int bench_one(fabric *f, const opts *o, unsigned j, unsigned k,
+		     target_seen *t100k, target_seen *t1m)
+{
+	result r;
+
+	if (o->gang[j] % o->member[k]) {
+		fprintf(stderr, "topogang bench: gang of %llu GPUs does not "
+			"divide into members of %llu GPUs; skipped\n",
+			(unsigned long long)o->gang[j],
+			(unsigned long long)o->member[k]);
+		return 0;
+	}
+	if (run_config(f, o, o->gang[j], (unsigned)o->member[k], &r))
+		return 1;
+	if (!o->json)
+		text_result(&r);
+	else if (!r.skipped)
+		json_result(f, o, &r);
+	else
+		fprintf(stderr, "topogang bench: %llu GPUs: gang of %llu GPUs "
+			"skipped: only %llu members of %u GPUs fit\n",
+			(unsigned long long)f->gpus,
+			(unsigned long long)r.gang_gpus,
+			(unsigned long long)r.room, r.member);
+	if (r.skipped || o->gang[j] != TARGET_GANG)
+		return 0;
+	if (f->gpus == TARGET_100K_GPUS) {
+		t100k->median_us[k] = (double)r.median / 1e3;
+		t100k->any = true;
+	} else if (f->gpus == TARGET_1M_GPUS) {
+		t1m->median_us[k] = (double)r.median / 1e3;
+		t1m->any = true;
+	}
+	return 0;
+}
+
 int cli_bench(int argc, char **argv)
 {
 	opts o;
@@ -1332,50 +1370,8 @@ int cli_bench(int argc, char **argv)
 		if (!o.json)
 			text_fabric(&f, &o);
 		for (j = 0; j < o.ngang && !ret; j++)
-			for (k = 0; k < o.nmember && !ret; k++) {
-				result r;
-
-				if (o.gang[j] % o.member[k]) {
-					fprintf(stderr, "topogang bench: "
-						"gang of %llu GPUs does not "
-						"divide into members of %llu "
-						"GPUs; skipped\n",
-						(unsigned long long)o.gang[j],
-						(unsigned long long)
-						o.member[k]);
-					continue;
-				}
-				if (run_config(&f, &o, o.gang[j],
-					       (unsigned)o.member[k], &r)) {
-					ret = 1;
-					break;
-				}
-				if (!o.json)
-					text_result(&r);
-				else if (!r.skipped)
-					json_result(&f, &o, &r);
-				else
-					fprintf(stderr, "topogang bench: "
-						"%llu GPUs: gang of %llu "
-						"GPUs skipped: only %llu "
-						"members of %u GPUs fit\n",
-						(unsigned long long)f.gpus,
-						(unsigned long long)
-						r.gang_gpus,
-						(unsigned long long)r.room,
-						r.member);
-				if (r.skipped || o.gang[j] != TARGET_GANG)
-					continue;
-				if (f.gpus == TARGET_100K_GPUS) {
-					t100k.median_us[k] =
-						(double)r.median / 1e3;
-					t100k.any = true;
-				} else if (f.gpus == TARGET_1M_GPUS) {
-					t1m.median_us[k] =
-						(double)r.median / 1e3;
-					t1m.any = true;
-				}
-			}
+			for (k = 0; k < o.nmember && !ret; k++)
+				ret = bench_one(&f, &o, j, k, &t100k, &t1m);
 		if (!o.json)
 			printf("  placement scratch: %.1f B/node "
 			       "(allocated by the first tg_place())\n",
