@@ -1112,7 +1112,7 @@ typedef struct pre_cfg {
 typedef struct pre_run {
 	int64_t *lat;		/* n latencies, ns */
 	size_t n;
-	uint64_t hash;		/* of the first decision; all must match */
+	uint64_t hash;		/* of the first decision; all match it */
 	unsigned nv;		/* its victims */
 } pre_run;
 

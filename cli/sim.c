@@ -74,21 +74,6 @@ double sim_stretch(double comm_fraction, double best_gbps, double gbps)
 
 /* ---- numbers ---- */
 
-static bool parse_real(const char *s, double lo, double hi, double *out)
-{
-	double v;
-	char *end;
-
-	if (!*s || isspace((unsigned char)*s))
-		return false;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !isfinite(v) || v < lo || v > hi)
-		return false;
-	*out = v;
-	return true;
-}
-
 /* ---- trace ---- */
 
 enum { COL_ID, COL_SUBMIT, COL_DURATION, COL_GPUS, COL_NODES, COL_PRIO,
@@ -163,12 +148,12 @@ static tg_err trace_row(sim_trace *tr, char **f, const int *col,
 		return TG_EPARSE;
 	}
 	memcpy(j->id, s, strlen(s) + 1);
-	if (!parse_real(f[col[COL_SUBMIT]], 0, 1e12, &j->submit)) {
+	if (!tg_f64_parse(f[col[COL_SUBMIT]], 0, 1e12, &j->submit)) {
 		sim_seterr(ei, "%s:%u: submit_s '%.40s' is not a number of "
 		       "seconds >= 0", src, line, f[col[COL_SUBMIT]]);
 		return TG_EPARSE;
 	}
-	if (!parse_real(f[col[COL_DURATION]], 0, SIM_MAX_DURATION,
+	if (!tg_f64_parse(f[col[COL_DURATION]], 0, SIM_MAX_DURATION,
 			&j->duration)) {
 		sim_seterr(ei, "%s:%u: duration_s '%.40s' is not a number of "
 		       "seconds in 0..%.0f", src, line, f[col[COL_DURATION]],
@@ -557,7 +542,8 @@ tg_err sim_fabric_spec(const char *spec, sim_fabric **out, tg_errinfo *ei)
 
 	*out = NULL;
 	if (strlen(spec) > SIM_MAX_SPEC) {
-		sim_seterr(ei, "fabric spec longer than %d bytes", SIM_MAX_SPEC);
+		sim_seterr(ei, "fabric spec longer than %d bytes",
+			   SIM_MAX_SPEC);
 		return TG_ELIMIT;
 	}
 	memcpy(buf, spec, strlen(spec) + 1);
@@ -746,7 +732,7 @@ tg_err sim_fabric_set_bandwidth(sim_fabric *f, const char *list,
 		char *eq = strchr(items[i], '=');
 		double v;
 
-		if (!eq || !parse_real(trim(eq + 1), 1e-3, 1e9, &v)) {
+		if (!eq || !tg_f64_parse(trim(eq + 1), 1e-3, 1e9, &v)) {
 			sim_seterr(ei, "bandwidth '%s': not LAYER=GBPS (Gbit/s "
 			       "> 0)", items[i]);
 			return TG_EINVAL;

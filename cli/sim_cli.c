@@ -78,21 +78,6 @@ static void usage(FILE *f)
 "                       on the same state (tests/slurm/slurm-replay.py)\n", f);
 }
 
-static bool num(const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	double v;
-
-	if (!s || !*s)
-		return false;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !isfinite(v) || v < lo || v > hi)
-		return false;
-	*out = v;
-	return true;
-}
-
 static int set_policies(opts *o, const char *list)
 {
 	char *p, *c;
@@ -127,7 +112,7 @@ static int set_policies(opts *o, const char *list)
 static int real_opt(const char *name, const char *v, double lo, double hi,
 		    const char *what, double *out)
 {
-	if (num(v, lo, hi, out))
+	if (tg_f64_parse(v, lo, hi, out))
 		return 0;
 	cli_err("sim: %s '%s': not %s", name, v, what);
 	return 2;
@@ -241,8 +226,8 @@ static int parse_opts(int argc, char **argv, opts *o)
 			continue;
 		}
 		for (k = 0; value_opts[k]; k++)
-			if ((v = cli_opt_value(argc, argv, &i, value_opts[k], &m)) ||
-			    m)
+			if ((v = cli_opt_value(argc, argv, &i, value_opts[k],
+					       &m)) || m)
 				break;
 		if (!value_opts[k]) {
 			cli_err("sim: unknown option '%s'", a);

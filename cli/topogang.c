@@ -911,8 +911,8 @@ static int place_finish(placing *pl, cJSON *root)
 		char *s;
 
 		for (i = 0; warns && i < pl->in->nwarn; i++)
-			cJSON_AddItemToArray(warns,
-					     cJSON_CreateString(pl->in->warn[i]));
+			cJSON_AddItemToArray(warns, cJSON_CreateString(
+							     pl->in->warn[i]));
 		s = cJSON_Print(root);
 		if (!s)
 			return 2;

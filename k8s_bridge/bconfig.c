@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,7 +186,8 @@ static int get_num(fctx *f, const cJSON *v, const char *path, double lo,
 
 	if (cJSON_IsNumber(v))
 		d = v->valuedouble;
-	else if (!cJSON_IsString(v) || !br_parse_double(v->valuestring, &d))
+	else if (!cJSON_IsString(v) ||
+		 !tg_f64_parse(v->valuestring, -DBL_MAX, DBL_MAX, &d))
 		return ferr(f, path, "must be a number");
 	if (d < lo || d > hi) {
 		char m[128];
@@ -749,7 +751,7 @@ static int parse_secs(const char *flag, const char *v, double *out,
 {
 	double d;
 
-	if (!br_parse_double(v, &d) || d <= 0 || d > 3600)
+	if (!tg_f64_parse(v, 0, 3600, &d) || d <= 0)
 		return ERR("%s: '%.40s' is not a number of seconds (0..3600)",
 			   flag, v);
 	*out = d;

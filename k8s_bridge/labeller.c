@@ -170,9 +170,9 @@ static int lb_args(lb *L, int argc, char **argv, char **rest, int *nrest,
 		return -1;
 	}
 	L->interval_s = LB_INTERVAL_S;
-	if (interval && (!br_parse_double(interval, &L->interval_s) ||
-			 L->interval_s <= 0 ||
-			 L->interval_s > LB_INTERVAL_MAX)) {
+	if (interval && (!tg_f64_parse(interval, 0, LB_INTERVAL_MAX,
+				       &L->interval_s) ||
+			 L->interval_s <= 0)) {
 		snprintf(err, errlen, "--interval: expected seconds, more "
 			 "than 0 and at most %g, not '%.40s'",
 			 LB_INTERVAL_MAX, interval);

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "config.h"
 
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,8 @@ static int cnum(const cJSON *v, double lo, double hi, double *out,
 
 	if (cJSON_IsNumber(v))
 		d = v->valuedouble;
-	else if (!cJSON_IsString(v) || !br_parse_double(v->valuestring, &d))
+	else if (!cJSON_IsString(v) ||
+		 !tg_f64_parse(v->valuestring, -DBL_MAX, DBL_MAX, &d))
 		return cerr(err, errlen, src, path, "must be a number");
 	if (d < lo || d > hi) {
 		char m[128];

@@ -207,21 +207,6 @@ char *br_read_file(const char *path, size_t max, size_t *len, char *err,
 	return buf;
 }
 
-bool br_parse_double(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	if (!s || !*s)
-		return false;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !isfinite(v))
-		return false;
-	*out = v;
-	return true;
-}
-
 /* ---- JSON -------------------------------------------------------------- */
 
 const cJSON *br_jget(const cJSON *obj, const char *key)

@@ -1,10 +1,10 @@
 /*
  * k8s_bridge/util.h - small helpers of topogang-bridge: time, files, JSON
- * field access, URL escaping.  The growable buffer, the integer parse and
- * the file read are libtopogang's (topogang/util.h: tg_buf, tg_i64_parse,
- * tg_file_read); main() pins the library's allocator to malloc's
- * family, so what tg_buf_take() and tg_file_read() hand over is freed
- * with free().
+ * field access, URL escaping.  The growable buffer, the number parses
+ * and the file read are libtopogang's (topogang/util.h: tg_buf,
+ * tg_i64_parse, tg_f64_parse, tg_file_read); main() pins the library's
+ * allocator to malloc's family, so what tg_buf_take() and tg_file_read()
+ * hand over is freed with free().
  *
  * Everything filled from outside has a named bound; hitting it is an
  * error that says so (the buffer's err), never silent truncation.
@@ -61,9 +61,6 @@ bool br_parse_rfc3339(const char *s, int64_t *wall_us);
 char *br_read_file(const char *path, size_t max, size_t *len, char *err,
 		   size_t errlen);
 
-/* Checked whole-string decimal parse of a finite double (integers:
- * topogang/util.h's tg_i64_parse()). */
-bool br_parse_double(const char *s, double *out);
 
 /* JSON access that tolerates missing or mistyped fields: NULL. */
 const cJSON *br_jget(const cJSON *obj, const char *key);

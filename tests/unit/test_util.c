@@ -292,6 +292,18 @@ static void test_parse(void)
 	ok(tg_u64_parse("86400", 86400, &w) && w == 86400 &&
 	   !tg_u64_parse("86401", 86400, &w) && !tg_u64_parse("+1", 9, &w) &&
 	   !tg_u64_parse("-1", 9, &w), "u64: digits only, up to max");
+	{
+		double d = 7;
+
+		ok(tg_f64_parse("2.5e1", 0, 100, &d) && d == 25,
+		   "f64: a number in range");
+		ok(!tg_f64_parse("101", 0, 100, &d) &&
+		   !tg_f64_parse(" 1", 0, 100, &d) &&
+		   !tg_f64_parse("1x", 0, 100, &d) &&
+		   !tg_f64_parse("inf", -1e308, 1e308, &d) &&
+		   !tg_f64_parse("1e999", -1e308, 1e308, &d) && d == 25,
+		   "f64: range, space, junk, infinity, overflow refused");
+	}
 }
 
 static void test_file(void)

@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 /* Bounds; hitting one is TG_ELIMIT with a message naming it. */
-#define TG_REQUEST_MAX_LAYER	TG_MAX_NAME	/* bytes of a layer name */
+#define TG_REQUEST_MAX_LAYER	TG_MAX_NAME	/* bytes of a layer */
 /* Items of one request: every request one gang can hold (TG_MAX_LAYERS
  * + 2 gathers; TG_MAX_LAYERS + 1 layer spreads and TG_MAX_SPREADS
  * label-selector spreads, which mixed mode writes out). */

@@ -72,6 +72,9 @@ void tg_buf_free(tg_buf *b);
 bool tg_i64_parse(const char *s, int64_t *out);
 bool tg_u32_parse(const char *s, unsigned *out);
 bool tg_u64_parse(const char *s, uint64_t max, uint64_t *out);
+/* A finite decimal (strtod's syntax, whole string, no leading space) in
+ * lo..hi; -DBL_MAX..DBL_MAX takes any finite number. */
+bool tg_f64_parse(const char *s, double lo, double hi, double *out);
 
 /*
  * Reads the whole file \p path (at most \p max bytes) into *buf,

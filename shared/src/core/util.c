@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -493,6 +494,21 @@ bool tg_u64_parse(const char *s, uint64_t max, uint64_t *out)
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || *end || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool tg_f64_parse(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s || isspace((unsigned char)*s))
+		return false;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || v < lo || v > hi)
 		return false;
 	*out = v;
 	return true;
