@@ -660,18 +660,25 @@ static tg_err fabric_occupy(fabric *f, unsigned lo, unsigned hi)
 	return TG_OK;
 }
 
-static tg_err fabric_make(fabric *f, uint64_t gpus, const opts *o,
-			  tg_errinfo *ei)
+/* An empty fabric of \p gpus GPUs: its node, block, spine and zone
+ * counts. */
+static void fabric_shape(fabric *f, uint64_t gpus)
 {
-	int64_t t0, t1, t2;
-	tg_err err;
-
 	memset(f, 0, sizeof(*f));
 	f->gpus = gpus;
 	f->nodes = (uint32_t)(gpus / GPUS_PER_NODE);
 	f->blocks = (f->nodes + NODES_PER_BLOCK - 1) / NODES_PER_BLOCK;
 	f->spines = (f->blocks + BLOCKS_PER_SPINE - 1) / BLOCKS_PER_SPINE;
 	f->zones = (f->spines + SPINES_PER_ZONE - 1) / SPINES_PER_ZONE;
+}
+
+static tg_err fabric_make(fabric *f, uint64_t gpus, const opts *o,
+			  tg_errinfo *ei)
+{
+	int64_t t0, t1, t2;
+	tg_err err;
+
+	fabric_shape(f, gpus);
 	/* one stream per fabric size, so a size's state does not depend
 	 * on which other sizes run */
 	rng_state = o->seed ^ (gpus * 0x9e3779b97f4a7c15ull);
@@ -1125,12 +1132,7 @@ static int pre_build(const opts *o, const pre_cfg *pc, uint64_t gpus,
 	tg_gang *g;
 	tg_err err;
 
-	memset(f, 0, sizeof(*f));
-	f->gpus = gpus;
-	f->nodes = (uint32_t)(gpus / GPUS_PER_NODE);
-	f->blocks = (f->nodes + NODES_PER_BLOCK - 1) / NODES_PER_BLOCK;
-	f->spines = (f->blocks + BLOCKS_PER_SPINE - 1) / BLOCKS_PER_SPINE;
-	f->zones = (f->spines + SPINES_PER_ZONE - 1) / SPINES_PER_ZONE;
+	fabric_shape(f, gpus);
 	rng_state = o->seed ^ (gpus * 0x9e3779b97f4a7c15ull) ^ 0x5eed;
 	ei.msg[0] = '\0';
 	f->t = tg_topology_create();
