@@ -1,5 +1,5 @@
 /*
- * cli/cli_json.c - a decision as JSON (the schema in README.md).
+ * cli/cli_json.c - a decision as JSON (the schema in docs/cli.md).
  */
 #include "config.h"
 

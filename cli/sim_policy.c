@@ -523,9 +523,9 @@ out:
  *
  * Calibrated against slurmctld 22.05.8 (select/cons_tres, topology/tree)
  * with tests/slurm/slurm-replay.py and `topogang sim --calibrate`: see
- * the README.  The earlier reading (master's code: a closer leaf must fit
- * the whole rest, taken leaves leave their ancestors' counts) disagreed
- * with slurmctld on jobs spanning aggregation switches.
+ * docs/simulator.md.  The earlier reading (master's code: a closer leaf
+ * must fit the whole rest, taken leaves leave their ancestors' counts)
+ * disagreed with slurmctld on jobs spanning aggregation switches.
  *
  * Preemption (cons_tres job_test.c _run_now with preempt/partition_prio
  * or qos, PreemptMode=REQUEUE, preempt_reorder_count=1): candidates are

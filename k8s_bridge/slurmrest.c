@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <topogang/topoconf.h>
+#include <topogang/hostlist.h>
 
 #include "map.h"
 #include "slurmrest.h"

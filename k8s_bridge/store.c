@@ -8,31 +8,24 @@
 
 #include "store.h"
 #include "util.h"
+#include "topogang/k8s.h"
 
 #define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
-#define L_KOORD_PG "pod-group.scheduling.sigs.k8s.io"
 
 static char *dup_or_null(const char *s)
 {
 	return s ? br_xstrdup(s) : NULL;
 }
 
+/* Whether the pod names its gang in a dialect the loader reads already. */
 static bool has_dialect(const cJSON *labels, const cJSON *annots)
 {
-	static const char *const lkeys[] = {
-		L_KOORD_PG, "pod-group.scheduling.sigs.k8s.io/name",
-		"scheduling.x-k8s.io/pod-group", "kueue.x-k8s.io/pod-group-name",
-		"leaderworkerset.sigs.k8s.io/name", NULL };
-	static const char *const akeys[] = {
-		"gang.scheduling.koordinator.sh/name", "pod-group-name",
-		NULL };
+	const char *key;
+	bool annot;
 	unsigned i;
 
-	for (i = 0; lkeys[i]; i++)
-		if (br_jget(labels, lkeys[i]))
-			return true;
-	for (i = 0; akeys[i]; i++)
-		if (br_jget(annots, akeys[i]))
+	for (i = 0; (key = tg_k8s_dialect_key(NULL, i, &annot)); i++)
+		if (br_jget(annot ? annots : labels, key))
 			return true;
 	return false;
 }
@@ -52,8 +45,11 @@ static void translate_group(cJSON *j, cJSON *md)
 		cJSON_DeleteItemFromObjectCaseSensitive(md, "labels");
 		labels = cJSON_AddObjectToObject(md, "labels");
 	}
+	/* Koordinator's first key: its pod-group label */
 	if (labels)
-		cJSON_AddStringToObject(labels, L_KOORD_PG, pg);
+		cJSON_AddStringToObject(labels,
+					tg_k8s_dialect_key("koordinator", 0,
+							   NULL), pg);
 }
 
 static void pod_fields(br_obj *o, const cJSON *j)

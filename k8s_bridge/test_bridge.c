@@ -525,6 +525,17 @@ static void test_store(void)
 	       "PodGroup label");
 	cJSON_Delete(j);
 	br_obj_free(old);
+	/* a pod that names its gang in a dialect (the keys are the core's:
+	 * tg_k8s_dialect_key()) keeps it */
+	old = mk("{\"metadata\":{\"name\":\"r\",\"namespace\":\"n\","
+		 "\"annotations\":{\"pod-group-name\":\"kai\"}},\"spec\":"
+		 "{\"schedulingGroup\":{\"podGroupName\":\"pg\"}}}", true);
+	j = br_obj_parse(old);
+	ok(!br_jstr(br_jpath(j, "metadata.labels"),
+		    "pod-group.scheduling.sigs.k8s.io"),
+	   "store: a pod with KAI's pod-group-name keeps its own gang");
+	cJSON_Delete(j);
+	br_obj_free(old);
 	old = mk("{\"metadata\":{\"name\":\"t\"},\"status\":{\"phase\":"
 		 "\"Succeeded\"}}", true);
 	ok(old->terminal, "store: terminal pods recognised");

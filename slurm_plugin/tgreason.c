@@ -39,6 +39,7 @@ static reason_t reasons[TGR_MAX_REASONS];
 static unsigned nreasons = 0;
 static pthread_t thread;
 static bool started = false, stop = false;
+static bool kicked = false;	/* a reason set in this pass: walk after it */
 
 static reason_t *_find(uint32_t job_id)
 {
@@ -135,6 +136,11 @@ extern bool tgr_set(job_record_t *job_ptr, const char *msg)
 		job_ptr->state_desc = xstrdup(cur);
 		last_job_update = time(NULL);
 	}
+	/* slurmctld wipes the message once this selection has failed, still
+	 * under the job lock it holds now: the thread walks as soon as that
+	 * lock is released, not a second later */
+	kicked = true;
+	pthread_cond_signal(&cond);
 	slurm_mutex_unlock(&lock);
 	return fresh;
 }
@@ -173,9 +179,13 @@ static bool _walk(bool fix)
 }
 
 /*
- * Once a second: a look under the job read lock, and the write lock only
- * when a reason was wiped (slurmctld clears state_desc after each failed
- * selection), so most seconds block no writer.
+ * Once a second, and after every pass that set a reason (kicked: the walk
+ * then waits for the job lock the pass holds, so the message is back as
+ * soon as the pass ends, and squeue shows it, not "Resources", almost all
+ * the time): a look under the job read lock, and the write lock only when
+ * a reason was wiped (slurmctld clears state_desc after each failed
+ * selection), so most walks block no writer.  Kicked walks are at least
+ * TGR_KICK_MS apart, so a busy scheduler costs at most one walk then.
  */
 static void *_loop(void *arg)
 {
@@ -190,14 +200,19 @@ static void *_loop(void *arg)
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += 1;
 		slurm_mutex_lock(&lock);
-		if (!stop)
-			pthread_cond_timedwait(&cond, &lock, &ts);
+		while (!stop && !kicked &&
+		       !pthread_cond_timedwait(&cond, &lock, &ts))
+			;
 		if (stop) {
 			slurm_mutex_unlock(&lock);
 			break;
 		}
+		kicked = false;
 		any = nreasons > 0;
 		slurm_mutex_unlock(&lock);
+		if (any)
+			nanosleep(&(struct timespec){ .tv_nsec =
+				TGR_KICK_MS * 1000000L }, NULL);
 		if (!any)
 			continue;
 		lock_slurmctld(job_read_lock);

@@ -6,8 +6,9 @@
  *  every failed node selection, after the plugin has returned, so a
  *  message written during the selection does not survive.  tgreason keeps
  *  the core's message per pending job (at most TGR_MAX_REASONS jobs,
- *  TGR_MAX_LEN bytes each) and a thread puts it back about once a second:
- *  it looks under the job read lock and takes the write lock only in the
+ *  TGR_MAX_LEN bytes each) and a thread puts it back as soon as the
+ *  scheduling pass that wiped it releases the job lock (and once a second
+ *  besides): it looks under the job read lock and takes the write lock only in the
  *  seconds when a reason was wiped.  Names are
  *  prefixed tgr_.  Only slurmctld calls these.
 \*****************************************************************************/
@@ -21,6 +22,10 @@
 #define TGR_MAX_REASONS	4096	/* pending jobs with a core message; the
 				 * oldest is dropped past it */
 #define TGR_MAX_LEN	1000	/* bytes of state_desc written */
+#define TGR_KICK_MS	10	/* after a pass sets a reason, the walk
+				 * that restores it comes this much later
+				 * (under the job lock, once the pass
+				 * released it), at most once per period */
 
 /* Starts the thread; \p ptype names the plugin in messages. */
 extern void tgr_start(const char *ptype);

@@ -54,6 +54,17 @@ typedef tg_buf tgi_buf;
 #define tgi_buf_free	tg_buf_free
 
 /*
+ * Sorts \p n elements of \p size bytes at \p base by \p cmp, which gets
+ * \p ctx as its third argument: no file-level state, so two threads sort
+ * at once.  Stable (equal elements keep their input order), in place, no
+ * allocation, cannot fail; a stable sort's result is unique, so it is the
+ * order qsort() gives a total order and glibc's merge-sorting qsort() gives
+ * any order.  O(n log n) comparisons (tgi_sort() in util.c says how).
+ */
+typedef int (*tgi_cmp_fn)(const void *a, const void *b, void *ctx);
+void tgi_sort(void *base, size_t n, size_t size, tgi_cmp_fn cmp, void *ctx);
+
+/*
  * String interning: equal strings get equal ids; id 0 is "" / missing.
  */
 typedef struct tgi_strtab {

@@ -275,4 +275,8 @@ int64_t tgi_budget_allowed(const tg_topology *t, uint32_t name);
  * TG_NONE when unknown. */
 unsigned tgi_layer_resolve(const tg_topology *t, const char *name);
 
+/* Tree order of nodes *a and *b (uint32_t ids) of topology \p ctx: the
+ * order tg_topology_build() sorts them in (a tgi_cmp_fn). */
+int tgi_node_cmp(const void *a, const void *b, void *ctx);
+
 #endif /* TG_MODEL_H */

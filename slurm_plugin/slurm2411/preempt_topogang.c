@@ -20,7 +20,7 @@
  *  exactly those and topology/topogang places the job on the nodes they
  *  free.  Without topology/topogang, or where the core has no opinion
  *  (the job fits without preemption, the core cannot decide), the
- *  partition_prio answer stands.  See docs/slurm-2411.md.
+ *  partition_prio answer stands.  See docs/slurm.md.
 \*****************************************************************************/
 
 #include "config.h"

@@ -29,7 +29,7 @@
  *  error naming file and line and the previous topology stays.
  *
  *  Preemption: cons_tres removes slurmctld's preemptee candidates one by
- *  one around eval_nodes; see docs/slurm-2411.md for how victims are
+ *  one around eval_nodes; see docs/slurm.md for how victims are
  *  chosen on 24.11.
 \*****************************************************************************/
 
@@ -657,7 +657,7 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
  * waits one more pass), or see room where there is none and give no
  * opinion, and then Slurm's own preemption order picks the victims.  The
  * parity suite saw the latter when the preemptor came within 500 ms of
- * its victims' start (docs/slurm-2411.md, "Known gap").
+ * its victims' start (docs/slurm.md, "Known gap").
  */
 #define RUN_SCAN_MS	500
 #define MAX_RUN_IDS	(1u << 20)	/* running jobs noted */

@@ -4,8 +4,8 @@
     gen-fabric.py conf ZONES SPINES BLOCKS NODES          > topology.conf
     gen-fabric.py k8s  ZONES SPINES BLOCKS NODES [GANG]   > cluster.json
 
-The sim's spec "zone:Z,spine:S,block:B,node:N,gpu:8" (README, topogang
-sim): Z zones, S spines per zone, B blocks per spine, N nodes per block,
+The sim's spec "zone:Z,spine:S,block:B,node:N,gpu:8" (docs/simulator.md):
+Z zones, S spines per zone, B blocks per spine, N nodes per block,
 8 GPUs per node; domains "zone-K", "spine-K", "block-K" and nodes
 "node-K", K counted across the whole fabric.  2 4 8 18 is the 1,152-node
 fabric of the simulator's tests.

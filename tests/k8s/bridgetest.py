@@ -42,7 +42,7 @@ KUBECTL = os.environ.get("KUBECTL") or shutil.which("kubectl")
 OPENSSL = shutil.which("openssl")
 SEED_PREFER = os.path.join(SRC, "config", "examples",
                            "koordinator-12node.yaml")
-SEED_PREEMPT = os.path.join(SRC, "tests", "scenarios", "cases",
+SEED_PREEMPT = os.path.join(SRC, "tests", "scenarios", "clusters",
                             "seed-02-must-gather-preempt.yaml")
 REAL = os.environ.get("TG_K8S_API") == "real"
 
@@ -412,8 +412,28 @@ class RealApiServer:
 
     def reset(self, disable=()):
         c = self.c
+        pods = "/api/v1/namespaces/default/pods"
+
+        def no_pods():
+            return not c.req("GET", pods)[1].get("items")
+        # Pods first, gracefully, while their nodes still exist: a bound
+        # pod goes when KWOK (its kubelet) deletes it.  Never a force
+        # delete of a pod KWOK has seen: a gracePeriodSeconds=0 delete
+        # still passes through a state with a deletionTimestamp, KWOK's
+        # pod-delete stage fires TERMINATING_MS later and deletes by name
+        # -- by then the next part's pod of the same name (seen: the
+        # "mode delete" scenario of test-realapi-config lost two of its
+        # gang's pods that way).  A pod KWOK never finalizes (its node
+        # gone) is forced after the wait.
+        c.req("DELETE", pods + "?gracePeriodSeconds=1")
+        if not wait_until(no_pods, 30):
+            c.req("DELETE", pods + "?gracePeriodSeconds=0")
+            if not wait_until(no_pods, 30):
+                raise RuntimeError("reset: pods of the previous part "
+                                   "still there after 60 s")
         for path in RESET_NAMESPACED + RESET_CLUSTER:
-            c.req("DELETE", path + "?gracePeriodSeconds=0")
+            if path != pods:
+                c.req("DELETE", path + "?gracePeriodSeconds=0")
         pcs = c.req("GET", "/apis/scheduling.k8s.io/v1/priorityclasses")[1]
         for pc in (pcs or {}).get("items", []):
             if not pc["metadata"]["name"].startswith("system-"):
@@ -421,8 +441,6 @@ class RealApiServer:
                       + pc["metadata"]["name"])
         c.req("DELETE", "/apis/coordination.k8s.io/v1/namespaces/"
               "kube-system/leases/topogang-bridge")
-        wait_until(lambda: not c.req("GET", "/api/v1/namespaces/default/"
-                                     "pods")[1].get("items"), 30)
         self.groups(disable, False)
         gone = [g for g in CRD_GROUPS if g not in disable]
         self.groups(gone, True)
@@ -597,9 +615,12 @@ preemption:
 class Daemon:
     def __init__(self, srv, name="bridge", sched="topogang", args=(),
                  lease=4, renew=3, retry=0.5, repair=3, config=None,
-                 start=True, labeller=False):
+                 start=True, labeller=False, wrap=None):
         """\p labeller: run `topogang-bridge --label-nodes` (no
-        --config, no --listen; \p args carry its flags)."""
+        --config, no --listen; \p args carry its flags).  \p wrap: a
+        function from the command line to the one run (the bridge of an
+        image's root filesystem: test-bridge-image)."""
+        self.wrap = wrap
         self.srv = srv
         self.labeller = labeller
         self.name = name
@@ -647,8 +668,11 @@ class Daemon:
         else:
             cmd = [BRIDGE, "--kubeconfig", self.kubeconfig, "--config",
                    self.config, "--listen", "127.0.0.1:0"]
+        cmd = cmd + self.args + list(extra)
+        if self.wrap:
+            cmd = self.wrap(cmd)
         self.proc = subprocess.Popen(
-            cmd + self.args + list(extra), stdout=self.log,
+            cmd, stdout=self.log,
             stderr=self.log, env=env)
         _procs.append(self.proc)
         if self.labeller:

@@ -128,7 +128,7 @@ while read -r tag rest; do
 		# 24.11's topology/topogang notes running jobs every 500 ms
 		# (RUN_SCAN_MS): a preemptor sooner than that can find them
 		# missing and Slurm's own order picks the victims
-		# (docs/slurm-2411.md, "Known gap")
+		# (docs/slurm.md, "Known gap")
 		[ "${LAB_SLURM:-}" != 2411 ] || sleep 1
 		t1=$(date +%s%N)
 		# shellcheck disable=SC2086  # the arguments, split on purpose

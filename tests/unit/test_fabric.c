@@ -1,6 +1,7 @@
 /*
  * tests/unit/test_fabric.c - fabric discovery: ibnetdiscover, NetQ and CSV
- * inputs into a topology, host-map rules, and malformed input.
+ * inputs into a topology, host-map rules, malformed input, and format
+ * detection (tg_fabric_detect()).
  *
  * Real inputs come from $TG_SRCDIR/tests/data/discover (see its README);
  * the expected trees of the real captures are checked in there under
@@ -801,6 +802,146 @@ static void test_api(void)
 	tg_topology_destroy(t);
 }
 
+/* A host listed twice the same way is one host; listed another way, an
+ * error naming both places (the builder's row and NVLink records). */
+static void test_repeats(void)
+{
+	static const char csv[] = "h,a,b\nx,s,t\ny,s,u\nx,s,t\n";
+	static const char csv2[] = "h,a,b\nx,s,u\n";
+	static const char nvl[] = "[{\"Name\": \"x\", \"DomainUUID\": \"D1\"},"
+		"{\"Name\": \"y\", \"DomainUUID\": \"D1\"},"
+		"{\"Name\": \"x\", \"DomainUUID\": \"D1\"}]";
+	static const char nvl2[] = "[{\"Name\": \"y\", \"DomainUUID\": \"D2\"}]";
+	tg_fabric *f = tg_fabric_create();
+	tg_topology *t = tg_topology_create();
+	tg_fabric_summary sum;
+	tg_errinfo ei = { "" };
+
+	is_int(tg_fabric_add(f, TG_FABRIC_CSV, csv, strlen(csv), "a.csv",
+			     &ei), TG_OK, "a row repeated as it was");
+	is_int(tg_fabric_add(f, TG_FABRIC_NETQ_NVL, nvl, strlen(nvl),
+			     "n.json", &ei), TG_OK, "an entry repeated");
+	is_int(tg_fabric_build(f, t, &ei), TG_OK, "repeats: build");
+	is_int(tg_topology_nnodes(t), 2, "repeats: two hosts");
+	tg_fabric_summary_get(f, &sum);
+	is_int(sum.host_ports, 3, "repeats: three rows read");
+	is_int(sum.nvl_hosts, 2, "repeats: two NVLink hosts");
+	is_int(sum.nvl_domains, 1, "repeats: one NVLink domain");
+	tg_topology_destroy(t);
+	is_int(tg_fabric_add(f, TG_FABRIC_CSV, csv2, strlen(csv2), "b.csv",
+			     &ei), TG_EEXIST, "a host under other switches in "
+	       "a second table");
+	is_str(ei.msg, "b.csv:2: host 'x' is already under other switches "
+	       "(a.csv:2)", "the message names both tables");
+	tg_fabric_destroy(f);
+	f = tg_fabric_create();
+	is_int(tg_fabric_add(f, TG_FABRIC_NETQ_NVL, nvl, strlen(nvl),
+			     "n.json", &ei), TG_OK, "compute nodes");
+	is_int(tg_fabric_add(f, TG_FABRIC_NETQ_NVL, nvl2, strlen(nvl2),
+			     "m.json", &ei), TG_EEXIST, "a host in another "
+	       "domain in a second list");
+	is_str(ei.msg, "m.json: [0]: node 'y' is already in NVLink domain "
+	       "'D1' (n.json: [1]), not 'D2'", "the message names both "
+	       "lists");
+	tg_fabric_destroy(f);
+}
+
+/* ---- format detection ---- */
+
+static void test_detect(void)
+{
+	static const struct {
+		const char *file;
+		tg_fabric_format fmt;
+	} files[] = {
+		{ "ibnetdiscover_dgx_h100_ndr_superpod.out",
+		  TG_FABRIC_IBNETDISCOVER },
+		{ "netq_topology_graph.json", TG_FABRIC_NETQ },
+		{ "netq_compute_nodes.json", TG_FABRIC_NETQ_NVL },
+		{ "netq_compute_nodes_dgx.json", TG_FABRIC_NETQ_NVL },
+		{ "alibaba_crux_2023_clos_topo.csv", TG_FABRIC_CSV },
+	};
+	static const struct {
+		const char *text;
+		tg_fabric_format fmt;
+	} texts[] = {
+		{ "#\n# Topology file\n#\n\nvendid=0x2c9\n", TG_FABRIC_IBNETDISCOVER },
+		{ "Switch\t36 \"S-1\"\n", TG_FABRIC_IBNETDISCOVER },
+		{ "Ca 2 \"H-1\" # \"n1 mlx5_0\"\n", TG_FABRIC_IBNETDISCOVER },
+		{ "  {\"nodes\": [], \"links\": []}", TG_FABRIC_NETQ },
+		{ "[{\"Name\": \"n1\", \"DomainUUID\": \"d\"}]",
+		  TG_FABRIC_NETQ_NVL },
+		{ "\xef\xbb\xbf# hosts\nip,DSW,PSW\n", TG_FABRIC_CSV },
+	};
+	static const char *const none[] = {
+		"", "\n\n# only comments\n", "hello world\n", "{\"kind\": 1}",
+		"SwitchName=s0 Nodes=n[0-3]\n",
+	};
+	tg_fabric_format fmt;
+	size_t i, len;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *buf = td_read("discover", files[i].file, &len);
+
+		fmt = (tg_fabric_format)99;
+		is_int(buf ? tg_fabric_detect(buf, len, &fmt) : TG_EIO, TG_OK,
+		       "detect %s", files[i].file);
+		is_int(fmt, files[i].fmt, "%s is %s", files[i].file,
+		       tg_fabric_format_name(files[i].fmt));
+		free(buf);
+	}
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		fmt = (tg_fabric_format)99;
+		is_int(tg_fabric_detect(texts[i].text, strlen(texts[i].text),
+					&fmt), TG_OK, "detect text %zu", i);
+		is_int(fmt, texts[i].fmt, "text %zu is %s", i,
+		       tg_fabric_format_name(texts[i].fmt));
+	}
+	for (i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+		fmt = (tg_fabric_format)99;
+		is_int(tg_fabric_detect(none[i], strlen(none[i]), &fmt),
+		       TG_ENOENT, "no format: '%s'", none[i]);
+		is_int(fmt, 99, "no format: *fmt untouched");
+	}
+	is_int(tg_fabric_detect(NULL, 0, &fmt), TG_EINVAL, "detect NULL");
+	is_str(tg_fabric_format_name(TG_FABRIC_IBNETDISCOVER), "ibnetdiscover",
+	       "name: ibnetdiscover");
+	is_str(tg_fabric_format_name(TG_FABRIC_NETQ), "netq", "name: netq");
+	is_str(tg_fabric_format_name(TG_FABRIC_CSV), "csv", "name: csv");
+	is_str(tg_fabric_format_name(TG_FABRIC_NETQ_NVL), "compute-nodes",
+	       "name: compute-nodes");
+	ok(tg_fabric_format_name((tg_fabric_format)99) == NULL,
+	   "name of no format: NULL");
+}
+
+/* The default source name is the format's name; an unknown format is
+ * refused. */
+static void test_source_names(void)
+{
+	tg_fabric *f = tg_fabric_create();
+	tg_errinfo ei = { "" };
+
+	is_int(tg_fabric_add(f, TG_FABRIC_CSV, "h\n", 2, NULL, &ei),
+	       TG_EPARSE, "csv without levels");
+	like(ei.msg, "csv:1: ", "csv: default source name");
+	tg_fabric_destroy(f);
+	f = tg_fabric_create();
+	is_int(tg_fabric_add(f, TG_FABRIC_IBNETDISCOVER, "x\n", 2, NULL, &ei),
+	       TG_EPARSE, "ibnetdiscover garbage");
+	like(ei.msg, "ibnetdiscover:1: ", "ib: default source name");
+	tg_fabric_destroy(f);
+	f = tg_fabric_create();
+	is_int(tg_fabric_add(f, TG_FABRIC_NETQ_NVL, "[]", 2, NULL, &ei),
+	       TG_EPARSE, "empty compute-node list");
+	like(ei.msg, "compute-nodes: ", "nvl: default source name");
+	tg_fabric_destroy(f);
+	f = tg_fabric_create();
+	is_int(tg_fabric_add(f, (tg_fabric_format)99, "", 0, NULL, &ei),
+	       TG_EINVAL, "unknown format");
+	like(ei.msg, "bad arguments", "unknown format: message");
+	tg_fabric_destroy(f);
+}
+
 int main(void)
 {
 	test_ibnetdiscover();
@@ -811,5 +952,8 @@ int main(void)
 	test_netq_nvl();
 	test_csv();
 	test_api();
+	test_repeats();
+	test_detect();
+	test_source_names();
 	return done_testing();
 }

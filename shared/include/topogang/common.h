@@ -65,8 +65,12 @@ void tg_set_allocator(void *(*m)(size_t), void *(*r)(void *, size_t),
 		      void (*f)(void *));
 
 /*
- * Frees memory the library handed to the caller (strings from
- * tg_draw(), tg_decision_to_json(), ...).  Accepts NULL.
+ * Frees memory the library handed to the caller: strings from tg_draw(),
+ * tg_draw_render(), tg_export(), tg_topology_compare(),
+ * tg_nodeinfo_export(), tg_hostlist_compress(), the names of
+ * tg_hostlist_expand(), and whatever else a header's \note says to free
+ * with tg_free().  Objects with a destroy function (tg_topology_destroy(),
+ * tg_decision_free(), ...) are freed with it instead.  Accepts NULL.
  */
 void tg_free(void *p);
 

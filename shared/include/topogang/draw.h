@@ -40,6 +40,12 @@
  *
  * Determinism: output depends only on the topology, the options and
  * their order; domains and nodes come in the tree's order.
+ *
+ * tg_draw() draws the same tree as plain text for a terminal.
+ *
+ * Ownership: every picture is the caller's (tg_free()); the topology,
+ * decisions and options passed in are only read, and nothing keeps a
+ * pointer to them after the call.
  */
 #ifndef TOPOGANG_DRAW_H
 #define TOPOGANG_DRAW_H
@@ -109,6 +115,15 @@ typedef struct tg_draw_opts {
  */
 tg_err tg_draw_render(const tg_topology *t, tg_draw_format fmt,
 		      const tg_draw_opts *opts, char **out, tg_errinfo *ei);
+
+/*
+ * Draws the tree (domains with free/total slots) with the decision's
+ * nodes marked, as plain text (the terminal's picture; tg_draw_render()
+ * draws SVG, HTML or JSON).  \p d may be NULL.  At most 16 MiB: a
+ * longer picture is cut and ends in " [message cut at 16777216 bytes]".
+ * \note The caller frees the string with tg_free(); NULL on ENOMEM.
+ */
+char *tg_draw(const tg_topology *t, const tg_decision *d);
 
 #ifdef __cplusplus
 }

@@ -16,10 +16,11 @@
  * topology.kubernetes.io/{region,zone}).
  *
  * Gang dialects: Koordinator, scheduler-plugins, KAI/Run:ai, Kueue,
- * LeaderWorkerSet; a pending pod in no group is a gang of one.
+ * LeaderWorkerSet (tg_k8s_dialect_name()); a pending pod in no group is a
+ * gang of one.
  *
  * Pods' topologySpreadConstraints and required pod (anti-)affinity follow
- * kube-scheduler (README, "Kubernetes placement rules"): bound pods
+ * kube-scheduler (docs/kubernetes.md, "Kubernetes placement rules"): bound pods
  * record their namespace and labels with their allocation, members
  * theirs with the gang, so that the gangs of one pass, each decision
  * applied before the next, count each other; Namespace objects give the
@@ -113,6 +114,34 @@ const char *tg_k8s_failed_pod(const tg_k8s *k, unsigned i, unsigned j);
 
 unsigned tg_k8s_nwarnings(const tg_k8s *k);
 const char *tg_k8s_warning(const tg_k8s *k, unsigned i);
+
+/*
+ * The gang dialects the loader reads, for hosts that must know the keys
+ * that make a pod a member of a gang (the bridge: whether a pod names its
+ * gang already).  tg_k8s_dialect_name() gives the \p i-th dialect's name
+ * ("koordinator", "scheduler-plugins", "kueue", "kai",
+ * "leaderworkerset"); tg_k8s_dialect_key() the \p i-th label or
+ * annotation key of dialect \p dialect, or of all of them when \p dialect
+ * is NULL, in the order the loader tries them (the first a pod carries
+ * names its gang; LeaderWorkerSet's also needs its group-index label), and
+ * sets *annotation (when not NULL) to whether it is an annotation key.
+ * \note Static strings; NULL past the last one or for an unknown dialect.
+ */
+const char *tg_k8s_dialect_name(unsigned i);
+const char *tg_k8s_dialect_key(const char *dialect, unsigned i,
+			       bool *annotation);
+
+/*
+ * The group object of dialect \p dialect, for hosts that watch it (an
+ * informer): its kind ("PodGroup"), API group, resource ("podgroups") and
+ * the versions to ask for, preferred first, NULL-ended (the loader reads
+ * any version).  Each out pointer may be NULL.  TG_EINVAL for an unknown
+ * dialect or one whose gangs have no object (Kueue, LeaderWorkerSet).
+ * \note Static strings.
+ */
+tg_err tg_k8s_dialect_group(const char *dialect, const char **kind,
+			    const char **api, const char **resource,
+			    const char *const **versions);
 
 /*
  * Parses a Kubernetes quantity ("8", "500m", "32Gi", "1e3") into an

@@ -128,14 +128,6 @@ double tg_decision_bandwidth_gbps(const tg_decision *d);
  * a longer one is cut and ends in " [message cut at 65536 bytes]". */
 const char *tg_decision_message(const tg_decision *d);
 
-/*
- * Draws the tree (domains with free/total slots) with the decision's
- * nodes marked, as plain text.  \p d may be NULL.  At most 16 MiB: a
- * longer picture is cut and ends in " [message cut at 16777216 bytes]".
- * \note The caller frees the string with tg_free(); NULL on ENOMEM.
- */
-char *tg_draw(const tg_topology *t, const tg_decision *d);
-
 #ifdef __cplusplus
 }
 #endif

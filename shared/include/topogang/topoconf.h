@@ -1,5 +1,6 @@
 /*
- * topogang/topoconf.h - Slurm topology.conf loader and hostlists.
+ * topogang/topoconf.h - the Slurm topology.conf loader (hostlists, which
+ * it reads, are in topogang/hostlist.h).
  *
  * Reads the two forms Slurm 22.05 and later sites use:
  *   tree:  SwitchName=s0 Nodes=node[0-2]   /  SwitchName=top Switches=s[0-1]
@@ -21,17 +22,22 @@
  *
  * Errors name the file and line: "topology.conf:7: bad hostlist
  * 'node[3-1]': range end before start".
+ *
+ * Ownership: the loader reads the caller's text and adds to the caller's
+ * topology; it keeps no pointer to either and hands nothing out.
  */
 #ifndef TOPOGANG_TOPOCONF_H
 #define TOPOGANG_TOPOCONF_H
 
 #include "topogang/topology.h"
+/* Nodes= and Switches= are hostlists: TG_MAX_HOSTLIST bounds them. */
+#include "topogang/hostlist.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define TG_MAX_HOSTLIST	(1u << 20)	/* names one hostlist expands to */
+/* Switch or block names of one file; past it TG_ELIMIT. */
 #define TG_MAX_SWITCHES	65536
 
 /*
@@ -41,25 +47,10 @@ extern "C" {
  */
 tg_err tg_topoconf_load(tg_topology *t, const char *buf, size_t len,
 			const char *source, tg_errinfo *ei);
-/* Same, reading a file. */
+/* tg_topoconf_load() of the file at \p path (at most TG_MAX_FILE bytes),
+ * named by its path in messages; TG_EIO when it cannot be read. */
 tg_err tg_topoconf_load_file(tg_topology *t, const char *path,
 			     tg_errinfo *ei);
-
-/*
- * Expands a Slurm hostlist ("node[0-3,7],gpu-[01-02]x") into names.
- * \note The caller frees the array and each name with tg_free(), or with
- * tg_hostlist_free().
- */
-tg_err tg_hostlist_expand(const char *expr, char ***names, unsigned *n,
-			  tg_errinfo *ei);
-void tg_hostlist_free(char **names, unsigned n);
-
-/*
- * Compresses names back into a hostlist expression ("node[0-3,7]"), in
- * the order given, merging runs of equal prefix and width.
- * \note The caller frees the string with tg_free().
- */
-char *tg_hostlist_compress(const char *const *names, unsigned n);
 
 #ifdef __cplusplus
 }

@@ -12,8 +12,11 @@
 #include "topogang/gang.h"
 #include "topogang/request.h"
 #include "topogang/place.h"
+#include "topogang/hostlist.h"
 #include "topogang/topoconf.h"
 #include "topogang/k8s.h"
+#include "topogang/fabric.h"
+#include "topogang/export.h"
 #include "topogang/discover.h"
 #include "topogang/draw.h"
 

@@ -26,7 +26,10 @@
  * "nvidia.com/gpu") and TG_RES_PODS (pod slots).  Other names ("rdma/ib",
  * "hugepages-2Mi") get ids on first use.
  *
- * A topology is not thread-safe: tg_place() uses scratch space inside it.
+ * One topology is not thread-safe (tg_place() uses scratch space inside
+ * it); two topologies may be used from two threads at once: the library
+ * keeps no mutable state outside its handles, save the allocator set once
+ * by tg_set_allocator() before any other call (tests/unit/test_reentrant).
  */
 #ifndef TOPOGANG_TOPOLOGY_H
 #define TOPOGANG_TOPOLOGY_H

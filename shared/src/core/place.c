@@ -394,25 +394,38 @@ static tg_err resolve_sspreads(const tg_topology *t, const tg_gang *g,
 	return TG_OK;
 }
 
-static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
-		      tgi_buf *err)
+/* "gang G: unknown topology layer 'X'<what> (layers: ...)". */
+static tg_err unknown_layer(const tg_topology *t, const tg_gang *g,
+			    const char *bad, const char *what, tgi_buf *err)
 {
-	unsigned i, j, l, r, best = 0;
-	bool seen[TG_MAX_RESOURCES] = { false };
-	const char *bad = NULL;
+	unsigned l;
 
-	memset(q, 0, sizeof(*q));
-	q->g = g;
-	q->hard = TG_NONE;
-	q->prefer = TG_NONE;
-	q->spread_level = TG_NONE;
-	q->topo = g->ngather || g->nslice || g->nspread || g->nsspread;
+	tgi_buf_addf(err, "gang %s: unknown topology layer '%s'%s", g->name,
+		     bad, what);
+	tgi_buf_adds(err, " (layers:");
+	for (l = 0; l < t->nlayers; l++) {
+		bool key = t->layer_key[l] &&
+			   strcmp(t->layer_key[l], t->layer_name[l]);
+
+		tgi_buf_addf(err, "%s %s%s%s%s", l ? "," : "",
+			     t->layer_name[l], key ? " [" : "",
+			     key ? t->layer_key[l] : "", key ? "]" : "");
+	}
+	tgi_buf_adds(err, t->nlayers ? ", node)" : " node)");
+	return TG_EINVAL;
+}
+
+/* Gather levels (the lowest MUST and PREFER) and the main pod set. */
+static tg_err resolve_gather(const tg_topology *t, const tg_gang *g, req *q,
+			     tgi_buf *err)
+{
+	unsigned i, l, best = 0;
 
 	for (i = 0; i < g->ngather; i++) {
 		l = tgi_layer_resolve(t, g->gather[i].layer);
-		bad = g->gather[i].layer;
 		if (l == TG_NONE)
-			goto unknown;
+			return unknown_layer(t, g, g->gather[i].layer, "",
+					     err);
 		/* every MUST holds when the lowest one does */
 		if (g->gather[i].a == TG_GATHER_MUST &&
 		    (q->hard == TG_NONE || l > q->hard))
@@ -425,13 +438,23 @@ static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 		if (g->ps[i]->count > g->ps[best]->count)
 			best = i;
 	q->main = best;
+	return TG_OK;
+}
+
+/* Slice sizes per level: each divides the main pod set, and a slice
+ * above is a multiple of one below. */
+static tg_err resolve_slices(const tg_topology *t, const tg_gang *g, req *q,
+			     tgi_buf *err)
+{
+	unsigned i, j, l;
+
 	for (i = 0; i < g->nslice; i++) {
-		unsigned sz = g->slice[i].a, cnt = g->ps[best]->count;
+		unsigned sz = g->slice[i].a, cnt = g->ps[q->main]->count;
 
 		l = tgi_layer_resolve(t, g->slice[i].layer);
-		bad = g->slice[i].layer;
 		if (l == TG_NONE)
-			goto unknown;
+			return unknown_layer(t, g, g->slice[i].layer, "",
+					     err);
 		if (cnt % sz) {
 			tgi_buf_addf(err, "gang %s: %u members do not divide "
 				     "into slices of %u on layer %s", g->name,
@@ -440,7 +463,6 @@ static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 		}
 		q->slice[l] = sz;
 	}
-	/* nested slices: a slice above must be a multiple of one below */
 	for (i = 0; i <= t->nlayers; i++)
 		for (j = i + 1; j <= t->nlayers; j++)
 			if (q->slice[i] && q->slice[j] &&
@@ -452,17 +474,28 @@ static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 					     q->slice[j], level_name(t, j));
 				return TG_EINVAL;
 			}
+	return TG_OK;
+}
+
+/* The layer spread (the lowest layer named wins); soft ones on unknown
+ * layers are ignored and named later, hard ones are an error. */
+static tg_err resolve_spread(const tg_topology *t, const tg_gang *g, req *q,
+			     tgi_buf *err)
+{
+	unsigned i, l;
+
 	for (i = 0; i < g->nspread; i++) {
 		l = tgi_layer_resolve(t, g->spread[i].layer);
 		if (l == TG_NONE) {
-			if (!g->spread[i].hard) {
-				/* every one is named (a gang has at most
-				 * TG_MAX_LAYERS + 1 spreads) */
-				if (q->nignored < TG_MAX_LAYERS + 1)
-					q->ignored[q->nignored++] = (uint8_t)i;
-				continue;
-			}
-			goto unknown_spread;
+			if (g->spread[i].hard)
+				return unknown_layer(t, g, g->spread[i].layer,
+						     " in a hard spread",
+						     err);
+			/* every one is named (a gang has at most
+			 * TG_MAX_LAYERS + 1 spreads) */
+			if (q->nignored < TG_MAX_LAYERS + 1)
+				q->ignored[q->nignored++] = (uint8_t)i;
+			continue;
 		}
 		if (q->spread_level == TG_NONE || l < q->spread_level) {
 			q->spread_level = l;
@@ -478,12 +511,16 @@ static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 			     level_name(t, q->spread_level));
 		return TG_EINVAL;
 	}
-	{
-		tg_err e2 = resolve_sspreads(t, g, q, err);
+	return TG_OK;
+}
 
-		if (e2)
-			return e2 == TG_ENOENT ? TG_EINVAL : e2;
-	}
+/* The resources any pod set asks for, each once, pods last. */
+static tg_err resolve_resources(const tg_topology *t, const tg_gang *g,
+				req *q, tgi_buf *err)
+{
+	bool seen[TG_MAX_RESOURCES] = { false };
+	unsigned i, r;
+
 	for (i = 0; i < g->nps; i++)
 		for (r = 0; r < TG_MAX_RESOURCES; r++) {
 			if (!g->ps[i]->shape.v[r] || seen[r] || r == TG_RES_PODS)
@@ -500,26 +537,27 @@ static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 		}
 	q->res[q->nres++] = TG_RES_PODS;
 	return TG_OK;
-unknown:
-	tgi_buf_addf(err, "gang %s: unknown topology layer '%s'", g->name,
-		     bad);
-	goto layers;
-unknown_spread:
-	tgi_buf_addf(err, "gang %s: unknown topology layer '%s' in a hard "
-		     "spread", g->name, g->spread[i].layer);
-layers:
-	tgi_buf_adds(err, " (layers:");
-	for (l = 0; l < t->nlayers; l++)
-	{
-		bool key = t->layer_key[l] &&
-			   strcmp(t->layer_key[l], t->layer_name[l]);
+}
 
-		tgi_buf_addf(err, "%s %s%s%s%s", l ? "," : "",
-			     t->layer_name[l], key ? " [" : "",
-			     key ? t->layer_key[l] : "", key ? "]" : "");
-	}
-	tgi_buf_adds(err, t->nlayers ? ", node)" : " node)");
-	return TG_EINVAL;
+static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
+		      tgi_buf *err)
+{
+	tg_err e;
+
+	memset(q, 0, sizeof(*q));
+	q->g = g;
+	q->hard = TG_NONE;
+	q->prefer = TG_NONE;
+	q->spread_level = TG_NONE;
+	q->topo = g->ngather || g->nslice || g->nspread || g->nsspread;
+	if ((e = resolve_gather(t, g, q, err)) ||
+	    (e = resolve_slices(t, g, q, err)) ||
+	    (e = resolve_spread(t, g, q, err)))
+		return e;
+	e = resolve_sspreads(t, g, q, err);
+	if (e)
+		return e == TG_ENOENT ? TG_EINVAL : e;
+	return resolve_resources(t, g, q, err);
 }
 
 /* ---- eligibility ---- */
@@ -711,10 +749,11 @@ static int ineligible(const tg_topology *t, const req *q, unsigned ps,
 	return -1;
 }
 
-static int u32_cmp(const void *a, const void *b)
+static int u32_cmp(const void *a, const void *b, void *ctx)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
+	TG_UNUSED(ctx);
 	return x < y ? -1 : x > y;
 }
 
@@ -754,8 +793,9 @@ static tg_err resolve_pod_affinity(const tg_topology *t, req *q)
 			}
 			/* sorted, each value once */
 			if (q->naff_vals > off)
-				qsort(q->aff_vals + off, q->naff_vals - off,
-				      sizeof(uint32_t), u32_cmp);
+				tgi_sort(q->aff_vals + off,
+					 q->naff_vals - off,
+					 sizeof(uint32_t), u32_cmp, NULL);
 			for (m = off, w = off; m < q->naff_vals; m++)
 				if (w == off || q->aff_vals[w - 1] !=
 						q->aff_vals[m])
@@ -1220,35 +1260,32 @@ static void cache_forget(const tg_topology *t, scratch *s, uint32_t lo,
  *    computed there (its generation, tgi_node_changed()) keeps its
  *    nslots[], so a decision recomputes only the domains that changed.
  */
-static void node_slots(const tg_topology *t, const req *q, scratch *s,
-		       unsigned ps, uint32_t lo, uint32_t hi, uint32_t *why)
+/* The pass over pod set \p ps of request \p q: what it asks for (GPUs
+ * first when only the minimum counts), its cap, slice and filters. */
+static void slot_pass_init(slot_pass *c, const tg_topology *t, const req *q,
+			   scratch *s, unsigned ps, uint32_t *why)
 {
 	const tgi_podset *p = q->g->ps[ps];
 	const unsigned stride = t->stride;
-	slot_pass c;
-	slot_key key;
-	int64_t sum = 0;
-	int32_t mx = 0;
-	uint32_t i;
 	unsigned k, j;
 
 	/* no memset: the slot_req arrays are written up to sr.m only */
-	c.sr.m = 0;
-	c.sr.pods = false;
-	c.sr.pods_want = c.sr.pods_lim = 0;
-	c.beyond = false;
-	c.t = t;
-	c.q = q;
-	c.s = s;
-	c.ps = ps;
-	c.why = why;
-	c.simple = simple_podset(p) && !p->ntol && !q->sp_filter;
-	c.taken = s->ntouched > 0;
-	c.slice = q->slice[t->nlayers];
-	c.cap = p->max_per_node;
-	c.trim = c.cap || c.slice > 1;
-	c.in_tree = q->topo ? TGI_NODE_IN_TREE : 0;
-	c.mask = TGI_NODE_UNSCHED | TGI_NODE_TAINTED | c.in_tree;
+	c->sr.m = 0;
+	c->sr.pods = false;
+	c->sr.pods_want = c->sr.pods_lim = 0;
+	c->beyond = false;
+	c->t = t;
+	c->q = q;
+	c->s = s;
+	c->ps = ps;
+	c->why = why;
+	c->simple = simple_podset(p) && !p->ntol && !q->sp_filter;
+	c->taken = s->ntouched > 0;
+	c->slice = q->slice[t->nlayers];
+	c->cap = p->max_per_node;
+	c->trim = c->cap || c->slice > 1;
+	c->in_tree = q->topo ? TGI_NODE_IN_TREE : 0;
+	c->mask = TGI_NODE_UNSCHED | TGI_NODE_TAINTED | c->in_tree;
 	for (k = 0; k < q->nres; k++) {
 		unsigned r = q->res[k];
 		int64_t want = r == TG_RES_PODS ? (p->shape.v[r] ?
@@ -1258,64 +1295,71 @@ static void node_slots(const tg_topology *t, const req *q, scratch *s,
 		if (want <= 0)
 			continue;	/* shapes are >= 0 */
 		if (r >= stride)
-			c.beyond = true;	/* never fits: slots_generic */
+			c->beyond = true;	/* never fits: slots_generic */
 		if (r == TG_RES_PODS) {
 			/* resolve() lists pods last */
-			c.sr.pods = true;
-			c.sr.pods_want = want;
-			c.sr.pods_lim = INT64_MAX / want;
+			c->sr.pods = true;
+			c->sr.pods_want = want;
+			c->sr.pods_lim = INT64_MAX / want;
 			continue;
 		}
-		c.sr.rr[c.sr.m] = r;
-		c.sr.wv[c.sr.m] = want;
-		c.sr.lim[c.sr.m] = INT64_MAX / want;
-		c.sr.m++;
+		c->sr.rr[c->sr.m] = r;
+		c->sr.wv[c->sr.m] = want;
+		c->sr.lim[c->sr.m] = INT64_MAX / want;
+		c->sr.m++;
 	}
 	if (!why) {
 		/* the value is a minimum: check the scarce GPUs first, so
 		 * that most nodes that take none are out after one test */
-		for (j = 1; j < c.sr.m && c.sr.rr[0] != TG_RES_GPU; j++)
-			if (c.sr.rr[j] == TG_RES_GPU) {
-				unsigned xr = c.sr.rr[0];
-				int64_t xw = c.sr.wv[0], xl = c.sr.lim[0];
+		for (j = 1; j < c->sr.m && c->sr.rr[0] != TG_RES_GPU; j++)
+			if (c->sr.rr[j] == TG_RES_GPU) {
+				unsigned xr = c->sr.rr[0];
+				int64_t xw = c->sr.wv[0], xl = c->sr.lim[0];
 
-				c.sr.rr[0] = c.sr.rr[j];
-				c.sr.wv[0] = c.sr.wv[j];
-				c.sr.lim[0] = c.sr.lim[j];
-				c.sr.rr[j] = xr;
-				c.sr.wv[j] = xw;
-				c.sr.lim[j] = xl;
+				c->sr.rr[0] = c->sr.rr[j];
+				c->sr.wv[0] = c->sr.wv[j];
+				c->sr.lim[0] = c->sr.lim[j];
+				c->sr.rr[j] = xr;
+				c->sr.wv[j] = xw;
+				c->sr.lim[j] = xl;
 			}
 	}
 	/* GPUs asked for: most nodes that take none fail on one byte */
-	c.gwant = 0;
-	for (j = 0; j < c.sr.m; j++)
-		if (c.sr.rr[j] == TG_RES_GPU && c.sr.wv[j] <= 255)
-			c.gwant = (uint8_t)c.sr.wv[j];
+	c->gwant = 0;
+	for (j = 0; j < c->sr.m; j++)
+		if (c->sr.rr[j] == TG_RES_GPU && c->sr.wv[j] <= 255)
+			c->gwant = (uint8_t)c->sr.wv[j];
+}
 
-	/* the cache only for ranges that begin with a whole lowest-layer
-	 * domain (a search, not preempt.c's single nodes) */
-	if (why || c.taken || !c.simple || c.beyond || !t->nlayers ||
-	    lo >= t->ntree || t->dom[t->leaf[t->order[lo]]].lo != lo ||
-	    t->dom[t->leaf[t->order[lo]]].hi > hi) {
-		pass_range(&c, lo, hi, &sum, &mx);
-		cache_forget(t, s, lo, hi);
-		return;
-	}
+/*
+ * node_slots() through the slot cache, for a simple pass over a range that
+ * begins with a whole lowest-layer domain: a domain whose stamp is
+ * current keeps its cached sum and maximum.
+ */
+static void node_slots_cached(slot_pass *c, uint32_t lo, uint32_t hi)
+{
+	const tg_topology *t = c->t;
+	scratch *s = c->s;
+	slot_key key;
+	int64_t sum = 0;
+	int32_t mx = 0;
+	uint32_t i;
+	unsigned j;
+
 	/* the slot cache; unused slot_req entries stay zero in the key */
 	memset(&key, 0, sizeof(key));
-	key.sr.m = c.sr.m;
-	for (j = 0; j < c.sr.m; j++) {
-		key.sr.rr[j] = c.sr.rr[j];
-		key.sr.wv[j] = c.sr.wv[j];
-		key.sr.lim[j] = c.sr.lim[j];
+	key.sr.m = c->sr.m;
+	for (j = 0; j < c->sr.m; j++) {
+		key.sr.rr[j] = c->sr.rr[j];
+		key.sr.wv[j] = c->sr.wv[j];
+		key.sr.lim[j] = c->sr.lim[j];
 	}
-	key.sr.pods = c.sr.pods;
-	key.sr.pods_want = c.sr.pods_want;
-	key.sr.pods_lim = c.sr.pods_lim;
-	key.cap = c.cap;
-	key.slice = c.slice;
-	key.in_tree = c.in_tree;
+	key.sr.pods = c->sr.pods;
+	key.sr.pods_want = c->sr.pods_want;
+	key.sr.pods_lim = c->sr.pods_lim;
+	key.cap = c->cap;
+	key.slice = c->slice;
+	key.in_tree = c->in_tree;
 	if (!s->ckey_set || s->cgen != t->gen ||
 	    memcmp(&key, &s->ckey, sizeof(key))) {
 		memset(s->cstamp, 0, s->ndom * sizeof(uint32_t));
@@ -1333,19 +1377,39 @@ static void node_slots(const tg_topology *t, const req *q, scratch *s,
 			if (s->cstamp[d] != x->gen + 1) {
 				sum = 0;
 				mx = 0;
-				pass_range(&c, i, end, &sum, &mx);
+				pass_range(c, i, end, &sum, &mx);
 				s->csum[d] = sum;
 				s->cmax[d] = mx;
 				s->cstamp[d] = x->gen + 1;
 			}
 		} else {
-			pass_range(&c, i, end, &sum, &mx);
+			pass_range(c, i, end, &sum, &mx);
 			s->cstamp[d] = 0;
 		}
 		i = end;
 	}
 	if (i < hi)
-		pass_range(&c, i, hi, &sum, &mx);	/* outside the tree */
+		pass_range(c, i, hi, &sum, &mx);	/* outside the tree */
+}
+
+static void node_slots(const tg_topology *t, const req *q, scratch *s,
+		       unsigned ps, uint32_t lo, uint32_t hi, uint32_t *why)
+{
+	slot_pass c;
+	int64_t sum = 0;
+	int32_t mx = 0;
+
+	slot_pass_init(&c, t, q, s, ps, why);
+	/* the cache only for ranges that begin with a whole lowest-layer
+	 * domain (a search, not the preemption's single nodes) */
+	if (why || c.taken || !c.simple || c.beyond || !t->nlayers ||
+	    lo >= t->ntree || t->dom[t->leaf[t->order[lo]]].lo != lo ||
+	    t->dom[t->leaf[t->order[lo]]].hi > hi) {
+		pass_range(&c, lo, hi, &sum, &mx);
+		cache_forget(t, s, lo, hi);
+		return;
+	}
+	node_slots_cached(&c, lo, hi);
 }
 
 /*
@@ -1563,37 +1627,39 @@ typedef struct sort_ctx {
 	unsigned level;
 } sort_ctx;
 
-static sort_ctx sctx;
-
 /*
- * Sorts units by \p cmp, a total order (ties go by unit id), so any sort
- * gives qsort()'s order: insertion sort for the short child lists of a
- * fill, qsort() for long ones.
+ * Sorts units of one level by \p cmp, a total order (ties go by unit id),
+ * so the order is the one any sort gives: insertion sort here for the
+ * short child lists of a fill (inlined with the comparator: the fill of
+ * a large gang sorts thousands of them), tgi_sort() for long ones.
  */
-static void sort_units(uint32_t *v, uint32_t n,
-		       int (*cmp)(const void *, const void *))
+static inline __attribute__((always_inline)) void
+sort_units(const tg_topology *t, const scratch *s, unsigned level,
+	   uint32_t *v, uint32_t n, tgi_cmp_fn cmp)
 {
+	sort_ctx c = { t, s, level };
 	uint32_t i, j;
 
 	if (n > 32) {
-		qsort(v, n, sizeof(uint32_t), cmp);
+		tgi_sort(v, n, sizeof(uint32_t), cmp, &c);
 		return;
 	}
 	for (i = 1; i < n; i++) {
 		uint32_t x = v[i];
 
-		for (j = i; j > 0 && cmp(&v[j - 1], &x) > 0; j--)
+		for (j = i; j > 0 && cmp(&v[j - 1], &x, &c) > 0; j--)
 			v[j] = v[j - 1];
 		v[j] = x;
 	}
 }
 
 /* Fill order: most slots first, then path order. */
-static int desc_cmp(const void *pa, const void *pb)
+static int desc_cmp(const void *pa, const void *pb, void *ctx)
 {
+	const sort_ctx *c = ctx;
 	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	int64_t sa = unit_slots(sctx.t, sctx.s, sctx.level, a);
-	int64_t sb = unit_slots(sctx.t, sctx.s, sctx.level, b);
+	int64_t sa = unit_slots(c->t, c->s, c->level, a);
+	int64_t sb = unit_slots(c->t, c->s, c->level, b);
 
 	if (sa != sb)
 		return sa > sb ? -1 : 1;
@@ -1653,10 +1719,7 @@ static uint32_t fill_choose(const tg_topology *t, const scratch *s,
 	uint32_t i, m, used = 0, left, wend;
 	int64_t sum = 0, need = k, win = 0;
 
-	sctx.t = t;
-	sctx.s = s;
-	sctx.level = cl;
-	sort_units(idx, n, desc_cmp);	/* path order in: ties sorted */
+	sort_units(t, s, cl, idx, n, desc_cmp);	/* path order in */
 	for (m = 0; m < n && sum < k; m++) {
 		int64_t v = unit_slots(t, s, cl, idx[m]);
 
@@ -2542,9 +2605,12 @@ tg_err tg_gang_check(const tg_topology *t, const tg_gang *g, tg_errinfo *ei)
 	return err;
 }
 
-static int unit_cmp_qsort(const void *pa, const void *pb)
+/* Pack order of two units (pack_cmp()) for sort_units(). */
+static int unit_pack_cmp(const void *pa, const void *pb, void *ctx)
 {
-	return pack_cmp(sctx.t, sctx.s, sctx.level, *(const uint32_t *)pa,
+	const sort_ctx *c = ctx;
+
+	return pack_cmp(c->t, c->s, c->level, *(const uint32_t *)pa,
 			*(const uint32_t *)pb);
 }
 
@@ -2600,6 +2666,154 @@ static void main_slots(tg_topology *t, const req *q, scratch *s,
 	}
 }
 
+/* The first level to search: single nodes, or the level a spread's
+ * domains are split from (their parent's). */
+static unsigned search_start(const tg_topology *t, const req *q)
+{
+	unsigned start = t->nlayers, i;
+
+	if (q->spread_level != TG_NONE)
+		start = q->spread_level == 0 ? TG_NONE : q->spread_level - 1;
+	for (i = 0; i < q->nsp; i++) {
+		/* a spread's domains are split from their parent's level */
+		unsigned pl = q->sp[i].level == 0 ? TG_NONE :
+			      q->sp[i].level - 1;
+
+		if (start != TG_NONE && (pl == TG_NONE || pl < start))
+			start = pl;
+	}
+	return start;
+}
+
+/*
+ * The units of \p level (in scope) that hold \p k members of the main pod
+ * set: *ncand of them, *best the first in pack order.  A whole cached
+ * domain without a node that holds k is skipped at once.
+ */
+static void scan_units(const tg_topology *t, const req *q, const scratch *s,
+		       unsigned level, int64_t k, uint32_t *ncand,
+		       uint32_t *best)
+{
+	const bool nodes = level >= t->nlayers && level != TG_NONE;
+	uint32_t lo, hi, u, next_dom;
+
+	*ncand = 0;
+	*best = TG_NONE;
+	unit_range(t, q, level, &lo, &hi);
+	next_dom = nodes && t->nlayers ? lo : TG_NONE;
+	for (u = lo; u < hi; u++) {
+		if (u == next_dom && u < t->ntree) {
+			const uint32_t dd = t->leaf[t->order[u]];
+
+			next_dom = t->dom[dd].hi;
+			if (s->cstamp[dd] && s->cmax[dd] < k &&
+			    t->dom[dd].lo == u && next_dom <= hi) {
+				u = next_dom - 1;
+				continue;
+			}
+		}
+		if ((nodes ? s->nslots[u] : s->dslots[u]) < k)
+			continue;	/* unit_slots() */
+		(*ncand)++;
+		if (*best == TG_NONE || pack_cmp(t, s, level, u, *best) < 0)
+			*best = u;
+	}
+}
+
+/*
+ * Tries every one of the \p ncand candidates of \p level in pack order
+ * (several pod sets or a spread): *placed on the first that takes the
+ * gang.  Every candidate, however many: the units of one level are
+ * disjoint, and a failed attempt rewrites slots inside its own unit only
+ * (node_slots() and rollup() below it), so the main pod set's slots of
+ * the units still to try stay as the search left them.  The whole pass
+ * costs one walk over the candidates' nodes.
+ */
+static tg_err try_candidates(tg_topology *t, const req *q, scratch *s,
+			     unsigned level, int64_t k, uint32_t ncand,
+			     attempt *a, bool *placed)
+{
+	uint32_t lo, hi, u, c, *cand;
+	tg_err err = TG_ESTATE;
+
+	cand = tgi_malloc(ncand * sizeof(uint32_t));
+	if (!cand)
+		return TG_ENOMEM;
+	unit_range(t, q, level, &lo, &hi);
+	for (u = lo, c = 0; u < hi; u++)
+		if (unit_slots(t, s, level, u) >= k)
+			cand[c++] = u;
+	sort_units(t, s, level, cand, ncand, unit_pack_cmp);
+	for (c = 0; c < ncand; c++) {
+		err = attempt_unit(t, q, s, level, cand[c], a);
+		if (err == TG_OK)
+			break;
+		attempt_free(a);
+		if (err != TG_ESTATE)
+			break;
+	}
+	tgi_free(cand);
+	*placed = err == TG_OK;
+	return err == TG_ESTATE ? TG_OK : err;
+}
+
+/* One level of the search: *placed when a unit of it takes the gang. */
+static tg_err search_level(tg_topology *t, const req *q, scratch *s,
+			   unsigned level, int64_t k, attempt *a, bool *placed)
+{
+	const tg_gang *g = q->g;
+	uint32_t ncand, best;
+	tg_err err;
+
+	*placed = false;
+	scan_units(t, q, s, level, k, &ncand, &best);
+	if (ncand == 1 || (ncand && g->nps == 1 && !q->nsp &&
+			   q->spread_level == TG_NONE)) {
+		err = attempt_unit(t, q, s, level, best, a);
+		if (err == TG_OK) {
+			*placed = true;
+			return TG_OK;
+		}
+		attempt_free(a);
+		if (err != TG_ESTATE || ncand == 1)
+			return err == TG_ESTATE ? TG_OK : err;
+	}
+	if (ncand > 1)
+		return try_candidates(t, q, s, level, k, ncand, a, placed);
+	return TG_OK;
+}
+
+/*
+ * The search: levels from single nodes (or a spread's parent level) up
+ * to the hard layer, the scope or the root; *level the level where the
+ * gang was placed (*placed).
+ */
+static tg_err search(tg_topology *t, const req *q, scratch *s,
+		     unsigned scope_level, attempt *a, bool *placed,
+		     unsigned *level)
+{
+	const tg_gang *g = q->g;
+	const int64_t k = g->ps[q->main]->count;
+	unsigned l, stop = q->hard;
+	tg_err err;
+
+	*placed = false;
+	if (scope_level != TG_NONE && (stop == TG_NONE || scope_level > stop))
+		stop = scope_level;
+	for (l = search_start(t, q);; l = l == 0 ? TG_NONE : l - 1) {
+		*level = l;
+		if (l != TG_NONE && stop != TG_NONE && l < stop)
+			break;
+		if ((err = search_level(t, q, s, l, k, a, placed)))
+			return err;
+		if (*placed || l == TG_NONE || l == stop)
+			break;
+		if (g->nps > 1 || q->spread_level != TG_NONE || q->nsp)
+			main_slots(t, q, s, NULL);
+	}
+	return TG_OK;
+}
+
 tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 			unsigned scope_level, uint32_t scope_unit,
 			tg_decision **out, tg_errinfo *ei)
@@ -2609,8 +2823,7 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 	tg_decision *d = NULL;
 	tgi_buf eb;
 	attempt a;
-	unsigned level, stop, start, i;
-	int64_t k;
+	unsigned level;
 	tg_err err;
 	bool placed = false;
 
@@ -2645,113 +2858,10 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 	/* offer slots of the main pod set everywhere in scope */
 	/* (why nodes take none is counted only if the gang fails) */
 	main_slots(t, q, s, NULL);
-	k = g->ps[q->main]->count;
 	d->scope_slots = scope_level == TG_NONE ? s->dslots[0] :
 			 unit_slots(t, s, scope_level, scope_unit);
-
-	/* levels: single nodes up to the hard layer, the scope or the root */
-	start = t->nlayers;
-	if (q->spread_level != TG_NONE)
-		start = q->spread_level == 0 ? TG_NONE : q->spread_level - 1;
-	for (i = 0; i < q->nsp; i++) {
-		/* a spread's domains are split from their parent's level */
-		unsigned pl = q->sp[i].level == 0 ? TG_NONE :
-			      q->sp[i].level - 1;
-
-		if (start != TG_NONE && (pl == TG_NONE || pl < start))
-			start = pl;
-	}
-	stop = q->hard;
-	if (scope_level != TG_NONE && (stop == TG_NONE || scope_level > stop))
-		stop = scope_level;
-	for (level = start;; level = level == 0 ? TG_NONE : level - 1) {
-		uint32_t lo, hi, u, best = TG_NONE, ncand = 0, *cand, c;
-		uint32_t next_dom;
-		const bool nodes = level >= t->nlayers && level != TG_NONE;
-
-		if (level != TG_NONE && stop != TG_NONE && level < stop)
-			break;
-		unit_range(t, q, level, &lo, &hi);
-		next_dom = nodes && t->nlayers ? lo : TG_NONE;
-		for (u = lo; u < hi; u++) {
-			if (u == next_dom && u < t->ntree) {
-				/* a whole cached domain without a node
-				 * that holds k: skip it */
-				const uint32_t dd = t->leaf[t->order[u]];
-
-				next_dom = t->dom[dd].hi;
-				if (s->cstamp[dd] && s->cmax[dd] < k &&
-				    t->dom[dd].lo == u && next_dom <= hi) {
-					u = next_dom - 1;
-					continue;
-				}
-			}
-			if ((nodes ? s->nslots[u] : s->dslots[u]) < k)
-				continue;	/* unit_slots() */
-			ncand++;
-			if (best == TG_NONE ||
-			    pack_cmp(t, s, level, u, best) < 0)
-				best = u;
-		}
-		if (ncand == 1 || (ncand && g->nps == 1 && !q->nsp &&
-				   q->spread_level == TG_NONE)) {
-			err = attempt_unit(t, q, s, level, best, &a);
-			if (err == TG_OK) {
-				placed = true;
-				break;
-			}
-			attempt_free(&a);
-			if (err != TG_ESTATE)
-				goto fail;
-			if (ncand == 1)
-				goto next;
-		}
-		if (ncand > 1) {
-			/* several pod sets or a spread: try in pack order */
-			cand = tgi_malloc(ncand * sizeof(uint32_t));
-			if (!cand) {
-				err = TG_ENOMEM;
-				goto fail;
-			}
-			for (u = lo, c = 0; u < hi; u++)
-				if (unit_slots(t, s, level, u) >= k)
-					cand[c++] = u;
-			sctx.t = t;
-			sctx.s = s;
-			sctx.level = level;
-			qsort(cand, ncand, sizeof(uint32_t), unit_cmp_qsort);
-			/*
-			 * Every candidate, however many: the units of one
-			 * level are disjoint, and a failed attempt rewrites
-			 * slots inside its own unit only (node_slots() and
-			 * rollup() below it), so the main pod set's slots
-			 * of the units still to try stay as the search left
-			 * them.  The whole pass costs one walk over the
-			 * candidates' nodes.
-			 */
-			for (c = 0; c < ncand; c++) {
-				err = attempt_unit(t, q, s, level, cand[c], &a);
-				if (err == TG_OK)
-					break;
-				attempt_free(&a);
-				if (err != TG_ESTATE) {
-					tgi_free(cand);
-					goto fail;
-				}
-			}
-			tgi_free(cand);
-			if (err == TG_OK) {
-				placed = true;
-				break;
-			}
-		}
-next:
-		if (level == TG_NONE || level == stop)
-			break;
-		if (g->nps > 1 || q->spread_level != TG_NONE || q->nsp)
-			main_slots(t, q, s, NULL);
-	}
-
+	if ((err = search(t, q, s, scope_level, &a, &placed, &level)))
+		goto fail;
 	if (placed) {
 		if ((err = build_placements(t, q, s, &a, d)))
 			goto fail;
@@ -2778,7 +2888,7 @@ fail:
 			tg_strerror(err));
 }
 
-/* ---- offer slots of single nodes, for preempt.c ---- */
+/* ---- offer slots of single nodes, for decide.c's preemption ---- */
 
 struct tgi_slotctx {
 	tg_topology *t;
@@ -2866,70 +2976,6 @@ tg_err tgi_decision_add_victim(tg_decision *d, const tg_topology *t,
 	nv[d->nvic].priority = tgi_alloc_cls(t, a)->priority;
 	nv[d->nvic].reservation = reservation;
 	d->nvic++;
-	return TG_OK;
-}
-
-tg_err tg_place(tg_topology *t, const tg_gang *g, tg_decision **out,
-		tg_errinfo *ei)
-{
-	uint32_t *held = NULL, gid;
-	size_t nheld = 0, i;
-	tg_decision *d = NULL;
-	tg_err err;
-
-	if (!t || !g || !out)
-		return tgi_errf(ei, TG_EINVAL, "tg_place: NULL argument");
-	*out = NULL;
-	if (!t->built)
-		return tgi_errf(ei, TG_ESTATE, "tg_place: topology not built");
-	if (!g->nps)
-		return tgi_errf(ei, TG_EINVAL, "gang %s: no members", g->name);
-
-	tgi_alloc_compact(t);
-	/*
-	 * Reservations of strictly lower priority, and the gang's own, are
-	 * free to this gang: hand their resources back for this decision.
-	 */
-	gid = tgi_strtab_find(&t->strs, g->name);
-	for (i = 0; t->nnominated && i < t->nallocs; i++) {
-		const tgi_alloc *x = &t->allocs[i];
-
-		if (!x->live || !x->nominated || x->suspended ||
-		    (tgi_alloc_cls(t, i)->priority >= g->priority &&
-		     x->gang != gid))
-			continue;
-		if (!held && !(held = tgi_malloc(t->nallocs *
-						 sizeof(uint32_t))))
-			return tgi_errf(ei, TG_ENOMEM, "out of memory");
-		held[nheld++] = (uint32_t)i;
-		tgi_alloc_suspend(t, (uint32_t)i);
-	}
-	err = tgi_place_scoped(t, g, TG_NONE, 0, &d, ei);
-	if (!err && d->status == TG_STATUS_UNSCHEDULABLE && !d->bad_request &&
-	    g->can_preempt)
-		err = tgi_preempt(t, g, &d, ei);
-	/* a lower-priority reservation on a node this gang uses is gone */
-	for (i = 0; !err && i < nheld; i++) {
-		const tgi_alloc *x = &t->allocs[held[i]];
-		unsigned p;
-
-		if (x->gang == gid || d->status == TG_STATUS_UNSCHEDULABLE)
-			continue;
-		for (p = 0; p < d->npl; p++)
-			if (d->pl[p].node == x->node) {
-				err = tgi_decision_add_victim(d, t, held[i],
-							      true);
-				break;
-			}
-	}
-	for (i = 0; i < nheld; i++)
-		tgi_alloc_resume(t, held[i]);
-	tgi_free(held);
-	if (err) {
-		tg_decision_free(d);
-		return err;
-	}
-	*out = d;
 	return TG_OK;
 }
 

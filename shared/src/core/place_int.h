@@ -1,5 +1,6 @@
 /*
- * shared/src/core/place_int.h - what place.c shares with preempt.c.
+ * shared/src/core/place_int.h - what place.c (slot search, fill,
+ * decisions) offers decide.c (tg_place()) and check.c.
  */
 #ifndef TG_PLACE_INT_H
 #define TG_PLACE_INT_H
@@ -52,7 +53,7 @@ tg_err tgi_decision_add_victim(tg_decision *d, const tg_topology *t,
  * sum of its nodes' slots alone: one pod set, no spread, no slice above
  * the node level.  TG_ENOENT for any other gang.  The context uses the
  * topology's placement scratch: no tg_place() while it is alive, except
- * tgi_place_scoped() between calls.
+ * tgi_place_scoped() between calls (decide.c's preemption uses both).
  */
 typedef struct tgi_slotctx tgi_slotctx;
 
@@ -62,23 +63,11 @@ int64_t tgi_slotctx_node(tgi_slotctx *c, uint32_t node);
 int64_t tgi_slotctx_need(const tgi_slotctx *c);
 void tgi_slotctx_free(tgi_slotctx *c);
 
-/* The hard (lowest MUST) level of a gang; TG_NONE = none. */
-unsigned tgi_hard_level(const tg_topology *t, const tg_gang *g);
-
-/*
- * Called by tg_place() when \p *d is unschedulable: looks for the
- * cheapest set of lower-priority gangs to evict (see preempt.c).  On
- * success replaces *d by a "preempting" decision; otherwise improves
- * its message.
- */
-tg_err tgi_preempt(tg_topology *t, const tg_gang *g, tg_decision **d,
-		   tg_errinfo *ei);
-
 /*
  * Checks the placement scratch's slot cache against the topology: every
  * lowest-layer domain the cache calls current holds the slots a fresh
  * computation gives, and every cached sum and maximum matches the slots
- * it describes.  Called by tg_topology_check().
+ * it describes.  Called by tg_topology_check() (check.c).
  */
 tg_err tgi_place_check(const tg_topology *t, tg_errinfo *ei);
 

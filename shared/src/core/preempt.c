@@ -1,8 +1,12 @@
 /*
  * shared/src/core/preempt.c - topology-aware, gang-aware preemption.
  *
- * When a gang cannot be placed, tg_place() asks tgi_preempt() for the
- * cheapest set of lower-priority gangs whose eviction lets it in:
+ * When a gang cannot be placed, tg_place() (decide.c) asks for the
+ * cheapest set of lower-priority gangs whose eviction lets it in.  This
+ * file chooses the victims; it never places: whether the gang fits a
+ * domain is asked through the tgi_fitter that decide.c hands it (which
+ * runs the slot search of place.c), so place.c and preempt.c do not call
+ * each other.  The rules:
  *
  *  1. Victims are whole gangs: every member preemptible and of strictly
  *     lower priority than the preemptor; running allocations only
@@ -29,7 +33,7 @@
 #include <string.h>
 
 #include "gang.h"
-#include "place_int.h"
+#include "preempt_int.h"
 
 typedef struct vgang {
 	uint32_t gang;		/* strtab id */
@@ -44,20 +48,26 @@ typedef struct cost {
 	uint32_t unit;
 } cost;
 
-typedef struct pctx {
+struct tgi_victims {
 	tg_topology *t;
 	const tg_gang *g;
 	vgang *v;
 	uint32_t nv;
+	int64_t npods;		/* members of all eligible gangs */
 	uint32_t *vmem;		/* allocation indices grouped by gang */
-	unsigned level;		/* hard level */
+	unsigned level;		/* hard level, then the level to free */
 	uint32_t *uoff;		/* victim gangs of unit u: ugang[uoff[u]..] */
 	uint32_t *ugang;
-	tgi_slotctx *sc;	/* fast path: sums of node slots */
+	const tgi_fitter *f;	/* while choosing */
 	int64_t *cur;		/* fast path: slots per node position */
-} pctx;
+	uint32_t *best, nbest;	/* the chosen gangs */
+	cost bestco;
+};
 
-unsigned tgi_hard_level(const tg_topology *t, const tg_gang *g)
+typedef struct tgi_victims pctx;
+
+/* The hard (lowest MUST) level of a gang; TG_NONE = none. */
+static unsigned hard_level(const tg_topology *t, const tg_gang *g)
 {
 	unsigned i, l, hard = TG_NONE;
 
@@ -71,27 +81,27 @@ unsigned tgi_hard_level(const tg_topology *t, const tg_gang *g)
 	return hard;
 }
 
-static const tg_topology *sort_t;
-
 /* Groups allocations by gang: any fixed order does (names order the
- * gangs later, and the victims in the decision). */
-static int alloc_gang_cmp(const void *pa, const void *pb)
+ * gangs later, and the victims in the decision).  \p ctx: the topology. */
+static int alloc_gang_cmp(const void *pa, const void *pb, void *ctx)
 {
-	const tgi_alloc *a = &sort_t->allocs[*(const uint32_t *)pa];
-	const tgi_alloc *b = &sort_t->allocs[*(const uint32_t *)pb];
+	const tg_topology *t = ctx;
+	const tgi_alloc *a = &t->allocs[*(const uint32_t *)pa];
+	const tgi_alloc *b = &t->allocs[*(const uint32_t *)pb];
 
 	if (a->gang != b->gang)
 		return a->gang < b->gang ? -1 : 1;
 	return a->pod < b->pod ? -1 : a->pod > b->pod;
 }
 
-static int pod_name_cmp(const void *pa, const void *pb)
+static int pod_name_cmp(const void *pa, const void *pb, void *ctx)
 {
-	const tgi_alloc *a = &sort_t->allocs[*(const uint32_t *)pa];
-	const tgi_alloc *b = &sort_t->allocs[*(const uint32_t *)pb];
+	const tg_topology *t = ctx;
+	const tgi_alloc *a = &t->allocs[*(const uint32_t *)pa];
+	const tgi_alloc *b = &t->allocs[*(const uint32_t *)pb];
 
-	return tg_name_cmp(tgi_strtab_get(&sort_t->strs, a->pod),
-			   tgi_strtab_get(&sort_t->strs, b->pod));
+	return tg_name_cmp(tgi_strtab_get(&t->strs, a->pod),
+			   tgi_strtab_get(&t->strs, b->pod));
 }
 
 /* Groups running allocations into gangs; keeps the eligible ones. */
@@ -111,9 +121,7 @@ static tg_err collect(pctx *c)
 	for (i = 0; i < t->nallocs; i++)
 		if (t->allocs[i].live && !t->allocs[i].nominated)
 			idx[n++] = i;
-	sort_t = t;
-	qsort(idx, n, sizeof(uint32_t), alloc_gang_cmp);
-	sort_t = NULL;
+	tgi_sort(idx, n, sizeof(uint32_t), alloc_gang_cmp, t);
 	c->nv = 0;
 	for (i = 0; i < n; i = j) {
 		const tgi_alloc *a = &t->allocs[idx[i]];
@@ -163,31 +171,23 @@ static void suspend_gang(pctx *c, uint32_t v, bool on)
 /* Does the gang fit in the unit with victims list[0..m) gone?
  * *slots gets the unit's offer slots then (when asked). */
 static tg_err fits(pctx *c, uint32_t unit, const uint32_t *list, uint32_t m,
-		   bool *yes, int64_t *slots, tg_decision **keep)
+		   bool *yes, int64_t *slots)
 {
-	tg_decision *d = NULL;
 	uint32_t i;
 	tg_err err;
 
 	for (i = 0; i < m; i++)
 		suspend_gang(c, list[i], true);
-	err = tgi_place_scoped(c->t, c->g, c->level, unit, &d, NULL);
+	err = c->f->fits(c->f->arg, c->level, unit, yes, slots);
 	for (i = 0; i < m; i++)
 		suspend_gang(c, list[i], false);
-	if (err)
-		return err;
-	*yes = d->status == TG_STATUS_PLACED;
-	if (slots)
-		*slots = d->scope_slots;
-	if (keep && *yes)
-		*keep = d;
-	else
-		tg_decision_free(d);
-	return TG_OK;
+	return err;
 }
 
-static int vcmp(const void *pa, const void *pb, const pctx *c)
+/* Cheapest first: lower priority, fewer pods, name.  \p ctx: the pctx. */
+static int vcmp(const void *pa, const void *pb, void *ctx)
 {
+	const pctx *c = ctx;
 	const vgang *a = &c->v[*(const uint32_t *)pa];
 	const vgang *b = &c->v[*(const uint32_t *)pb];
 
@@ -199,17 +199,11 @@ static int vcmp(const void *pa, const void *pb, const pctx *c)
 			   tgi_strtab_get(&c->t->strs, b->gang));
 }
 
-static const pctx *sort_c;
-
-static int vcmp_q(const void *a, const void *b)
+static int rank_cmp(const void *pa, const void *pb, void *ctx)
 {
-	return vcmp(a, b, sort_c);
-}
-
-static int rank_cmp(const void *pa, const void *pb)
-{
-	uint32_t a = sort_c->v[*(const uint32_t *)pa].rank;
-	uint32_t b = sort_c->v[*(const uint32_t *)pb].rank;
+	const pctx *c = ctx;
+	uint32_t a = c->v[*(const uint32_t *)pa].rank;
+	uint32_t b = c->v[*(const uint32_t *)pb].rank;
 
 	return a < b ? -1 : a > b;
 }
@@ -224,9 +218,7 @@ static tg_err rank_gangs(pctx *c)
 		return TG_ENOMEM;
 	for (i = 0; i < c->nv; i++)
 		idx[i] = i;
-	sort_c = c;
-	qsort(idx, c->nv, sizeof(uint32_t), vcmp_q);
-	sort_c = NULL;
+	tgi_sort(idx, c->nv, sizeof(uint32_t), vcmp, c);
 	for (i = 0; i < c->nv; i++)
 		c->v[idx[i]].rank = i;
 	tgi_free(idx);
@@ -303,7 +295,7 @@ static void fast_update(pctx *c, uint32_t v, uint32_t lo, uint32_t hi,
 		if (p < lo || p >= hi)
 			continue;
 		*sum -= c->cur[p];
-		c->cur[p] = tgi_slotctx_node(c->sc, node);
+		c->cur[p] = c->f->node_slots(c->f->arg, node);
 		*sum += c->cur[p];
 	}
 }
@@ -319,13 +311,13 @@ static tg_err unit_victims_fast(pctx *c, uint32_t lo, uint32_t hi,
 				uint32_t *list, uint32_t n, uint32_t *m,
 				int64_t *slots)
 {
-	const int64_t need = tgi_slotctx_need(c->sc);
+	const int64_t need = c->f->need;
 	int64_t sum = 0;
 	uint32_t p, i;
 
 	*m = 0;
 	for (p = lo; p < hi; p++) {
-		c->cur[p] = tgi_slotctx_node(c->sc, c->t->order[p]);
+		c->cur[p] = c->f->node_slots(c->f->arg, c->t->order[p]);
 		sum += c->cur[p];
 	}
 	for (i = 0; i < n && !*m; i++) {
@@ -374,10 +366,10 @@ static int64_t waste_fast(pctx *c, uint32_t unit, uint32_t *list)
 	for (i = 0; i < n; i++)
 		suspend_gang(c, list[i], true);
 	for (p = lo; p < hi; p++)
-		sum += tgi_slotctx_node(c->sc, c->t->order[p]);
+		sum += c->f->node_slots(c->f->arg, c->t->order[p]);
 	for (i = 0; i < n; i++)
 		suspend_gang(c, list[i], false);
-	return sum - tgi_slotctx_need(c->sc);
+	return sum - c->f->need;
 }
 
 /* The unit (at the hard level) of a node; TG_NONE outside the tree. */
@@ -397,10 +389,11 @@ static uint32_t unit_of(const pctx *c, uint32_t node)
 	return d - t->layer_lo[c->level];
 }
 
-static int pair_cmp(const void *pa, const void *pb)
+static int pair_cmp(const void *pa, const void *pb, void *ctx)
 {
 	const uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
 
+	TG_UNUSED(ctx);
 	return a < b ? -1 : a > b;
 }
 
@@ -429,7 +422,7 @@ static tg_err unit_lists(pctx *c, uint32_t nunits)
 			if (u != TG_NONE)
 				pairs[np++] = (uint64_t)u << 32 | v;
 		}
-	qsort(pairs, np, sizeof(uint64_t), pair_cmp);
+	tgi_sort(pairs, np, sizeof(uint64_t), pair_cmp, NULL);
 	for (i = 0, k = 0; i < np; i++) {
 		if (i && pairs[i] == pairs[i - 1])
 			continue;
@@ -443,80 +436,63 @@ static tg_err unit_lists(pctx *c, uint32_t nunits)
 }
 
 /*
- * The cheapest victim set inside one unit: *out gets the chosen gangs
- * (a prefix of the unit's list, reprieved ones removed), *nout their
- * number; *nout 0 when the unit cannot take the gang at all.
+ * The general search inside one unit, by placements: the shortest prefix
+ * of \p list that lets the gang in (binary search: freeing more never
+ * hurts), then every victim but the last given back if the gang still
+ * fits without it.  *m 0: not even the whole list lets it in.  *slots:
+ * the unit's offer slots with the whole list gone.
  */
-static tg_err unit_victims(pctx *c, uint32_t unit, uint32_t *list,
-			   uint32_t *nout, cost *co)
+static tg_err unit_victims_general(pctx *c, uint32_t unit, uint32_t *list,
+				   uint32_t n, uint32_t *m, int64_t *slots)
 {
-	uint32_t lo, hi, n = 0, v, m, a, b, i;
+	uint32_t a, b, i, k;
 	bool yes;
-	int64_t slots = 0;
 	tg_err err;
 
-	*nout = 0;
-	unit_pos(c, unit, &lo, &hi);
-	{
-		uint32_t u = c->level == TG_NONE ? 0 : unit -
-			     (c->level >= c->t->nlayers ? 0 :
-			      c->t->layer_lo[c->level]);
-
-		for (v = c->uoff[u]; v < c->uoff[u + 1]; v++)
-			list[n++] = c->ugang[v];
-	}
-	if (!n)
-		return TG_OK;
-	sort_c = c;
-	qsort(list, n, sizeof(uint32_t), rank_cmp);
-	sort_c = NULL;
-	if (c->sc) {
-		err = unit_victims_fast(c, lo, hi, list, n, &m, &slots);
-		if (err || !m)
-			return err;
-		goto cost;
-	}
-	if ((err = fits(c, unit, list, n, &yes, &slots, NULL)))
+	*m = 0;
+	if ((err = fits(c, unit, list, n, &yes, slots)) || !yes)
 		return err;
-	if (!yes)
-		return TG_OK;
-	/* the shortest prefix that fits */
-	a = 1;
-	b = n;
-	while (a < b) {
-		m = a + (b - a) / 2;
-		if ((err = fits(c, unit, list, m, &yes, NULL, NULL)))
+	for (a = 1, b = n; a < b;) {
+		k = a + (b - a) / 2;
+		if ((err = fits(c, unit, list, k, &yes, NULL)))
 			return err;
 		if (yes)
-			b = m;
+			b = k;
 		else
-			a = m + 1;
+			a = k + 1;
 	}
-	m = a;
+	k = a;
 	/* reprieve: give back every victim the gang can do without */
-	for (i = 0; i < m; i++)
+	for (i = 0; i < k; i++)
 		suspend_gang(c, list[i], true);
-	for (i = m - 1; i-- > 0;) {
-		tg_decision *d = NULL;
-
+	for (i = k - 1; i-- > 0;) {
 		suspend_gang(c, list[i], false);
-		err = tgi_place_scoped(c->t, c->g, c->level, unit, &d, NULL);
+		err = c->f->fits(c->f->arg, c->level, unit, &yes, NULL);
 		if (err)
 			break;
-		if (d->status == TG_STATUS_PLACED) {
+		if (yes) {
 			memmove(&list[i], &list[i + 1],
-				(m - i - 1) * sizeof(uint32_t));
-			m--;
+				(k - i - 1) * sizeof(uint32_t));
+			k--;
 		} else {
 			suspend_gang(c, list[i], true);
 		}
-		tg_decision_free(d);
 	}
-	for (i = 0; i < m; i++)
+	for (i = 0; i < k; i++)
 		suspend_gang(c, list[i], false);
-	if (err)
-		return err;
-cost:
+	if (!err)
+		*m = k;
+	return err;
+}
+
+/* The cost of evicting list[0..m) from \p unit (offer slots \p slots
+ * then; -1: not counted yet). */
+static void unit_cost(const pctx *c, uint32_t unit, const uint32_t *list,
+		      uint32_t m, int64_t slots, cost *co)
+{
+	int64_t most = 0;
+	uint32_t i;
+
 	co->unit = unit;
 	co->pdb = pdb_violations(c, list, m);
 	co->maxprio = INT64_MIN;
@@ -529,14 +505,40 @@ cost:
 		co->pods += x->n;
 		co->sumprio += x->prio_sum;
 	}
-	{
-		int64_t most = 0;
+	for (i = 0; i < c->g->nps; i++)
+		if (c->g->ps[i]->count > most)
+			most = c->g->ps[i]->count;
+	co->waste = slots < 0 ? INT64_MIN : slots - most;
+}
 
-		for (i = 0; i < c->g->nps; i++)
-			if (c->g->ps[i]->count > most)
-				most = c->g->ps[i]->count;
-		co->waste = slots < 0 ? INT64_MIN : slots - most;
-	}
+/*
+ * The cheapest victim set inside one unit: \p list gets the chosen gangs
+ * (a prefix of the unit's list, reprieved ones removed), *nout their
+ * number; *nout 0 when the unit cannot take the gang at all.
+ */
+static tg_err unit_victims(pctx *c, uint32_t unit, uint32_t *list,
+			   uint32_t *nout, cost *co)
+{
+	uint32_t lo, hi, n = 0, v, m, u;
+	int64_t slots = 0;
+	tg_err err;
+
+	*nout = 0;
+	unit_pos(c, unit, &lo, &hi);
+	u = c->level == TG_NONE ? 0 : unit - (c->level >= c->t->nlayers ? 0 :
+					      c->t->layer_lo[c->level]);
+	for (v = c->uoff[u]; v < c->uoff[u + 1]; v++)
+		list[n++] = c->ugang[v];
+	if (!n)
+		return TG_OK;
+	tgi_sort(list, n, sizeof(uint32_t), rank_cmp, c);
+	if (c->f->node_slots)
+		err = unit_victims_fast(c, lo, hi, list, n, &m, &slots);
+	else
+		err = unit_victims_general(c, unit, list, n, &m, &slots);
+	if (err || !m)
+		return err;
+	unit_cost(c, unit, list, m, slots, co);
 	*nout = m;
 	return TG_OK;
 }
@@ -555,210 +557,197 @@ static void unit_label(const pctx *c, uint32_t unit, tgi_buf *b)
 			     t->dom[unit].path);
 }
 
-static tg_err fail_message(tg_decision *d, const char *why)
-{
-	tgi_buf b;
-	char *m;
+/* ---- the interface decide.c drives ---- */
 
-	tgi_buf_init(&b, TGI_MAX_MESSAGE);
-	tgi_buf_addf(&b, "%s; preemption: %s", d->message, why);
-	m = tgi_buf_take_cut(&b);
-	if (!m)
+tg_err tgi_victims_new(tg_topology *t, const tg_gang *g, tgi_victims **out)
+{
+	pctx *c = tgi_calloc(1, sizeof(*c));
+	uint32_t i;
+	tg_err err;
+
+	*out = NULL;
+	if (!c)
 		return TG_ENOMEM;
-	tgi_free(d->message);
-	d->message = m;
+	c->t = t;
+	c->g = g;
+	c->level = hard_level(t, g);
+	if ((err = collect(c))) {
+		tgi_victims_free(c);
+		return err;
+	}
+	for (i = 0; i < c->nv; i++)
+		c->npods += c->v[i].n;
+	*out = c;
 	return TG_OK;
 }
 
-tg_err tgi_preempt(tg_topology *t, const tg_gang *g, tg_decision **dp,
-		   tg_errinfo *ei)
+uint32_t tgi_victims_ngangs(const tgi_victims *c)
 {
-	pctx c;
-	tg_decision *d = *dp, *all = NULL, *fin = NULL;
-	uint32_t *list = NULL, *best = NULL, *wbuf = NULL, nbest = 0;
-	uint32_t nlist, u, ulo, uhi, i;
-	cost co, bestco = { 0, 0, 0, 0, 0, 0 };
-	tgi_buf b;
+	return c->nv;
+}
+
+int64_t tgi_victims_npods(const tgi_victims *c)
+{
+	return c->npods;
+}
+
+unsigned tgi_victims_hard_level(const tgi_victims *c)
+{
+	return c->level;
+}
+
+void tgi_victims_suspend_all(tgi_victims *c, bool on)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->nv; i++)
+		suspend_gang(c, i, on);
+}
+
+void tgi_victims_suspend_chosen(tgi_victims *c, bool on)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->nbest; i++)
+		suspend_gang(c, c->best[i], on);
+}
+
+/* The units of the level to free: [*ulo, *uhi). */
+static void level_units(const pctx *c, uint32_t *ulo, uint32_t *uhi)
+{
+	const tg_topology *t = c->t;
+
+	if (c->level == TG_NONE) {
+		*ulo = 0;
+		*uhi = 1;
+	} else if (c->level >= t->nlayers) {
+		*ulo = 0;
+		*uhi = (uint32_t)t->ntree;
+	} else {
+		*ulo = t->layer_lo[c->level];
+		*uhi = t->layer_hi[c->level];
+	}
+}
+
+/* Keeps the cheaper of the best so far and unit \p co's \p list. */
+static void keep_cheaper(pctx *c, cost *co, const uint32_t *list,
+			 uint32_t nlist, uint32_t *wbuf)
+{
+	cost *bc = &c->bestco;
+
+	if (c->nbest && (co->waste == INT64_MIN || bc->waste == INT64_MIN) &&
+	    co->pdb == bc->pdb && co->maxprio == bc->maxprio &&
+	    co->pods == bc->pods && co->sumprio == bc->sumprio) {
+		/* a tie on everything but the waste: count it */
+		if (co->waste == INT64_MIN)
+			co->waste = waste_fast(c, co->unit, wbuf);
+		if (bc->waste == INT64_MIN)
+			bc->waste = waste_fast(c, bc->unit, wbuf);
+	}
+	if (!c->nbest || cost_cmp(co, bc) < 0) {
+		*bc = *co;
+		memcpy(c->best, list, nlist * sizeof(uint32_t));
+		c->nbest = nlist;
+	}
+}
+
+tg_err tgi_victims_choose(tgi_victims *c, unsigned level,
+			  const tgi_fitter *f, bool *found)
+{
+	const tg_topology *t = c->t;
+	uint32_t *list = NULL, *wbuf = NULL, nlist, u, ulo, uhi;
+	cost co;
 	tg_err err;
-	int64_t pods = 0;
-	bool have = false;
 
-	memset(&c, 0, sizeof(c));
-	c.t = t;
-	c.g = g;
-	c.level = tgi_hard_level(t, g);
-	if ((err = collect(&c)))
-		goto out;
-	if (!c.nv) {
-		err = fail_message(d, "no running gang of lower priority "
-				   "to evict");
-		goto out;
-	}
-	/* with every eligible gang gone, is there room at all? */
-	for (i = 0; i < c.nv; i++) {
-		suspend_gang(&c, i, true);
-		pods += c.v[i].n;
-	}
-	err = tgi_place_scoped(t, g, TG_NONE, 0, &all, NULL);
-	for (i = 0; i < c.nv; i++)
-		suspend_gang(&c, i, false);
-	if (err)
-		goto out;
-	if (all->status != TG_STATUS_PLACED) {
-		tgi_buf_init(&b, TGI_MAX_MESSAGE);
-		tgi_buf_addf(&b, "%s; preemption cannot help: unschedulable "
-			     "even with all %u lower-priority gang%s (%lld "
-			     "pod%s) evicted: %s", d->message,
-			     c.nv, c.nv == 1 ? "" : "s", (long long)pods,
-			     pods == 1 ? "" : "s", all->message);
-		tgi_free(d->message);
-		d->message = tgi_buf_take_cut(&b);
-		err = d->message ? TG_OK : TG_ENOMEM;
-		goto out;
-	}
-
-	/*
-	 * The level to free a domain on: the tightest one where the gang
-	 * fits with every eligible victim gone (Koordinator's order: gather
-	 * first, then evict as little as possible inside), never above the
-	 * hard layer.  With no required layer that keeps a gang compact
-	 * instead of evicting the cheapest pods all over the cluster.
-	 */
-	if (c.level == TG_NONE ||
-	    (all->lca_level != TG_NONE && all->lca_level > c.level))
-		c.level = all->lca_level;
-	list = tgi_malloc(c.nv * sizeof(uint32_t));
-	best = tgi_malloc(c.nv * sizeof(uint32_t));
-	wbuf = tgi_malloc(c.nv * sizeof(uint32_t));
-	if (!list || !best || !wbuf) {
+	*found = false;
+	c->level = level;
+	c->f = f;
+	c->nbest = 0;
+	list = tgi_malloc(c->nv * sizeof(uint32_t));
+	wbuf = tgi_malloc(c->nv * sizeof(uint32_t));
+	if (!c->best)
+		c->best = tgi_malloc(c->nv * sizeof(uint32_t));
+	if (!list || !wbuf || !c->best) {
 		err = TG_ENOMEM;
 		goto out;
 	}
-	if (c.level == TG_NONE) {
-		ulo = 0;
-		uhi = 1;
-	} else if (c.level >= t->nlayers) {
-		ulo = 0;
-		uhi = (uint32_t)t->ntree;
-	} else {
-		ulo = t->layer_lo[c.level];
-		uhi = t->layer_hi[c.level];
-	}
-	if ((err = unit_lists(&c, uhi - ulo)) || (err = rank_gangs(&c)))
+	level_units(c, &ulo, &uhi);
+	if ((err = unit_lists(c, uhi - ulo)) || (err = rank_gangs(c)))
 		goto out;
-	err = tgi_slotctx_new(t, g, &c.sc);
-	if (err == TG_ENOENT)
-		err = TG_OK;	/* the general search, by placements */
-	if (err)
-		goto out;
-	if (c.sc && !(c.cur = tgi_malloc((t->nnodes ? t->nnodes : 1) *
-					 sizeof(int64_t)))) {
+	if (f->node_slots && !c->cur &&
+	    !(c->cur = tgi_malloc((t->nnodes ? t->nnodes : 1) *
+				  sizeof(int64_t)))) {
 		err = TG_ENOMEM;
 		goto out;
 	}
 	for (u = ulo; u < uhi; u++) {
-		if ((err = unit_victims(&c, u, list, &nlist, &co)))
+		if ((err = unit_victims(c, u, list, &nlist, &co)))
 			goto out;
-		if (!nlist)
-			continue;
-		if (have && (co.waste == INT64_MIN ||
-			     bestco.waste == INT64_MIN) &&
-		    co.pdb == bestco.pdb && co.maxprio == bestco.maxprio &&
-		    co.pods == bestco.pods && co.sumprio == bestco.sumprio) {
-			/* a tie on everything but the waste: count it */
-			if (co.waste == INT64_MIN)
-				co.waste = waste_fast(&c, co.unit, wbuf);
-			if (bestco.waste == INT64_MIN)
-				bestco.waste = waste_fast(&c, bestco.unit,
-							  wbuf);
-		}
-		if (!have || cost_cmp(&co, &bestco) < 0) {
-			bestco = co;
-			memcpy(best, list, nlist * sizeof(uint32_t));
-			nbest = nlist;
-			have = true;
-		}
+		if (nlist)
+			keep_cheaper(c, &co, list, nlist, wbuf);
 	}
-	if (!have) {
-		err = fail_message(d, "no single domain of the required "
-				   "layer can be freed for the whole gang");
-		goto out;
-	}
-
-	/* the nominated placement, on the state without the victims */
-	for (i = 0; i < nbest; i++)
-		suspend_gang(&c, best[i], true);
-	err = tgi_place_scoped(t, g, c.level, bestco.unit, &fin, ei);
-	for (i = 0; i < nbest; i++)
-		suspend_gang(&c, best[i], false);
-	if (err)
-		goto out;
-	if (fin->status != TG_STATUS_PLACED) {
-		err = fail_message(d, "internal: the chosen domain did "
-				   "not hold the gang");
-		goto out;
-	}
-	fin->status = TG_STATUS_PREEMPTING;
-	{
-		/* every pod of every victim gang, in name order */
-		uint32_t *vp, np = 0, k;
-
-		for (i = 0; i < nbest; i++)
-			np += c.v[best[i]].n;
-		vp = tgi_malloc((np ? np : 1) * sizeof(uint32_t));
-		if (!vp) {
-			err = TG_ENOMEM;
-			goto out;
-		}
-		for (i = 0, np = 0; i < nbest; i++)
-			for (k = 0; k < c.v[best[i]].n; k++)
-				vp[np++] = c.vmem[c.v[best[i]].first + k];
-		sort_t = t;
-		qsort(vp, np, sizeof(uint32_t), pod_name_cmp);
-		sort_t = NULL;
-		for (i = 0; i < np && !err; i++)
-			err = tgi_decision_add_victim(fin, t, vp[i], false);
-		tgi_free(vp);
-	}
-	if (err)
-		goto out;
-	tgi_buf_init(&b, TGI_MAX_MESSAGE);
-	tgi_buf_addf(&b, "preempting %lld pod%s of %u lower-priority gang%s "
-		     "(", (long long)bestco.pods, bestco.pods == 1 ? "" : "s",
-		     nbest, nbest == 1 ? "" : "s");
-	for (i = 0; i < nbest && i < 8; i++)
-		tgi_buf_addf(&b, "%s%s priority %lld", i ? ", " : "",
-			     tgi_strtab_get(&t->strs, c.v[best[i]].gang),
-			     (long long)c.v[best[i]].prio);
-	if (nbest > 8)
-		tgi_buf_addf(&b, " and %u more", nbest - 8);
-	tgi_buf_adds(&b, ") to free ");
-	unit_label(&c, bestco.unit, &b);
-	tgi_buf_addf(&b, "; nominated: %s; before preemption: %s",
-		     fin->message, d->message);
-	tgi_free(fin->message);
-	fin->message = tgi_buf_take_cut(&b);
-	if (!fin->message) {
-		err = TG_ENOMEM;
-		goto out;
-	}
-	tg_decision_free(d);
-	*dp = fin;
-	fin = NULL;
+	*found = c->nbest > 0;
 out:
-	tg_decision_free(all);
-	tg_decision_free(fin);
+	c->f = NULL;
 	tgi_free(list);
-	tgi_free(best);
 	tgi_free(wbuf);
-	tgi_free(c.v);
-	tgi_free(c.vmem);
-	tgi_free(c.uoff);
-	tgi_free(c.ugang);
-	tgi_free(c.cur);
-	tgi_slotctx_free(c.sc);
-	if (err)
-		tgi_errf(ei, err, "preemption for gang %s: %s", g->name,
-			 tg_strerror(err));
 	return err;
+}
+
+uint32_t tgi_victims_chosen_unit(const tgi_victims *c)
+{
+	return c->bestco.unit;
+}
+
+tg_err tgi_victims_chosen_pods(const tgi_victims *c, uint32_t **pods,
+			       uint32_t *npods)
+{
+	uint32_t *vp, np = 0, i, k;
+
+	*pods = NULL;
+	*npods = 0;
+	for (i = 0; i < c->nbest; i++)
+		np += c->v[c->best[i]].n;
+	vp = tgi_malloc((np ? np : 1) * sizeof(uint32_t));
+	if (!vp)
+		return TG_ENOMEM;
+	for (i = 0, np = 0; i < c->nbest; i++)
+		for (k = 0; k < c->v[c->best[i]].n; k++)
+			vp[np++] = c->vmem[c->v[c->best[i]].first + k];
+	tgi_sort(vp, np, sizeof(uint32_t), pod_name_cmp, c->t);
+	*pods = vp;
+	*npods = np;
+	return TG_OK;
+}
+
+void tgi_victims_describe(const tgi_victims *c, tgi_buf *b)
+{
+	const tg_topology *t = c->t;
+	const int64_t pods = c->bestco.pods;
+	uint32_t i, n = c->nbest;
+
+	tgi_buf_addf(b, "preempting %lld pod%s of %u lower-priority gang%s "
+		     "(", (long long)pods, pods == 1 ? "" : "s",
+		     n, n == 1 ? "" : "s");
+	for (i = 0; i < n && i < 8; i++)
+		tgi_buf_addf(b, "%s%s priority %lld", i ? ", " : "",
+			     tgi_strtab_get(&t->strs, c->v[c->best[i]].gang),
+			     (long long)c->v[c->best[i]].prio);
+	if (n > 8)
+		tgi_buf_addf(b, " and %u more", n - 8);
+	tgi_buf_adds(b, ") to free ");
+	unit_label(c, c->bestco.unit, b);
+}
+
+void tgi_victims_free(tgi_victims *c)
+{
+	if (!c)
+		return;
+	tgi_free(c->v);
+	tgi_free(c->vmem);
+	tgi_free(c->uoff);
+	tgi_free(c->ugang);
+	tgi_free(c->cur);
+	tgi_free(c->best);
+	tgi_free(c);
 }

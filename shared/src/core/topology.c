@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "model.h"
-#include "place_int.h"
 
 static const char *const builtin_res[] = {
 	"cpu", "memory", "nvidia.com/gpu", "pods"
@@ -537,12 +536,10 @@ tg_err tgi_warn(tg_topology *t, const char *fmt, ...)
 	return TG_OK;
 }
 
-/* Sorting nodes into tree order. */
-static const tg_topology *sort_t;
-
-static int node_cmp(const void *pa, const void *pb)
+/* Tree order of two nodes (\p ctx: the topology), for tgi_sort(). */
+int tgi_node_cmp(const void *pa, const void *pb, void *ctx)
 {
-	const tg_topology *t = sort_t;
+	const tg_topology *t = ctx;
 	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
 	bool ia = t->flags[a] & TGI_NODE_IN_TREE;
 	bool ib = t->flags[b] & TGI_NODE_IN_TREE;
@@ -691,107 +688,111 @@ static void build_undo(tg_topology *t, size_t nwarn)
 		tgi_free(t->warn[--t->nwarn]);
 }
 
-tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
+/*
+ * Build step 1 for node \p i: is its path full (a missing accelerator
+ * label on the last layer makes it its own accelerator domain)?  Marks
+ * it TGI_NODE_IN_TREE, or warns why it stays out.
+ */
+static tg_err build_mark_node(tg_topology *t, size_t i)
 {
-	size_t i, count[TG_MAX_LAYERS + 1], idx[TG_MAX_LAYERS];
-	uint32_t cur[TG_MAX_LAYERS];
-	unsigned l;
-	size_t ndom, nwarn0;
-	tg_err err = TG_ENOMEM;
+	uint32_t *p = &t->path[i * t->nlayers];
+	unsigned missing = 0, first = TG_NONE, l;
+	const char *nm = tgi_strtab_get(&t->strs, t->name[i]);
 
-	if (!t)
-		return TG_EINVAL;
-	if (t->built)
-		return tgi_errf(ei, TG_ESTATE, "topology already built");
-	nwarn0 = t->nwarn;
-
-	/* 1. which nodes have a full path; the virtual accelerator domain */
-	t->ntree = 0;
-	for (i = 0; i < t->nnodes; i++) {
-		uint32_t *p = &t->path[i * t->nlayers];
-		unsigned missing = 0, first = TG_NONE;
-		const char *nm = tgi_strtab_get(&t->strs, t->name[i]);
-
-		for (l = 0; l < t->nlayers; l++)
-			if (!p[l]) {
-				missing++;
-				if (first == TG_NONE)
-					first = l;
-			}
-		if (missing == 1 && first == t->nlayers - 1 &&
-		    t->nlayers > 1 && accel_layer(t, first)) {
-			/* Koordinator: a node without its accelerator
-			 * label is its own accelerator domain. */
-			if (tgi_strtab_intern(&t->strs, nm, &p[first]))
-				goto fail;
-			t->flags[i] |= TGI_NODE_OWN_ACCEL;
-			if (tgi_warn(t, "node %s: no %s label (layer %s); "
-				     "treated as its own %s domain", nm,
-				     t->layer_key[first] ? t->layer_key[first]
-				     : t->layer_name[first],
-				     t->layer_name[first],
-				     t->layer_name[first]))
-				goto fail;
-			missing = 0;
+	for (l = 0; l < t->nlayers; l++)
+		if (!p[l]) {
+			missing++;
+			if (first == TG_NONE)
+				first = l;
 		}
-		if (missing) {
-			if (tgi_warn(t, "node %s: no %s label (layer %s); "
-				     "left out of topology-aware placement",
-				     nm, t->layer_key[first] ?
-				     t->layer_key[first] :
-				     t->layer_name[first],
-				     t->layer_name[first]))
-				goto fail;
-			continue;
-		}
-		if (t->node_key && !node_has_key(t, (uint32_t)i)) {
-			/* Kueue refuses such a node: its node level names
-			 * it by that label */
-			if (tgi_warn(t, "node %s: no %s label (the topology's "
-				     "node level); left out of "
-				     "topology-aware placement", nm,
-				     tgi_strtab_get(&t->strs, t->node_key)))
-				goto fail;
-			continue;
-		}
-		t->flags[i] |= TGI_NODE_IN_TREE;
-		t->ntree++;
+	if (missing == 1 && first == t->nlayers - 1 &&
+	    t->nlayers > 1 && accel_layer(t, first)) {
+		/* Koordinator: a node without its accelerator label is its
+		 * own accelerator domain. */
+		if (tgi_strtab_intern(&t->strs, nm, &p[first]))
+			return TG_ENOMEM;
+		t->flags[i] |= TGI_NODE_OWN_ACCEL;
+		if (tgi_warn(t, "node %s: no %s label (layer %s); "
+			     "treated as its own %s domain", nm,
+			     t->layer_key[first] ? t->layer_key[first]
+			     : t->layer_name[first],
+			     t->layer_name[first],
+			     t->layer_name[first]))
+			return TG_ENOMEM;
+		missing = 0;
 	}
+	if (missing)
+		return tgi_warn(t, "node %s: no %s label (layer %s); "
+				"left out of topology-aware placement",
+				nm, t->layer_key[first] ?
+				t->layer_key[first] :
+				t->layer_name[first],
+				t->layer_name[first]) ? TG_ENOMEM : TG_OK;
+	if (t->node_key && !node_has_key(t, (uint32_t)i))
+		/* Kueue refuses such a node: its node level names it by
+		 * that label */
+		return tgi_warn(t, "node %s: no %s label (the topology's "
+				"node level); left out of "
+				"topology-aware placement", nm,
+				tgi_strtab_get(&t->strs, t->node_key)) ?
+		       TG_ENOMEM : TG_OK;
+	t->flags[i] |= TGI_NODE_IN_TREE;
+	t->ntree++;
+	return TG_OK;
+}
 
-	/* 2. tree order */
+/* Build step 2: t->order (tree order), t->pos, t->leaf (none yet). */
+static tg_err build_order(tg_topology *t)
+{
+	size_t i;
+
 	t->order = tgi_malloc((t->nnodes ? t->nnodes : 1) * sizeof(uint32_t));
 	t->pos = tgi_malloc((t->nnodes ? t->nnodes : 1) * sizeof(uint32_t));
 	t->leaf = tgi_malloc((t->nnodes ? t->nnodes : 1) * sizeof(uint32_t));
 	if (!t->order || !t->pos || !t->leaf)
-		goto fail;
+		return TG_ENOMEM;
 	for (i = 0; i < t->nnodes; i++)
 		t->order[i] = (uint32_t)i;
-	sort_t = t;
-	qsort(t->order, t->nnodes, sizeof(uint32_t), node_cmp);
-	sort_t = NULL;
+	tgi_sort(t->order, t->nnodes, sizeof(uint32_t), tgi_node_cmp, t);
 	for (i = 0; i < t->nnodes; i++) {
 		t->pos[t->order[i]] = (uint32_t)i;
 		t->leaf[i] = TG_NONE;
 	}
+	return TG_OK;
+}
 
-	/* 3. count domains per layer */
+/* Does the tree node at position \p i start a new domain on layer \p l?
+ * (\p diff: it starts one on the layer above, so here too.) */
+static bool starts_domain(const tg_topology *t, size_t i, unsigned l,
+			  bool diff)
+{
+	uint32_t n, pn;
+
+	if (diff || i == 0)
+		return true;
+	n = t->order[i];
+	pn = t->order[i - 1];
+	return t->path[(size_t)n * t->nlayers + l] !=
+	       t->path[(size_t)pn * t->nlayers + l];
+}
+
+/* Build step 3: counts the domains per layer, allocates them and fills
+ * the root. */
+static tg_err build_count(tg_topology *t)
+{
+	size_t i, count[TG_MAX_LAYERS + 1], ndom = 1;
+	unsigned l;
+
 	memset(count, 0, sizeof(count));
 	for (i = 0; i < t->ntree; i++) {
-		uint32_t n = t->order[i];
-		bool diff = i == 0;
+		bool diff = false;
 
 		for (l = 0; l < t->nlayers; l++) {
-			if (!diff) {
-				uint32_t pn = t->order[i - 1];
-
-				diff = t->path[(size_t)n * t->nlayers + l] !=
-				       t->path[(size_t)pn * t->nlayers + l];
-			}
+			diff = starts_domain(t, i, l, diff);
 			if (diff)
 				count[l]++;
 		}
 	}
-	ndom = 1;
 	t->layer_lo[0] = 1;
 	for (l = 0; l < t->nlayers; l++) {
 		t->layer_lo[l] = (uint32_t)ndom;
@@ -800,7 +801,7 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 	}
 	t->dom = tgi_calloc(ndom, sizeof(*t->dom));
 	if (!t->dom)
-		goto fail;
+		return TG_ENOMEM;
 	t->ndom = ndom;
 	t->dom[0].parent = TG_NONE;
 	t->dom[0].layer = TG_NONE;
@@ -809,25 +810,26 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 	t->dom[0].child0 = t->nlayers ? t->layer_lo[0] : 0;
 	t->dom[0].nchild = t->nlayers ? (uint32_t)count[0] : 0;
 	t->dom[0].path = tgi_strdup("");
-	if (!t->dom[0].path)
-		goto fail;
+	return t->dom[0].path ? TG_OK : TG_ENOMEM;
+}
 
-	/* 4. fill domains */
+/* Build step 4: fills the domains, walking the tree nodes in order. */
+static tg_err build_fill(tg_topology *t)
+{
+	size_t i, idx[TG_MAX_LAYERS];
+	uint32_t cur[TG_MAX_LAYERS];
+	unsigned l;
+
 	for (l = 0; l < t->nlayers; l++)
 		idx[l] = t->layer_lo[l];
 	for (i = 0; i < t->ntree; i++) {
 		uint32_t n = t->order[i];
-		bool diff = i == 0;
+		bool diff = false;
 
 		for (l = 0; l < t->nlayers; l++) {
 			tgi_domain *d;
 
-			if (!diff) {
-				uint32_t pn = t->order[i - 1];
-
-				diff = t->path[(size_t)n * t->nlayers + l] !=
-				       t->path[(size_t)pn * t->nlayers + l];
-			}
+			diff = starts_domain(t, i, l, diff);
 			if (!diff) {
 				t->dom[cur[l]].hi = (uint32_t)i + 1;
 				continue;
@@ -843,7 +845,7 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 			d->nchild = 0;
 			d->path = make_path(t, n, l);
 			if (!d->path)
-				goto fail;
+				return TG_ENOMEM;
 			if (l) {
 				tgi_domain *pd = &t->dom[cur[l - 1]];
 
@@ -852,16 +854,19 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 				pd->nchild++;
 			}
 		}
-		if (t->nlayers)
-			t->leaf[n] = cur[t->nlayers - 1];
-		else
-			t->leaf[n] = 0;
+		t->leaf[n] = t->nlayers ? cur[t->nlayers - 1] : 0;
 	}
 	for (i = 1; i < t->ndom; i++)
 		if (t->dom[i].child0 == TG_NONE)
 			t->dom[i].child0 = 0;
+	return TG_OK;
+}
 
-	/* 5. hygiene: a bare value under two parents */
+/* Build step 5, hygiene: warns about a bare value under two parents. */
+static tg_err build_hygiene(tg_topology *t)
+{
+	unsigned l;
+
 	for (l = 1; l < t->nlayers; l++) {
 		uint32_t a, b;
 
@@ -876,21 +881,39 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
 							t->dom[a].value),
 						     t->dom[t->dom[a].parent].path,
 						     t->dom[t->dom[b].parent].path))
-						goto fail;
+						return TG_ENOMEM;
 					break;
 				}
 		if (t->layer_hi[l] - t->layer_lo[l] > 4096)
 			break;	/* quadratic check: small fabrics only */
 	}
+	return TG_OK;
+}
 
+tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei)
+{
+	size_t i, nwarn0;
+	tg_err err = TG_OK;
+
+	if (!t)
+		return TG_EINVAL;
+	if (t->built)
+		return tgi_errf(ei, TG_ESTATE, "topology already built");
+	nwarn0 = t->nwarn;
+	t->ntree = 0;
+	for (i = 0; i < t->nnodes && !err; i++)
+		err = build_mark_node(t, i);
+	if (err || (err = build_order(t)) || (err = build_count(t)) ||
+	    (err = build_fill(t)) || (err = build_hygiene(t))) {
+		build_undo(t, nwarn0);
+		return tgi_errf(ei, err, "out of memory building the "
+				"topology");
+	}
 	default_bandwidth(t);
 	shrink_nodes(t);
 	t->built = true;
 	t->gen++;
 	return TG_OK;
-fail:
-	build_undo(t, nwarn0);
-	return tgi_errf(ei, err, "out of memory building the topology");
 }
 
 unsigned tg_topology_nnodes(const tg_topology *t)
@@ -1699,121 +1722,4 @@ double tg_topology_layer_bandwidth(const tg_topology *t, unsigned layer)
 	if (layer > t->nlayers)
 		return 0;
 	return t->layer_bw[layer];
-}
-
-/* ---- invariants ---- */
-
-tg_err tg_topology_check(const tg_topology *t, tg_errinfo *ei)
-{
-	size_t i, d;
-	unsigned r;
-	int64_t *used = NULL;
-	uint64_t *held = NULL;
-	tg_err err = TG_OK;
-
-	if (!t)
-		return TG_EINVAL;
-	if (!t->built)
-		return tgi_errf(ei, TG_ESTATE, "topology not built");
-	for (i = 1; i < t->ntree; i++) {
-		uint32_t a = t->order[i - 1], b = t->order[i];
-
-		sort_t = t;
-		if (node_cmp(&a, &b) >= 0) {
-			sort_t = NULL;
-			return tgi_errf(ei, TG_ESTATE, "nodes %s and %s out "
-					"of tree order",
-					tg_topology_node_name(t, a),
-					tg_topology_node_name(t, b));
-		}
-		sort_t = NULL;
-	}
-	for (d = 1; d < t->ndom; d++) {
-		const tgi_domain *x = &t->dom[d], *p = &t->dom[x->parent];
-
-		if (x->lo >= x->hi || x->lo < p->lo || x->hi > p->hi ||
-		    x->hi > t->ntree)
-			return tgi_errf(ei, TG_ESTATE, "domain %s: node range "
-					"[%u,%u) outside its parent's [%u,%u)",
-					x->path, x->lo, x->hi, p->lo, p->hi);
-		if ((x->layer == 0 && x->parent != 0) ||
-		    (x->layer > 0 && p->layer != x->layer - 1))
-			return tgi_errf(ei, TG_ESTATE, "domain %s: parent on "
-					"the wrong layer", x->path);
-		if (d > t->layer_lo[x->layer] &&
-		    t->dom[d - 1].layer == x->layer &&
-		    tg_name_cmp(t->dom[d - 1].path, x->path) >= 0 &&
-		    t->dom[d - 1].parent == x->parent)
-			return tgi_errf(ei, TG_ESTATE, "domains %s and %s out "
-					"of order", t->dom[d - 1].path,
-					x->path);
-	}
-	for (i = 0; i < t->ntree; i++) {
-		uint32_t n = t->order[i];
-		const tgi_domain *x;
-
-		if (t->leaf[n] == TG_NONE)
-			return tgi_errf(ei, TG_ESTATE, "node %s in the tree "
-					"without a domain",
-					tg_topology_node_name(t, n));
-		x = &t->dom[t->leaf[n]];
-		if (i < x->lo || i >= x->hi)
-			return tgi_errf(ei, TG_ESTATE, "node %s outside its "
-					"domain %s", tg_topology_node_name(t, n),
-					x->path);
-	}
-	used = tgi_calloc(t->nnodes * t->stride + 1, sizeof(*used));
-	held = tgi_calloc(t->nnodes + 1, sizeof(*held));
-	if (!used || !held) {
-		err = tgi_errf(ei, TG_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < t->nallocs; i++) {
-		const tgi_alloc *a = &t->allocs[i];
-
-		if (!a->live || a->suspended)
-			continue;
-		for (r = 0; r < t->stride; r++)
-			used[(size_t)a->node * t->stride + r] +=
-				tgi_alloc_shape(t, i)[r];
-		if (held[a->node] & a->gpus) {
-			err = tgi_errf(ei, TG_ESTATE, "node %s: a GPU held "
-				       "by two allocations (%s)",
-				       tg_topology_node_name(t, a->node),
-				       tgi_strtab_get(&t->strs, a->pod));
-			goto out;
-		}
-		held[a->node] |= a->gpus;
-	}
-	for (i = 0; i < t->nnodes; i++) {
-		uint64_t all = t->ngpus[i] == 64 ? ~0ull :
-			       (1ull << t->ngpus[i]) - 1;
-
-		for (r = 0; r < t->stride; r++) {
-			size_t k = i * t->stride + r;
-
-			if (t->freev[k] != t->alloc[k] - used[k]) {
-				err = tgi_errf(ei, TG_ESTATE, "node %s: free "
-					"%s %lld != allocatable %lld - used "
-					"%lld", tg_topology_node_name(t, i),
-					t->res_name[r],
-					(long long)t->freev[k],
-					(long long)t->alloc[k],
-					(long long)used[k]);
-				goto out;
-			}
-		}
-		if ((t->gpu_free[i] & held[i]) ||
-		    (t->gpu_free[i] | held[i]) != all) {
-			err = tgi_errf(ei, TG_ESTATE, "node %s: free GPU "
-				       "mask inconsistent with allocations",
-				       tg_topology_node_name(t, i));
-			goto out;
-		}
-	}
-	err = tgi_place_check(t, ei);
-out:
-	tgi_free(used);
-	tgi_free(held);
-	return err;
 }

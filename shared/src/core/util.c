@@ -558,3 +558,217 @@ tg_err tg_file_read(const char *path, size_t max, char **buf, size_t *len,
 		return tgi_errf(ei, TG_ENOMEM, "%s: out of memory", path);
 	return TG_OK;
 }
+
+/* ---- a stable sort with a context ---- */
+
+/*
+ * tgi_sort() is a bottom-up merge sort: insertion sort of blocks of
+ * SORT_BLOCK elements, then blocks merged pairwise, doubling.  A merge
+ * whose shorter run fits SORT_BUF bytes (on the stack) copies that run
+ * out and merges back in one pass; a longer one is split by SymMerge
+ * (Kim and Kutzner, "Stable Minimum Storage Merging by Symmetric
+ * Comparisons", 2004: one rotation, two smaller merges) until its pieces
+ * fit (Go's sort.Stable is the same without the buffer).  No heap
+ * buffer, so nothing to allocate and nothing to fail; O(n log n)
+ * comparisons.  qsort_r() is not used: its argument order differs
+ * between glibc and the BSDs, musl lacked it, and it is not stable.
+ */
+#define SORT_BLOCK	20
+#define SORT_BUF	4096
+
+typedef struct sorter {
+	char *base;
+	size_t size;
+	tgi_cmp_fn cmp;
+	void *ctx;
+	char *buf;		/* SORT_BUF bytes */
+} sorter;
+
+static inline char *sort_at(const sorter *s, size_t i)
+{
+	return s->base + i * s->size;
+}
+
+static inline bool sort_less(const sorter *s, size_t i, size_t j)
+{
+	return s->cmp(sort_at(s, i), sort_at(s, j), s->ctx) < 0;
+}
+
+static inline void sort_swap(const sorter *s, size_t i, size_t j)
+{
+	char *a = sort_at(s, i), *b = sort_at(s, j);
+	size_t k;
+
+	if (s->size == sizeof(uint32_t)) {
+		uint32_t x;
+
+		memcpy(&x, a, sizeof(x));
+		memcpy(a, b, sizeof(x));
+		memcpy(b, &x, sizeof(x));
+		return;
+	}
+	if (s->size == sizeof(uint64_t)) {
+		uint64_t x;
+
+		memcpy(&x, a, sizeof(x));
+		memcpy(a, b, sizeof(x));
+		memcpy(b, &x, sizeof(x));
+		return;
+	}
+	for (k = 0; k < s->size; k++) {
+		char c = a[k];
+
+		a[k] = b[k];
+		b[k] = c;
+	}
+}
+
+/* Insertion sort of [a, b): each element held in the buffer while the
+ * greater ones before it shift up by one (one memmove). */
+static void sort_insertion(const sorter *s, size_t a, size_t b)
+{
+	const size_t z = s->size;
+	size_t i, j;
+
+	if (z > SORT_BUF) {
+		for (i = a + 1; i < b; i++)
+			for (j = i; j > a && sort_less(s, j, j - 1); j--)
+				sort_swap(s, j, j - 1);
+		return;
+	}
+	for (i = a + 1; i < b; i++) {
+		if (!sort_less(s, i, i - 1))
+			continue;
+		memcpy(s->buf, sort_at(s, i), z);
+		for (j = i - 1; j > a &&
+		     s->cmp(s->buf, sort_at(s, j - 1), s->ctx) < 0; j--)
+			;
+		memmove(sort_at(s, j + 1), sort_at(s, j), (i - j) * z);
+		memcpy(sort_at(s, j), s->buf, z);
+	}
+}
+
+/* Swaps the n elements at a with the n elements at b. */
+static void sort_swap_range(const sorter *s, size_t a, size_t b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sort_swap(s, a + i, b + i);
+}
+
+/* [a, m) [m, b) -> [m, b) [a, m), by block swaps. */
+static void sort_rotate(const sorter *s, size_t a, size_t m, size_t b)
+{
+	size_t i = m - a, j = b - m;
+
+	while (i != j) {
+		if (i > j) {
+			sort_swap_range(s, m - i, m, j);
+			i -= j;
+		} else {
+			sort_swap_range(s, m - i, m + j - i, i);
+			j -= i;
+		}
+	}
+	sort_swap_range(s, m - i, m, i);
+}
+
+/* Merges through the buffer, which holds the left run [a, m). */
+static void sort_merge_left(const sorter *s, size_t a, size_t m, size_t b)
+{
+	const size_t z = s->size, n1 = m - a;
+	size_t i = 0, j = m, k = a;
+
+	memcpy(s->buf, sort_at(s, a), n1 * z);
+	while (i < n1 && j < b) {
+		/* the right one only when strictly less: stable */
+		if (s->cmp(sort_at(s, j), s->buf + i * z, s->ctx) < 0)
+			memcpy(sort_at(s, k++), sort_at(s, j++), z);
+		else
+			memcpy(sort_at(s, k++), s->buf + i++ * z, z);
+	}
+	memcpy(sort_at(s, k), s->buf + i * z, (n1 - i) * z);
+}
+
+/* Merges through the buffer, which holds the right run [m, b), from the
+ * end. */
+static void sort_merge_right(const sorter *s, size_t a, size_t m, size_t b)
+{
+	const size_t z = s->size, n2 = b - m;
+	size_t i = m, j = n2, k = b;
+
+	memcpy(s->buf, sort_at(s, m), n2 * z);
+	while (i > a && j > 0) {
+		/* the left one only when the right is strictly less */
+		if (s->cmp(s->buf + (j - 1) * z, sort_at(s, i - 1), s->ctx) < 0)
+			memcpy(sort_at(s, --k), sort_at(s, --i), z);
+		else
+			memcpy(sort_at(s, --k), s->buf + --j * z, z);
+	}
+	memcpy(sort_at(s, a), s->buf, j * z);
+}
+
+/* Merges the sorted runs [a, m) and [m, b) in place, stably. */
+static void sort_merge(const sorter *s, size_t a, size_t m, size_t b)
+{
+	size_t mid, n, start, r, end;
+
+	if (a >= m || m >= b || !sort_less(s, m, m - 1))
+		return;		/* already in order */
+	if ((m - a) * s->size <= SORT_BUF) {
+		sort_merge_left(s, a, m, b);
+		return;
+	}
+	if ((b - m) * s->size <= SORT_BUF) {
+		sort_merge_right(s, a, m, b);
+		return;
+	}
+	/* SymMerge: the longest prefix/suffix pair to exchange */
+	mid = a + (b - a) / 2;
+	n = mid + m;
+	if (m > mid) {
+		start = n - b;
+		r = mid;
+	} else {
+		start = a;
+		r = m;
+	}
+	while (start < r) {
+		size_t c = start + (r - start) / 2;
+
+		if (!sort_less(s, n - 1 - c, c))
+			start = c + 1;
+		else
+			r = c;
+	}
+	end = n - start;
+	if (start < m && m < end)
+		sort_rotate(s, start, m, end);
+	if (a < start && start < mid)
+		sort_merge(s, a, start, mid);
+	if (mid < end && end < b)
+		sort_merge(s, mid, end, b);
+}
+
+void tgi_sort(void *base, size_t n, size_t size, tgi_cmp_fn cmp, void *ctx)
+{
+	union {
+		char c[SORT_BUF];
+		uint64_t align;
+	} buf;
+	const sorter s = { base, size, cmp, ctx, buf.c };
+	size_t a, b, block = SORT_BLOCK;
+
+	if (n < 2 || !size)
+		return;
+	for (a = 0, b = block; b <= n; a = b, b += block)
+		sort_insertion(&s, a, b);
+	sort_insertion(&s, a, n);
+	for (; block < n; block *= 2) {
+		for (a = 0, b = 2 * block; b <= n; a = b, b += 2 * block)
+			sort_merge(&s, a, a + block, b);
+		if (a + block < n)
+			sort_merge(&s, a, a + block, n);
+	}
+}

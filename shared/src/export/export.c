@@ -417,12 +417,95 @@ static unsigned ex_pow2(unsigned v)
 	return p;
 }
 
+/* One BlockName= line per block of \p bl; aligned, each domain of the
+ * layer above gets \p g consecutive blocks, placeholders ("padN", a new
+ * name) after its own. */
+static tg_err ex_block_lines(ex_ctx *c, unsigned bl, unsigned g, bool align)
+{
+	const tg_topology *t = c->t;
+	uint32_t d, p, lo = t->layer_lo[bl], hi = t->layer_hi[bl];
+	unsigned k, pad = 0;
+
+	if (!align) {
+		for (d = lo; d < hi; d++) {
+			tgi_buf_addf(&c->b, "BlockName=%s Nodes=",
+				     c->names[d]);
+			ex_nodes(c, t->dom[d].lo, t->dom[d].hi);
+			tgi_buf_add(&c->b, "\n", 1);
+		}
+		return TG_OK;
+	}
+	for (p = t->layer_lo[bl - 1]; p < t->layer_hi[bl - 1]; p++) {
+		const tgi_domain *pd = &t->dom[p];
+
+		for (k = 0; k < g; k++) {
+			char pname[32];
+
+			if (k < pd->nchild) {
+				d = pd->child0 + k;
+				tgi_buf_addf(&c->b, "BlockName=%s Nodes=",
+					     c->names[d]);
+				ex_nodes(c, t->dom[d].lo, t->dom[d].hi);
+				tgi_buf_add(&c->b, "\n", 1);
+				continue;
+			}
+			/* a placeholder; its name must be new */
+			snprintf(pname, sizeof(pname), "pad%u", ++pad);
+			for (d = lo; d < hi; d++)
+				if (strcmp(c->names[d], pname) == 0)
+					return tgi_errf(c->ei, TG_EEXIST,
+							"block '%s' clashes "
+							"with a placeholder "
+							"name", pname);
+			tgi_buf_addf(&c->b, "BlockName=%s\n", pname);
+		}
+	}
+	return TG_OK;
+}
+
+/* BlockSizes: the options' (checked), else topograph's inference from
+ * the smallest block (\p minsz nodes) and \p total blocks. */
+static tg_err ex_block_sizes(ex_ctx *c, unsigned minsz, unsigned total,
+			     unsigned *sizes, unsigned *ns)
+{
+	const tg_export_opts *o = c->o;
+	unsigned i, k = 1;
+
+	*ns = 0;
+	if (o && o->block_sizes && o->nblock_sizes) {
+		if (o->nblock_sizes > TG_MAX_LAYERS)
+			return tgi_errf(c->ei, TG_ELIMIT, "more than %d block "
+					"sizes", TG_MAX_LAYERS);
+		for (i = 0; i < o->nblock_sizes; i++) {
+			unsigned s = o->block_sizes[i];
+
+			if (!s || (i && (s <= sizes[i - 1] ||
+					 s % sizes[0] ||
+					 ((s / sizes[0]) &
+					  (s / sizes[0] - 1)))))
+				return tgi_errf(c->ei, TG_EINVAL, "block size "
+						"%u: sizes must grow by "
+						"power-of-two multiples of the "
+						"first", s);
+			sizes[(*ns)++] = s;
+		}
+		return TG_OK;
+	}
+	sizes[(*ns)++] = minsz ? minsz : 1;
+	while (*ns < TG_MAX_LAYERS && k * 2 <= total &&
+	       sizes[0] <= (1u << 30) / (k * 2)) {
+		k *= 2;
+		sizes[(*ns)++] = sizes[0] * k;
+	}
+	return TG_OK;
+}
+
 static tg_err ex_block(ex_ctx *c)
 {
 	const tg_topology *t = c->t;
 	const tg_export_opts *o = c->o;
 	unsigned bl = t->nlayers - 1, sizes[TG_MAX_LAYERS], ns = 0, i;
-	unsigned g = 1, minsz = 0, nblocks, total, pad = 0;
+	unsigned g = 1, minsz = 0, nblocks, total;
 	uint32_t d, lo, hi;
 	bool align = false;
 	tg_err err;
@@ -458,33 +541,9 @@ static tg_err ex_block(ex_ctx *c)
 	total = nblocks;
 	if (align)
 		total = g * (t->layer_hi[bl - 1] - t->layer_lo[bl - 1]);
-	if (o && o->block_sizes && o->nblock_sizes) {
-		if (o->nblock_sizes > TG_MAX_LAYERS)
-			return tgi_errf(c->ei, TG_ELIMIT, "more than %d block "
-					"sizes", TG_MAX_LAYERS);
-		for (i = 0; i < o->nblock_sizes; i++) {
-			unsigned s = o->block_sizes[i];
-
-			if (!s || (i && (s <= sizes[i - 1] ||
-					 s % sizes[0] ||
-					 ((s / sizes[0]) &
-					  (s / sizes[0] - 1)))))
-				return tgi_errf(c->ei, TG_EINVAL, "block size "
-						"%u: sizes must grow by "
-						"power-of-two multiples of the "
-						"first", s);
-			sizes[ns++] = s;
-		}
-	} else {
-		unsigned k = 1;
-
-		sizes[ns++] = minsz ? minsz : 1;
-		while (ns < TG_MAX_LAYERS && k * 2 <= total &&
-		       sizes[0] <= (1u << 30) / (k * 2)) {
-			k *= 2;
-			sizes[ns++] = sizes[0] * k;
-		}
-	}
+	err = ex_block_sizes(c, minsz, total, sizes, &ns);
+	if (err)
+		return err;
 	tgi_buf_addf(&c->b, "# topology.conf (block) written by topogang: "
 		     "%zu nodes in %u blocks of layer %s\n", t->ntree, nblocks,
 		     t->layer_name[bl]);
@@ -494,45 +553,9 @@ static tg_err ex_block(ex_ctx *c)
 			     "line up with it\n", t->layer_name[bl - 1], g,
 			     sizes[0] * g);
 	ex_outside(c, "# ");
-	if (!align) {
-		for (d = lo; d < hi; d++) {
-			tgi_buf_addf(&c->b, "BlockName=%s Nodes=",
-				     c->names[d]);
-			ex_nodes(c, t->dom[d].lo, t->dom[d].hi);
-			tgi_buf_add(&c->b, "\n", 1);
-		}
-	} else {
-		uint32_t p;
-
-		for (p = t->layer_lo[bl - 1]; p < t->layer_hi[bl - 1]; p++) {
-			const tgi_domain *pd = &t->dom[p];
-			unsigned k;
-
-			for (k = 0; k < g; k++) {
-				char pname[32];
-
-				if (k < pd->nchild) {
-					d = pd->child0 + k;
-					tgi_buf_addf(&c->b, "BlockName=%s "
-						     "Nodes=", c->names[d]);
-					ex_nodes(c, t->dom[d].lo,
-						 t->dom[d].hi);
-					tgi_buf_add(&c->b, "\n", 1);
-					continue;
-				}
-				/* a placeholder; its name must be new */
-				snprintf(pname, sizeof(pname), "pad%u", ++pad);
-				for (d = lo; d < hi; d++)
-					if (strcmp(c->names[d], pname) == 0)
-						return tgi_errf(c->ei,
-							TG_EEXIST, "block "
-							"'%s' clashes with a "
-							"placeholder name",
-							pname);
-				tgi_buf_addf(&c->b, "BlockName=%s\n", pname);
-			}
-		}
-	}
+	err = ex_block_lines(c, bl, g, align);
+	if (err)
+		return err;
 	tgi_buf_adds(&c->b, "BlockSizes=");
 	for (i = 0; i < ns; i++)
 		tgi_buf_addf(&c->b, "%s%u", i ? "," : "", sizes[i]);

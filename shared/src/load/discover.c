@@ -181,10 +181,19 @@ static void ni_finish(tg_nodeinfo *ni)
 
 /* ---- nvidia-smi topo -m ------------------------------------------------- */
 
+/* What the parse has seen so far. */
 typedef struct smi_ctx {
 	const char *source;
 	tg_errinfo *ei;
 	unsigned line;
+	tg_nodeinfo *ni;
+	int col_gpu[NI_MAX_TOKENS];	/* device column -> GPU, -1 */
+	int col_nic[NI_MAX_TOKENS];	/* device column -> NIC, -1 */
+	int ndev;			/* device columns of the header */
+	int ngpu_cols;			/* GPU columns of the header */
+	bool have_hdr;			/* the header line was read */
+	bool legend;			/* inside the legend (the end) */
+	bool row_seen[TG_MAX_GPUS];
 } smi_ctx;
 
 static tg_err smi_fail(smi_ctx *c, tg_err err, const char *fmt, ...)
@@ -286,17 +295,259 @@ static bool smi_cpulist(const char *s)
 	       strlen(s) < NI_MAX_STR;
 }
 
+static tg_err smi_nomem(smi_ctx *c)
+{
+	return tgi_errf(c->ei, TG_ENOMEM, "%s: out of memory", c->source);
+}
+
+/* "NIC0: mlx5_0" in the NIC legend names NIC column 0. */
+static tg_err smi_nic_name(smi_ctx *c, char **tok)
+{
+	tg_nodeinfo *ni = c->ni;
+	int k;
+
+	tok[0][strlen(tok[0]) - 1] = '\0';
+	k = smi_index(tok[0], "NIC");
+	if (k >= 0 && c->have_hdr && k < (int)ni->nnics &&
+	    strlen(tok[1]) <= TG_MAX_NAME) {
+		tgi_free(ni->nic[k].name);
+		ni->nic[k].name = tgi_strdup(tok[1]);
+		if (!ni->nic[k].name)
+			return smi_nomem(c);
+	}
+	return TG_OK;
+}
+
+/* One device column of the header: the next GPU, or a NIC. */
+static tg_err smi_header_col(smi_ctx *c, int i, const char *tok)
+{
+	tg_nodeinfo *ni = c->ni;
+
+	c->col_gpu[i] = smi_index(tok, "GPU");
+	c->col_nic[i] = -1;
+	if (c->col_gpu[i] >= 0) {
+		if (c->col_gpu[i] != c->ngpu_cols)
+			return smi_fail(c, TG_EPARSE, "header: %s out of "
+					"order", tok);
+		if (c->ngpu_cols == TG_MAX_GPUS)
+			return smi_fail(c, TG_ELIMIT, "more than %d GPUs",
+					TG_MAX_GPUS);
+		c->ngpu_cols++;
+		return TG_OK;
+	}
+	if (ni->nnics == TG_MAX_NICS)
+		return smi_fail(c, TG_ELIMIT, "more than %d NICs",
+				TG_MAX_NICS);
+	if (strlen(tok) > TG_MAX_NAME)
+		return smi_fail(c, TG_ELIMIT, "column name longer than %d "
+				"bytes", TG_MAX_NAME);
+	c->col_nic[i] = (int)ni->nnics;
+	ni->nic[ni->nnics].numa = -1;
+	ni->nic[ni->nnics].name = tgi_strdup(tok);
+	if (!ni->nic[ni->nnics++].name)
+		return smi_nomem(c);
+	return TG_OK;
+}
+
+/* The header: device columns (GPU0 ...; NICs), then the trailers' names
+ * (CPU Affinity, NUMA Affinity, GPU NUMA ID).  Lines before it that do
+ * not start with GPU0 are text before the matrix. */
+static tg_err smi_header(smi_ctx *c, char **tok, int n)
+{
+	int i, k;
+	tg_err err;
+
+	if (smi_index(tok[0], "GPU") != 0)
+		return TG_OK;	/* text before the matrix */
+	if (n > 1 && strcmp(tok[1], "X") == 0)
+		return smi_fail(c, TG_EPARSE, "a GPU row before the header "
+				"line");
+	for (i = 0; i < n; i++) {
+		if (strcmp(tok[i], "CPU") == 0 ||
+		    strcmp(tok[i], "NUMA") == 0 ||
+		    strcmp(tok[i], "GPU") == 0)
+			break;
+		err = smi_header_col(c, i, tok[i]);
+		if (err)
+			return err;
+	}
+	c->ndev = i;
+	c->ni->ngpus = (unsigned)c->ngpu_cols;
+	for (k = 0; k < c->ngpu_cols; k++)
+		c->ni->gpu[k].numa = -1;
+	c->have_hdr = true;
+	return TG_OK;
+}
+
+/* The relation cells of GPU row gi: NVLinks to GPUs, PCIe paths to NICs. */
+static tg_err smi_cells(smi_ctx *c, int gi, char **tok)
+{
+	tg_nodeinfo *ni = c->ni;
+	int dcol;
+
+	for (dcol = 0; dcol < c->ndev; dcol++) {
+		unsigned nv;
+		int rel = smi_cell(tok[dcol + 1], &nv);
+
+		if (rel < 0)
+			return smi_fail(c, TG_EPARSE, "row %s, column %d: "
+					"'%.20s' is not X, NV#, PIX, PXB, "
+					"PHB, NODE or SYS", tok[0], dcol + 1,
+					tok[dcol + 1]);
+		if (c->col_gpu[dcol] >= 0) {
+			if ((rel == SMI_SELF) != (c->col_gpu[dcol] == gi))
+				return smi_fail(c, TG_EPARSE, "row %s: 'X' "
+						"must be on the diagonal",
+						tok[0]);
+			ni->links[gi][c->col_gpu[dcol]] = (uint16_t)nv;
+		} else {
+			if (rel == SMI_SELF || nv)
+				return smi_fail(c, TG_EPARSE, "row %s: '%s' "
+						"for a NIC", tok[0],
+						tok[dcol + 1]);
+			ni->path[gi][c->col_nic[dcol]] = (uint8_t)rel;
+		}
+	}
+	return TG_OK;
+}
+
+/* A GPU row's trailers: CPU affinity, NUMA affinity, GPU NUMA id. */
+static tg_err smi_trailers(smi_ctx *c, int gi, char **tok, int n)
+{
+	ni_gpu *g = &c->ni->gpu[gi];
+	int k = c->ndev + 1;
+	unsigned v;
+
+	if (k < n && smi_cpulist(tok[k])) {
+		g->cpus = tgi_strdup(tok[k]);
+		if (!g->cpus)
+			return smi_nomem(c);
+		k++;
+	} else if (k < n && strcmp(tok[k], "N/A") == 0) {
+		k++;
+	}
+	if (k < n && strspn(tok[k], "0123456789") == strlen(tok[k]) &&
+	    strlen(tok[k]) <= 4 && tgi_parse_u32(tok[k], &v))
+		g->numa = (int)v;
+	return TG_OK;
+}
+
+/* A row after the header: a GPU row (NIC rows say nothing new). */
+static tg_err smi_row(smi_ctx *c, char **tok, int n)
+{
+	int gi = smi_index(tok[0], "GPU");
+	tg_err err;
+
+	if (gi < 0) {
+		if (smi_index(tok[0], "NIC") >= 0 ||
+		    strncmp(tok[0], "mlx", 3) == 0)
+			return TG_OK;	/* NIC rows: nothing new */
+		return smi_fail(c, TG_EPARSE, "expected a GPU row, got "
+				"'%.40s'", tok[0]);
+	}
+	if (gi >= c->ngpu_cols)
+		return smi_fail(c, TG_EPARSE, "row %s but the header has %d "
+				"GPUs", tok[0], c->ngpu_cols);
+	if (c->row_seen[gi])
+		return smi_fail(c, TG_EEXIST, "row %s appears twice", tok[0]);
+	c->row_seen[gi] = true;
+	if (n < c->ndev + 1)
+		return smi_fail(c, TG_EPARSE, "row %s has %d cells; the "
+				"header has %d devices (a cut line?)", tok[0],
+				n - 1, c->ndev);
+	err = smi_cells(c, gi, tok);
+	if (!err)
+		err = smi_trailers(c, gi, tok, n);
+	return err;
+}
+
+/* One line (NUL-terminated, modified in place). */
+static tg_err smi_line(smi_ctx *c, char *p)
+{
+	char *tok[NI_MAX_TOKENS];
+	int n;
+
+	smi_unescape(p);
+	n = smi_tokens(p, tok, NI_MAX_TOKENS);
+	if (n < 0)
+		return smi_fail(c, TG_ELIMIT, "more than %d columns",
+				NI_MAX_TOKENS);
+	if (n == 0 || tok[0][0] == '#')
+		return TG_OK;
+	if (strcmp(tok[0], "Legend:") == 0 || strcmp(tok[0], "NIC") == 0) {
+		c->legend = true;
+		return TG_OK;
+	}
+	if (n == 2 && tok[0][strlen(tok[0]) - 1] == ':')
+		return smi_nic_name(c, tok);
+	if (c->legend)
+		return TG_OK;
+	if (!c->have_hdr)
+		return smi_header(c, tok, n);
+	return smi_row(c, tok, n);
+}
+
+/* After the last line: a header, a row per GPU, symmetric NVLinks. */
+static tg_err smi_check(smi_ctx *c)
+{
+	const tg_nodeinfo *ni = c->ni;
+	int i, j;
+
+	if (!c->have_hdr) {
+		c->line = TG_MAX(c->line, 1u);
+		return smi_fail(c, TG_EPARSE, "no header line starting with "
+				"GPU0: not `nvidia-smi topo -m` output");
+	}
+	for (i = 0; i < c->ngpu_cols; i++) {
+		if (!c->row_seen[i])
+			return tgi_errf(c->ei, TG_EPARSE, "%s: no row for "
+					"GPU%d (the output is cut short?)",
+					c->source, i);
+		for (j = 0; j < i; j++)
+			if (ni->links[i][j] != ni->links[j][i])
+				return tgi_errf(c->ei, TG_EPARSE, "%s: "
+						"GPU%d-GPU%d has %u NVLinks "
+						"one way and %u the other",
+						c->source, i, j,
+						ni->links[i][j],
+						ni->links[j][i]);
+	}
+	if (c->ngpu_cols == 0)
+		return tgi_errf(c->ei, TG_EPARSE, "%s: no GPU", c->source);
+	return TG_OK;
+}
+
+/* The lines of \p copy (len bytes, NUL-terminated, cut in place). */
+static tg_err smi_lines(smi_ctx *c, char *copy, size_t len)
+{
+	size_t pos = 0;
+	tg_err err;
+
+	while (pos < len) {
+		char *p = copy + pos, *nl = memchr(p, '\n', len - pos);
+		size_t pl = nl ? (size_t)(nl - p) : len - pos;
+
+		c->line++;
+		pos += pl + (nl ? 1 : 0);
+		if (pl > NI_MAX_LINE)
+			return smi_fail(c, TG_ELIMIT, "line longer than %d "
+					"bytes", NI_MAX_LINE);
+		if (memchr(p, '\0', pl))
+			return smi_fail(c, TG_EPARSE, "NUL byte in the text");
+		p[pl] = '\0';
+		err = smi_line(c, p);
+		if (err)
+			return err;
+	}
+	return smi_check(c);
+}
+
 tg_err tg_nodeinfo_parse_nvidia_smi(const char *buf, size_t len,
 				    const char *source, tg_nodeinfo **out,
 				    tg_errinfo *ei)
 {
-	char *copy = NULL, *tok[NI_MAX_TOKENS];
-	int col_gpu[NI_MAX_TOKENS], col_nic[NI_MAX_TOKENS];
-	int ndev = 0, ngpu_cols = 0, n, i;
-	bool have_hdr = false, legend = false, row_seen[TG_MAX_GPUS];
-	tg_nodeinfo *ni = NULL;
+	char *copy = NULL;
 	smi_ctx c;
-	size_t pos = 0;
 	tg_err err;
 
 	if (!source)
@@ -310,244 +561,29 @@ tg_err tg_nodeinfo_parse_nvidia_smi(const char *buf, size_t len,
 	memset(&c, 0, sizeof(c));
 	c.source = source;
 	c.ei = ei;
-	memset(row_seen, 0, sizeof(row_seen));
-	ni = ni_create("nvidia-smi");
+	c.ni = ni_create("nvidia-smi");
 	copy = tgi_malloc(len + 1);
-	if (!ni || !copy) {
+	if (!c.ni || !copy) {
 		err = tgi_errf(ei, TG_ENOMEM, "%s: out of memory", source);
 		goto fail;
 	}
 	if (len)
 		memcpy(copy, buf, len);
 	copy[len] = '\0';
-	while (pos < len) {
-		char *p = copy + pos, *nl = memchr(p, '\n', len - pos);
-		size_t pl = nl ? (size_t)(nl - p) : len - pos;
-		int gi, k, dcol;
-
-		c.line++;
-		pos += pl + (nl ? 1 : 0);
-		if (pl > NI_MAX_LINE) {
-			err = smi_fail(&c, TG_ELIMIT, "line longer than %d "
-				       "bytes", NI_MAX_LINE);
-			goto fail;
-		}
-		if (memchr(p, '\0', pl)) {
-			err = smi_fail(&c, TG_EPARSE, "NUL byte in the text");
-			goto fail;
-		}
-		p[pl] = '\0';
-		smi_unescape(p);
-		n = smi_tokens(p, tok, NI_MAX_TOKENS);
-		if (n < 0) {
-			err = smi_fail(&c, TG_ELIMIT, "more than %d columns",
-				       NI_MAX_TOKENS);
-			goto fail;
-		}
-		if (n == 0 || tok[0][0] == '#')
-			continue;
-		if (strcmp(tok[0], "Legend:") == 0 ||
-		    strcmp(tok[0], "NIC") == 0) {
-			legend = true;
-			continue;
-		}
-		/* "NIC0: mlx5_0" in the NIC legend */
-		if (n == 2 && tok[0][strlen(tok[0]) - 1] == ':') {
-			tok[0][strlen(tok[0]) - 1] = '\0';
-			k = smi_index(tok[0], "NIC");
-			if (k >= 0 && have_hdr && k < (int)ni->nnics &&
-			    strlen(tok[1]) <= TG_MAX_NAME) {
-				tgi_free(ni->nic[k].name);
-				ni->nic[k].name = tgi_strdup(tok[1]);
-				if (!ni->nic[k].name) {
-					err = tgi_errf(ei, TG_ENOMEM, "%s: out "
-						       "of memory", source);
-					goto fail;
-				}
-			}
-			continue;
-		}
-		if (legend)
-			continue;
-		if (!have_hdr) {
-			/* the header: device columns, then the trailers */
-			if (smi_index(tok[0], "GPU") != 0)
-				continue;	/* text before the matrix */
-			if (n > 1 && strcmp(tok[1], "X") == 0) {
-				err = smi_fail(&c, TG_EPARSE, "a GPU row "
-					       "before the header line");
-				goto fail;
-			}
-			for (i = 0; i < n; i++) {
-				if (strcmp(tok[i], "CPU") == 0 ||
-				    strcmp(tok[i], "NUMA") == 0 ||
-				    strcmp(tok[i], "GPU") == 0)
-					break;
-				col_gpu[i] = smi_index(tok[i], "GPU");
-				col_nic[i] = -1;
-				if (col_gpu[i] >= 0) {
-					if (col_gpu[i] != ngpu_cols) {
-						err = smi_fail(&c, TG_EPARSE,
-							"header: %s out of "
-							"order", tok[i]);
-						goto fail;
-					}
-					if (ngpu_cols == TG_MAX_GPUS) {
-						err = smi_fail(&c, TG_ELIMIT,
-							"more than %d GPUs",
-							TG_MAX_GPUS);
-						goto fail;
-					}
-					ngpu_cols++;
-					continue;
-				}
-				if (ni->nnics == TG_MAX_NICS) {
-					err = smi_fail(&c, TG_ELIMIT, "more "
-						       "than %d NICs",
-						       TG_MAX_NICS);
-					goto fail;
-				}
-				if (strlen(tok[i]) > TG_MAX_NAME) {
-					err = smi_fail(&c, TG_ELIMIT, "column "
-						       "name longer than %d "
-						       "bytes", TG_MAX_NAME);
-					goto fail;
-				}
-				col_nic[i] = (int)ni->nnics;
-				ni->nic[ni->nnics].numa = -1;
-				ni->nic[ni->nnics].name = tgi_strdup(tok[i]);
-				if (!ni->nic[ni->nnics++].name) {
-					err = tgi_errf(ei, TG_ENOMEM, "%s: out "
-						       "of memory", source);
-					goto fail;
-				}
-			}
-			ndev = i;
-			ni->ngpus = (unsigned)ngpu_cols;
-			for (k = 0; k < ngpu_cols; k++)
-				ni->gpu[k].numa = -1;
-			have_hdr = true;
-			continue;
-		}
-		gi = smi_index(tok[0], "GPU");
-		if (gi < 0) {
-			if (smi_index(tok[0], "NIC") >= 0 ||
-			    strncmp(tok[0], "mlx", 3) == 0)
-				continue;	/* NIC rows: nothing new */
-			err = smi_fail(&c, TG_EPARSE, "expected a GPU row, got "
-				       "'%.40s'", tok[0]);
-			goto fail;
-		}
-		if (gi >= ngpu_cols) {
-			err = smi_fail(&c, TG_EPARSE, "row %s but the header "
-				       "has %d GPUs", tok[0], ngpu_cols);
-			goto fail;
-		}
-		if (row_seen[gi]) {
-			err = smi_fail(&c, TG_EEXIST, "row %s appears twice",
-				       tok[0]);
-			goto fail;
-		}
-		row_seen[gi] = true;
-		if (n < ndev + 1) {
-			err = smi_fail(&c, TG_EPARSE, "row %s has %d cells; "
-				       "the header has %d devices (a cut "
-				       "line?)", tok[0], n - 1, ndev);
-			goto fail;
-		}
-		for (dcol = 0; dcol < ndev; dcol++) {
-			unsigned nv;
-			int rel = smi_cell(tok[dcol + 1], &nv);
-
-			if (rel < 0) {
-				err = smi_fail(&c, TG_EPARSE, "row %s, column "
-					       "%d: '%.20s' is not X, NV#, "
-					       "PIX, PXB, PHB, NODE or SYS",
-					       tok[0], dcol + 1,
-					       tok[dcol + 1]);
-				goto fail;
-			}
-			if (col_gpu[dcol] >= 0) {
-				if ((rel == SMI_SELF) !=
-				    (col_gpu[dcol] == gi)) {
-					err = smi_fail(&c, TG_EPARSE, "row %s: "
-						       "'X' must be on the "
-						       "diagonal", tok[0]);
-					goto fail;
-				}
-				ni->links[gi][col_gpu[dcol]] = (uint16_t)nv;
-			} else {
-				if (rel == SMI_SELF || nv) {
-					err = smi_fail(&c, TG_EPARSE, "row %s: "
-						       "'%s' for a NIC",
-						       tok[0], tok[dcol + 1]);
-					goto fail;
-				}
-				ni->path[gi][col_nic[dcol]] = (uint8_t)rel;
-			}
-		}
-		/* trailers: CPU affinity, NUMA affinity, GPU NUMA id */
-		k = ndev + 1;
-		if (k < n && smi_cpulist(tok[k])) {
-			ni->gpu[gi].cpus = tgi_strdup(tok[k]);
-			if (!ni->gpu[gi].cpus) {
-				err = tgi_errf(ei, TG_ENOMEM, "%s: out of "
-					       "memory", source);
-				goto fail;
-			}
-			k++;
-		} else if (k < n && strcmp(tok[k], "N/A") == 0) {
-			k++;
-		}
-		if (k < n) {
-			unsigned v;
-
-			if (strspn(tok[k], "0123456789") == strlen(tok[k]) &&
-			    strlen(tok[k]) <= 4 && tgi_parse_u32(tok[k], &v))
-				ni->gpu[gi].numa = (int)v;
-		}
-	}
-	if (!have_hdr) {
-		c.line = TG_MAX(c.line, 1u);
-		err = smi_fail(&c, TG_EPARSE, "no header line starting with "
-			       "GPU0: not `nvidia-smi topo -m` output");
+	err = smi_lines(&c, copy, len);
+	if (err)
 		goto fail;
-	}
-	for (i = 0; i < ngpu_cols; i++) {
-		int j;
-
-		if (!row_seen[i]) {
-			err = tgi_errf(ei, TG_EPARSE, "%s: no row for GPU%d "
-				       "(the output is cut short?)", source,
-				       i);
-			goto fail;
-		}
-		for (j = 0; j < i; j++)
-			if (ni->links[i][j] != ni->links[j][i]) {
-				err = tgi_errf(ei, TG_EPARSE, "%s: GPU%d-GPU%d "
-					       "has %u NVLinks one way and %u "
-					       "the other", source, i, j,
-					       ni->links[i][j],
-					       ni->links[j][i]);
-				goto fail;
-			}
-	}
-	if (ngpu_cols == 0) {
-		err = tgi_errf(ei, TG_EPARSE, "%s: no GPU", source);
-		goto fail;
-	}
-	ni->nvlink_known = true;
-	if (ni_strings(ni)) {
+	c.ni->nvlink_known = true;
+	if (ni_strings(c.ni)) {
 		err = tgi_errf(ei, TG_ENOMEM, "%s: out of memory", source);
 		goto fail;
 	}
-	ni_finish(ni);
-	tgi_free(copy);
-	*out = ni;
-	return TG_OK;
+	ni_finish(c.ni);
+	*out = c.ni;
+	c.ni = NULL;
 fail:
 	tgi_free(copy);
-	tg_nodeinfo_destroy(ni);
+	tg_nodeinfo_destroy(c.ni);
 	return err;
 }
 

@@ -1,0 +1,826 @@
+/*
+ * shared/src/load/k8s/k8s_affinity.c - a pod set's node constraints:
+ * nodeSelector, node affinity, tolerations, pod affinity and anti-affinity
+ * (its own terms and running pods' terms that select it), as kube-scheduler
+ * reads them (README, "Kubernetes placement rules").
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "k8s_load.h"
+
+enum { PW_MATCHFIELDS = 1, PW_PREFNODE = 2, PW_PREFPOD = 4, PW_OWNANTI = 8,
+       PW_OWNAFF = 16, PW_NSSEL = 32, PW_EMPTYTOL = 64 };
+
+static tg_err pwarn(gctx *c, const kobj *o, unsigned bit, const char *msg)
+{
+	tg_err err;
+
+	if (c->warned & bit)
+		return TG_OK;
+	c->warned |= bit;
+	err = tgk_owarn(c->b, o, "%s", msg);
+	return err ? tgi_errf(c->b->ei, err, "out of memory") : TG_OK;
+}
+
+static tg_err strings(bctx *b, const kobj *o, const cJSON *arr,
+		      const char *path, const char ***out, unsigned *n)
+{
+	const cJSON *v;
+	unsigned i = 0, cnt = (unsigned)cJSON_GetArraySize(arr);
+
+	*out = tgi_calloc(cnt ? cnt : 1, sizeof(char *));
+	*n = 0;
+	if (!*out)
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	cJSON_ArrayForEach(v, arr) {
+		if (!cJSON_IsString(v)) {
+			tgi_free(*out);
+			*out = NULL;
+			return tgk_oerr(b, o, v, TG_EINVAL,
+					"%s: expected strings", path);
+		}
+		(*out)[i++] = v->valuestring;
+	}
+	*n = i;
+	return TG_OK;
+}
+
+/* One matchExpressions entry \p e (at \p q) into term \p term. */
+static tg_err node_expr(gctx *c, unsigned ps, const kobj *o, const cJSON *e,
+			const char *q, unsigned term)
+{
+	static const char *const ops[] = { "In", "NotIn", "Exists",
+					   "DoesNotExist", "Gt", "Lt" };
+	bctx *b = c->b;
+	const cJSON *key, *op, *vals;
+	tg_label_expr x;
+	const char **v = NULL;
+	unsigned nv = 0, k2;
+	int64_t dummy;
+	tg_err err;
+
+	if (!cJSON_IsObject(e))
+		return tgk_oerr(b, o, e, TG_EINVAL, "%s: expected an object",
+				q);
+	err = tgk_field(b, o, e, q, "key", T_STR, &key);
+	if (!err)
+		err = tgk_field(b, o, e, q, "operator", T_STR, &op);
+	if (!err)
+		err = tgk_field(b, o, e, q, "values", T_ARR, &vals);
+	if (err)
+		return err;
+	if (!key || !*key->valuestring || !op)
+		return tgk_oerr(b, o, e, TG_EINVAL,
+				"%s: needs a key and an operator", q);
+	for (k2 = 0; k2 < 6; k2++)
+		if (strcmp(op->valuestring, ops[k2]) == 0)
+			break;
+	if (k2 == 6)
+		return tgk_oerr(b, o, op, TG_EINVAL, "%s.operator: unknown "
+				"operator '%.40s'", q, op->valuestring);
+	err = strings(b, o, vals, q, &v, &nv);
+	if (err)
+		return err;
+	if (((k2 == TG_SEL_IN || k2 == TG_SEL_NOT_IN) && nv == 0) ||
+	    ((k2 == TG_SEL_EXISTS || k2 == TG_SEL_DOES_NOT_EXIST) &&
+	     nv != 0) ||
+	    ((k2 == TG_SEL_GT || k2 == TG_SEL_LT) &&
+	     (nv != 1 || !tgi_parse_i64(v[0], &dummy)))) {
+		tgi_free(v);
+		return tgk_oerr(b, o, e, TG_EINVAL, "%s.values: wrong values "
+				"for operator %s", q, ops[k2]);
+	}
+	x.key = key->valuestring;
+	x.op = (tg_sel_op)k2;
+	x.values = v;
+	x.nvalues = nv;
+	err = tg_gang_podset_add_affinity_expr(c->gang, ps, term, &x);
+	tgi_free(v);
+	return err ? tgk_gcore(c, o, err, q) : TG_OK;
+}
+
+static tg_err node_affinity(gctx *c, unsigned ps, const kpod *p,
+			    const cJSON *na)
+{
+	bctx *b = c->b;
+	const kobj *o = p->o;
+	const char *base = "spec.affinity.nodeAffinity";
+	const cJSON *req, *terms, *pref, *t;
+	char path[300], q[300];
+	unsigned ti = 0, term = 0;
+	tg_err err;
+
+	err = tgk_field(b, o, na, base,
+			"requiredDuringSchedulingIgnoredDuringExecution", T_OBJ,
+			&req);
+	if (!err)
+		err = tgk_field(b, o, na, base,
+				"preferredDuringSchedulingIgnoredDuringExecution",
+				T_ARR, &pref);
+	if (err)
+		return err;
+	if (cJSON_GetArraySize(pref) > 0) {
+		err = pwarn(c, o, PW_PREFNODE, "preferred node affinity is not "
+			    "modeled; ignored");
+		if (err)
+			return err;
+	}
+	tgk_pjoin(q, sizeof(q), base,
+		  "requiredDuringSchedulingIgnoredDuringExecution");
+	err = tgk_field(b, o, req, q, "nodeSelectorTerms", T_ARR, &terms);
+	if (err)
+		return err;
+	cJSON_ArrayForEach(t, terms) {
+		const cJSON *me, *mf, *e;
+		unsigned ei = 0, added = 0;
+
+		tgk_pidx(path, sizeof(path), "spec.affinity.nodeAffinity."
+			 "requiredDuringSchedulingIgnoredDuringExecution."
+			 "nodeSelectorTerms", ti++);
+		if (!cJSON_IsObject(t))
+			return tgk_oerr(b, o, t, TG_EINVAL,
+					"%s: expected an object", path);
+		err = tgk_field(b, o, t, path, "matchExpressions", T_ARR, &me);
+		if (!err)
+			err = tgk_field(b, o, t, path, "matchFields", T_ARR,
+					&mf);
+		if (err)
+			return err;
+		if (cJSON_GetArraySize(mf) > 0) {
+			err = pwarn(c, o, PW_MATCHFIELDS, "node affinity "
+				    "matchFields are not modeled; ignored");
+			if (err)
+				return err;
+		}
+		cJSON_ArrayForEach(e, me) {
+			snprintf(q, sizeof(q), "%.250s.matchExpressions[%u]",
+				 path, ei++);
+			err = node_expr(c, ps, o, e, q, term);
+			if (err)
+				return err;
+			added++;
+		}
+		if (added)
+			term++;
+	}
+	return TG_OK;
+}
+
+static tg_err tolerations(gctx *c, unsigned ps, const kpod *p)
+{
+	bctx *b = c->b;
+	const kobj *o = p->o;
+	const cJSON *list, *t;
+	char path[300];
+	unsigned i = 0;
+	tg_err err;
+
+	err = tgk_field(b, o, p->spec, "spec", "tolerations", T_ARR, &list);
+	if (err)
+		return err;
+	cJSON_ArrayForEach(t, list) {
+		const cJSON *key, *op, *val, *eff;
+		bool exists;
+		int effect;
+
+		tgk_pidx(path, sizeof(path), "spec.tolerations", i++);
+		if (!cJSON_IsObject(t))
+			return tgk_oerr(b, o, t, TG_EINVAL,
+					"%s: expected an object", path);
+		err = tgk_field(b, o, t, path, "key", T_STR, &key);
+		if (!err)
+			err = tgk_field(b, o, t, path, "operator", T_STR, &op);
+		if (!err)
+			err = tgk_field(b, o, t, path, "value", T_STR, &val);
+		if (!err)
+			err = tgk_field(b, o, t, path, "effect", T_STR, &eff);
+		if (err)
+			return err;
+		if (op && *op->valuestring &&
+		    strcmp(op->valuestring, "Equal") != 0 &&
+		    strcmp(op->valuestring, "Exists") != 0)
+			return tgk_oerr(b, o, op, TG_EINVAL,
+					"%s.operator: unknown operator '%.40s'",
+					path, op->valuestring);
+		exists = op && strcmp(op->valuestring, "Exists") == 0;
+		if (tgk_taint_effect(eff ? eff->valuestring : "", &effect))
+			return tgk_oerr(b, o, eff, TG_EINVAL,
+					"%s.effect: unknown effect '%.40s'",
+					path,
+					eff->valuestring);
+		if ((!key || !*key->valuestring) && !exists) {
+			err = pwarn(c, o, PW_EMPTYTOL, "a toleration with an "
+				    "empty key needs operator Exists; ignored");
+			if (err)
+				return err;
+			continue;
+		}
+		err = tg_gang_podset_add_toleration(
+			c->gang, ps, key && *key->valuestring ?
+			key->valuestring : NULL, exists,
+			exists || !val ? NULL : val->valuestring, effect);
+		if (err)
+			return tgk_gcore(c, o, err, path);
+	}
+	return TG_OK;
+}
+
+/*
+ * The labels of namespace \p ns: its Namespace object's, else (no such
+ * object in the snapshot, with a warning once) the one label the API
+ * server gives every namespace, kubernetes.io/metadata.name.  NULL only
+ * when out of memory.
+ */
+static const cJSON *ns_labels(bctx *b, const char *ns)
+{
+	const kobj *o = tgk_find_obj(b, C_NAMESPACE, "Namespace", "", "",
+				     ns);
+	cJSON *l;
+	uint32_t id;
+
+	if (o)
+		return tgk_jget(tgk_jget(o->j, "metadata"), "labels");
+	id = tgi_strtab_find(&b->nsnames, ns);
+	if (id && id <= b->nnslabels)
+		return b->nslabels[id - 1];
+	l = cJSON_CreateObject();
+	if (!l || !cJSON_AddStringToObject(l, "kubernetes.io/metadata.name",
+					   ns) ||
+	    tgi_grow(&b->nslabels, &b->capnslabels, b->nnslabels + 1,
+		     sizeof(cJSON *)) ||
+	    tgi_strtab_intern(&b->nsnames, ns, &id) ||
+	    id != b->nnslabels + 1) {
+		cJSON_Delete(l);
+		return NULL;
+	}
+	b->nslabels[b->nnslabels++] = l;
+	if (tgk_warnf(b->k, "Namespace %s is not in the snapshot: a "
+		      "namespaceSelector sees only its label "
+		      "kubernetes.io/metadata.name", ns))
+		return NULL;
+	return l;
+}
+
+/*
+ * Whether a term's namespaces take in \p cand for a pod in \p own, as
+ * kube-scheduler reads them: those listed plus those whose labels match
+ * namespaceSelector; {} is every namespace; neither: the pod's own.
+ * The selector was checked (sel_match) before.
+ */
+static bool ns_ok(bctx *b, const kobj *o, const cJSON *nslist,
+		  const cJSON *nssel, const char *own, const char *cand)
+{
+	const cJSON *v;
+	bool m = false;
+
+	if (cJSON_IsObject(nssel) && !nssel->child)
+		return true;	/* {} selects every namespace */
+	cJSON_ArrayForEach(v, nslist)
+		if (cJSON_IsString(v) && strcmp(v->valuestring, cand) == 0)
+			return true;
+	if (cJSON_IsObject(nssel)) {
+		const cJSON *l = ns_labels(b, cand);
+
+		return l && tgk_sel_match(b, o, nssel, "namespaceSelector", l,
+					  &m) == TG_OK && m;
+	}
+	return cJSON_GetArraySize(nslist) == 0 && strcmp(own, cand) == 0;
+}
+
+/* Indexes the bound pods by label, for selectors with matchLabels. */
+static tg_err lbl_index(bctx *b)
+{
+	size_t i;
+
+	b->lbl_built = true;
+	for (i = 0; i < b->nbound; i++) {
+		const cJSON *c;
+
+		cJSON_ArrayForEach(c, b->bound[i]->labels) {
+			char key[1024];
+			struct lblent *e;
+			uint32_t id;
+			int n = snprintf(key, sizeof(key), "%s\x1f%s",
+					 c->string, c->valuestring);
+
+			if (n < 0 || (size_t)n >= sizeof(key))
+				continue;	/* never matched by the index */
+			if (tgi_strtab_intern(&b->lblkeys, key, &id))
+				return TG_ENOMEM;
+			if (id > b->nlbl) {
+				if (tgi_grow(&b->lbl, &b->caplbl, id,
+					     sizeof(*b->lbl)))
+					return TG_ENOMEM;
+				memset(&b->lbl[b->nlbl], 0,
+				       (id - b->nlbl) * sizeof(*b->lbl));
+				b->nlbl = id;
+			}
+			e = &b->lbl[id - 1];
+			if (tgi_grow(&e->pods, &e->cap, e->n + 1,
+				     sizeof(uint32_t)))
+				return TG_ENOMEM;
+			e->pods[e->n++] = (uint32_t)i;
+		}
+	}
+	return TG_OK;
+}
+
+/*
+ * The candidates among the bound pods for a selector: those carrying its
+ * rarest matchLabels pair, or all (*all) when it has none.
+ */
+static tg_err lbl_candidates(bctx *b, const cJSON *sel, const uint32_t **c,
+			     size_t *n, bool *all)
+{
+	const cJSON *ml = tgk_jget(sel, "matchLabels"), *e;
+	tg_err err;
+
+	*all = true;
+	*c = NULL;
+	*n = 0;
+	if (!cJSON_IsObject(ml) || !ml->child)
+		return TG_OK;
+	if (!b->lbl_built && (err = lbl_index(b)) != TG_OK)
+		return err;
+	cJSON_ArrayForEach(e, ml) {
+		char key[1024];
+		uint32_t id;
+		int len;
+
+		if (!cJSON_IsString(e))
+			continue;
+		len = snprintf(key, sizeof(key), "%s\x1f%s", e->string,
+			       e->valuestring);
+		if (len < 0 || (size_t)len >= sizeof(key))
+			continue;
+		id = tgi_strtab_find(&b->lblkeys, key);
+		if (!id || id > b->nlbl) {
+			*all = false;	/* nobody carries it */
+			*c = NULL;
+			*n = 0;
+			return TG_OK;
+		}
+		if (*all || b->lbl[id - 1].n < *n) {
+			*all = false;
+			*c = b->lbl[id - 1].pods;
+			*n = b->lbl[id - 1].n;
+		}
+	}
+	return TG_OK;
+}
+
+/*
+ * Appends to \p names the pending pods of other gangs a term selects:
+ * those placed earlier in the same pass are allocations by then
+ * (tg_decision_apply()), and count as kube-scheduler's assumed pods do.
+ */
+static tg_err aff_pending(bctx *b, const kobj *o, const cJSON *nsl,
+			  const cJSON *nss, const cJSON *sel, const char *q,
+			  const char **names, unsigned *nn)
+{
+	size_t i;
+	bool m;
+	tg_err err;
+
+	if (!b->pend_built) {
+		b->pend_built = true;
+		b->pend = tgi_calloc(b->npods + 1, sizeof(kpod *));
+		if (!b->pend)
+			return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+		for (i = 0; i < b->npods; i++)
+			if (b->pods[i].state == S_PENDING && !b->pods[i].other)
+				b->pend[b->npend++] = &b->pods[i];
+	}
+	for (i = 0; i < b->npend; i++) {
+		const kpod *pp = b->pend[i];
+
+		if (pp->building || !ns_ok(b, o, nsl, nss, o->ns, pp->o->ns))
+			continue;
+		err = tgk_sel_match(b, o, sel, q, pp->labels, &m);
+		if (err)
+			return err;
+		if (m)
+			names[(*nn)++] = pp->id;
+	}
+	return TG_OK;
+}
+
+/*
+ * The bound pods a pod (anti-)affinity term selects, as names, then the
+ * pending ones of other gangs (not cached).  Pods of
+ * one template repeat the same terms: results are cached by the term's
+ * text and the pod's namespace, K8S_MAX_AFF_CACHE indices in all.
+ */
+static tg_err aff_bound(bctx *b, const cJSON *term, const kobj *o,
+			const cJSON *nsl, const cJSON *nss, const cJSON *sel,
+			const char *q, const char **names, unsigned *nn)
+{
+	char *txt = cJSON_PrintUnformatted(term), *key;
+	const uint32_t *cand;
+	size_t len, i, ncand;
+	uint32_t id, *idx;
+	bool m, all;
+	tg_err err;
+
+	*nn = 0;
+	if (!txt)
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	len = strlen(txt) + strlen(o->ns) + 2;
+	key = tgi_malloc(len);
+	if (!key) {
+		cJSON_free(txt);
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	}
+	snprintf(key, len, "%s\x1f%s", txt, o->ns);
+	cJSON_free(txt);
+	id = tgi_strtab_find(&b->affkeys, key);
+	if (id && id <= b->naff) {
+		const struct affent *e = &b->aff[id - 1];
+
+		for (i = 0; i < e->n; i++)
+			names[(*nn)++] = b->bound[e->pods[i]]->id;
+		tgi_free(key);
+		return aff_pending(b, o, nsl, nss, sel, q, names, nn);
+	}
+	err = lbl_candidates(b, sel, &cand, &ncand, &all);
+	if (err) {
+		tgi_free(key);
+		return tgi_errf(b->ei, err, "out of memory");
+	}
+	for (i = 0; i < (all ? b->nbound : ncand); i++) {
+		const kpod *bp = b->bound[all ? i : cand[i]];
+
+		if (!ns_ok(b, o, nsl, nss, o->ns, bp->o->ns))
+			continue;
+		err = tgk_sel_match(b, o, sel, q, bp->labels, &m);
+		if (err) {
+			tgi_free(key);
+			return err;
+		}
+		if (m)
+			names[(*nn)++] = bp->id;
+	}
+	if (b->affcells + *nn > K8S_MAX_AFF_CACHE) {
+		tgi_free(key);
+		/* not kept: evaluated again next time */
+		return aff_pending(b, o, nsl, nss, sel, q, names, nn);
+	}
+	idx = tgi_calloc(*nn ? *nn : 1, sizeof(uint32_t));
+	if (!idx || tgi_grow(&b->aff, &b->capaff, b->naff + 1,
+			     sizeof(*b->aff)) ||
+	    tgi_strtab_intern(&b->affkeys, key, &id)) {
+		tgi_free(idx);
+		tgi_free(key);
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	}
+	tgi_free(key);
+	if (id != b->naff + 1) {	/* ids are dense; never happens */
+		tgi_free(idx);
+		return TG_OK;
+	}
+	for (i = 0, len = 0; i < b->nbound && len < *nn; i++)
+		if (b->bound[i]->id == names[len])
+			idx[len++] = (uint32_t)i;
+	b->aff[b->naff].pods = idx;
+	b->aff[b->naff].n = *nn;
+	b->naff++;
+	b->affcells += *nn;
+	return aff_pending(b, o, nsl, nss, sel, q, names, nn);
+}
+
+/* A required term's topologyKey and namespaces, checked. */
+static tg_err term_read(bctx *b, const kobj *o, const cJSON *t,
+			const char *path, const cJSON **tk,
+			const cJSON **nsl, const cJSON **nss)
+{
+	const cJSON *v;
+	char q[300];
+	bool m;
+	tg_err err;
+
+	if (!cJSON_IsObject(t))
+		return tgk_oerr(b, o, t, TG_EINVAL, "%s: expected an object",
+				path);
+	err = tgk_field(b, o, t, path, "topologyKey", T_STR, tk);
+	if (!err)
+		err = tgk_field(b, o, t, path, "namespaces", T_ARR, nsl);
+	if (!err)
+		err = tgk_field(b, o, t, path, "namespaceSelector", T_OBJ,
+				nss);
+	if (err)
+		return err;
+	if (!*tk || !*(*tk)->valuestring)
+		return tgk_oerr(b, o, t, TG_EINVAL, "%s.topologyKey: missing",
+				path);
+	cJSON_ArrayForEach(v, *nsl)
+		if (!cJSON_IsString(v))
+			return tgk_oerr(b, o, v, TG_EINVAL,
+					"%s.namespaces: expected strings",
+					path);
+	if (*nss && (*nss)->child) {
+		tgk_pjoin(q, sizeof(q), path, "namespaceSelector");
+		return tgk_sel_match(b, o, *nss, q, NULL, &m);
+	}
+	return TG_OK;
+}
+
+/*
+ * One required pod (anti-)affinity term of pod set \p ps (its first
+ * member \p p): the gang's own members it selects become a gather (or
+ * one per node), the others (running, or of gangs placed earlier in the
+ * pass) the core's pod affinity to named pods.
+ */
+static tg_err aff_term(gctx *c, unsigned ps, const kpod *p, const cJSON *t,
+		       const char *path, bool anti, const char **names)
+{
+	bctx *b = c->b;
+	const kobj *o = p->o;
+	const cJSON *tk, *sel, *nsl, *nss;
+	bool self = false, other = false, m;
+	char q[300];
+	unsigned nn = 0;
+	size_t i;
+	tg_err err;
+
+	err = term_read(b, o, t, path, &tk, &nsl, &nss);
+	if (err)
+		return err;
+	sel = tgk_jget(t, "labelSelector");
+	tgk_pjoin(q, sizeof(q), path, "labelSelector");
+	err = tgk_sel_match(b, o, sel, q, p->labels, &self);
+	for (i = 0; i < c->nm && !self && !other && !err; i++) {
+		if (c->m[i] == p ||
+		    !ns_ok(b, o, nsl, nss, o->ns, c->m[i]->o->ns))
+			continue;
+		err = tgk_sel_match(b, o, sel, q, c->m[i]->labels, &m);
+		other = m;
+	}
+	if (!err)
+		err = aff_bound(b, t, o, nsl, nss, sel, q, names, &nn);
+	if (err)
+		return err;
+	if (anti && (self || other)) {
+		if (self && strcmp(tk->valuestring, K_HOSTNAME) == 0)
+			err = tgk_gcore(c, o, tg_gang_podset_set_max_per_node(
+						c->gang, ps, 1), path);
+		else
+			err = pwarn(c, o, PW_OWNANTI, "anti-affinity among the "
+				    "gang's own pods is only modeled per node; "
+				    "ignored");
+		if (err)
+			return err;
+	}
+	if (!anti && !nn && (self || other)) {
+		/* co-location with its own members: one domain */
+		if (tgk_is_level(b, tk->valuestring))
+			return tgk_req_gather(b, c->g, o, tk, tk->valuestring,
+					      TG_GATHER_MUST);
+		return pwarn(c, o, PW_OWNAFF, "affinity among the gang's own "
+			     "pods over a key that is not a topology level; "
+			     "ignored");
+	}
+	if (nn || !anti) {
+		err = tg_gang_podset_add_pod_affinity(c->gang, ps,
+						      tk->valuestring, anti,
+						      names, nn);
+		if (err)
+			return tgk_gcore(c, o, err, path);
+	}
+	return TG_OK;
+}
+
+static tg_err pod_affinity(gctx *c, unsigned ps, const kpod *p,
+			   const cJSON *aff, bool anti)
+{
+	bctx *b = c->b;
+	const kobj *o = p->o;
+	const char *kind = anti ? "podAntiAffinity" : "podAffinity";
+	const cJSON *pa, *req, *pref, *t;
+	const char **names = NULL;
+	char base[300], path[300];
+	unsigned ti = 0;
+	tg_err err;
+
+	tgk_pjoin(base, sizeof(base), "spec.affinity", kind);
+	err = tgk_field(b, o, aff, "spec.affinity", kind, T_OBJ, &pa);
+	if (!err)
+		err = tgk_field(b, o, pa, base,
+				"requiredDuringSchedulingIgnoredDuringExecution",
+				T_ARR, &req);
+	if (!err)
+		err = tgk_field(b, o, pa, base,
+				"preferredDuringSchedulingIgnoredDuringExecution",
+				T_ARR, &pref);
+	if (err)
+		return err;
+	if (cJSON_GetArraySize(pref) > 0) {
+		err = pwarn(c, o, PW_PREFPOD, "preferred pod (anti-)affinity "
+			    "is not modeled; ignored");
+		if (err)
+			return err;
+	}
+	if (!req)
+		return TG_OK;
+	names = tgi_calloc(b->nbound + b->npods + 1, sizeof(char *));
+	if (!names)
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	cJSON_ArrayForEach(t, req) {
+		snprintf(path, sizeof(path), "%.200s.requiredDuringScheduling"
+			 "IgnoredDuringExecution[%u]", base, ti++);
+		err = aff_term(c, ps, p, t, path, anti, names);
+		if (err)
+			break;
+	}
+	tgi_free(names);
+	return err;
+}
+
+/* A pod's required pod anti-affinity terms (a non-empty list) or NULL. */
+static const cJSON *anti_terms(const kpod *x)
+{
+	const cJSON *a = x->own_anti ? x->own_anti :
+			 tgk_jget(tgk_jget(x->spec, "affinity"),
+				  "podAntiAffinity");
+	const cJSON *r = tgk_jget(a,
+				  "requiredDuringSchedulingIgnoredDuringExecution");
+
+	return cJSON_IsArray(r) && r->child ? r : NULL;
+}
+
+/*
+ * Whether \p x's anti-affinity term \p t selects pod \p p (its
+ * namespaces, then its label selector).  A term kube-apiserver would
+ * have refused selects nothing, with a warning.
+ */
+static tg_err term_selects(bctx *b, const kpod *x, const cJSON *t,
+			   const kpod *p, bool *m)
+{
+	tg_err err;
+
+	*m = false;
+	if (!cJSON_IsObject(t) || !cJSON_IsString(tgk_jget(t, "topologyKey")) ||
+	    !ns_ok(b, x->o, tgk_jget(t, "namespaces"),
+		   tgk_jget(t, "namespaceSelector"), x->o->ns, p->o->ns))
+		return TG_OK;
+	err = tgk_sel_match(b, x->o, tgk_jget(t, "labelSelector"),
+			    "spec.affinity.podAntiAffinity.labelSelector",
+			    p->labels, m);
+	if (err == TG_ENOMEM)
+		return err;
+	if (err) {
+		*m = false;
+		return tgk_owarn(b, x->o, "%s; the term is not counted",
+				 b->ei ? b->ei->msg : "bad label selector");
+	}
+	return TG_OK;
+}
+
+/* The pods whose required anti-affinity may keep others away: running
+ * ones, and pending ones of ours (once placed earlier in the pass). */
+static tg_err anti_index(bctx *b)
+{
+	size_t i;
+
+	b->anti_built = true;
+	b->anti = tgi_calloc(b->npods + 1, sizeof(*b->anti));
+	if (!b->anti)
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	for (i = 0; i < b->npods; i++) {
+		const kpod *x = &b->pods[i];
+		const cJSON *t;
+
+		if ((x->allocated || (x->state == S_PENDING && !x->other)) &&
+		    (t = anti_terms(x))) {
+			b->anti[b->nanti].x = x;
+			b->anti[b->nanti++].terms = t;
+		}
+	}
+	return TG_OK;
+}
+
+/*
+ * The symmetric rule (kube-scheduler's "existing pods' anti-affinity"):
+ * a pod whose required anti-affinity term selects \p p keeps the pod set
+ * out of the term's topology domain holding it.  Added as anti-affinity
+ * to named pods, one term per topology key; a pod the pod set's own
+ * term over the same key already selects is left to that term.
+ */
+static tg_err anti_symmetric(gctx *c, unsigned ps, const kpod *p)
+{
+	bctx *b = c->b;
+	const cJSON *own = anti_terms(p), *t, *u;
+	const char *keys[TG_MAX_TERMS], **names[TG_MAX_TERMS];
+	unsigned nk = 0, n[TG_MAX_TERMS], k;
+	size_t i;
+	tg_err err = TG_OK;
+
+	if (!b->anti_built && (err = anti_index(b)))
+		return err;
+	for (i = 0; i < b->nanti && !err; i++) {
+		const kpod *x = b->anti[i].x;
+
+		if (x->building)
+			continue;	/* the gang's own: pod_affinity() */
+		cJSON_ArrayForEach(t, b->anti[i].terms) {
+			const char *tk;
+			bool m, covered = false;
+
+			if ((err = term_selects(b, x, t, p, &m)))
+				break;
+			if (!m)
+				continue;
+			tk = tgk_jstr(t, "topologyKey");
+			cJSON_ArrayForEach(u, own) {
+				if (!cJSON_IsObject(u) ||
+				    !tgk_jstr(u, "topologyKey")
+				    || strcmp(tgk_jstr(u, "topologyKey"), tk))
+					continue;
+				if ((err = term_selects(b, p, u, x,
+							&covered)) ||
+				    covered)
+					break;
+			}
+			if (err || covered)
+				continue;
+			for (k = 0; k < nk && strcmp(keys[k], tk); k++)
+				;
+			if (k == nk) {
+				if (nk == TG_MAX_TERMS) {
+					snprintf(c->limited, sizeof(c->limited),
+						 "anti-affinity of running "
+						 "pods over more than %d "
+						 "topology keys", TG_MAX_TERMS);
+					err = TG_ELIMIT;
+					break;
+				}
+				names[nk] = tgi_calloc(b->nanti,
+						       sizeof(char *));
+				if (!names[nk]) {
+					err = tgi_errf(b->ei, TG_ENOMEM,
+						       "out of memory");
+					break;
+				}
+				keys[nk] = tk;
+				n[nk++] = 0;
+			}
+			if (!n[k] || names[k][n[k] - 1] != x->id)
+				names[k][n[k]++] = x->id;
+		}
+	}
+	for (k = 0; k < nk; k++) {
+		if (!err)
+			err = tgk_gcore(c, p->o,
+					tg_gang_podset_add_pod_affinity(
+					    c->gang, ps, keys[k], true,
+					    names[k], n[k]),
+					"anti-affinity of running pods");
+		tgi_free(names[k]);
+	}
+	return err;
+}
+
+/* A pod set's node constraints, from its first member. */
+tg_err tgk_podset_apply(gctx *c, unsigned ps, const kpod *p)
+{
+	bctx *b = c->b;
+	const kobj *o = p->o;
+	const cJSON *nsel, *aff, *na, *e;
+	char path[300];
+	tg_err err;
+
+	c->warned = 0;
+	err = tgk_field(b, o, p->spec, "spec", "nodeSelector", T_OBJ, &nsel);
+	if (!err)
+		err = tgk_check_strmap(b, o, nsel, "spec.nodeSelector");
+	if (err)
+		return err;
+	cJSON_ArrayForEach(e, nsel) {
+		err = tg_gang_podset_add_node_selector(c->gang, ps, e->string,
+						       e->valuestring);
+		if (err)
+			return tgk_gcore(c, o, err,
+					 tgk_pjoin(path, sizeof(path),
+						   "spec.nodeSelector",
+						   e->string));
+	}
+	err = tgk_field(b, o, p->spec, "spec", "affinity", T_OBJ, &aff);
+	if (!err)
+		err = tgk_field(b, o, aff, "spec.affinity", "nodeAffinity",
+				T_OBJ,
+				&na);
+	if (!err && na)
+		err = node_affinity(c, ps, p, na);
+	if (!err)
+		err = tolerations(c, ps, p);
+	if (!err && aff)
+		err = pod_affinity(c, ps, p, aff, false);
+	if (!err && aff)
+		err = pod_affinity(c, ps, p, aff, true);
+	if (!err)
+		err = anti_symmetric(c, ps, p);
+	return err;
+}

@@ -1,0 +1,410 @@
+/*
+ * shared/src/load/k8s/k8s_load.h - the Kubernetes loader's private model,
+ * shared by its files (not installed; the dialect files read
+ * k8s_dialect.h, which includes this).
+ *
+ * The files, in the order tg_k8s_build() runs them (k8s_build.c):
+ *
+ *   k8s.c            the handle, tg_k8s_add*(): text into filed objects
+ *   k8s_field.c      typed fields of an object; errors and warnings that
+ *                    name the input, the object and the field
+ *   k8s_build.c      the object index, the passes, tg_k8s_build()
+ *   k8s_pod.c        PriorityClasses, pods: shape, priority, state, index
+ *   k8s_group.c      groups: membership, PodGroups, sizes, GangGroups
+ *   k8s_dialect.c    the dialect table; dialect/ has one file per dialect
+ *   k8s_levels.c     topology levels (flag, ClusterNetworkTopology,
+ *                    Topology, presets)
+ *   k8s_node.c       nodes and the topology
+ *   k8s_alloc.c      bound pods and nominations as allocations, budgets
+ *   k8s_gang.c       one tg_gang per group: pod sets, requests, order
+ *   k8s_affinity.c   node affinity, tolerations, pod (anti-)affinity
+ *   k8s_spread.c     topologySpreadConstraints
+ *   quantity.c       tg_k8s_quantity()
+ */
+#ifndef TG_K8S_LOAD_H
+#define TG_K8S_LOAD_H
+
+#include "k8s_internal.h"
+#include "topogang/k8s.h"
+
+/*
+ * Bounds on what the loader keeps; hitting one is TG_ELIMIT: objects over
+ * all inputs, tg_k8s_add() calls, bytes of an annotation parsed as JSON,
+ * label keys of one layer ("any of"), PodGroups in one GangGroup,
+ * dialects of one handle (the table's and tgk_dialect_register()'s).
+ * Warnings past K8S_MAX_WARNINGS are counted in one "... more" line.
+ */
+#define K8S_MAX_OBJECTS		(1u << 24)
+#define K8S_MAX_SOURCES		65536
+#define K8S_MAX_WARNINGS	1000
+#define K8S_MAX_ANNOT_JSON	65536
+#define K8S_MAX_ANYOF		8
+#define K8S_MAX_GANG_GROUPS	64
+#define K8S_MAX_DIALECTS	16
+/* Bound-pod matches of pod affinity terms kept for reuse (a cache). */
+#define K8S_MAX_AFF_CACHE	(1u << 24)
+/* Warnings given once per gang (tgk_gwarn_once()): distinct kinds. */
+#define K8S_MAX_ONCE		16
+#define K8S_DEFAULT_PODS	110
+
+/* Keys more than one file reads. */
+#define K_HOSTNAME	"kubernetes.io/hostname"
+#define L_LWS_NAME	"leaderworkerset.sigs.k8s.io/name"
+
+/* API groups of the kinds that are not gang dialects' group objects. */
+#define G_KOORD_CNT	"scheduling.koordinator.sh"
+#define G_KAI_TOPO	"kai.scheduler"
+#define G_KUEUE		"kueue.x-k8s.io"
+#define G_SCHED		"scheduling.k8s.io"
+
+struct tgk_dialect;
+
+/* Object classes, in index order.  C_PODGROUP: a dialect's group object. */
+enum {
+	C_NODE = 0,
+	C_POD,
+	C_PODGROUP,
+	C_CNT,
+	C_TOPOLOGY,
+	C_PRIOCLASS,
+	C_PDB,
+	C_NAMESPACE,
+	C_OTHER,
+	C_N
+};
+
+typedef struct kobj {
+	cJSON *j;		/* borrowed from a document of k->docs, or
+				 * owned (own_tree); NULL while a pod added
+				 * by tg_k8s_add_object() is not parsed yet,
+				 * and again once it has been read */
+	const char *kind;	/* interned; from the List when absent */
+	const char *group;	/* interned API group, "" for the core one */
+	const char *ns;		/* "" when cluster-scoped or absent */
+	const char *name;	/* "" when absent */
+	const char *text;	/* tg_k8s_add_object(): the caller's text */
+	uint32_t len;
+	uint32_t src;		/* index into k->srcs */
+	uint32_t seq;		/* order of arrival */
+	int8_t cls;
+	bool own_tree;		/* j is this object's, not a document's */
+} kobj;
+
+struct tg_k8s {
+	char *levels[TG_MAX_LAYERS];
+	unsigned nlevels;
+	bool have_levels;
+	char *scheduler;
+	cJSON **docs;		/* one cJSON array per tg_k8s_add() */
+	tgi_strtab names;	/* kinds and API groups of the objects */
+	size_t ndocs, capdocs;
+	kobj *objs;
+	size_t nobjs, capobjs;
+	char **srcs;
+	size_t nsrcs, capsrcs;
+	char **warns;
+	size_t nwarns, capwarns, ndropped;
+	tg_gang **gangs;
+	size_t ngangs;
+	struct kfail {		/* gangs that could not be read */
+		char *gang, *msg;
+		char **pods;
+		size_t npods;
+	} *fails;
+	size_t nfails, capfails;
+	/* the dialect table's, then those of tgk_dialect_register() */
+	const struct tgk_dialect *dialects[K8S_MAX_DIALECTS];
+	unsigned ndialects;
+	bool built;
+	bool spent;		/* a build dropped node trees: no retry */
+};
+
+typedef struct pclass {
+	const char *name;
+	int64_t value;
+	bool never;		/* preemptionPolicy: Never */
+	bool global;		/* globalDefault */
+} pclass;
+
+enum { R_GATHER = 0, R_SLICE, R_SPREAD };
+
+typedef struct kreq {
+	int type;
+	char *layer;		/* owned */
+	int how;		/* tg_gather of a gather */
+	unsigned size;		/* slice size, spread max skew */
+	bool hard;		/* spread: DoNotSchedule */
+} kreq;
+
+enum { S_SKIP = 0, S_BOUND, S_PENDING };
+
+typedef struct kpod {
+	const kobj *o;
+	char *id;		/* "ns/name" */
+	const cJSON *labels, *annots, *spec;
+	int64_t prio;
+	bool never;
+	int64_t created;	/* microseconds since 1970; INT64_MAX unknown */
+	const tg_shape *shape;	/* interned in bctx.shapes */
+	const char *node;	/* spec.nodeName */
+	int state;
+	size_t group;		/* SIZE_MAX: none */
+	int64_t index;		/* member index, -1: none */
+	const char *role;	/* interned in k->names; "" for none */
+	char *sig;		/* owned pod-set signature */
+	bool allocated;		/* bound and recorded as an allocation */
+	bool terminating;	/* bound, metadata.deletionTimestamp set */
+	const char *nominated;	/* pending: status.nominatedNodeName */
+	bool other;		/* pending for another scheduler */
+	size_t set;		/* its pod set while its gang is built */
+	cJSON *own_labels;	/* labels kept when the tree was dropped */
+	cJSON *own_anti;	/* spec.affinity.podAntiAffinity, kept so */
+	bool building;		/* a member of the gang being built */
+	bool broken;		/* could not be read: its gang fails */
+} kpod;
+
+typedef struct kgroup {
+	char *name;		/* "ns/name", the gang's name */
+	int dialect;		/* index into k->dialects; -1: a lone pod */
+	const char *ns;
+	char *gname;		/* the group's own name */
+	const kobj *cr;		/* its group object, if in the snapshot */
+	bool cr_reqs;		/* the group object gave topology requests:
+				 * its dialect's pod annotations are not read */
+	size_t *members;	/* pending pods */
+	size_t nmembers, capmembers;
+	unsigned nbound;
+	size_t root;		/* GangGroup representative */
+	size_t setsize;		/* groups in its GangGroup (root only) */
+	bool ready;
+	int64_t prio;
+	bool never;
+	int64_t created;
+	bool preemptible;	/* its bound pods may be victims (a dialect's
+				 * group hook may say otherwise) */
+	const char *topo;	/* the Topology object it names (KAI) */
+	kreq *reqs;
+	size_t nreqs, capreqs;
+	const char *once[K8S_MAX_ONCE];	/* warnings given (their formats) */
+	unsigned nonce;
+	char *fail;		/* why an object of the gang cannot be read:
+				 * the gang is reported, not built */
+} kgroup;
+
+typedef struct klevel {
+	const char *name;
+	const char *keys[K8S_MAX_ANYOF];
+	unsigned nkeys;
+	const char *alias;	/* KAI alias, or NULL */
+} klevel;
+
+typedef struct kgang {
+	tg_gang *g;
+	int64_t prio;
+	int64_t created;
+} kgang;
+
+typedef struct bctx {
+	tg_k8s *k;
+	tg_errinfo *ei;
+	tg_topology *t;
+	kobj **idx;		/* all objects by (class, group, ns, name) */
+	size_t nidx;
+	size_t first[C_N + 1];	/* class ranges of idx */
+	pclass *pcs;		/* PriorityClasses by name */
+	size_t npcs;
+	const pclass *pcdef;	/* the global default */
+	kpod *pods;
+	size_t npods;
+	kpod **bound;		/* allocated bound pods, in pod order */
+	size_t nbound;
+	kgroup *groups;
+	size_t ngroups, capgroups;
+	tgi_strtab gkeys;	/* group key -> group index + 1 */
+	tgi_strtab rnames;	/* requested resource names */
+	tgi_strtab affkeys;	/* pod affinity terms evaluated so far */
+	struct affent {
+		uint32_t *pods;	/* indices into bound */
+		uint32_t n;
+	} *aff;
+	size_t naff, capaff, affcells;
+	tgi_strtab nsnames;	/* namespaces missing from the snapshot */
+	cJSON **nslabels;	/* their labels: kubernetes.io/metadata.name */
+	size_t nnslabels, capnslabels;
+	struct antient {
+		const kpod *x;
+		const cJSON *terms;	/* its required anti-affinity */
+	} *anti;		/* pods with required anti-affinity */
+	size_t nanti;
+	bool anti_built;
+	const kpod **pend;	/* pending pods of ours, in pod order */
+	size_t npend;
+	bool pend_built;
+	tgi_strtab lblkeys;	/* "key\x1fvalue" of bound pods' labels */
+	struct lblent {
+		uint32_t *pods;	/* indices into bound, ascending */
+		size_t n, cap;
+	} *lbl;
+	size_t nlbl, caplbl;
+	bool lbl_built;
+	unsigned rid[TG_MAX_RESOURCES + 1];
+	klevel levels[TG_MAX_LAYERS];
+	unsigned nlevels;
+	bool host_level;	/* the levels end in kubernetes.io/hostname:
+				 * a node without it is out of the tree */
+	char tierkeys[TG_MAX_LAYERS][80];
+	kgang *gangs;
+	size_t ngangs, capgangs;
+	tg_shape **shapes;	/* pods' shapes, interned (open addressing) */
+	size_t nshapes, nslots;
+	tgi_strtab badnodes;	/* nodes with a bound pod that cannot be
+				 * read: they take no new pods */
+	tg_errinfo lei;		/* b->ei when the caller gives none */
+} bctx;
+
+/* One gang being built (k8s_gang.c, k8s_affinity.c, k8s_spread.c). */
+typedef struct gctx {
+	bctx *b;
+	kgroup *g;
+	tg_gang *gang;
+	kpod **m;		/* members in member order */
+	size_t nm;
+	char limited[200];	/* set when a core limit was hit */
+	unsigned warned;	/* per pod set */
+} gctx;
+
+/* ---- k8s.c: the handle ------------------------------------------------- */
+
+tg_err tgk_warn_add(tg_k8s *k, const char *msg);
+tg_err tgk_warnf(tg_k8s *k, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* One object's text as a tree, its keys checked. */
+tg_err tgk_parse_one(const char *text, size_t len, const char *source,
+		     cJSON **out, tg_errinfo *ei);
+void tgk_free_fails(tg_k8s *k);
+
+/* ---- k8s_field.c: typed fields, errors --------------------------------- */
+
+enum { T_OBJ = 1, T_ARR, T_STR, T_NUM, T_BOOL };
+
+const char *tgk_jstr(const cJSON *obj, const char *key);
+const cJSON *tgk_jget(const cJSON *obj, const char *key);
+/* A non-empty string member, else NULL. */
+const char *tgk_nonempty(const cJSON *map, const char *key);
+/* \p m when it is a map of strings (labels, annotations), else NULL. */
+const cJSON *tgk_strmap(const cJSON *m);
+/* "ns/name" or "name" of an object, into \p buf. */
+const char *tgk_oname(const kobj *o, char *buf, size_t n);
+/* One error naming the input, the line when known, the object. */
+tg_err tgk_oerr(bctx *b, const kobj *o, const cJSON *at, tg_err err,
+		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* A warning naming the object. */
+tg_err tgk_owarn(bctx *b, const kobj *o, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* prefix + ".key" or "[key]"; prefix + "[i]" */
+const char *tgk_pjoin(char *buf, size_t n, const char *prefix,
+		      const char *key);
+const char *tgk_pidx(char *buf, size_t n, const char *prefix, unsigned i);
+/*
+ * Member \p key of \p parent as type \p t: *out NULL when absent or null,
+ * an error when of another type.
+ */
+tg_err tgk_field(bctx *b, const kobj *o, const cJSON *parent,
+		 const char *ppath, const char *key, int t, const cJSON **out);
+/* An integer-valued JSON number. */
+bool tgk_num_int(const cJSON *v, int64_t *out);
+tg_err tgk_field_int(bctx *b, const kobj *o, const cJSON *parent,
+		     const char *ppath, const char *key, int64_t min,
+		     int64_t max, bool *present, int64_t *out);
+/* Checks a map of strings (labels, annotations, nodeSelector). */
+tg_err tgk_check_strmap(bctx *b, const kobj *o, const cJSON *m,
+			const char *path);
+/* Parses a whole decimal integer annotation or label value. */
+tg_err tgk_annot_int(bctx *b, const kobj *o, const cJSON *map,
+		     const char *mpath, const char *key, int64_t min,
+		     int64_t *out, bool *present);
+tg_err tgk_obj_created(bctx *b, const kobj *o, int64_t *out);
+/* metadata.labels and .annotations (NULL: not read), checked. */
+tg_err tgk_obj_meta(bctx *b, const kobj *o, const cJSON **labels,
+		    const cJSON **annots);
+/* A label selector against a label map; an error for a bad selector. */
+tg_err tgk_sel_match(bctx *b, const kobj *o, const cJSON *sel,
+		     const char *path, const cJSON *labels, bool *match);
+/*
+ * Fault isolation: the error \p err just set in b->ei becomes \p msg and
+ * b->ei is cleared; TG_ENOMEM is returned as is (it ends the build).
+ */
+tg_err tgk_fail_msg(bctx *b, tg_err err, char *msg, size_t n);
+
+/* ---- k8s_build.c: the index -------------------------------------------- */
+
+/* Finds an object of class \p cls by kind, group, namespace and name. */
+const kobj *tgk_find_obj(const bctx *b, int cls, const char *kind,
+			 const char *group, const char *ns, const char *name);
+
+/* ---- k8s_pod.c --------------------------------------------------------- */
+
+tg_err tgk_load_prioclasses(bctx *b);
+const pclass *tgk_find_pc(const bctx *b, const char *name);
+tg_err tgk_load_pods(bctx *b);
+/* The text of a quantity: a string, or a number as written. */
+const char *tgk_qty_text(const cJSON *v, char *buf, size_t n);
+
+/* ---- k8s_group.c ------------------------------------------------------- */
+
+/* The group of dialect \p dialect (-1: none) named \p gname in \p ns. */
+tg_err tgk_group_get(bctx *b, int dialect, const char *ns, const char *gname,
+		     size_t *out);
+/* Which gang a pod's labels and annotations name: its dialect (-1 none). */
+int tgk_member(const bctx *b, const cJSON *labels, const cJSON *annots,
+	       const char **gname, char *buf, size_t n);
+tg_err tgk_group_set_fail(bctx *b, kgroup *g, const char *msg);
+tg_err tgk_group_fail(bctx *b, kgroup *g, tg_err err);
+size_t tgk_uf_find(bctx *b, size_t i);
+/* A warning about the gang ("gang ns/name: ..."). */
+/* A gather of the gang in one \p layer domain: TG_GATHER_MUST or _PREFER.
+ * \p o and \p at name the object and field in errors. */
+tg_err tgk_req_gather(bctx *b, kgroup *g, const kobj *o, const cJSON *at,
+		      const char *layer, int how);
+/* Slices of \p size pods, each in one \p layer domain. */
+tg_err tgk_req_slice(bctx *b, kgroup *g, const kobj *o, const cJSON *at,
+		     const char *layer, unsigned size);
+tg_err tgk_gwarn(bctx *b, kgroup *g, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The same, given once per gang for each \p fmt. */
+tg_err tgk_gwarn_once(bctx *b, kgroup *g, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+tg_err tgk_load_groups(bctx *b);
+
+/* ---- k8s_levels.c ------------------------------------------------------ */
+
+tg_err tgk_pick_levels(bctx *b);
+bool tgk_is_level(const bctx *b, const char *name);
+/* Maps a KAI alias to its node label. */
+const char *tgk_level_of(const bctx *b, const char *name);
+
+/* ---- k8s_node.c -------------------------------------------------------- */
+
+tg_err tgk_taint_effect(const char *s, int *out);
+/* A core setter's error on object \p o, as one error naming it. */
+tg_err tgk_node_core(bctx *b, const kobj *o, tg_err err, const char *what);
+tg_err tgk_add_topology(bctx *b);
+void tgk_drop_node_trees(bctx *b);
+
+/* ---- k8s_alloc.c ------------------------------------------------------- */
+
+/* A pod's labels as core labels; TG_ELIMIT past TG_MAX_POD_LABELS. */
+tg_err tgk_core_labels(const cJSON *labels, tg_label *out, unsigned *n);
+tg_err tgk_add_allocs(bctx *b);
+
+/* ---- k8s_gang.c, k8s_affinity.c, k8s_spread.c -------------------------- */
+
+tg_err tgk_build_gangs(bctx *b);
+/* A core setter's error: ELIMIT skips the gang (c->limited says why). */
+tg_err tgk_gcore(gctx *c, const kobj *o, tg_err err, const char *what);
+/* A pod set's node constraints, from its first member. */
+tg_err tgk_podset_apply(gctx *c, unsigned ps, const kpod *p);
+/* topologySpreadConstraints of every member, each distinct one once. */
+tg_err tgk_spread_reqs(gctx *c);
+
+#endif /* TG_K8S_LOAD_H */
