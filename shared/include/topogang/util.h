@@ -35,10 +35,13 @@ typedef struct tg_buf {
 	tg_err err;	/* first error; later appends are no-ops */
 } tg_buf;
 
+/* Makes \p b empty, holding at most \p max bytes; nothing to free yet. */
 void tg_buf_init(tg_buf *b, size_t max);
 /* Appends \p n bytes of \p p (NULL allowed when n is 0). */
 tg_err tg_buf_add(tg_buf *b, const void *p, size_t n);
+/* Appends the string \p s. */
 tg_err tg_buf_adds(tg_buf *b, const char *s);
+/* Appends printf-formatted text. */
 tg_err tg_buf_addf(tg_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Appends \p s as a JSON string literal: quotes, \" and \\, \n \r \t,
@@ -66,11 +69,13 @@ void tg_buf_free(tg_buf *b);
 /*
  * Checked decimal parses of the whole string: no leading space, no
  * trailing bytes, no overflow.  false (and *out untouched) when \p s is
- * not such a number or is out of range.  tg_u64_parse() takes digits
- * only (no sign) up to \p max.
+ * not such a number or is out of range.  This one: a signed 64-bit
+ * integer.
  */
 bool tg_i64_parse(const char *s, int64_t *out);
+/* As tg_i64_parse(), 0 to UINT_MAX. */
 bool tg_u32_parse(const char *s, unsigned *out);
+/* As tg_i64_parse(), digits only (no sign), 0 to \p max. */
 bool tg_u64_parse(const char *s, uint64_t max, uint64_t *out);
 /* A finite decimal (strtod's syntax, whole string, no leading space) in
  * lo..hi; -DBL_MAX..DBL_MAX takes any finite number. */
