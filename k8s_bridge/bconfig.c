@@ -45,7 +45,7 @@ void br_config_init(br_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->scheduler_name = br_xstrdup("topogang");
-	c->eviction_grace_s = 30;
+	c->eviction_grace_s = -1;	/* the victim's own grace period */
 	c->nomination_timeout_s = 300;
 	c->repair_grace_s = 30;
 	c->backoff_initial_ms = 1000;
@@ -53,6 +53,9 @@ void br_config_init(br_config *c)
 	c->unschedulable_flush_s = 60;
 	c->page_size = 500;
 	c->watch_timeout_s = 300;
+	c->watch_idle_s = BR_WATCH_IDLE_S;
+	c->qps = BR_QPS;
+	c->burst = BR_BURST;
 	c->reprobe_s = 60;
 	c->leader_elect = true;
 	c->lease_name = br_xstrdup("topogang-bridge");
@@ -377,6 +380,8 @@ static int file_section(fctx *f, const char *sec, const cJSON *o)
 			} else if (strcmp(k, "watchTimeoutSeconds") == 0) {
 				r = get_int(f, v, p, 1, 3600,
 					    &c->watch_timeout_s);
+			} else if (strcmp(k, "watchIdleSeconds") == 0) {
+				r = get_int(f, v, p, 0, 3600, &c->watch_idle_s);
 			} else if (strcmp(k, "reprobeSeconds") == 0) {
 				r = get_int(f, v, p, 1, 86400, &c->reprobe_s);
 			} else {
@@ -398,6 +403,13 @@ static int file_section(fctx *f, const char *sec, const cJSON *o)
 			else if (strcmp(k, "retryPeriodSeconds") == 0)
 				r = get_num(f, v, p, 0.05, 3600,
 					    &c->retry_period_s);
+			else
+				return ferr(f, p, "unknown key");
+		} else if (strcmp(sec, "clientConnection") == 0) {
+			if (strcmp(k, "qps") == 0)
+				r = get_num(f, v, p, 0, 1e6, &c->qps);
+			else if (strcmp(k, "burst") == 0)
+				r = get_num(f, v, p, 1, 1e6, &c->burst);
 			else
 				return ferr(f, p, "unknown key");
 		} else if (strcmp(sec, "server") == 0) {
@@ -468,6 +480,7 @@ int br_config_load_text(br_config *c, const char *text, size_t len,
 			   strcmp(k, "queue") == 0 ||
 			   strcmp(k, "informers") == 0 ||
 			   strcmp(k, "leaderElection") == 0 ||
+			   strcmp(k, "clientConnection") == 0 ||
 			   strcmp(k, "server") == 0) {
 			r = file_section(&f, k, v);
 		} else if (strcmp(k, "mixed") == 0) {
@@ -684,6 +697,7 @@ static void usage(FILE *f)
 	fputs("usage: topogang-bridge [options]\n"
 "Connection (first match wins):\n"
 "  --server URL [--token-file F] [--ca-file F] [--insecure]\n"
+"    (a token over http:// is refused without --insecure)\n"
 "  --kubeconfig FILE [--context NAME]\n"
 "  in-cluster service account (KUBERNETES_SERVICE_HOST/PORT), $KUBECONFIG\n"
 "Scheduling:\n"
@@ -691,6 +705,8 @@ static void usage(FILE *f)
 "  --scheduler-name NAME  pods with this spec.schedulerName (topogang)\n"
 "  --levels K1,K2,...     topology levels, farthest first\n"
 "  --preemption evict|delete\n"
+"  --kube-api-qps Q --kube-api-burst B  the client-side rate limit (50, 100;\n"
+"                         qps 0 = none); clientConnection in the file\n"
 "Leader election:\n"
 "  --leader-elect=true|false  --lease-name N  --lease-namespace NS\n"
 "  --lease-duration S  --renew-deadline S  --retry-period S\n"
@@ -801,170 +817,143 @@ static char *default_identity(void)
 	return br_xasprintf("%.200s_%08x", host, r);
 }
 
-int br_config_from_args(br_config *c, int argc, char **argv, char *err,
-			size_t errlen)
+/* What the command line says about the connection. */
+typedef struct conn_args {
+	const char *server, *token_file, *ca_file;
+	bool insecure;
+} conn_args;
+
+static int parse_qps(const char *flag, const char *v, double lo,
+		     double *out, char *err, size_t errlen)
 {
-	const char *server = NULL, *token_file = NULL, *ca_file = NULL;
-	bool insecure = false, missing;
-	int i;
+	double d;
 
-	/* first pass: --config, so that flags override the file */
-	for (i = 1; i < argc; i++) {
-		const char *v = opt(argc, argv, &i, "--config", &missing);
+	if (!tg_f64_parse(v, lo, 1e6, &d))
+		return ERR("%s: '%.40s' is not a number (%g..1e6)", flag, v,
+			   lo);
+	*out = d;
+	return 0;
+}
 
-		if (missing)
-			return ERR("--config: needs a file");
-		if (v) {
-			set_str(&c->config_file, v);
-			if (br_config_load_file(c, v, err, errlen))
-				return -1;
-		}
+/* Connection and scheduling flags: 0, or -1 (not one of them: err "";
+ * a bad value: err filled). */
+static int flag_conn(br_config *c, int argc, char **argv, int *i,
+		     conn_args *ca, char *err, size_t errlen)
+{
+	const char *v = NULL;
+	bool bad = false;
+
+#define FLAG(name) (flag(argc, argv, i, name, &v, &bad, err, errlen))
+	if (FLAG("--config")) {
+		/* read in the first pass */
+	} else if (FLAG("--server")) {
+		ca->server = v;
+	} else if (FLAG("--token-file")) {
+		ca->token_file = v;
+	} else if (FLAG("--ca-file")) {
+		ca->ca_file = v;
+	} else if (FLAG("--kubeconfig")) {
+		set_str(&c->kubeconfig, v);
+	} else if (FLAG("--context")) {
+		set_str(&c->context, v);
+	} else if (FLAG("--scheduler-name")) {
+		if (v && !*v)
+			return ERR("--scheduler-name: empty");
+		set_str(&c->scheduler_name, v);
+	} else if (FLAG("--levels")) {
+		if (v && split_levels(c, v, err, errlen))
+			return -1;
+	} else if (FLAG("--preemption")) {
+		if (v && strcmp(v, "evict") != 0 && strcmp(v, "delete") != 0)
+			return ERR("--preemption: evict or delete, not '%.40s'",
+				   v);
+		c->preempt_delete = v && strcmp(v, "delete") == 0;
+	} else if (FLAG("--kube-api-qps")) {
+		if (v && parse_qps("--kube-api-qps", v, 0, &c->qps, err,
+				   errlen))
+			return -1;
+	} else if (FLAG("--kube-api-burst")) {
+		if (v && parse_qps("--kube-api-burst", v, 1, &c->burst, err,
+				   errlen))
+			return -1;
+	} else {
+		err[0] = '\0';
+		return -1;
 	}
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = NULL;
-		bool bad = false;
-
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			usage(stdout);
-			return 1;
-		}
-		if (strcmp(a, "--version") == 0) {
-			printf("topogang-bridge %s\n", PACKAGE_VERSION);
-			return 1;
-		}
-		if (strcmp(a, "--insecure") == 0) {
-			insecure = true;
-			continue;
-		}
-		if (strcmp(a, "--no-leader-elect") == 0) {
-			c->leader_elect = false;
-			continue;
-		}
-#define FLAG(name) (flag(argc, argv, &i, name, &v, &bad, err, errlen))
-		if (FLAG("--config")) {
-			if (!v)
-				return -1;
-		} else if (FLAG("--server")) {
-			if (!v)
-				return -1;
-			server = v;
-		} else if (FLAG("--token-file")) {
-			if (!v)
-				return -1;
-			token_file = v;
-		} else if (FLAG("--ca-file")) {
-			if (!v)
-				return -1;
-			ca_file = v;
-		} else if (FLAG("--kubeconfig")) {
-			if (!v)
-				return -1;
-			set_str(&c->kubeconfig, v);
-		} else if (FLAG("--context")) {
-			if (!v)
-				return -1;
-			set_str(&c->context, v);
-		} else if (FLAG("--scheduler-name")) {
-			if (!v)
-				return -1;
-			if (!*v)
-				return ERR("--scheduler-name: empty");
-			set_str(&c->scheduler_name, v);
-		} else if (FLAG("--levels")) {
-			if (!v || split_levels(c, v, err, errlen))
-				return -1;
-		} else if (FLAG("--preemption")) {
-			if (!v)
-				return -1;
-			if (strcmp(v, "evict") != 0 && strcmp(v, "delete") != 0)
-				return ERR("--preemption: evict or delete, "
-					   "not '%.40s'", v);
-			c->preempt_delete = strcmp(v, "delete") == 0;
-		} else if (FLAG("--leader-elect")) {
-			if (!v)
-				return -1;
-			if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
-				return ERR("--leader-elect: true or false");
-			c->leader_elect = strcmp(v, "true") == 0;
-		} else if (FLAG("--lease-name")) {
-			if (!v)
-				return -1;
-			set_str(&c->lease_name, v);
-		} else if (FLAG("--lease-namespace")) {
-			if (!v)
-				return -1;
-			set_str(&c->lease_namespace, v);
-		} else if (FLAG("--identity")) {
-			if (!v)
-				return -1;
-			set_str(&c->identity, v);
-		} else if (FLAG("--lease-duration")) {
-			if (!v || parse_secs("--lease-duration", v,
-					     &c->lease_duration_s, err, errlen))
-				return -1;
-		} else if (FLAG("--renew-deadline")) {
-			if (!v || parse_secs("--renew-deadline", v,
-					     &c->renew_deadline_s, err, errlen))
-				return -1;
-		} else if (FLAG("--retry-period")) {
-			if (!v || parse_secs("--retry-period", v,
-					     &c->retry_period_s, err, errlen))
-				return -1;
-		} else if (strcmp(argv[i], "--ui") == 0) {
-			c->ui = true;
-		} else if (FLAG("--ui")) {
-			if (!v)
-				return -1;
-			if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
-				return ERR("--ui: true or false");
-			c->ui = strcmp(v, "true") == 0;
-		} else if (FLAG("--listen")) {
-			if (!v)
-				return -1;
-			set_str(&c->listen, v);
-		} else if (FLAG("--log-level")) {
-			int l;
-
-			if (!v)
-				return -1;
-			l = br_log_parse_level(v);
-			if (l < 0)
-				return ERR("--log-level: debug, info, warn or "
-					   "error");
-			c->log_level = l;
-		} else {
-			return ERR("unknown option '%.80s' (try --help)", a);
-		}
 #undef FLAG
-	}
-	if (c->renew_deadline_s >= c->lease_duration_s)
-		return ERR("the renew deadline (%gs) must be shorter than the "
-			   "lease duration (%gs)", c->renew_deadline_s,
-			   c->lease_duration_s);
-	if (c->retry_period_s >= c->renew_deadline_s)
-		return ERR("the retry period (%gs) must be shorter than the "
-			   "renew deadline (%gs)", c->retry_period_s,
-			   c->renew_deadline_s);
-	if (c->ui && !*c->listen)
-		return ERR("--ui (server.ui) needs the HTTP endpoint: "
-			   "--listen HOST:PORT is \"\"");
-	if (!c->identity)
-		c->identity = default_identity();
+	return v ? 0 : -1;	/* no value: err says so */
+}
 
-	/* the API server */
-	if (server) {
+/* Leader election, endpoint and log flags: as flag_conn(). */
+static int flag_other(br_config *c, int argc, char **argv, int *i,
+		      char *err, size_t errlen)
+{
+	const char *v = NULL;
+	bool bad = false;
+
+#define FLAG(name) (flag(argc, argv, i, name, &v, &bad, err, errlen))
+	if (FLAG("--leader-elect")) {
+		if (v && strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
+			return ERR("--leader-elect: true or false");
+		c->leader_elect = v && strcmp(v, "true") == 0;
+	} else if (FLAG("--lease-name")) {
+		set_str(&c->lease_name, v);
+	} else if (FLAG("--lease-namespace")) {
+		set_str(&c->lease_namespace, v);
+	} else if (FLAG("--identity")) {
+		set_str(&c->identity, v);
+	} else if (FLAG("--lease-duration")) {
+		if (v && parse_secs("--lease-duration", v,
+				    &c->lease_duration_s, err, errlen))
+			return -1;
+	} else if (FLAG("--renew-deadline")) {
+		if (v && parse_secs("--renew-deadline", v,
+				    &c->renew_deadline_s, err, errlen))
+			return -1;
+	} else if (FLAG("--retry-period")) {
+		if (v && parse_secs("--retry-period", v, &c->retry_period_s,
+				    err, errlen))
+			return -1;
+	} else if (strcmp(argv[*i], "--ui") == 0) {
+		c->ui = true;
+		return 0;
+	} else if (FLAG("--ui")) {
+		if (v && strcmp(v, "true") != 0 && strcmp(v, "false") != 0)
+			return ERR("--ui: true or false");
+		c->ui = v && strcmp(v, "true") == 0;
+	} else if (FLAG("--listen")) {
+		set_str(&c->listen, v);
+	} else if (FLAG("--log-level")) {
+		int l = v ? br_log_parse_level(v) : 0;
+
+		if (l < 0)
+			return ERR("--log-level: debug, info, warn or error");
+		c->log_level = l;
+	} else {
+		err[0] = '\0';
+		return -1;
+	}
+#undef FLAG
+	return v ? 0 : -1;
+}
+
+/* The API server: --server, --kubeconfig, in-cluster, $KUBECONFIG. */
+static int find_server(br_config *c, const conn_args *ca, char *err,
+		       size_t errlen)
+{
+	if (ca->server) {
 		clear_conn(c);
-		if (strncmp(server, "http://", 7) != 0 &&
-		    strncmp(server, "https://", 8) != 0)
+		if (strncmp(ca->server, "http://", 7) != 0 &&
+		    strncmp(ca->server, "https://", 8) != 0)
 			return ERR("--server: '%.80s' is not an http:// or "
-				   "https:// URL", server);
-		set_str(&c->server, server);
-		set_str(&c->token_file, token_file);
-		set_str(&c->ca_file, ca_file);
-		c->insecure = insecure;
+				   "https:// URL", ca->server);
+		set_str(&c->server, ca->server);
+		set_str(&c->token_file, ca->token_file);
+		set_str(&c->ca_file, ca->ca_file);
+		c->insecure = ca->insecure;
 		free(c->conn_source);
 		c->conn_source = br_xstrdup("--server");
-	} else if (token_file || ca_file || insecure) {
+	} else if (ca->token_file || ca->ca_file || ca->insecure) {
 		return ERR("--token-file, --ca-file and --insecure go with "
 			   "--server");
 	} else if (c->kubeconfig) {
@@ -988,6 +977,81 @@ int br_config_from_args(br_config *c, int argc, char **argv, char *err,
 	}
 	while (c->server[0] && c->server[strlen(c->server) - 1] == '/')
 		c->server[strlen(c->server) - 1] = '\0';
+	/* a bearer token (or a client key) in clear text: only when told */
+	if (strncmp(c->server, "http://", 7) == 0 && !c->insecure &&
+	    (c->token || c->token_file || c->cert_file || c->cert_data))
+		return ERR("%s: the credentials (%s) would go in clear text "
+			   "over http://; use https://, or allow it with "
+			   "--insecure (kubeconfig: insecure-skip-tls-verify: "
+			   "true)", c->server,
+			   c->token || c->token_file ? "a bearer token" :
+			   "a client certificate");
+	return 0;
+}
+
+int br_config_from_args(br_config *c, int argc, char **argv, char *err,
+			size_t errlen)
+{
+	conn_args ca = { NULL, NULL, NULL, false };
+	bool missing;
+	int i;
+
+	/* first pass: --config, so that flags override the file */
+	for (i = 1; i < argc; i++) {
+		const char *v = opt(argc, argv, &i, "--config", &missing);
+
+		if (missing)
+			return ERR("--config: needs a file");
+		if (v) {
+			set_str(&c->config_file, v);
+			if (br_config_load_file(c, v, err, errlen))
+				return -1;
+		}
+	}
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout);
+			return 1;
+		}
+		if (strcmp(a, "--version") == 0) {
+			printf("topogang-bridge %s\n", PACKAGE_VERSION);
+			return 1;
+		}
+		if (strcmp(a, "--insecure") == 0) {
+			ca.insecure = true;
+			continue;
+		}
+		if (strcmp(a, "--no-leader-elect") == 0) {
+			c->leader_elect = false;
+			continue;
+		}
+		if (flag_conn(c, argc, argv, &i, &ca, err, errlen) == 0)
+			continue;
+		if (err[0])
+			return -1;
+		if (flag_other(c, argc, argv, &i, err, errlen) == 0)
+			continue;
+		if (err[0])
+			return -1;
+		return ERR("unknown option '%.80s' (try --help)", a);
+	}
+	if (c->renew_deadline_s >= c->lease_duration_s)
+		return ERR("the renew deadline (%gs) must be shorter than the "
+			   "lease duration (%gs)", c->renew_deadline_s,
+			   c->lease_duration_s);
+	if (c->retry_period_s >= c->renew_deadline_s)
+		return ERR("the retry period (%gs) must be shorter than the "
+			   "renew deadline (%gs)", c->retry_period_s,
+			   c->renew_deadline_s);
+	if (c->ui && !*c->listen)
+		return ERR("--ui (server.ui) needs the HTTP endpoint: "
+			   "--listen HOST:PORT is \"\"");
+	if (!c->identity)
+		c->identity = default_identity();
+	if (find_server(c, &ca, err, errlen))
+		return -1;
 	if (!c->lease_namespace)
 		c->lease_namespace = br_xstrdup("kube-system");
 	return 0;

@@ -23,6 +23,13 @@
 #define BR_MAX_LEVELS		16
 #define BR_MAX_BANDWIDTHS	16
 #define BR_SA_DIR	"/var/run/secrets/kubernetes.io/serviceaccount"
+/* Defaults: the API client's rate limit (kube-scheduler's clientConnection
+ * qps and burst), and how long a watch may deliver nothing (a real API
+ * server sends a bookmark about once a minute) before it is taken as a
+ * half-open connection and started again. */
+#define BR_QPS			50
+#define BR_BURST		100
+#define BR_WATCH_IDLE_S		90
 
 typedef struct br_layer_bw {
 	char *layer;		/* layer name or node label key */
@@ -54,7 +61,7 @@ typedef struct br_config {
 	unsigned nbw;
 	double node_bw;			/* 0 = the core's default */
 	bool preempt_delete;		/* DELETE victims, not Eviction */
-	int64_t eviction_grace_s;	/* -1 = the pod's own */
+	int64_t eviction_grace_s;	/* -1 (default) = the pod's own */
 	int64_t nomination_timeout_s;
 	int64_t repair_grace_s;
 	int64_t backoff_initial_ms, backoff_max_ms;
@@ -62,8 +69,13 @@ typedef struct br_config {
 
 	/* informers */
 	unsigned page_size;
-	int64_t watch_timeout_s;
+	int64_t watch_timeout_s;	/* jittered: x 1..2 (client-go) */
+	int64_t watch_idle_s;		/* nothing for so long: cut, 0 = never */
 	int64_t reprobe_s;
+
+	/* the API client (kube-scheduler's clientConnection) */
+	double qps;			/* requests a second, 0 = no limit */
+	double burst;
 
 	/* leader election */
 	bool leader_elect;

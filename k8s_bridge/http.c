@@ -16,11 +16,20 @@
 #define HTTP_DEFAULT_TIMEOUT_MS	30000
 #define HTTP_CONNECT_TIMEOUT_MS	10000
 
+/* A token bucket (client-go's flowcontrol.NewTokenBucketRateLimiter). */
+typedef struct bucket {
+	double tokens;
+	int64_t last_ms;
+} bucket;
+
 struct br_http {
 	const br_config *cfg;
 	CURLM *multi;
-	br_req *head;		/* in flight */
+	br_req *head;		/* in flight or queued */
 	unsigned ninflight;
+	br_req *qhead, *qtail;	/* waiting: rate limit, Retry-After */
+	unsigned nqueued;
+	bucket rl[BR_RL_N];
 	char *token;		/* current bearer token, NULL = none */
 	int64_t token_read_ms;
 	char *ua;
@@ -69,6 +78,7 @@ static void token_load(br_http *h, bool force)
 br_http *br_http_create(const br_config *cfg, char *err, size_t errlen)
 {
 	br_http *h;
+	unsigned i;
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(err, errlen, "curl_global_init failed");
@@ -105,6 +115,10 @@ br_http *br_http_create(const br_config *cfg, char *err, size_t errlen)
 		h->token = br_xstrdup(cfg->token);
 	}
 	h->ua = br_xasprintf("topogang-bridge/%s", PACKAGE_VERSION);
+	for (i = 0; i < BR_RL_N; i++) {
+		h->rl[i].tokens = cfg->burst;
+		h->rl[i].last_ms = br_now_ms();
+	}
 	return h;
 
 fail_token:
@@ -274,6 +288,12 @@ static int setup_easy(br_http *h, br_req *r)
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
 			 r->timeout_ms ? r->timeout_ms :
 			 (long)HTTP_DEFAULT_TIMEOUT_MS);
+	if (r->low_speed_s > 0) {
+		/* a watch that delivers nothing (a real server sends a
+		 * bookmark about once a minute) is half-open: cut it */
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, r->low_speed_s);
+	}
 	curl_easy_setopt(e, CURLOPT_USERAGENT, h->ua);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
@@ -364,6 +384,8 @@ static int start(br_http *h, br_req *r)
 	r->error[0] = '\0';
 	r->streaming = false;
 	r->aborted = false;
+	r->timed_out = false;
+	r->retry_after_s = -1;
 	tg_buf_reset(&r->resp);
 	if (setup_easy(h, r))
 		return -1;
@@ -372,7 +394,6 @@ static int start(br_http *h, br_req *r)
 			 "curl_multi_add_handle failed");
 		return -1;
 	}
-	link_req(h, r);
 	return 0;
 }
 
@@ -388,20 +409,154 @@ static void finish(br_http *h, br_req *r)
 	}
 }
 
+/* ---- the rate limit and the wait queue --------------------------------- */
+
+static bool limited(const br_http *h, const br_req *r)
+{
+	return h->cfg->qps > 0 && !h->cfg->slurm_user &&
+	       r->limiter >= 0 && r->limiter < BR_RL_N;
+}
+
+/* Takes a token of \p r's bucket; false when there is none yet. */
+static bool take_token(br_http *h, const br_req *r, int64_t now)
+{
+	bucket *b;
+
+	if (!limited(h, r))
+		return true;
+	b = &h->rl[r->limiter];
+	b->tokens += (double)(now - b->last_ms) * h->cfg->qps / 1000.0;
+	if (b->tokens > h->cfg->burst)
+		b->tokens = h->cfg->burst;
+	b->last_ms = now;
+	if (b->tokens < 1.0)
+		return false;
+	b->tokens -= 1.0;
+	return true;
+}
+
+/* When \p r's bucket has a token again (ms from now). */
+static int64_t token_wait_ms(const br_http *h, const br_req *r)
+{
+	const bucket *b = &h->rl[r->limiter];
+	double need = 1.0 - b->tokens;
+
+	return need <= 0 ? 0 : (int64_t)(need * 1000.0 / h->cfg->qps) + 1;
+}
+
+static void enqueue(br_http *h, br_req *r, int64_t due_ms)
+{
+	r->queued = true;
+	r->due_ms = due_ms;
+	r->qnext = NULL;
+	if (h->qtail)
+		h->qtail->qnext = r;
+	else
+		h->qhead = r;
+	h->qtail = r;
+	h->nqueued++;
+}
+
+static void dequeue(br_http *h, br_req *r)
+{
+	br_req **pp = &h->qhead, *prev = NULL;
+
+	while (*pp && *pp != r) {
+		prev = *pp;
+		pp = &(*pp)->qnext;
+	}
+	if (!*pp)
+		return;
+	*pp = r->qnext;
+	if (h->qtail == r)
+		h->qtail = prev;
+	r->qnext = NULL;
+	r->queued = false;
+	h->nqueued--;
+}
+
+static void unlink_done(br_http *h, br_req *r);
+
+/* Starts what may start: due, and a token in its bucket (FIFO per
+ * bucket: a request never overtakes an older one of its bucket). */
+static void pump_queue(br_http *h)
+{
+	bool blocked[BR_RL_N + 1] = { false };
+	int64_t now = br_now_ms();
+	br_req *r = h->qhead, *next;
+
+	for (; r; r = next) {
+		int lim = limited(h, r) ? r->limiter : BR_RL_N;
+
+		next = r->qnext;
+		if (now < r->due_ms || (lim < BR_RL_N && blocked[lim]))
+			continue;
+		if (!take_token(h, r, now)) {
+			blocked[lim] = true;
+			continue;
+		}
+		dequeue(h, r);
+		if (start(h, r)) {
+			unlink_done(h, r);
+			finish(h, r);
+		}
+	}
+}
+
+/* How long the loop may sleep before the queue needs it (ms). */
+static long queue_wait_ms(const br_http *h, long wait_ms)
+{
+	int64_t now = br_now_ms();
+	const br_req *r;
+
+	for (r = h->qhead; r; r = r->qnext) {
+		int64_t w = r->due_ms - now;
+
+		if (w <= 0 && limited(h, r))
+			w = token_wait_ms(h, r);
+		if (w < 0)
+			w = 0;
+		if (w < wait_ms)
+			wait_ms = (long)w;
+	}
+	return wait_ms;
+}
+
+unsigned br_http_queued(const br_http *h)
+{
+	return h->nqueued;
+}
+
+/* ---- submit, cancel, complete ------------------------------------------ */
+
+static void unlink_done(br_http *h, br_req *r)
+{
+	unlink_req(h, r);
+	if (!r->error[0])
+		snprintf(r->error, sizeof(r->error),
+			 "cannot start the request");
+}
+
 int br_http_submit(br_http *h, br_req *r, br_req_done_fn done,
 		   br_req_data_fn data, void *ud)
 {
+	int64_t now = br_now_ms();
+
 	r->h = h;
 	r->done_fn = done;
 	r->data_fn = data;
 	r->ud = ud;
 	r->done = r->cancelled = false;
 	r->auth_retries = 0;
-	r->started_ms = br_now_ms();
+	r->ra_tries = 0;
+	r->started_ms = now;
+	link_req(h, r);
+	if ((h->qhead && limited(h, r)) || !take_token(h, r, now)) {
+		enqueue(h, r, 0);	/* over the rate limit: waits */
+		return 0;
+	}
 	if (start(h, r)) {
-		if (!r->error[0])
-			snprintf(r->error, sizeof(r->error),
-				 "cannot start the request");
+		unlink_done(h, r);
 		finish(h, r);
 		return -1;
 	}
@@ -412,7 +567,10 @@ void br_http_cancel(br_http *h, br_req *r)
 {
 	if (r->done)
 		return;
-	curl_multi_remove_handle(h->multi, r->easy);
+	if (r->queued)
+		dequeue(h, r);
+	else if (r->easy)
+		curl_multi_remove_handle(h->multi, r->easy);
 	unlink_req(h, r);
 	r->cancelled = true;
 	r->status = 0;
@@ -425,17 +583,42 @@ unsigned br_http_inflight(const br_http *h)
 	return h->ninflight;
 }
 
+/* A 429 or 5xx with Retry-After: sent again after it (client-go). */
+static bool retry_after(br_http *h, br_req *r)
+{
+	int64_t s = r->retry_after_s;
+	char why[32];
+
+	if (r->no_retry_after || r->streaming || s < 0 ||
+	    (r->status != 429 && r->status < 500) ||
+	    r->ra_tries >= BR_HTTP_RETRY_AFTER_TRIES)
+		return false;
+	r->ra_tries++;
+	if (s > BR_HTTP_RETRY_AFTER_MAX_S)
+		s = BR_HTTP_RETRY_AFTER_MAX_S;
+	snprintf(why, sizeof(why), "%lld", (long long)s);
+	br_log(BR_LOG_DEBUG, "Retry-After: the request waits", "path",
+	       r->path, "retry_after_s", why, NULL);
+	if (h->observer)
+		h->observer(r, h->observer_ud);	/* this answer counts */
+	enqueue(h, r, br_now_ms() + s * 1000);
+	return true;
+}
+
 static void complete(br_http *h, br_req *r, CURLcode rc)
 {
 	long code = 0;
 
 	curl_multi_remove_handle(h->multi, r->easy);
-	unlink_req(h, r);
+	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
 	if (rc == CURLE_OK) {
-		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
 		r->status = code;
 	} else {
 		r->status = 0;
+		/* a stream that began (2xx) and was cut */
+		if (r->data_fn && code >= 200 && code < 300)
+			r->streaming = true;
+		r->timed_out = rc == CURLE_OPERATION_TIMEDOUT;
 		if (!r->error[0])
 			snprintf(r->error, sizeof(r->error), "%s",
 				 curl_easy_strerror(rc));
@@ -453,6 +636,9 @@ static void complete(br_http *h, br_req *r, CURLcode rc)
 		if (start(h, r) == 0)
 			return;
 	}
+	if (retry_after(h, r))
+		return;
+	unlink_req(h, r);
 	finish(h, r);
 }
 
@@ -462,6 +648,8 @@ void br_http_poll(br_http *h, long wait_ms, struct curl_waitfd *extra,
 	int running, nfds, left;
 	CURLMsg *m;
 
+	if (h->qhead)
+		wait_ms = queue_wait_ms(h, wait_ms);
 	curl_multi_poll(h->multi, extra, nextra, (int)wait_ms, &nfds);
 	curl_multi_perform(h->multi, &running);
 	while ((m = curl_multi_info_read(h->multi, &left)) != NULL) {
@@ -474,6 +662,8 @@ void br_http_poll(br_http *h, long wait_ms, struct curl_waitfd *extra,
 		if (r)
 			complete(h, r, m->data.result);
 	}
+	if (h->qhead)
+		pump_queue(h);
 }
 
 void br_http_set_loop(br_http *h, void (*turn)(void *ud), void *ud)
@@ -548,4 +738,25 @@ const char *br_req_reason(const br_req *r, char *buf, size_t n)
 		 msg ? msg : "");
 	cJSON_Delete(j);
 	return buf;
+}
+
+bool br_status_too_large_rv(const cJSON *st)
+{
+	const cJSON *code = br_jget(st, "code"), *c;
+	const char *reason = br_jstr(st, "reason");
+	const char *msg = br_jstr(st, "message");
+	bool timeout = cJSON_IsNumber(code) && code->valueint == 504 &&
+		       reason && strcmp(reason, "Timeout") == 0;
+
+	cJSON_ArrayForEach(c, br_jget(br_jget(st, "details"), "causes")) {
+		const char *t = br_jstr(c, "reason");
+		const char *m = br_jstr(c, "message");
+
+		if (t && strcmp(t, "ResourceVersionTooLarge") == 0)
+			return true;
+		if (timeout && m && strcmp(m, "Too large resource version") ==
+		    0)
+			return true;
+	}
+	return timeout && msg && strstr(msg, "Too large resource version");
 }

@@ -15,7 +15,24 @@
  *
  * Streams (watches): with a data callback, the bytes of a 2xx body go to
  * it as they arrive instead of into r->resp; an error body is still
- * collected in r->resp.
+ * collected in r->resp.  A stream with low_speed_s set is cut when it
+ * delivers nothing (no event, no bookmark) for that long (curl's
+ * low-speed limit: a half-open connection is noticed), done with status
+ * 0, timed_out and streaming set.
+ *
+ * As client-go's rest client:
+ *  - Retry-After: a 429 or 5xx answer carrying a Retry-After header (in
+ *    seconds) is sent again after that delay (at most
+ *    BR_HTTP_RETRY_AFTER_MAX_S), up to BR_HTTP_RETRY_AFTER_TRIES times;
+ *    only then is it done.  Requests with no_retry_after set (the Lease,
+ *    evictions: their callers have their own timing) are done at once.
+ *  - a client-side rate limit: a token bucket of cfg->qps requests a
+ *    second with bursts of cfg->burst (client-go's flowcontrol; the
+ *    defaults are kube-scheduler's 50 and 100); a request over the
+ *    limit waits in a FIFO queue, not in flight on the wire.  Events
+ *    have a bucket of their own (kube-scheduler's event client is a
+ *    separate client), the Lease none (kube-scheduler's leader-election
+ *    client is separate too): r->limiter.  qps 0 = no limit.
  */
 #ifndef BR_HTTP_H
 #define BR_HTTP_H
@@ -32,6 +49,12 @@
 #define BR_HTTP_MAX_CONNS	64
 #define BR_HTTP_TOKEN_MAX	16384
 #define BR_HTTP_TOKEN_TTL_MS	60000
+/* Retry-After: tries (client-go's maxRetries) and the longest wait. */
+#define BR_HTTP_RETRY_AFTER_TRIES	10
+#define BR_HTTP_RETRY_AFTER_MAX_S	60
+
+/* Which client-side rate limit a request counts against. */
+enum { BR_RL_MAIN = 0, BR_RL_EVENTS, BR_RL_NONE, BR_RL_N = BR_RL_NONE };
 
 typedef struct br_http br_http;
 typedef struct br_req br_req;
@@ -48,12 +71,18 @@ struct br_req {
 	size_t body_len;
 	char *ctype;
 	long timeout_ms;	/* whole transfer; 0 = BR_HTTP default */
+	long low_speed_s;	/* streams: cut after this long without a
+				 * byte; 0 = never */
+	int limiter;		/* BR_RL_*; default BR_RL_MAIN */
+	bool no_retry_after;	/* done at once on 429/5xx */
 	/* results, valid once done */
 	long status;		/* HTTP status; 0 = no response */
 	char error[CURL_ERROR_SIZE + 64];	/* transport error */
 	tg_buf resp;		/* the body (error bodies of streams too) */
 	int64_t retry_after_s;	/* Retry-After header, -1 = none */
 	bool done, cancelled, aborted;
+	bool timed_out;		/* the time or low-speed limit cut it */
+	unsigned ra_tries;	/* sent again after a Retry-After */
 	int64_t started_ms, elapsed_ms;
 	/* private */
 	br_http *h;
@@ -64,7 +93,10 @@ struct br_req {
 	void *ud;
 	unsigned auth_retries;
 	bool streaming;
+	bool queued;		/* waiting (rate limit, Retry-After) */
+	int64_t due_ms;		/* not before (Retry-After) */
 	br_req *prev, *next;
+	br_req *qnext;		/* the wait queue */
 };
 
 /*
@@ -117,5 +149,15 @@ void br_http_set_observer(br_http *h, void (*fn)(const br_req *r, void *ud),
 const char *br_req_reason(const br_req *r, char *buf, size_t n);
 /* The Status body's "reason" ("Expired", "Gone"), or "". */
 const char *br_req_status_reason(const br_req *r, char *buf, size_t n);
+/*
+ * Whether the body is a Status with a cause of type \p cause_type in
+ * details.causes (e.g. "ResourceVersionTooLarge"), or, for older
+ * servers, a 504 Timeout whose cause or message says "Too large
+ * resource version" (client-go's isTooLargeResourceVersionError).
+ */
+bool br_status_too_large_rv(const cJSON *status);
+
+/* Requests waiting for the rate limit or a Retry-After (/metrics). */
+unsigned br_http_queued(const br_http *h);
 
 #endif /* BR_HTTP_H */

@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #define INF_BACKOFF_MAX_MS	30000
 #define INF_SHORT_WATCH_MS	1000
+#define INF_RELIST_MIN_MS	1000	/* a re-list after a watch error */
 
 enum { ACT_NONE = 0, ACT_LIST, ACT_WATCH };
 
@@ -30,6 +32,9 @@ struct br_informer {
 	char *list_rv;
 	char *cont;
 	bool synced, installed, relisting, expired;
+	bool relist;		/* the watch failed: list again (backoff) */
+	unsigned relist_failures;	/* in a row, for that backoff */
+	uint64_t rng;		/* watch timeout jitter */
 	int action;		/* what is due at due_ms */
 	int64_t due_ms;
 	unsigned failures;
@@ -70,6 +75,8 @@ br_informer *br_informer_create(br_http *h, const br_config *cfg,
 	inf->fn = fn;
 	inf->ud = ud;
 	inf->installed = true;
+	inf->rng = (uint64_t)br_wall_us() ^ ((uint64_t)(uintptr_t)inf << 16) ^
+		   0x9e3779b97f4a7c15ull;
 	inf->action = ACT_LIST;
 	inf->due_ms = 0;
 	set_api(inf);
@@ -403,8 +410,11 @@ static int on_event(void *ud, const char *text, size_t len)
 	int ret = 0;
 
 	if (!type || !cJSON_IsObject(obj)) {
-		br_log(BR_LOG_WARN, "malformed watch event; watching again",
+		/* client-go: an event that does not decode ends the watch
+		 * with an error, and the reflector lists again */
+		br_log(BR_LOG_WARN, "malformed watch event; listing again",
 		       "resource", res_name(inf), NULL);
+		inf->relist = true;
 		cJSON_Delete(ev);
 		return 1;
 	}
@@ -420,8 +430,20 @@ static int on_event(void *ud, const char *text, size_t len)
 			       "resource", res_name(inf), "reason",
 			       br_jstr(obj, "reason"), "message", msg, NULL);
 		} else {
-			br_log(BR_LOG_WARN, "watch error event", "resource",
-			       res_name(inf), "message", msg, NULL);
+			/* any other ERROR (a 504 "Too large resource
+			 * version": this server's cache is behind the
+			 * version) ends the watch; client-go lists again
+			 * rather than watch from the same version */
+			char c[16];
+
+			snprintf(c, sizeof(c), "%d", cJSON_IsNumber(code) ?
+				 code->valueint : 0);
+			inf->relist = true;
+			br_log(BR_LOG_WARN, "watch error event; listing again",
+			       "resource", res_name(inf), "code", c,
+			       "reason", br_jstr(obj, "reason"),
+			       "too_large_rv", br_status_too_large_rv(obj) ?
+			       "true" : "false", "message", msg, NULL);
 		}
 		cJSON_Delete(ev);
 		return 1;
@@ -476,11 +498,51 @@ static int on_watch_data(br_req *r, const char *p, size_t n, void *ud)
 	if (!inf)
 		return 1;
 	rc = br_jframe_feed(&inf->frame, p, n, on_event, inf);
-	if (rc < 0)
-		br_log(BR_LOG_WARN, "bad watch stream; watching again",
+	if (rc < 0) {
+		br_log(BR_LOG_WARN, "bad watch stream; listing again",
 		       "resource", res_name(inf), "error", inf->frame.err,
 		       NULL);
+		inf->relist = true;
+	}
 	return rc;
+}
+
+/*
+ * The watch cannot go on from its version: a 504 "Too large resource
+ * version" (as a status or an ERROR event: the server's cache is behind
+ * the version, e.g. another API server of the cluster), another ERROR
+ * event, or an event that does not decode.  client-go's reflector lists
+ * again in these cases (never re-watches from the same version); the
+ * re-list backs off (INF_RELIST_MIN_MS doubling to INF_BACKOFF_MAX_MS)
+ * while the failures go on.  True when a re-list was scheduled.
+ */
+static bool relist_wanted(br_informer *inf, const br_req *r)
+{
+	int64_t d = INF_RELIST_MIN_MS;
+	unsigned i;
+	char ds[32], why[400];
+
+	if (!inf->relist && r->status != 504)
+		return false;
+	if (!inf->relist)
+		br_log(BR_LOG_WARN, "watch refused; listing again", "resource",
+		       res_name(inf), "error",
+		       br_req_reason(r, why, sizeof(why)), NULL);
+	inf->relist = false;
+	if (inf->watch_events > 0)
+		inf->relist_failures = 0;	/* it had been working */
+	for (i = 0; i < inf->relist_failures && d < INF_BACKOFF_MAX_MS; i++)
+		d *= 2;
+	d = BR_MIN(d, INF_BACKOFF_MAX_MS);
+	inf->relist_failures++;
+	inf->relisting = true;
+	inf->st.errors++;
+	set_rv(&inf->cont, NULL);
+	snprintf(ds, sizeof(ds), "%lld", (long long)d);
+	br_log(BR_LOG_INFO, "re-list scheduled", "resource", res_name(inf),
+	       "in_ms", ds, NULL);
+	schedule(inf, ACT_LIST, d);
+	return true;
 }
 
 static void on_watch_done(br_req *r, void *ud)
@@ -509,11 +571,20 @@ static void on_watch_done(br_req *r, void *ud)
 		return;
 	}
 	inf->st.watch_restarts++;
+	if (relist_wanted(inf, r))
+		return;
 	if ((r->status == 200 || (r->status == 0 && r->streaming)) &&
 	    (inf->watch_events > 0 || r->elapsed_ms >= INF_SHORT_WATCH_MS)) {
 		/* a normal end, or a dropped stream: from the last version */
 		inf->failures = 0;
-		if (r->status == 0)
+		inf->relist_failures = 0;
+		if (r->status == 0 && r->timed_out && inf->cfg->watch_idle_s &&
+		    r->elapsed_ms < r->timeout_ms)
+			br_log(BR_LOG_WARN, "watch silent too long (half-open "
+			       "connection?); watching again", "resource",
+			       res_name(inf), "error", r->error, "rv",
+			       inf->rv ? inf->rv : "", NULL);
+		else if (r->status == 0)
 			br_log(BR_LOG_INFO, "watch stream dropped; watching "
 			       "again", "resource", res_name(inf), "error",
 			       r->error, "rv", inf->rv ? inf->rv : "", NULL);
@@ -529,10 +600,25 @@ static void on_watch_done(br_req *r, void *ud)
 	schedule(inf, ACT_WATCH, d);
 }
 
+/*
+ * timeoutSeconds of a watch: watchTimeoutSeconds x [1, 2), as client-go's
+ * reflector (minWatchTimeout x (1 + rand)), so that the dozen watches of
+ * the daemon do not end (and restart) together.
+ */
+static int64_t jittered_timeout(br_informer *inf)
+{
+	int64_t t = inf->cfg->watch_timeout_s;
+
+	inf->rng ^= inf->rng << 13;	/* xorshift64 */
+	inf->rng ^= inf->rng >> 7;
+	inf->rng ^= inf->rng << 17;
+	return t + (int64_t)((inf->rng >> 11) % (uint64_t)t);
+}
+
 static void start_watch(br_informer *inf)
 {
 	char *base = base_path(inf), *sel = NULL, *rv, *path;
-	int64_t t = inf->cfg->watch_timeout_s;
+	int64_t t = jittered_timeout(inf);
 	br_req *r;
 
 	if (!inf->rv || !*inf->rv) {
@@ -551,6 +637,7 @@ static void start_watch(br_informer *inf)
 			    sel ? "&fieldSelector=" : "", sel ? sel : "");
 	r = br_req_create("GET", path);
 	r->timeout_ms = (long)(t + 60) * 1000;
+	r->low_speed_s = (long)inf->cfg->watch_idle_s;
 	free(base);
 	free(sel);
 	free(rv);

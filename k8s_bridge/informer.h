@@ -11,6 +11,15 @@
  *     status or an ERROR event) re-lists, then re-watches from the new
  *     list's version; the cache is diffed against the new list, so
  *     every change still reaches the callback exactly as an event.
+ *     As client-go's reflector, a watch that cannot go on from its
+ *     version re-lists too (1 s, doubling to 30 s while it repeats): a
+ *     504 "Too large resource version" (status or ERROR event), any
+ *     other ERROR event, an event or a stream that does not decode.
+ *     A watch asks for timeoutSeconds x [1, 2) at random, so that the
+ *     watches do not end together, and one that delivers nothing for
+ *     watchIdleSeconds (a half-open connection: a real server sends a
+ *     bookmark about once a minute) is cut (curl's low-speed limit) and
+ *     watched again from the last version.
  *  4. resourceVersions are opaque: compared only for equality.
  *  5. An optional resource (a dialect CRD) answering 404 is "not
  *     installed": the informer counts as synced with nothing in it, and

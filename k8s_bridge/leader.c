@@ -148,10 +148,22 @@ static int64_t duration_s(const br_leader *l)
 
 static void on_write_done(br_req *r, void *ud);
 
+/* A Lease request: outside the client's rate limit and done at once on a
+ * 429 (kube-scheduler's leader election has a client of its own; the
+ * retry period is the Lease's own timing). */
+static br_req *lease_req(const char *method, const char *path)
+{
+	br_req *r = br_req_create(method, path);
+
+	r->limiter = BR_RL_NONE;
+	r->no_retry_after = true;
+	return r;
+}
+
 static void lease_send(br_leader *l, const char *method, const char *path,
 		 char *body)
 {
-	br_req *r = br_req_create(method, path);
+	br_req *r = lease_req(method, path);
 
 	br_req_set_body(r, "application/json", body);
 	free(body);
@@ -276,7 +288,7 @@ void br_leader_tick(br_leader *l, int64_t now_ms)
 	if (l->req || now_ms < l->next_ms)
 		return;
 	l->next_ms = now_ms + (int64_t)(l->cfg->retry_period_s * 1000);
-	r = br_req_create("GET", l->path);
+	r = lease_req("GET", l->path);
 	r->timeout_ms = (long)BR_MIN(l->cfg->renew_deadline_s * 1000, 5000);
 	l->req = r;
 	l->sent_ms = now_ms;
@@ -302,7 +314,7 @@ void br_leader_release(br_leader *l)
 	br_rfc3339(ts, sizeof(ts), br_wall_us(), true);
 	body = lease_body(l, "", 1, l->acquire, ts, l->transitions,
 			  l->obs_rv);
-	r = br_req_create("PUT", l->path);
+	r = lease_req("PUT", l->path);
 	br_req_set_body(r, "application/json", body);
 	free(body);
 	r->timeout_ms = 2000;

@@ -213,6 +213,9 @@ static int endpoint(void *ud, const char *path, tg_buf *body,
 		gauge(body, "topogang_preempting_gangs",
 		      "Gangs waiting for their victims to go.",
 		      br_sched_waiting(a->sched));
+		gauge(body, "topogang_api_requests_queued",
+		      "API requests waiting for the client-side rate limit "
+		      "or a Retry-After.", br_http_queued(a->h));
 		per_informer(a, body, "topogang_cache_objects", "gauge",
 			     "Objects in each cache.", 0);
 		per_informer(a, body, "topogang_watch_restarts_total",
@@ -253,7 +256,10 @@ static void ticks(app *a)
 
 	for (i = 0; i < NINF; i++)
 		br_informer_tick(a->inf[i], now);
-	if (!stop_signal)
+	/* campaign only with synced caches (kube-scheduler waits for its
+	 * informers before leader election): a replica that cannot list
+	 * must not take the Lease from one that can */
+	if (!stop_signal && all_synced(a))
 		br_leader_tick(a->leader, now);
 	lead = br_leader_leading(a->leader, now);
 	if (a->was_leading && !lead)

@@ -25,7 +25,6 @@
 
 /* Bounds and timings. */
 #define SNAP_MAX		(4ull << 30)	/* bytes of one snapshot */
-#define ASSUME_TTL_MS		30000
 #define BIND_ATTEMPTS		3
 #define BIND_RETRY_MS		200
 #define VICTIM_RETRY_MS		10000
@@ -63,16 +62,25 @@ typedef struct vstate {
 	bool marked;		/* DisruptionTarget written */
 } vstate;
 
+/* A pod we bound that the watch has not shown bound yet.  It stays until
+ * the watch shows the pod bound (anywhere) or the pod goes (deleted, or
+ * another UID under the name): never on a timer, as kube-scheduler never
+ * expires a bound assumption (a slow watch or a long re-list would
+ * otherwise give its node away twice). */
 typedef struct assumed {
 	char *uid, *node, *gang, *domain;
 	unsigned rank;
-	int64_t expires_ms;
 } assumed;
 
 typedef struct strvec {
 	char **v;
 	size_t n, cap;
 } strvec;
+
+typedef struct reqvec {
+	br_req **r;
+	size_t n, cap;
+} reqvec;
 
 /* An events.k8s.io/v1 Event and its repeats (series). */
 typedef struct evseries {
@@ -152,6 +160,15 @@ static void sv_push(strvec *v, const char *s)
 		v->v = br_xrealloc(v->v, v->cap * sizeof(char *));
 	}
 	v->v[v->n++] = br_xstrdup(s);
+}
+
+static void rv_push(reqvec *v, br_req *r)
+{
+	if (v->n == v->cap) {
+		v->cap = v->cap ? v->cap * 2 : 64;
+		v->r = br_xrealloc(v->r, v->cap * sizeof(*v->r));
+	}
+	v->r[v->n++] = r;
 }
 
 static void sv_free(strvec *v)
@@ -434,6 +451,7 @@ static void on_fire_done(br_req *r, void *ud)
  * and status writes go first); over EVENTS_QUEUED the oldest goes. */
 static void event_queue(br_sched *s, br_req *r)
 {
+	r->limiter = BR_RL_EVENTS;	/* a rate limit of their own */
 	if (s->evn == EVENTS_QUEUED) {
 		/* over the bound: the oldest goes, and it is counted */
 		br_req_free(s->evq[s->evhead]);
@@ -803,6 +821,9 @@ static br_req *evict_req(br_sched *s, const char *ns, const char *name,
 	br_req_set_body(r, "application/json", body ? body : "{}");
 	free(path);
 	cJSON_free(body);
+	/* a budget's 429 is retried by the victim's own timer (and at once
+	 * when a budget changes), not held in the client */
+	r->no_retry_after = true;
 	return r;
 }
 
@@ -1358,20 +1379,52 @@ static bool retryable(const br_req *r)
 				 r->status >= 500);
 }
 
-/* A 409 "already assigned" to the node we wanted is a success. */
+/*
+ * A 409 on a binding is a success only when the pod is bound to the node
+ * we wanted already: the cache says so (same UID), or the answer's Status
+ * does: reason Conflict, details naming this pod's binding (kind
+ * pods/binding, name), and the message the API server's binding storage
+ * ends with, `pod NAME is already assigned to node "NODE"`, NODE exactly
+ * the wanted node (compared whole and quoted: gpu-1 is not gpu-10).  Any
+ * other conflict (a UID precondition, a pod being deleted, bound
+ * elsewhere) is a failure.
+ */
 static bool already_there(br_sched *s, const bindjob *j)
 {
-	char key[520];
+	char key[520], *want;
 	const br_obj *o;
+	cJSON *st;
+	const cJSON *det;
+	const char *reason, *kind, *name, *msg;
+	size_t lm, lw;
+	bool yes = false;
 
 	snprintf(key, sizeof(key), "%s/%s", j->ns, j->name);
 	o = br_store_get(br_informer_store(s->env.pods), key);
 	if (o && o->node && strcmp(o->node, j->node) == 0 &&
 	    strcmp(o->uid, j->uid) == 0)
 		return true;
-	return j->r->resp.s && strstr(j->r->resp.s, "already assigned") &&
-	       strstr(j->r->resp.s, j->node) &&
-	       (!o || strcmp(o->uid, j->uid) == 0);
+	if (o && strcmp(o->uid, j->uid) != 0)
+		return false;	/* another pod under the name */
+	st = j->r->resp.len ? cJSON_ParseWithLength(j->r->resp.s,
+						    j->r->resp.len) : NULL;
+	reason = br_jstr(st, "reason");
+	det = br_jget(st, "details");
+	kind = br_jstr(det, "kind");
+	name = br_jstr(det, "name");
+	msg = br_jstr(st, "message");
+	if (reason && strcmp(reason, "Conflict") == 0 && kind &&
+	    strcmp(kind, "pods/binding") == 0 && name &&
+	    strcmp(name, j->name) == 0 && msg) {
+		want = br_xasprintf("pod %s is already assigned to node "
+				    "\"%s\"", j->name, j->node);
+		lm = strlen(msg);
+		lw = strlen(want);
+		yes = lm >= lw && strcmp(msg + lm - lw, want) == 0;
+		free(want);
+	}
+	cJSON_Delete(st);
+	return yes;
 }
 
 /*
@@ -1406,13 +1459,12 @@ static bool victims_terminating(cyc *c, plan *p)
 	return false;
 }
 
-static void do_binds(cyc *c)
+/* The bindings of the placed gangs (not those whose victims still go). */
+static bindjob *bind_jobs(cyc *c, size_t *njobs)
 {
 	br_sched *s = c->s;
 	bindjob *jobs = NULL;
-	br_req **reqs = NULL;
-	size_t nj = 0, cap = 0, i, k;
-	unsigned attempt;
+	size_t nj = 0, cap = 0, i;
 
 	for (i = 0; i < c->npl; i++) {
 		plan *p = &c->pl[i];
@@ -1444,9 +1496,17 @@ static void do_binds(cyc *c)
 			j->node = tg_topology_node_name(c->t, pl->node);
 		}
 	}
-	if (!nj)
-		return;
-	reqs = br_xcalloc(nj, sizeof(*reqs));
+	*njobs = nj;
+	return jobs;
+}
+
+/* Sends the bindings, retrying the transient failures (BIND_ATTEMPTS). */
+static void send_binds(br_sched *s, bindjob *jobs, size_t nj)
+{
+	br_req **reqs = br_xcalloc(nj, sizeof(*reqs));
+	unsigned attempt;
+	size_t i, k;
+
 	for (attempt = 0; attempt < BIND_ATTEMPTS; attempt++) {
 		size_t n = 0;
 
@@ -1485,103 +1545,281 @@ static void do_binds(cyc *c)
 			break;
 		sleep_ms(s, BIND_RETRY_MS << attempt);
 	}
-	/* results per gang */
+	free(reqs);
+}
+
+/* One member bound: assumed until the watch shows it, event Scheduled. */
+static void bound_one(br_sched *s, plan *p, const bindjob *j)
+{
+	assumed *a = br_xcalloc(1, sizeof(*a));
+	char key[520], note[600];
+
+	snprintf(key, sizeof(key), "%s/%s", j->ns, j->name);
+	a->uid = br_xstrdup(j->uid);
+	a->node = br_xstrdup(j->node);
+	a->gang = br_xstrdup(tg_decision_gang(p->d));
+	a->domain = br_xstrdup(p->domain);
+	a->rank = j->pl->rank;
+	br_map_put(&s->assumed, key, a);
+	s->env.m->pods_bound++;
+	snprintf(note, sizeof(note), "Successfully assigned %s to %s", key,
+		 j->node);
+	send_event(s, "Normal", "Scheduled", "Binding", note, "Pod", j->ns,
+		   j->name, j->uid);
+}
+
+/* The results of one gang's bindings. */
+static void bind_result(cyc *c, plan *p, const bindjob *jobs, size_t nj)
+{
+	br_sched *s = c->s;
+	unsigned ok = 0, bad = 0;
+	int64_t now = br_now_ms();
+	char nok[16], nbad[16], lat[32];
+	size_t k;
+
+	for (k = 0; k < nj; k++) {
+		const bindjob *j = &jobs[k];
+		char why[400];
+
+		if (j->p != p)
+			continue;
+		if (j->ok) {
+			ok++;
+			bound_one(s, p, j);
+			continue;
+		}
+		bad++;
+		s->env.m->bind_failures++;
+		br_log(BR_LOG_WARN, "binding failed", "pod", j->pl->pod,
+		       "node", j->node, "gang", tg_decision_gang(p->d),
+		       "error", j->r ? br_req_reason(j->r, why, sizeof(why)) :
+		       "not sent (not leading)", NULL);
+	}
+	snprintf(nok, sizeof(nok), "%u", ok);
+	snprintf(nbad, sizeof(nbad), "%u", bad);
+	if (!bad) {
+		s->env.m->gangs_scheduled++;
+		if (p->partial)
+			s->env.m->gangs_repaired++;
+		br_hist_observe(&s->env.m->bind, (now - c->now) / 1000.0);
+		br_log(BR_LOG_INFO, "gang bound", "gang",
+		       tg_decision_gang(p->d), "domain", p->domain, "pods", nok,
+		       "bind_ms", ms_str(lat, sizeof(lat),
+					 (double)(now - c->now)), NULL);
+		memset(p->gs, 0, sizeof(*p->gs));
+		p->gs->seen = s->cycle_no;
+		return;
+	}
+	br_log(BR_LOG_WARN, ok ? "gang half-bound; its pending members will "
+	       "be pinned to its domain" : "gang not bound; re-queued",
+	       "gang", tg_decision_gang(p->d), "domain", p->domain, "bound",
+	       nok, "failed", nbad, NULL);
+	if (ok && !p->gs->partial_ms)
+		p->gs->partial_ms = now;
+	failed(s, p->gs, now, false);
+	s->dirty = true;
+}
+
+static void do_binds(cyc *c)
+{
+	size_t nj, i;
+	bindjob *jobs = bind_jobs(c, &nj);
+
+	if (!nj)
+		return;
+	send_binds(c->s, jobs, nj);
 	for (i = 0; i < c->npl; i++) {
 		plan *p = &c->pl[i];
-		unsigned ok = 0, bad = 0;
-		int64_t now = br_now_ms();
-		char nok[16], nbad[16], lat[32];
 
-		if (tg_decision_status(p->d) != TG_STATUS_PLACED || p->held)
-			continue;
-		for (k = 0; k < nj; k++) {
-			bindjob *j = &jobs[k];
-			char key[520], why[400];
-
-			if (j->p != p)
-				continue;
-			snprintf(key, sizeof(key), "%s/%s", j->ns, j->name);
-			if (j->ok) {
-				assumed *a = br_xcalloc(1, sizeof(*a));
-				char note[600];
-
-				ok++;
-				a->uid = br_xstrdup(j->uid);
-				a->node = br_xstrdup(j->node);
-				a->gang = br_xstrdup(tg_decision_gang(p->d));
-				a->domain = br_xstrdup(p->domain);
-				a->rank = j->pl->rank;
-				a->expires_ms = now + ASSUME_TTL_MS;
-				br_map_put(&s->assumed, key, a);
-				s->env.m->pods_bound++;
-				snprintf(note, sizeof(note),
-					 "Successfully assigned %s to %s",
-					 key, j->node);
-				send_event(s, "Normal", "Scheduled", "Binding",
-					   note, "Pod", j->ns, j->name, j->uid);
-				continue;
-			}
-			bad++;
-			s->env.m->bind_failures++;
-			br_log(BR_LOG_WARN, "binding failed", "pod", key,
-			       "node", j->node, "gang",
-			       tg_decision_gang(p->d), "error",
-			       j->r ? br_req_reason(j->r, why, sizeof(why)) :
-				      "not sent (not leading)", NULL);
-		}
-		snprintf(nok, sizeof(nok), "%u", ok);
-		snprintf(nbad, sizeof(nbad), "%u", bad);
-		if (!bad) {
-			s->env.m->gangs_scheduled++;
-			if (p->partial)
-				s->env.m->gangs_repaired++;
-			br_hist_observe(&s->env.m->bind,
-					(now - c->now) / 1000.0);
-			br_log(BR_LOG_INFO, "gang bound", "gang",
-			       tg_decision_gang(p->d), "domain", p->domain,
-			       "pods", nok,
-			       "bind_ms", ms_str(lat, sizeof(lat),
-						 (double)(now - c->now)),
-			       NULL);
-			memset(p->gs, 0, sizeof(*p->gs));
-			p->gs->seen = s->cycle_no;
-			continue;
-		}
-		br_log(BR_LOG_WARN, ok ? "gang half-bound; its pending members "
-		       "will be pinned to its domain" :
-		       "gang not bound; re-queued", "gang",
-		       tg_decision_gang(p->d), "domain",
-		       p->domain, "bound", nok, "failed", nbad,
-		       NULL);
-		if (ok && !p->gs->partial_ms)
-			p->gs->partial_ms = now;
-		failed(s, p->gs, now, false);
-		s->dirty = true;
+		if (tg_decision_status(p->d) == TG_STATUS_PLACED && !p->held)
+			bind_result(c, p, jobs, nj);
 	}
 	for (i = 0; i < nj; i++) {
 		br_req_free(jobs[i].r);
 		free(jobs[i].uid);
 	}
 	free(jobs);
-	free(reqs);
 }
 
 /* ---- writes: preemption ------------------------------------------------ */
 
-static void do_preempt(cyc *c)
+/* The victims' writes of a cycle: DisruptionTarget marks, evictions. */
+typedef struct vwrites {
+	reqvec marks, evs;
+	strvec mkeys, ekeys;
+	const char **egang;
+	size_t capg;
+} vwrites;
+
+/* A nomination cleared (NULL message: only the nomination goes). */
+static void clear_nomination(reqvec *noms, const char *pod)
+{
+	char ns[254], name[254];
+
+	split_key(pod, ns, sizeof(ns), name, sizeof(name));
+	rv_push(noms, br_sched_status_req(ns, name, "Unschedulable", NULL,
+					  ""));
+}
+
+/* A gang whose victims did not go within the nomination timeout gives
+ * its reservation up and backs off.  True when that happened. */
+static bool preempt_timed_out(cyc *c, plan *p, reqvec *noms)
+{
+	br_sched *s = c->s;
+	unsigned m;
+
+	if (c->now - p->gs->waiting_ms <= s->env.cfg->nomination_timeout_s *
+	    1000)
+		return false;
+	br_log(BR_LOG_WARN, "preemption timed out; the gang backs off",
+	       "gang", tg_decision_gang(p->d), NULL);
+	p->gs->waiting_ms = 0;
+	p->gs->attempts = 0;
+	failed(s, p->gs, c->now, true);
+	p->gs->next_ms = c->now + s->env.cfg->unschedulable_flush_s * 1000;
+	for (m = 0; m < tg_decision_nplacements(p->d); m++)
+		clear_nomination(noms, tg_decision_placement(p->d, m)->pod);
+	return true;
+}
+
+/* The victims of \p p: marks and evictions due now; lower nominations
+ * given way are cleared. */
+static void plan_victims(cyc *c, plan *p, int64_t now, vwrites *w,
+			 reqvec *noms)
 {
 	br_sched *s = c->s;
 	const br_store *pods = br_informer_store(s->env.pods);
-	br_req **marks = NULL, **evs = NULL, **noms = NULL;
-	char **mkeys = NULL, **ekeys = NULL;
-	const char **egang = NULL;
-	size_t nm = 0, ne = 0, nn = 0, cap = 0, capn = 0, i;
-	int64_t now = br_now_ms();
+	const char *gang = tg_decision_gang(p->d);
+	unsigned v;
 
+	for (v = 0; v < tg_decision_nvictims(p->d); v++) {
+		const tg_victim *vi = tg_decision_victim(p->d, v);
+		const br_obj *o = br_store_get(pods, vi->pod);
+		vstate *vs;
+		char ns[254], name[254];
+
+		if (vi->reservation) {
+			/* a lower nomination given way: clear it, its gang
+			 * is decided again */
+			if (o && o->nominated && !o->node)
+				clear_nomination(noms, vi->pod);
+			continue;
+		}
+		if (!o || o->deleting)
+			continue;	/* gone or going */
+		vs = br_map_get(&s->victims, vi->pod);
+		if (vs && strcmp(vs->uid, o->uid) != 0) {
+			br_map_del(&s->victims, vi->pod);
+			vs = NULL;
+		}
+		if (vs && now < vs->next_ms)
+			continue;
+		if (!vs) {
+			vs = br_xcalloc(1, sizeof(*vs));
+			vs->uid = br_xstrdup(o->uid);
+			br_map_put(&s->victims, vi->pod, vs);
+		}
+		vs->next_ms = now + VICTIM_RETRY_MS;
+		split_key(vi->pod, ns, sizeof(ns), name, sizeof(name));
+		if (!o->disruption && !vs->marked) {
+			sv_push(&w->mkeys, vi->pod);
+			rv_push(&w->marks, disruption_req(s, ns, name, gang));
+		}
+		if (w->ekeys.n == w->capg) {
+			w->capg = w->capg ? w->capg * 2 : 16;
+			w->egang = br_xrealloc(w->egang,
+					       w->capg * sizeof(*w->egang));
+		}
+		w->egang[w->ekeys.n] = gang;
+		sv_push(&w->ekeys, vi->pod);
+		rv_push(&w->evs, evict_req(s, ns, name, o->uid));
+	}
+}
+
+/* Nominations and the reason, on every member whose own differ. */
+static void plan_nominations(cyc *c, plan *p, reqvec *noms)
+{
+	const br_store *pods = br_informer_store(c->s->env.pods);
+	const char *msg = tg_decision_message(p->d);
+	unsigned m;
+
+	for (m = 0; m < tg_decision_nplacements(p->d); m++) {
+		const tg_placement *pl = tg_decision_placement(p->d, m);
+		const char *node = tg_topology_node_name(c->t, pl->node);
+		const br_obj *o = br_store_get(pods, pl->pod);
+		char ns[254], name[254];
+
+		if (!o || (o->nominated && strcmp(o->nominated, node) == 0 &&
+			   o->cond_msg && strcmp(o->cond_msg, msg) == 0))
+			continue;
+		split_key(pl->pod, ns, sizeof(ns), name, sizeof(name));
+		rv_push(noms, br_sched_status_req(ns, name, "Unschedulable",
+						  msg, node));
+	}
+}
+
+/* The evictions' answers: counted, logged, retried after Retry-After. */
+static void eviction_results(br_sched *s, vwrites *w)
+{
+	const br_store *pods = br_informer_store(s->env.pods);
+	size_t i;
+
+	for (i = 0; i < w->evs.n; i++) {
+		br_req *r = w->evs.r[i];
+		const char *key = w->ekeys.v[i];
+		vstate *vs = br_map_get(&s->victims, key);
+		char why[400], ns[254], name[254], note[600];
+		const br_obj *o = br_store_get(pods, key);
+
+		if (r->status >= 200 && r->status < 300) {
+			s->env.m->preemption_victims++;
+			br_log(BR_LOG_INFO, "victim evicted", "pod", key,
+			       "gang", w->egang[i], "mode",
+			       s->env.cfg->preempt_delete ? "delete" : "evict",
+			       NULL);
+			split_key(key, ns, sizeof(ns), name, sizeof(name));
+			snprintf(note, sizeof(note), "Preempted by gang %.250s",
+				 w->egang[i]);
+			send_event(s, "Normal", "Preempted", "Preempting", note,
+				   "Pod", ns, name, o ? o->uid : NULL);
+			continue;
+		}
+		if (r->status == 404)
+			continue;	/* gone already */
+		if (r->status == 429) {
+			s->env.m->evictions_blocked++;
+			if (vs)
+				vs->next_ms = br_now_ms() + 1000 *
+					(r->retry_after_s > 0 ?
+					 r->retry_after_s : 10);
+		}
+		br_log(BR_LOG_WARN, "eviction refused; retrying later", "pod",
+		       key, "gang", w->egang[i], "error",
+		       br_req_reason(r, why, sizeof(why)), NULL);
+	}
+}
+
+static void free_reqs(reqvec *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		br_req_free(v->r[i]);
+	free(v->r);
+	memset(v, 0, sizeof(*v));
+}
+
+static void do_preempt(cyc *c)
+{
+	br_sched *s = c->s;
+	vwrites w;
+	reqvec noms = { NULL, 0, 0 };
+	int64_t now = br_now_ms();
+	size_t i;
+
+	memset(&w, 0, sizeof(w));
 	for (i = 0; i < c->npl; i++) {
 		plan *p = &c->pl[i];
-		const char *gang = tg_decision_gang(p->d);
-		unsigned v, m;
 
 		if (tg_decision_status(p->d) != TG_STATUS_PREEMPTING) {
 			if (!p->held)
@@ -1590,184 +1828,36 @@ static void do_preempt(cyc *c)
 		}
 		if (!p->gs->waiting_ms)
 			p->gs->waiting_ms = c->now;
-		if (c->now - p->gs->waiting_ms >
-		    s->env.cfg->nomination_timeout_s * 1000) {
-			/* victims did not go: give the reservation up */
-			br_log(BR_LOG_WARN, "preemption timed out; the gang "
-			       "backs off", "gang", gang, NULL);
-			p->gs->waiting_ms = 0;
-			p->gs->attempts = 0;
-			failed(s, p->gs, c->now, true);
-			p->gs->next_ms = c->now +
-				s->env.cfg->unschedulable_flush_s * 1000;
-			for (m = 0; m < tg_decision_nplacements(p->d); m++) {
-				const tg_placement *pl =
-					tg_decision_placement(p->d, m);
-				char ns[254], name[254];
-
-				split_key(pl->pod, ns, sizeof(ns), name,
-					  sizeof(name));
-				if (nn == capn) {
-					capn = capn ? capn * 2 : 64;
-					noms = br_xrealloc(noms, capn *
-							   sizeof(*noms));
-				}
-				noms[nn++] = br_sched_status_req(ns, name,
-						"Unschedulable", NULL, "");
-			}
+		if (preempt_timed_out(c, p, &noms))
 			continue;
-		}
-		for (v = 0; v < tg_decision_nvictims(p->d); v++) {
-			const tg_victim *vi = tg_decision_victim(p->d, v);
-			const br_obj *o;
-			vstate *vs;
-			char ns[254], name[254];
-
-			o = br_store_get(pods, vi->pod);
-			if (vi->reservation) {
-				/* a lower nomination given way: clear it, its
-				 * gang is decided again */
-				if (o && o->nominated && !o->node) {
-					split_key(vi->pod, ns, sizeof(ns), name,
-						  sizeof(name));
-					if (nn == capn) {
-						capn = capn ? capn * 2 : 64;
-						noms = br_xrealloc(noms, capn *
-							sizeof(*noms));
-					}
-					noms[nn++] = br_sched_status_req(ns,
-						name, "Unschedulable", NULL,
-						"");
-				}
-				continue;
-			}
-			if (!o || o->deleting)
-				continue;	/* gone or going */
-			vs = br_map_get(&s->victims, vi->pod);
-			if (vs && strcmp(vs->uid, o->uid) != 0) {
-				br_map_del(&s->victims, vi->pod);
-				vs = NULL;
-			}
-			if (vs && now < vs->next_ms)
-				continue;
-			if (!vs) {
-				vs = br_xcalloc(1, sizeof(*vs));
-				vs->uid = br_xstrdup(o->uid);
-				br_map_put(&s->victims, vi->pod, vs);
-			}
-			vs->next_ms = now + VICTIM_RETRY_MS;
-			split_key(vi->pod, ns, sizeof(ns), name, sizeof(name));
-			if (ne == cap) {
-				cap = cap ? cap * 2 : 16;
-				marks = br_xrealloc(marks, cap * sizeof(*marks));
-				evs = br_xrealloc(evs, cap * sizeof(*evs));
-				mkeys = br_xrealloc(mkeys, cap * sizeof(*mkeys));
-				ekeys = br_xrealloc(ekeys, cap * sizeof(*ekeys));
-				egang = br_xrealloc(egang, cap * sizeof(*egang));
-			}
-			if (!o->disruption && !vs->marked) {
-				mkeys[nm] = br_xstrdup(vi->pod);
-				marks[nm++] = disruption_req(s, ns, name, gang);
-			}
-			ekeys[ne] = br_xstrdup(vi->pod);
-			egang[ne] = gang;
-			evs[ne++] = evict_req(s, ns, name, o->uid);
-		}
-		/* nominations and the reason, on every member */
-		for (m = 0; m < tg_decision_nplacements(p->d); m++) {
-			const tg_placement *pl = tg_decision_placement(p->d, m);
-			const char *node = tg_topology_node_name(c->t, pl->node);
-			const br_obj *o = br_store_get(pods, pl->pod);
-			const char *msg = tg_decision_message(p->d);
-			char ns[254], name[254];
-
-			if (!o || (o->nominated && strcmp(o->nominated,
-							   node) == 0 &&
-				   o->cond_msg && strcmp(o->cond_msg, msg) ==
-				   0))
-				continue;
-			split_key(pl->pod, ns, sizeof(ns), name, sizeof(name));
-			if (nn == capn) {
-				capn = capn ? capn * 2 : 64;
-				noms = br_xrealloc(noms, capn * sizeof(*noms));
-			}
-			noms[nn++] = br_sched_status_req(ns, name,
-						"Unschedulable", msg, node);
-		}
+		plan_victims(c, p, now, &w, &noms);
+		plan_nominations(c, p, &noms);
 	}
-	if (nn && leading(s))
-		run_batch(s, noms, nn);
-	if (nm && leading(s)) {
-		run_batch(s, marks, nm);
-		for (i = 0; i < nm; i++) {
-			vstate *vs = br_map_get(&s->victims, mkeys[i]);
+	if (noms.n && leading(s))
+		run_batch(s, noms.r, noms.n);
+	if (w.marks.n && leading(s)) {
+		run_batch(s, w.marks.r, w.marks.n);
+		for (i = 0; i < w.marks.n; i++) {
+			vstate *vs = br_map_get(&s->victims, w.mkeys.v[i]);
 
-			if (vs && marks[i]->status >= 200 &&
-			    marks[i]->status < 300)
+			if (vs && w.marks.r[i]->status >= 200 &&
+			    w.marks.r[i]->status < 300)
 				vs->marked = true;
 		}
 	}
-	if (ne && leading(s)) {
-		run_batch(s, evs, ne);
-		for (i = 0; i < ne; i++) {
-			br_req *r = evs[i];
-			vstate *vs = br_map_get(&s->victims, ekeys[i]);
-			char why[400], ns[254], name[254], note[600];
-			const br_obj *o = br_store_get(pods, ekeys[i]);
-
-			if (r->status >= 200 && r->status < 300) {
-				s->env.m->preemption_victims++;
-				br_log(BR_LOG_INFO, "victim evicted", "pod",
-				       ekeys[i], "gang", egang[i], "mode",
-				       s->env.cfg->preempt_delete ? "delete" :
-				       "evict", NULL);
-				split_key(ekeys[i], ns, sizeof(ns), name,
-					  sizeof(name));
-				snprintf(note, sizeof(note),
-					 "Preempted by gang %.250s", egang[i]);
-				send_event(s, "Normal", "Preempted",
-					   "Preempting", note, "Pod", ns, name,
-					   o ? o->uid : NULL);
-				continue;
-			}
-			if (r->status == 404)
-				continue;	/* gone already */
-			if (r->status == 429) {
-				s->env.m->evictions_blocked++;
-				if (vs)
-					vs->next_ms = br_now_ms() + 1000 *
-						(r->retry_after_s > 0 ?
-						 r->retry_after_s : 10);
-			}
-			br_log(BR_LOG_WARN, "eviction refused; retrying later",
-			       "pod", ekeys[i], "gang", egang[i], "error",
-			       br_req_reason(r, why, sizeof(why)), NULL);
-		}
+	if (w.evs.n && leading(s)) {
+		run_batch(s, w.evs.r, w.evs.n);
+		eviction_results(s, &w);
 	}
-	for (i = 0; i < nm; i++) {
-		br_req_free(marks[i]);
-		free(mkeys[i]);
-	}
-	for (i = 0; i < ne; i++) {
-		br_req_free(evs[i]);
-		free(ekeys[i]);
-	}
-	for (i = 0; i < nn; i++)
-		br_req_free(noms[i]);
-	free(marks);
-	free(evs);
-	free(noms);
-	free(mkeys);
-	free(ekeys);
-	free(egang);
+	free_reqs(&w.marks);
+	free_reqs(&w.evs);
+	free_reqs(&noms);
+	sv_free(&w.mkeys);
+	sv_free(&w.ekeys);
+	free(w.egang);
 }
 
 /* ---- writes: unschedulable --------------------------------------------- */
-
-typedef struct reqvec {
-	br_req **r;
-	size_t n, cap;
-} reqvec;
 
 /*
  * One pending pod that cannot be scheduled now (\p pod is its
@@ -1789,12 +1879,8 @@ static void unsched_pod(br_sched *s, const char *pod, const char *reason,
 		   ns, name, o->uid);
 	if (o->cond_msg && strcmp(o->cond_msg, msg) == 0 && !o->nominated)
 		return;
-	if (v->n == v->cap) {
-		v->cap = v->cap ? v->cap * 2 : 64;
-		v->r = br_xrealloc(v->r, v->cap * sizeof(*v->r));
-	}
-	v->r[v->n++] = br_sched_status_req(ns, name, reason, msg,
-					   o->nominated ? "" : NULL);
+	rv_push(v, br_sched_status_req(ns, name, reason, msg,
+				       o->nominated ? "" : NULL));
 }
 
 /*
@@ -1885,6 +1971,13 @@ static void do_repairs(cyc *c)
 		const char *gang = tg_decision_gang(p->d);
 		bound_info *b;
 
+		if (p->partial && tg_decision_status(p->d) ==
+		    TG_STATUS_PREEMPTING) {
+			/* completing in its domain, victims on their way:
+			 * no repair; the grace counts from when that ends */
+			p->gs->partial_ms = c->now;
+			continue;
+		}
 		if (!p->partial || !p->gs->partial_ms ||
 		    tg_decision_status(p->d) == TG_STATUS_PLACED ||
 		    c->now - p->gs->partial_ms <
@@ -1972,29 +2065,20 @@ static int64_t jint(const cJSON *v, int64_t dflt)
  * patch of the status subresource (custom resources take no strategic
  * merge), only when something changed.
  */
-static void do_podgroups(cyc *c)
+/* Members bound (or assumed) and running, by gang; pending gangs. */
+static void pg_counts(cyc *c, br_map *counts)
 {
 	br_sched *s = c->s;
 	const br_store *pods = br_informer_store(s->env.pods);
-	br_req **reqs = NULL;
-	size_t n = 0, cap = 0, i;
-	unsigned f, g;
-	br_map counts;
 	br_map_ent *e;
-	size_t slot;
+	size_t slot, i;
+	unsigned g;
 
-	for (f = 0; f < s->env.nfeed; f++)
-		if (pg_status_feed(s->env.feed[f]) &&
-		    br_informer_store(s->env.feed[f])->n)
-			break;
-	if (f == s->env.nfeed)
-		return;		/* no PodGroup of that kind cached */
-	br_map_init(&counts, free);
 	for (i = 0; i < pods->n; i++) {
 		const br_obj *o = pods->all[i];
 
 		if (o->node && o->ann_gang && !o->deleting) {
-			pgcount *pc = pg_count(&counts, o->ann_gang);
+			pgcount *pc = pg_count(counts, o->ann_gang);
 
 			pc->scheduled++;
 			if (o->running)
@@ -2007,11 +2091,101 @@ static void do_podgroups(cyc *c)
 		const br_obj *o = br_store_get(pods, e->key);
 
 		if (o && !o->node && strcmp(o->uid, a->uid) == 0)
-			pg_count(&counts, a->gang)->scheduled++;
+			pg_count(counts, a->gang)->scheduled++;
 	}
 	for (g = 0; g < tg_k8s_ngangs(c->k); g++)
-		pg_count(&counts, tg_gang_name(tg_k8s_gang(c->k, g)))->pending =
+		pg_count(counts, tg_gang_name(tg_k8s_gang(c->k, g)))->pending =
 			true;
+}
+
+/* The phase \p pc gives a PodGroup whose status is \p j's; NULL when
+ * nothing is to be written. */
+static const char *pg_phase(const pgcount *pc, const cJSON *j, bool *start)
+{
+	int64_t min = jint(br_jpath(j, "spec.minMember"), 1);
+	const char *cur = br_jpath_str(j, "status.phase"), *phase;
+
+	cur = cur ? cur : "";
+	if (strcmp(cur, "Finished") == 0 || strcmp(cur, "Failed") == 0)
+		return NULL;	/* the controller's word */
+	if (min > 0 && pc->running >= min)
+		phase = "Running";
+	else if (min > 0 && pc->scheduled >= min)
+		phase = "Scheduled";
+	else if (pc->scheduled)
+		phase = "Scheduling";
+	else
+		phase = "Pending";
+	/* members going away (finished: the caches hold no terminal pods,
+	 * so no count of them) is not a step back */
+	if (!pc->pending && pg_rank(phase) < pg_rank(cur))
+		return NULL;
+	*start = pc->scheduled && !br_jpath_str(j, "status.scheduleStartTime");
+	if (strcmp(cur, phase) == 0 && !*start &&
+	    jint(br_jpath(j, "status.scheduled"), 0) == pc->scheduled &&
+	    jint(br_jpath(j, "status.running"), 0) == pc->running)
+		return NULL;
+	return phase;
+}
+
+/* The merge patch of one PodGroup's status, or NULL (nothing new). */
+static br_req *pg_status_req(const br_informer *inf, const br_obj *o,
+			     const br_map *counts)
+{
+	char gang[600], ts[40], *path, *body;
+	const char *ns = *o->ns ? o->ns : "default", *phase;
+	const pgcount *pc;
+	cJSON *j, *out, *stj;
+	bool start = false;
+	br_req *r;
+
+	snprintf(gang, sizeof(gang), "%s/%s", ns, o->name);
+	pc = br_map_get(counts, gang);
+	if (!pc || (!pc->scheduled && !pc->pending))
+		return NULL;	/* not ours (or not yet) */
+	j = br_obj_parse(o);
+	phase = pg_phase(pc, j, &start);
+	cJSON_Delete(j);
+	if (!phase)
+		return NULL;
+	out = cJSON_CreateObject();
+	stj = cJSON_AddObjectToObject(out, "status");
+	cJSON_AddStringToObject(stj, "phase", phase);
+	cJSON_AddNumberToObject(stj, "scheduled", pc->scheduled);
+	cJSON_AddNumberToObject(stj, "running", pc->running);
+	if (start)
+		cJSON_AddStringToObject(stj, "scheduleStartTime",
+					br_rfc3339(ts, sizeof(ts),
+						   br_wall_us(), false));
+	body = cJSON_PrintUnformatted(out);
+	cJSON_Delete(out);
+	path = br_xasprintf("/apis/%s/namespaces/%s/podgroups/%s/status",
+			    br_informer_api_version(inf), ns, o->name);
+	r = br_req_create("PATCH", path);
+	br_req_set_body(r, "application/merge-patch+json", body ? body : "{}");
+	free(path);
+	cJSON_free(body);
+	br_log(BR_LOG_INFO, "podgroup status", "gang", gang, "phase", phase,
+	       NULL);
+	return r;
+}
+
+static void do_podgroups(cyc *c)
+{
+	br_sched *s = c->s;
+	reqvec v = { NULL, 0, 0 };
+	unsigned f;
+	br_map counts;
+	size_t i;
+
+	for (f = 0; f < s->env.nfeed; f++)
+		if (pg_status_feed(s->env.feed[f]) &&
+		    br_informer_store(s->env.feed[f])->n)
+			break;
+	if (f == s->env.nfeed)
+		return;		/* no PodGroup of that kind cached */
+	br_map_init(&counts, free);
+	pg_counts(c, &counts);
 	for (f = 0; f < s->env.nfeed; f++) {
 		br_informer *inf = s->env.feed[f];
 		const br_store *st = br_informer_store(inf);
@@ -2019,104 +2193,29 @@ static void do_podgroups(cyc *c)
 		if (!pg_status_feed(inf))
 			continue;
 		for (i = 0; i < st->n; i++) {
-			const br_obj *o = st->all[i];
-			char gang[600], ts[40], *path, *body;
-			const pgcount *pc;
-			const char *phase, *cur;
-			cJSON *j, *out, *stj;
-			int64_t min;
-			bool start;
-			br_req *r;
+			br_req *r = pg_status_req(inf, st->all[i], &counts);
 
-			snprintf(gang, sizeof(gang), "%s/%s",
-				 *o->ns ? o->ns : "default", o->name);
-			pc = br_map_get(&counts, gang);
-			if (!pc || (!pc->scheduled && !pc->pending))
-				continue;	/* not ours (or not yet) */
-			j = br_obj_parse(o);
-			min = jint(br_jpath(j, "spec.minMember"), 1);
-			cur = br_jpath_str(j, "status.phase");
-			cur = cur ? cur : "";
-			if (strcmp(cur, "Finished") == 0 ||
-			    strcmp(cur, "Failed") == 0) {
-				cJSON_Delete(j);
-				continue;	/* the controller's word */
-			}
-			if (min > 0 && pc->running >= min)
-				phase = "Running";
-			else if (min > 0 && pc->scheduled >= min)
-				phase = "Scheduled";
-			else if (pc->scheduled)
-				phase = "Scheduling";
-			else
-				phase = "Pending";
-			if (!pc->pending && pg_rank(phase) < pg_rank(cur)) {
-				/* members going away (finished: the caches
-				 * hold no terminal pods, so no count of
-				 * them) is not a step back */
-				cJSON_Delete(j);
-				continue;
-			}
-			start = pc->scheduled &&
-				!br_jpath_str(j, "status.scheduleStartTime");
-			if (strcmp(cur, phase) == 0 && !start &&
-			    jint(br_jpath(j, "status.scheduled"), 0) ==
-			    pc->scheduled &&
-			    jint(br_jpath(j, "status.running"), 0) ==
-			    pc->running) {
-				cJSON_Delete(j);
-				continue;
-			}
-			cJSON_Delete(j);
-			out = cJSON_CreateObject();
-			stj = cJSON_AddObjectToObject(out, "status");
-			cJSON_AddStringToObject(stj, "phase", phase);
-			cJSON_AddNumberToObject(stj, "scheduled",
-						pc->scheduled);
-			cJSON_AddNumberToObject(stj, "running", pc->running);
-			if (start)
-				cJSON_AddStringToObject(stj,
-					"scheduleStartTime",
-					br_rfc3339(ts, sizeof(ts),
-						   br_wall_us(), false));
-			body = cJSON_PrintUnformatted(out);
-			cJSON_Delete(out);
-			path = br_xasprintf("/apis/%s/namespaces/%s/podgroups/"
-					    "%s/status",
-					    br_informer_api_version(inf),
-					    *o->ns ? o->ns : "default",
-					    o->name);
-			r = br_req_create("PATCH", path);
-			br_req_set_body(r, "application/merge-patch+json",
-					body ? body : "{}");
-			free(path);
-			cJSON_free(body);
-			if (n == cap) {
-				cap = cap ? cap * 2 : 16;
-				reqs = br_xrealloc(reqs, cap * sizeof(*reqs));
-			}
-			reqs[n++] = r;
-			br_log(BR_LOG_INFO, "podgroup status", "gang", gang,
-			       "phase", phase, NULL);
+			if (r)
+				rv_push(&v, r);
 		}
 	}
 	br_map_free(&counts);
-	if (n && leading(s)) {
-		run_batch(s, reqs, n);
-		for (i = 0; i < n; i++)
-			if (reqs[i]->status < 200 || reqs[i]->status >= 300) {
+	if (v.n && leading(s)) {
+		run_batch(s, v.r, v.n);
+		for (i = 0; i < v.n; i++)
+			if (v.r[i]->status < 200 || v.r[i]->status >= 300) {
 				char why[300];
 
 				br_log(BR_LOG_WARN, "podgroup status not "
-				       "written", "path", reqs[i]->path,
-				       "error", br_req_reason(reqs[i], why,
+				       "written", "path", v.r[i]->path,
+				       "error", br_req_reason(v.r[i], why,
 							      sizeof(why)),
 				       NULL);
 			}
 	}
-	for (i = 0; i < n; i++)
-		br_req_free(reqs[i]);
-	free(reqs);
+	for (i = 0; i < v.n; i++)
+		br_req_free(v.r[i]);
+	free(v.r);
 }
 
 /* ---- the cycle --------------------------------------------------------- */
@@ -2135,14 +2234,9 @@ static void expire_state(br_sched *s, int64_t now)
 		const assumed *a = e->val;
 		const br_obj *o = br_store_get(pods, e->key);
 
-		if (!o || strcmp(o->uid, a->uid) != 0 || o->node ||
-		    now > a->expires_ms) {
-			if (o && !o->node && strcmp(o->uid, a->uid) == 0)
-				br_log(BR_LOG_WARN, "binding not seen in time; "
-				       "forgetting the assumption", "pod",
-				       e->key, "node", a->node, NULL);
+		/* confirmed (bound, here or elsewhere) or gone */
+		if (!o || strcmp(o->uid, a->uid) != 0 || o->node)
 			sv_push(&dead, e->key);
-		}
 	}
 	for (i = 0; i < dead.n; i++)
 		br_map_del(&s->assumed, dead.v[i]);
@@ -2180,13 +2274,6 @@ static void next_timers(cyc *c)
 
 		if (!t || v->next_ms < t)
 			t = v->next_ms;
-	}
-	for (e = br_map_first(&s->assumed, &slot); e;
-	     e = br_map_next(&s->assumed, &slot, e)) {
-		const assumed *a = e->val;
-
-		if (!t || a->expires_ms < t)
-			t = a->expires_ms;
 	}
 	if (s->waiting) {
 		int64_t w = c->now + 1000;	/* re-check reservations */

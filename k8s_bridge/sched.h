@@ -21,7 +21,9 @@
  *     the time goes to snapshots), pods are slimmed in the cache
  *     (store.h) and the heap is trimmed after each cycle.  Pods bound by
  *     this daemon but not yet seen bound by the watch ("assumed", as in
- *     kube-scheduler) are given bound.
+ *     kube-scheduler) are given bound, until the watch shows them bound
+ *     or they go: never on a timer (a late confirmation must not give a
+ *     node away twice).
  *  2. Queue: gangs come in the core's order; a gang that was
  *     unschedulable backs off (initial doubling to max) and then waits
  *     for a cluster event (a node changed, a pod went away, ...) or the
@@ -69,7 +71,9 @@
  * case (the domain was just reserved for it; a crash of the daemon
  * mid-gang ends here too).  Only when the rest cannot be placed in that
  * domain for repair_grace seconds are the bound members evicted, so that
- * their controller recreates them and the gang is placed whole again.
+ * their controller recreates them and the gang is placed whole again;
+ * never while the rest is preempting its way into the domain (the grace
+ * counts from the end of the preemption).
  * Why: evicting first would restart pods that are fine and lose the
  * domain; retrying alone could leave a gang half-bound forever.
  */

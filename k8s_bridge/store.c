@@ -52,6 +52,23 @@ static void translate_group(cJSON *j, cJSON *md)
 							   NULL), pg);
 }
 
+/*
+ * The gang annotation ("NAMESPACE/NAME") counts only for a gang of the
+ * pod's own namespace: a pod of another tenant cannot make itself a bound
+ * member of someone else's gang (and pin, delay or reset it).  NULL
+ * otherwise.
+ */
+static char *own_gang(const br_obj *o, const char *gang)
+{
+	const char *ns = o->ns && *o->ns ? o->ns : "default";
+	size_t n = strlen(ns);
+
+	if (!gang || strncmp(gang, ns, n) != 0 || gang[n] != '/' ||
+	    !gang[n + 1])
+		return NULL;
+	return br_xstrdup(gang);
+}
+
 static void pod_fields(br_obj *o, const cJSON *j)
 {
 	const cJSON *spec = br_jget(j, "spec"), *st = br_jget(j, "status");
@@ -60,8 +77,8 @@ static void pod_fields(br_obj *o, const cJSON *j)
 
 	v = br_jstr(st, "nominatedNodeName");
 	o->nominated = v && *v ? br_xstrdup(v) : NULL;
-	o->ann_gang = dup_or_null(br_jstr(br_jget(md, "annotations"),
-					  BR_ANN_GANG));
+	o->ann_gang = own_gang(o, br_jstr(br_jget(md, "annotations"),
+					   BR_ANN_GANG));
 	o->ann_domain = dup_or_null(br_jstr(br_jget(md, "annotations"),
 					    BR_ANN_DOMAIN));
 	del = br_jget(md, "deletionTimestamp");

@@ -22,6 +22,7 @@
 
 #include "bconfig.h"
 #include "event.h"
+#include "http.h"
 #include "httpd.h"
 #include "jframe.h"
 #include "log.h"
@@ -177,6 +178,17 @@ static void test_config_file(void)
 	is_int(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
 				   sizeof(err)), 0, "config: a section with every "
 	       "key commented out is empty, not an error");
+	txt = "clientConnection: {qps: 5, burst: 20}\n"
+	      "informers: {watchIdleSeconds: 0}\n";
+	is_int(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
+				   sizeof(err)), 0, "config: clientConnection");
+	ok(c.qps == 5 && c.burst == 20 && c.watch_idle_s == 0,
+	   "config: qps, burst, watchIdleSeconds");
+	txt = "clientConnection: {qsp: 5}\n";
+	ok(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
+			       sizeof(err)) < 0 && strstr(err, "clientConnection."
+							  "qsp: unknown key"),
+	   "config: clientConnection: unknown key refused");
 	txt = "informers: {pageSize: 0}\n";
 	ok(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
 			       sizeof(err)) < 0 && strstr(err, "outside"),
@@ -240,6 +252,33 @@ static void test_config_args(void)
 	br_config_free(&c);
 	is_int(args(&c, err, sizeof(err), "--token-file", "/x", NULL), -1,
 	       "args: --token-file without --server");
+	br_config_free(&c);
+	/* a bearer token in clear text: only with --insecure */
+	is_int(args(&c, err, sizeof(err), "--server", "http://x",
+		    "--token-file", "/x", NULL), -1,
+	       "args: a token over http:// is refused");
+	like(err, "clear text over http://", "args: says why");
+	br_config_free(&c);
+	is_int(args(&c, err, sizeof(err), "--server", "http://x",
+		    "--token-file", "/x", "--insecure", NULL), 0,
+	       "args: ... unless --insecure");
+	br_config_free(&c);
+	is_int(args(&c, err, sizeof(err), "--server", "https://x",
+		    "--token-file", "/x", NULL), 0,
+	       "args: a token over https:// is fine");
+	ok(c.eviction_grace_s == -1 && c.qps == BR_QPS &&
+	   c.burst == BR_BURST && c.watch_idle_s == BR_WATCH_IDLE_S,
+	   "args: defaults: victims' own grace, qps 50, burst 100, "
+	   "watchIdleSeconds 90");
+	br_config_free(&c);
+	is_int(args(&c, err, sizeof(err), "--server", "http://x",
+		    "--kube-api-qps", "0", "--kube-api-burst", "7", NULL), 0,
+	       "args: --kube-api-qps, --kube-api-burst");
+	ok(c.qps == 0 && c.burst == 7, "args: the rate limit set");
+	br_config_free(&c);
+	is_int(args(&c, err, sizeof(err), "--server", "http://x",
+		    "--kube-api-burst", "0", NULL), -1,
+	       "args: a burst of 0 refused");
 	br_config_free(&c);
 
 	p = tmpfile_with("bridge.yaml", "schedulerName: fromfile\n"
@@ -463,6 +502,26 @@ static br_obj *mk(const char *json, bool pod)
 	return o;
 }
 
+/* The gang annotation counts only in the pod's own namespace. */
+static void test_store_gang_ns(void)
+{
+	br_obj *x = mk("{\"metadata\":{\"name\":\"q\",\"namespace\":"
+		       "\"evil\",\"uid\":\"u9\",\"annotations\":{"
+		       "\"topogang.io/gang\":\"default/g\"}},\"spec\":"
+		       "{\"nodeName\":\"n\"}}", true);
+	br_obj *y = mk("{\"metadata\":{\"name\":\"q\",\"namespace\":"
+		       "\"team\",\"uid\":\"u8\",\"annotations\":{"
+		       "\"topogang.io/gang\":\"team/g\"}},\"spec\":"
+		       "{\"nodeName\":\"n\"}}", true);
+
+	ok(x && !x->ann_gang, "store: a gang annotation naming "
+	   "another namespace does not count");
+	ok(y && y->ann_gang && strcmp(y->ann_gang, "team/g") == 0,
+	   "store: one naming the pod's own namespace does");
+	br_obj_free(x);
+	br_obj_free(y);
+}
+
 static void test_store(void)
 {
 	br_store s;
@@ -581,6 +640,42 @@ static void test_store(void)
 	   "store: replace returns the old object");
 	br_obj_free(o);
 	br_store_free(&s);
+}
+
+/* client-go's isTooLargeResourceVersionError, on the bodies of the
+ * servers that wrote each form. */
+static void test_too_large_rv(void)
+{
+	static const struct {
+		const char *body;
+		bool want;
+	} c[] = {
+		{ "{\"kind\":\"Status\",\"code\":504,\"reason\":\"Timeout\","
+		  "\"message\":\"Timeout: Too large resource version: 9, "
+		  "current: 5\",\"details\":{\"causes\":[{\"reason\":"
+		  "\"ResourceVersionTooLarge\",\"message\":\"Too large "
+		  "resource version\"}],\"retryAfterSeconds\":1}}", true },
+		{ "{\"code\":504,\"reason\":\"Timeout\",\"details\":{"
+		  "\"causes\":[{\"message\":\"Too large resource version\"}]}}",
+		  true },	/* 1.17.0-1.18.5 */
+		{ "{\"code\":504,\"reason\":\"Timeout\",\"message\":"
+		  "\"Too large resource version: 9\"}", true },	/* < 1.17 */
+		{ "{\"code\":504,\"reason\":\"Timeout\",\"message\":"
+		  "\"Timeout: request did not complete\"}", false },
+		{ "{\"code\":410,\"reason\":\"Expired\",\"message\":"
+		  "\"too old resource version: 1 (2)\"}", false },
+		{ "{\"code\":500,\"reason\":\"InternalError\",\"message\":"
+		  "\"Too large resource version\"}", false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		cJSON *j = cJSON_Parse(c[i].body);
+
+		ok(br_status_too_large_rv(j) == c[i].want, "too large rv: "
+		   "case %zu is %s", i, c[i].want ? "too large" : "not");
+		cJSON_Delete(j);
+	}
 }
 
 static void test_map(void)
@@ -1178,6 +1273,8 @@ int main(void)
 	test_in_cluster();
 	test_jframe();
 	test_store();
+	test_store_gang_ns();
+	test_too_large_rv();
 	test_map();
 	test_metrics();
 	test_httpd();

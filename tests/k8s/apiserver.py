@@ -108,6 +108,12 @@ def status_obj(code, reason, message, details=None):
     return s
 
 
+def too_large_details():
+    return {"causes": [{"reason": "ResourceVersionTooLarge",
+                        "message": "Too large resource version"}],
+            "retryAfterSeconds": 1}
+
+
 def success_status(code=201):
     return {"kind": "Status", "apiVersion": "v1", "metadata": {},
             "status": "Success", "code": code}
@@ -2571,9 +2577,19 @@ class Handler(BaseHTTPRequestHandler):
         if code == 429:
             ra = int(f.get("retry_after", 1))
             details = {"retryAfterSeconds": ra}
-            headers["Retry-After"] = str(ra)
+            if not f.get("no_retry_after_header"):
+                headers["Retry-After"] = str(ra)
+        if code == 504 and not f.get("message"):
+            # kube-apiserver's storage.NewTooLargeResourceVersionError
+            rv = self.server.app.store.rv
+            msg = "Timeout: Too large resource version: %d, current: %d" \
+                % (rv + 100, rv)
+            details = too_large_details()
+        if f.get("details") is not None:
+            details = f["details"]
         body = status_obj(code, reason, msg, details)
-        if is_watch and code == 410 and f.get("watch_error", True):
+        if is_watch and (code == 410 and f.get("watch_error", True) or
+                         code == 504 and f.get("watch_error")):
             self.start_chunked()
             self.write_chunks([jdumps({"type": "ERROR", "object": body}) +
                                b"\n"])
@@ -3187,7 +3203,9 @@ class Handler(BaseHTTPRequestHandler):
             split = bool(fault.get("split_chunks"))
             if truncate and drop_after is None:
                 drop_after = 0
+        bad_event = fault.get("bad_event") if fault else None
 
+        too_large = None
         with app.watch_lock:
             app.watch_seq += 1
             wid = app.watch_seq
@@ -3199,6 +3217,15 @@ class Handler(BaseHTTPRequestHandler):
         try:
             first = []
             with store.lock:
+                if cursor is not None and cursor > store.rv:
+                    # kube-apiserver's watch cache waits up to 3 s for a
+                    # version it has not seen, then answers 504 "Too
+                    # large resource version" as an ERROR event
+                    end = time.monotonic() + app.args.too_large_wait
+                    while cursor > store.rv and time.monotonic() < end:
+                        store.cond(res.skey).wait(0.1)
+                    if cursor > store.rv:
+                        too_large = store.rv
                 if cursor is None:
                     cursor = store.rv
                     too_old = None
@@ -3214,6 +3241,20 @@ class Handler(BaseHTTPRequestHandler):
                 else:
                     snap = []
             self.start_chunked()
+            if too_large is not None:
+                self.write_chunks([jdumps({"type": "ERROR", "object":
+                                           status_obj(504, "Timeout",
+                                                      "Timeout: Too large "
+                                                      "resource version: "
+                                                      "%d, current: %d"
+                                                      % (cursor, too_large),
+                                                      too_large_details())})
+                                   + b"\n"])
+                self.end_chunked()
+                return
+            if bad_event is not None:
+                # an event that does not decode, then the stream goes on
+                first.append(bad_event.encode() + b"\n")
             if too_old is not None:
                 self.write_chunks([jdumps({"type": "ERROR", "object":
                                            status_obj(410, "Expired",
@@ -3234,6 +3275,13 @@ class Handler(BaseHTTPRequestHandler):
             next_bm = time.monotonic() + bm_iv
             pending = first
             while True:
+                if info.get("stall_until"):
+                    if info.get("hold") is None:
+                        if self.stall(app, info, cursor):
+                            break
+                    elif time.monotonic() >= info["stall_until"] and \
+                            self.end_stall(info, cursor):
+                        break
                 if pending:
                     sent = self.emit(app, info, pending, sent, drop_after,
                                      truncate, split)
@@ -3276,8 +3324,12 @@ class Handler(BaseHTTPRequestHandler):
                         % (cursor, too_old))}) + b"\n"]
                     self.emit(app, info, pending, sent, None, False, split)
                     break
+                hold = info.get("hold") if info.get("stall_until") else None
                 for e in evs:
                     cursor = e.rv
+                    if hold is not None and hold.search(
+                            e.obj["metadata"].get("name", "")):
+                        continue    # withheld (stall-watches hold_regex)
                     if plain:
                         pending.append(encode(e.type, e.obj, e))
                         continue
@@ -3302,6 +3354,29 @@ class Handler(BaseHTTPRequestHandler):
         finally:
             with app.watch_lock:
                 app.watches.pop(wid, None)
+
+    def stall(self, app, info, cursor):
+        """A stalled watch (POST /_test/stall-watches): nothing at all is
+        written (no event, no bookmark), as on a half-open connection,
+        until the stall ends or the client goes.  Then "then": "resume"
+        goes on where it was, "expired" ends with a 410 ERROR event.
+        True when the watch must end."""
+        while time.monotonic() < info["stall_until"]:
+            if self.client_gone():
+                raise WatchClosed()
+            time.sleep(0.1)
+        return self.end_stall(info, cursor)
+
+    def end_stall(self, info, cursor):
+        then = info.pop("stall_then", "resume")
+        info.pop("stall_until", None)
+        info.pop("hold", None)
+        if then == "expired":
+            self.write_chunks([jdumps({"type": "ERROR", "object": status_obj(
+                410, "Expired", "too old resource version: %d (%d)"
+                % (cursor, cursor + 1))}) + b"\n"])
+            return True
+        return False
 
     def emit(self, app, info, pending, sent, drop_after, truncate, split):
         out = []
@@ -3402,7 +3477,8 @@ class Handler(BaseHTTPRequestHandler):
                 total = app.stats.total
                 wev = app.stats.watch_events
             with app.watch_lock:
-                watches = [dict(w) for w in app.watches.values()]
+                watches = [{k: v for k, v in w.items() if k != "hold"}
+                           for w in app.watches.values()]
             with app.store.lock:
                 rv = app.store.rv
             return self.send_json(200, {
@@ -3455,10 +3531,27 @@ class Handler(BaseHTTPRequestHandler):
                 raise bad_request("no --state-file")
             app.save_state(app.args.state_file)
             return self.send_json(200, {"ok": True})
+        elif p == "/_test/stall-watches" and method == "POST":
+            opts = parsed() or {}
+            rx = re.compile(opts.get("path_regex") or "")
+            until = time.monotonic() + float(opts.get("seconds", 60))
+            n = 0
+            with app.watch_lock:
+                for w in app.watches.values():
+                    if rx.search(w["path"]):
+                        w["stall_until"] = until
+                        w["stall_then"] = opts.get("then", "resume")
+                        if opts.get("hold_regex"):
+                            w["hold"] = re.compile(opts["hold_regex"])
+                        n += 1
+            with app.store.lock:
+                app.store.kick_all()
+            return self.send_json(200, {"stalled": n})
         elif p == "/_test/watches" and method == "GET":
             with app.watch_lock:
                 return self.send_json(200, {"watches": [
-                    dict(w) for w in app.watches.values()]})
+                    {k: v for k, v in w.items() if k != "hold"}
+                    for w in app.watches.values()]})
         elif p == "/_test/shutdown" and method == "POST":
             self.send_json(200, {"ok": True})
             threading.Thread(target=self.server.app_shutdown,
@@ -3513,6 +3606,10 @@ def main(argv=None):
                     help="seconds a bound pod stays terminating after a "
                     "graceful delete (default 0: removed at once)")
     ap.add_argument("--bookmark-interval", type=float, default=5.0)
+    ap.add_argument("--too-large-wait", type=float, default=3.0,
+                    help="seconds a watch from a resourceVersion newer "
+                    "than the server's waits before its 504 \"Too large "
+                    "resource version\" ERROR event (kube-apiserver: 3)")
     ap.add_argument("--watch-timeout", type=float, default=1800.0,
                     help="watch length when the client gives no "
                     "timeoutSeconds")

@@ -429,7 +429,9 @@ class Cluster:
                                     "--timeout=120s", "-f", CRDS)
         if rc != 0:
             raise RuntimeError("CRDs not established: " + out + err)
-        for m in ("00-serviceaccount.yaml", "10-rbac.yaml"):
+        for m in ("00-serviceaccount.yaml", "10-rbac.yaml",
+                  # the tests run preemption.mode: delete too
+                  "optional/rbac-preemption-delete.yaml"):
             rc, out, err = self.kubectl(
                 "apply", "-f", os.path.join(SRC, "config", "k8s", m))
             if rc != 0:

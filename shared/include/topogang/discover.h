@@ -5,8 +5,8 @@
  * JSON, node labels or gres.conf, or declared on a topology node.
  *
  * (Switch fabrics are in topogang/fabric.h, the exporters and
- * tg_topology_compare() in topogang/export.h; before 0.2 this header
- * held all three.  Include topogang/topogang.h for everything.)
+ * tg_topology_compare() in topogang/export.h; this header used to hold
+ * all three.  Include topogang/topogang.h for everything.)
  *
  * Ownership: a tg_nodeinfo is the caller's (tg_nodeinfo_destroy()); the
  * strings it hands out are valid until then; text written by

@@ -7,10 +7,11 @@
  * ClusterNetworkTopology custom resources, or JSON; and the comparison of
  * two such descriptions of one cluster (tg_topology_compare()).
  *
- * Label keys (research/k8s-api.md §2(h)): fabric layers are written as
- * NVIDIA topograph v1.0 does, TG_LABEL_TIER_PREFIX<N> with N = 0 for the
- * switch closest to the nodes, and the accelerator (NVLink) domain as
- * TG_LABEL_ACCEL, so that the Kubernetes loader's preset reads them back.
+ * Label keys (docs/fabric-discovery.md, step 3): fabric layers are
+ * written as NVIDIA topograph v1.0 does, TG_LABEL_TIER_PREFIX<N> with
+ * N = 0 for the switch closest to the nodes, and the accelerator
+ * (NVLink) domain as TG_LABEL_ACCEL, so that the Kubernetes loader's
+ * preset reads them back.
  * Values longer than 63 bytes or outside the label-value alphabet are
  * written as "x" + 16 lowercase hex digits of their 64-bit FNV-1a hash,
  * as topograph does (equality survives; the value does not).

@@ -62,14 +62,27 @@ typedef struct tg_label_expr {
 
 /*
  * Creates an empty gang.  \p name is how decisions and messages name it
- * ("default/llm-train").  NULL when out of memory.
+ * ("default/llm-train"); it is copied.  NULL when out of memory or when
+ * \p name is NULL, "" or longer than TG_MAX_NAME bytes.
  * \note The caller destroys it with tg_gang_destroy().
  */
 tg_gang *tg_gang_create(const char *name);
+/* Destroys a gang and every string it copied.  Accepts NULL. */
 void tg_gang_destroy(tg_gang *g);
+/*
+ * The gang's name, as tg_gang_create() got it; NULL for NULL.
+ * \note Owned by the gang: valid until tg_gang_destroy().
+ */
 const char *tg_gang_name(const tg_gang *g);
 
+/*
+ * Sets the gang's priority (default 0; any int64_t, higher wins).  The
+ * members' allocations carry it (tg_decision_apply()); preemption may
+ * evict only work of strictly lower priority, and a reservation of
+ * strictly lower priority gives way (place.h).  Ignores a NULL \p g.
+ */
 void tg_gang_set_priority(tg_gang *g, int64_t priority);
+/* The gang's priority (tg_gang_set_priority()); 0 for NULL. */
 int64_t tg_gang_priority(const tg_gang *g);
 /* Whether the gang may preempt lower-priority work (default true). */
 void tg_gang_set_can_preempt(tg_gang *g, bool can);
@@ -182,7 +195,10 @@ tg_err tg_gang_podset_add_pod_affinity(tg_gang *g, unsigned ps,
 				       const char *const *pods,
 				       unsigned npods);
 
+/* The number of pod sets (tg_gang_add_podset()); 0 for NULL. */
 unsigned tg_gang_npodsets(const tg_gang *g);
+/* The number of members over all pod sets, so ranks are 0 ..
+ * tg_gang_nmembers() - 1; 0 for NULL. */
 unsigned tg_gang_nmembers(const tg_gang *g);
 /*
  * The pod named for member \p rank (0 .. tg_gang_nmembers() - 1, in rank
@@ -203,13 +219,28 @@ const char *tg_gang_member(const tg_gang *g, unsigned rank);
 unsigned tg_gang_ngathers(const tg_gang *g);
 /* The i-th gather request's layer (as given), its strategy in *how. */
 const char *tg_gang_gather_at(const tg_gang *g, unsigned i, tg_gather *how);
+/* The number of spread requests: tg_gang_add_spread()'s, then
+ * tg_gang_add_spread_spec()'s; 0 for NULL. */
 unsigned tg_gang_nspreads(const tg_gang *g);
 /* The i-th spread request's layer; skew and hardness in *max_skew, *hard. */
 const char *tg_gang_spread_at(const tg_gang *g, unsigned i,
 			      unsigned *max_skew, bool *hard);
-/* A pod set's member count, shape, and member names (ns/name). */
+/* The member count of pod set \p ps; 0 out of range. */
 unsigned tg_gang_podset_count(const tg_gang *g, unsigned ps);
+/*
+ * The shape of one member of pod set \p ps (a copy made by
+ * tg_gang_add_podset()); NULL out of range.
+ * \note Owned by the gang: valid until tg_gang_destroy().
+ */
 const tg_shape *tg_gang_podset_shape(const tg_gang *g, unsigned ps);
+/*
+ * The pod named for member \p i of pod set \p ps by
+ * tg_gang_podset_set_member() ("namespace/name" from the Kubernetes
+ * loader); NULL for a member left unnamed and out of range
+ * (tg_gang_member() takes a rank instead).
+ * \note Owned by the gang: valid until the member is named again or
+ * tg_gang_destroy().
+ */
 const char *tg_gang_podset_member(const tg_gang *g, unsigned ps, unsigned i);
 
 #ifdef __cplusplus

@@ -43,8 +43,16 @@ extern "C" {
 
 typedef struct tg_k8s tg_k8s;
 
-/* \note Destroy with tg_k8s_destroy(). NULL when out of memory. */
+/*
+ * Creates an empty snapshot.  NULL when out of memory.
+ * \note The caller destroys it with tg_k8s_destroy().
+ */
 tg_k8s *tg_k8s_create(void);
+/*
+ * Frees the snapshot: its objects, gangs, warnings and failures (every
+ * string it handed out).  The topology tg_k8s_build() gave is the
+ * caller's and stays.  Accepts NULL.
+ */
 void tg_k8s_destroy(tg_k8s *k);
 
 /* Ordered level label keys, farthest first (the --levels flag). */
@@ -58,6 +66,13 @@ tg_err tg_k8s_set_scheduler_name(tg_k8s *k, const char *name);
  */
 tg_err tg_k8s_add(tg_k8s *k, const char *buf, size_t len, const char *source,
 		  tg_errinfo *ei);
+/*
+ * tg_k8s_add() of the file at \p path (at most TG_MAX_FILE bytes, else
+ * TG_ELIMIT), named by its path in messages; TG_EIO (with the system's
+ * reason) when it cannot be read, TG_ESTATE after tg_k8s_build().  On an
+ * error nothing of the file is kept.
+ * \note The file's text is read and freed within the call.
+ */
 tg_err tg_k8s_add_file(tg_k8s *k, const char *path, tg_errinfo *ei);
 
 /*
@@ -81,13 +96,23 @@ tg_err tg_k8s_add_object(tg_k8s *k, const char *json, size_t len,
 
 /*
  * Builds the topology and the gangs from everything added.  May be called
- * once.  \note *topo belongs to the caller (tg_topology_destroy()); the
+ * once: a second call is TG_ESTATE, and so is a call after a failed one
+ * that got past the nodes when some came from tg_k8s_add_object() (their
+ * parsed trees are dropped as it goes); a failed build leaves none of
+ * its warnings, no failures and no gangs behind.
+ * tg_k8s_add() and the setters are TG_ESTATE after a build.
+ * \note *topo belongs to the caller (tg_topology_destroy()); the
  * gangs belong to \p k.
  */
 tg_err tg_k8s_build(tg_k8s *k, tg_topology **topo, tg_errinfo *ei);
 
+/* The number of pending gangs tg_k8s_build() made (0 before it, and for
+ * NULL); the failed ones (tg_k8s_nfailed()) are not counted. */
 unsigned tg_k8s_ngangs(const tg_k8s *k);
-/* Pending gangs in decision order; valid until tg_k8s_destroy(). */
+/*
+ * Pending gang \p i in decision order; NULL out of range.
+ * \note Owned by \p k: valid until tg_k8s_destroy(); never destroy it.
+ */
 tg_gang *tg_k8s_gang(const tg_k8s *k, unsigned i);
 
 /*
@@ -109,10 +134,24 @@ tg_gang *tg_k8s_gang(const tg_k8s *k, unsigned i);
  */
 unsigned tg_k8s_nfailed(const tg_k8s *k);
 const char *tg_k8s_failed(const tg_k8s *k, unsigned i, const char **reason);
+/* The number of pending pods of failed gang \p i (the \p j range of
+ * tg_k8s_failed_pod()); 0 out of range. */
 unsigned tg_k8s_failed_npods(const tg_k8s *k, unsigned i);
 const char *tg_k8s_failed_pod(const tg_k8s *k, unsigned i, unsigned j);
 
+/*
+ * Warnings of tg_k8s_add() and tg_k8s_build(), in the order they arose:
+ * tg_k8s_nwarnings() counts them.  At most 1000 are kept (the loader's
+ * K8S_MAX_WARNINGS); tg_k8s_build() then adds one line "... and N more
+ * warnings".  A failed tg_k8s_add() or tg_k8s_build() keeps none of its
+ * own.
+ */
 unsigned tg_k8s_nwarnings(const tg_k8s *k);
+/*
+ * Warning \p i, one line naming the input and the object; NULL past the
+ * end.
+ * \note Owned by \p k: valid until tg_k8s_destroy().
+ */
 const char *tg_k8s_warning(const tg_k8s *k, unsigned i);
 
 /*

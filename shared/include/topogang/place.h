@@ -100,6 +100,8 @@ tg_err tg_place(tg_topology *t, const tg_gang *g, tg_decision **out,
 tg_err tg_decision_apply(tg_topology *t, const tg_gang *g,
 			 const tg_decision *d);
 
+/* Frees a decision and every string it owns (its placements' pod names
+ * among them).  Accepts NULL. */
 void tg_decision_free(tg_decision *d);
 
 /*
@@ -109,7 +111,15 @@ void tg_decision_free(tg_decision *d);
  */
 tg_err tg_gang_check(const tg_topology *t, const tg_gang *g, tg_errinfo *ei);
 
+/* Placed, preempting (placed once the victims are gone) or
+ * unschedulable (tg_decision_message() says why); TG_STATUS_UNSCHEDULABLE
+ * for NULL. */
 tg_status tg_decision_status(const tg_decision *d);
+/*
+ * "placed", "preempting" or "unschedulable"; "unknown" for a value that
+ * is no tg_status.
+ * \note A static string; never free it.
+ */
 const char *tg_status_name(tg_status s);
 /* The gang's name. */
 const char *tg_decision_gang(const tg_decision *d);
@@ -118,8 +128,25 @@ const char *tg_decision_gang(const tg_decision *d);
 const char *tg_decision_domain(const tg_decision *d);
 /* Placements in rank order. */
 unsigned tg_decision_nplacements(const tg_decision *d);
+/*
+ * The placement of rank \p i (0 .. tg_decision_nplacements() - 1); NULL out
+ * of range.  Placed and preempting decisions have one per member, an
+ * unschedulable one none.
+ * \note Owned by the decision, its pod name too: valid until
+ * tg_decision_free().
+ */
 const tg_placement *tg_decision_placement(const tg_decision *d, unsigned i);
+/* The number of victims (tg_decision_victim()); 0 for NULL. */
 unsigned tg_decision_nvictims(const tg_decision *d);
+/*
+ * Victim \p i; NULL out of range.  The allocations tg_decision_apply()
+ * removes: the running pods a preempting decision evicts (whole gangs),
+ * and lower-priority reservations on nodes the decision uses
+ * (reservation true; a placed decision may have these too).
+ * \note Owned by the decision, valid until tg_decision_free(); its pod
+ * and gang names belong to the topology the decision came from (valid
+ * until tg_topology_destroy()).
+ */
 const tg_victim *tg_decision_victim(const tg_decision *d, unsigned i);
 /* Estimated bottleneck all-reduce bandwidth, Gbit/s; 0 if unschedulable. */
 double tg_decision_bandwidth_gbps(const tg_decision *d);

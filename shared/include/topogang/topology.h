@@ -81,9 +81,19 @@ void tg_topology_destroy(tg_topology *t);
 tg_err tg_topology_add_layer(tg_topology *t, const char *name,
 			     const char *key);
 
+/* The number of layers added so far (root excluded); 0 for NULL. */
 unsigned tg_topology_nlayers(const tg_topology *t);
-/* Valid until tg_topology_destroy(); NULL for an index out of range. */
+/*
+ * The name of \p layer (0 = farthest), as tg_topology_add_layer() got it.
+ * \note Owned by \p t: valid until tg_topology_destroy(); NULL for an
+ * index out of range.
+ */
 const char *tg_topology_layer_name(const tg_topology *t, unsigned layer);
+/*
+ * The node label key \p layer is read from; NULL when the layer was added
+ * without one, or for an index out of range.
+ * \note Owned by \p t: valid until tg_topology_destroy().
+ */
 const char *tg_topology_layer_key(const tg_topology *t, unsigned layer);
 /* Finds a layer by name or label key; TG_NONE when there is none. */
 unsigned tg_topology_layer_find(const tg_topology *t, const char *name);
@@ -93,7 +103,14 @@ unsigned tg_topology_layer_find(const tg_topology *t, const char *name);
  * TG_MAX_RESOURCES distinct names.
  */
 tg_err tg_topology_resource(tg_topology *t, const char *name, unsigned *id);
+/* The number of resource names interned so far (at least 4: ids 0..3
+ * always exist); 0 for NULL. */
 unsigned tg_topology_nresources(const tg_topology *t);
+/*
+ * The name of resource \p id ("cpu", "nvidia.com/gpu", "rdma/ib"); NULL
+ * for an id not interned.
+ * \note Owned by \p t: valid until tg_topology_destroy().
+ */
 const char *tg_topology_resource_name(const tg_topology *t, unsigned id);
 
 /*
@@ -131,9 +148,14 @@ tg_err tg_topology_node_set_unschedulable(tg_topology *t, tg_node_id n,
 
 /*
  * Freezes the structure: builds the domain tree, orders it by the total
- * order on full paths and records a warning for every node left out of
- * the tree.  TG_EINVAL (with \p ei) when a node has a value below a
- * missing one, e.g. a block but no spine, is not an error: it is a warning.
+ * order on full paths and records a warning (tg_topology_warning()) for
+ * every node left out of the tree: a node missing a layer's value is
+ * left out, even when it has values below the missing one (a block but
+ * no spine); that is a warning, not an error.  A node missing only the
+ * lowest layer's value when that layer is an NVLink domain (see the
+ * bandwidth model below) becomes its own domain there, with a warning.
+ * TG_ESTATE (with \p ei) when already built, TG_ENOMEM with nothing
+ * built (the topology stays as it was), TG_EINVAL for a NULL \p t.
  */
 tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei);
 
@@ -144,15 +166,36 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei);
  */
 tg_err tg_topology_check(const tg_topology *t, tg_errinfo *ei);
 
+/* The number of nodes; node ids are 0 .. tg_topology_nnodes() - 1, in
+ * the order they were added.  0 for NULL. */
 unsigned tg_topology_nnodes(const tg_topology *t);
+/*
+ * The name of node \p n; NULL for an id out of range.
+ * \note Owned by \p t: valid until tg_topology_destroy().
+ */
 const char *tg_topology_node_name(const tg_topology *t, tg_node_id n);
+/*
+ * Looks a node up by its exact name and sets *id (when \p id is not
+ * NULL).  TG_ENOENT when no node has that name (or \p t or \p name is
+ * NULL).
+ */
 tg_err tg_topology_node_find(const tg_topology *t, const char *name,
 			     tg_node_id *id);
+/* The allocatable amount of resource \p res on node \p n, as set by
+ * tg_topology_node_set_resource() (or tg_topology_node_set_gpus()); 0
+ * when unset or for an id out of range. */
 int64_t tg_topology_node_allocatable(const tg_topology *t, tg_node_id n,
 				     unsigned res);
+/* What is left of resource \p res on node \p n: allocatable minus every
+ * live allocation (nominated ones included).  Below zero when the node is
+ * over-committed (tg_topology_add_alloc()); 0 for an id out of range. */
 int64_t tg_topology_node_free(const tg_topology *t, tg_node_id n,
 			      unsigned res);
+/* The free GPUs of node \p n as a mask (bit i = GPU i free); 0 for an id
+ * out of range. */
 uint64_t tg_topology_node_free_gpus(const tg_topology *t, tg_node_id n);
+/* The GPUs declared on node \p n (tg_topology_node_set_gpus()); 0 when
+ * none were or for an id out of range. */
 unsigned tg_topology_node_ngpus(const tg_topology *t, tg_node_id n);
 /* The node's label value for \p key, or NULL. */
 const char *tg_topology_node_label(const tg_topology *t, tg_node_id n,
@@ -164,16 +207,29 @@ tg_domain_id tg_topology_node_domain(const tg_topology *t, tg_node_id n);
 unsigned tg_topology_ndomains(const tg_topology *t);
 /* Layer of a domain: 0..nlayers-1, TG_NONE for the root. */
 unsigned tg_topology_domain_layer(const tg_topology *t, tg_domain_id d);
+/* The parent of domain \p d (0, the root, for a domain of the first
+ * layer); TG_NONE for the root itself and for an id out of range. */
 tg_domain_id tg_topology_domain_parent(const tg_topology *t, tg_domain_id d);
 /* The bare label value ("block-3"), "" for the root. */
 const char *tg_topology_domain_value(const tg_topology *t, tg_domain_id d);
 /* The full path ("spine-1/block-3"), "" for the root. */
 const char *tg_topology_domain_path(const tg_topology *t, tg_domain_id d);
+/*
+ * Looks a domain up by its full path ("spine-1/block-3"; "" is the root)
+ * and sets *id (when \p id is not NULL).  TG_ENOENT when no domain has
+ * that path (before tg_topology_build() none has), TG_EINVAL for a NULL
+ * \p t or \p path.  A linear scan: O(domains).
+ */
 tg_err tg_topology_domain_find(const tg_topology *t, const char *path,
 			       tg_domain_id *id);
 
-/* Warnings recorded by build (nodes left out, label problems). */
+/* Warnings recorded by build (nodes left out, label problems):
+ * tg_topology_nwarnings() counts them. */
 unsigned tg_topology_nwarnings(const tg_topology *t);
+/*
+ * Warning \p i, one line naming the node or layer; NULL past the end.
+ * \note Owned by \p t: valid until tg_topology_destroy().
+ */
 const char *tg_topology_warning(const tg_topology *t, unsigned i);
 
 /* A pod label (key, value); the value may be "". */
@@ -217,6 +273,8 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *spec);
 /* Removes an allocation by pod name and gives its resources back. */
 tg_err tg_topology_remove_alloc(tg_topology *t, const char *pod);
 
+/* The number of live allocations (nominated ones included, removed and
+ * expired ones not); 0 for NULL. */
 unsigned tg_topology_nallocs(const tg_topology *t);
 
 /* Removes every allocation of a gang; returns how many (0 if none). */
@@ -243,9 +301,16 @@ tg_err tg_topology_set_budget(tg_topology *t, const char *name,
  * layers whose name or key mentions nvlink, accelerator, clique or nvl
  * 7200 (900 GB/s NVLink); the layer closest to the nodes 400 (NDR);
  * the next 200, then 100, then 50; inside one node 7200.
+ * tg_topology_set_layer_bandwidth() overrides one layer's, before or
+ * after tg_topology_build(); TG_EINVAL for a layer out of range or
+ * unless \p gbps > 0.
  */
 tg_err tg_topology_set_layer_bandwidth(tg_topology *t, unsigned layer,
 				       double gbps);
+/*
+ * Sets the bandwidth inside one node (default 7200), before or after
+ * tg_topology_build().  TG_EINVAL unless \p gbps > 0.
+ */
 tg_err tg_topology_set_node_bandwidth(tg_topology *t, double gbps);
 /* \p layer TG_NONE = crossing the root; nlayers = inside one node. */
 double tg_topology_layer_bandwidth(const tg_topology *t, unsigned layer);
