@@ -316,9 +316,7 @@ int main(int argc, char **argv)
 	br_sched_env env;
 	struct sigaction sa;
 
-	/* what libtopogang hands over (tg_buf_take(), tg_file_read()) is
-	 * freed here with free(): its allocator stays malloc's */
-	tg_set_allocator(malloc, realloc, free);
+	tg_set_allocator(malloc, realloc, free); /* we free() its strings */
 	if (br_labeller_wanted(argc, argv))
 		return br_labeller_main(argc, argv);
 	memset(&a, 0, sizeof(a));
