@@ -199,13 +199,13 @@ static void observe(const br_req *r, void *ud)
 
 /* ---- /healthz /readyz /metrics ----------------------------------------- */
 
-static void gauge(br_buf *b, const char *name, const char *help, double v)
+static void gauge(tg_buf *b, const char *name, const char *help, double v)
 {
 	br_metrics_header(b, name, "gauge", help);
-	br_buf_addf(b, "%s %g\n", name, v);
+	tg_buf_addf(b, "%s %g\n", name, v);
 }
 
-static void per_informer(const app *a, br_buf *b, const char *name,
+static void per_informer(const app *a, tg_buf *b, const char *name,
 			 const char *type, const char *help, int what)
 {
 	unsigned i;
@@ -221,12 +221,12 @@ static void per_informer(const app *a, br_buf *b, const char *name,
 			   what == 3 ? (double)br_informer_installed(inf) :
 			   (double)br_informer_store(inf)->bytes;
 
-		br_buf_addf(b, "%s{resource=\"%s%s%s\"} %g\n", name,
+		tg_buf_addf(b, "%s{resource=\"%s%s%s\"} %g\n", name,
 			    d->resource, *d->group ? "." : "", d->group, v);
 	}
 }
 
-static int endpoint(void *ud, const char *path, br_buf *body,
+static int endpoint(void *ud, const char *path, tg_buf *body,
 		    const char **ctype)
 {
 	app *a = ud;
@@ -237,20 +237,20 @@ static int endpoint(void *ud, const char *path, br_buf *body,
 	    (!path[3] || path[3] == '/'))
 		return br_ui_serve(a->ui, path, body, ctype);
 	if (strcmp(path, "/healthz") == 0 || strcmp(path, "/livez") == 0) {
-		br_buf_adds(body, "ok\n");
+		tg_buf_adds(body, "ok\n");
 		return 200;
 	}
 	if (strcmp(path, "/readyz") == 0) {
 		if (!all_synced(a)) {
-			br_buf_adds(body, "caches not synced\n");
+			tg_buf_adds(body, "caches not synced\n");
 			return 503;
 		}
 		if (a->mixed && !br_mixed_ready(a->mixed, &why)) {
 			/* the shared pool: nothing can be placed there */
-			br_buf_addf(body, "shared pool not ready: %s\n", why);
+			tg_buf_addf(body, "shared pool not ready: %s\n", why);
 			return 503;
 		}
-		br_buf_addf(body, "ok (%s)\n", lead ? "leader" : "standby");
+		tg_buf_addf(body, "ok (%s)\n", lead ? "leader" : "standby");
 		return 200;
 	}
 	if (strcmp(path, "/metrics") == 0) {
@@ -285,7 +285,7 @@ static int endpoint(void *ud, const char *path, br_buf *body,
 			br_mixed_metrics(a->mixed, body);
 		return 200;
 	}
-	br_buf_adds(body, "not found\n");
+	tg_buf_adds(body, "not found\n");
 	return 404;
 }
 
@@ -370,6 +370,7 @@ int main(int argc, char **argv)
 	br_sched_env env;
 	struct sigaction sa;
 
+	tg_set_allocator(malloc, realloc, free); /* we free() its strings */
 	if (br_labeller_wanted(argc, argv))
 		return br_labeller_main(argc, argv);
 	memset(&a, 0, sizeof(a));
