@@ -539,18 +539,31 @@ fail:
 	poll_failed(x, was);
 }
 
+/*
+ * A request to slurmrestd with the configured timeout: \p rest under
+ * \p prefix (x->api, the negotiated version's: "/jobs", "/job/submit";
+ * "" for "/openapi/v3").
+ */
+static br_req *api_req(const br_mixed *x, const char *method,
+		       const char *prefix, const char *rest)
+{
+	char *path = br_xasprintf("%s%s", prefix, rest);
+	br_req *r = br_req_create(method, path);
+
+	free(path);
+	r->timeout_ms = (long)(x->mc->timeout_s * 1000);
+	return r;
+}
+
 bool br_mixed_tick(br_mixed *x, int64_t now)
 {
 	bool ch;
 
 	br_http_poll(x->sh, 0, NULL, 0);
 	if (!x->list && now >= x->next_poll_ms) {
-		char path[64];
-		br_req *r;
+		br_req *r = x->ver ? api_req(x, "GET", x->api, "/jobs") :
+			api_req(x, "GET", "", "/openapi/v3");
 
-		snprintf(path, sizeof(path), "%s/jobs", x->api);
-		r = br_req_create("GET", x->ver ? path : "/openapi/v3");
-		r->timeout_ms = (long)(x->mc->timeout_s * 1000);
 		x->next_poll_ms = now + (int64_t)(x->mc->poll_s * 1000);
 		x->list = r;
 		if (br_http_submit(x->sh, r, x->ver ? on_list : on_spec, NULL,
@@ -634,7 +647,7 @@ static void on_cancel(br_req *r, void *ud)
 static void cancel_job(br_mixed *x, const br_sjob *j, int64_t now,
 		       const char *why)
 {
-	char id[16], *path;
+	char id[16], rest[32];
 	int64_t *last;
 	br_req *r;
 
@@ -652,10 +665,8 @@ static void cancel_job(br_mixed *x, const br_sjob *j, int64_t now,
 	*last = now;
 	br_log(BR_LOG_INFO, "cancelling the Slurm job", "job", id, "gang",
 	       j->name, "state", j->state, "why", why, NULL);
-	path = br_xasprintf("%s/job/%u", x->api, j->id);
-	r = br_req_create("DELETE", path);
-	free(path);
-	r->timeout_ms = (long)(x->mc->timeout_s * 1000);
+	snprintf(rest, sizeof(rest), "/job/%u", j->id);
+	r = api_req(x, "DELETE", x->api, rest);
 	if (br_http_submit(x->sh, r, on_cancel, NULL, x) != 0)
 		br_req_free(r);
 }
@@ -933,7 +944,7 @@ static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 	const br_mixed_conf *mc = x->mc;
 	const char *name = tg_gang_name(g);
 	char gather[TG_REQUEST_MAX_TEXT], spread[TG_REQUEST_MAX_TEXT];
-	char why[MSG_MAX], path[64];
+	char why[MSG_MAX];
 	br_sjob_spec sp;
 	unsigned ps, rid = 0, gpus = 0, i, ncomps = 0;
 	int64_t cpu_m = 0, mem_b = 0;
@@ -1011,11 +1022,9 @@ static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 	sp.time_limit = mc->time_limit;
 	sp.workdir = mc->workdir;
 	body = br_sjob_submit_body(&sp, x->ver);
-	snprintf(path, sizeof(path), "%s/job/submit", x->api);
-	r = br_req_create("POST", path);
+	r = api_req(x, "POST", x->api, "/job/submit");
 	br_req_set_body(r, "application/json", body);
 	free(body);
-	r->timeout_ms = (long)(mc->timeout_s * 1000);
 	st = br_xcalloc(1, sizeof(*st));
 	st->at_ms = c->now;
 	st->inflight = true;
