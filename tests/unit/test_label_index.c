@@ -10,7 +10,8 @@
  * expressions, repeated values, labels with empty values) are counted
  * per node through the index and by a fresh walk over every allocation
  * with a selector evaluated here; the test fails when the two differ
- * once.  TG_LABEL_INDEX_CASES sets the number of clusters (default 200).
+ * once, or when tg_topology_check() finds the index inconsistent.
+ * TG_LABEL_INDEX_CASES sets the number of clusters (default 200).
  */
 #include "config.h"
 
@@ -245,7 +246,14 @@ int main(void)
 			step(t, nn, &next);
 			compacted += t->nallocs < before;
 			if (s % 7 == 0 || s + 1 == nsteps) {
+				tg_errinfo ei;
+
 				checks++;
+				if (tg_topology_check(t, &ei) != TG_OK) {
+					diag("tg_topology_check: %s", ei.msg);
+					bad++;
+					break;
+				}
 				if (!same_counts(t, nn)) {
 					bad++;
 					diag("case %u, step %u", c, s);
