@@ -150,9 +150,13 @@ int br_slurm_pick_version(const char *spec, unsigned *ver, char *err,
 			len += (size_t)snprintf(list + len, sizeof(list) - len,
 						"%sv0.0.%u", len ? " " : "", v);
 	snprintf(err, errlen, "slurmrestd serves no data_parser version the "
-		 "bridge speaks: it serves %s, the bridge v0.0.38, v0.0.40, "
-		 "v0.0.41, v0.0.42", len ? list : "none (no /slurm/v0.0.N/"
-		 "job/submit path)");
+		 "bridge speaks: it serves %s, the bridge", len ? list :
+		 "none (no /slurm/v0.0.N/job/submit path)");
+	for (i = sizeof(known_vers) / sizeof(*known_vers); i-- > 0; ) {
+		len = strlen(err);
+		snprintf(err + len, errlen - len, " v0.0.%u%s", known_vers[i],
+			 i ? "," : "");
+	}
 	return -1;
 }
 
