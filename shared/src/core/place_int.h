@@ -12,7 +12,7 @@
  * The longest decision message (bytes): one lists at most a dozen
  * domains (each at most TGI_MAX_DOMAIN), so only names near their own
  * limits reach it; a longer message is cut and says so
- * (tgi_buf_take_cut()).
+ * (tg_buf_take_cut()).
  */
 #define TGI_MAX_MESSAGE		(64u << 10)
 /* "LAYER/v0/v1/..." of any domain: a layer name and a full path. */

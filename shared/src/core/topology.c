@@ -614,17 +614,17 @@ static void default_bandwidth(tg_topology *t)
 
 static char *make_path(const tg_topology *t, uint32_t node, unsigned upto)
 {
-	tgi_buf b;
+	tg_buf b;
 	unsigned l;
 
-	tgi_buf_init(&b, (TG_MAX_NAME + 1) * (TG_MAX_LAYERS + 1));
+	tg_buf_init(&b, (TG_MAX_NAME + 1) * (TG_MAX_LAYERS + 1));
 	for (l = 0; l <= upto; l++) {
 		if (l)
-			tgi_buf_add(&b, "/", 1);
-		tgi_buf_adds(&b, tgi_strtab_get(&t->strs,
+			tg_buf_add(&b, "/", 1);
+		tg_buf_adds(&b, tgi_strtab_get(&t->strs,
 				t->path[(size_t)node * t->nlayers + l]));
 	}
-	return tgi_buf_take(&b);
+	return tg_buf_take(&b);
 }
 
 /* No node is added after a build: give the columns' slack back. */

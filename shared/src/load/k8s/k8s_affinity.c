@@ -89,7 +89,7 @@ static tg_err node_expr(gctx *c, unsigned ps, const kobj *o, const cJSON *e,
 	    ((k2 == TG_SEL_EXISTS || k2 == TG_SEL_DOES_NOT_EXIST) &&
 	     nv != 0) ||
 	    ((k2 == TG_SEL_GT || k2 == TG_SEL_LT) &&
-	     (nv != 1 || !tgi_parse_i64(v[0], &dummy)))) {
+	     (nv != 1 || !tg_i64_parse(v[0], &dummy)))) {
 		tgi_free(v);
 		return tgk_oerr(b, o, e, TG_EINVAL, "%s.values: wrong values "
 				"for operator %s", q, ops[k2]);
@@ -693,7 +693,7 @@ static tg_err anti_group(bctx *b, uint32_t i, uint32_t k, const cJSON *t)
 	tg_errinfo keep = *b->ei;
 	struct antigrp *g;
 	char *text = NULL;
-	tgi_buf kb;
+	tg_buf kb;
 	uint32_t id;
 	bool m;
 	tg_err err;
@@ -707,21 +707,21 @@ static tg_err anti_group(bctx *b, uint32_t i, uint32_t k, const cJSON *t)
 		return tgi_errf(b->ei, err, "out of memory");
 	if (!err && !(text = cJSON_PrintUnformatted(t)))
 		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
-	tgi_buf_init(&kb, K8S_MAX_ANNOT_JSON);
+	tg_buf_init(&kb, K8S_MAX_ANNOT_JSON);
 	if (text)
-		tgi_buf_addf(&kb, "%s\x1f%s", x->o->ns, text);
+		tg_buf_addf(&kb, "%s\x1f%s", x->o->ns, text);
 	cJSON_free(text);
 	if (kb.err == TG_ENOMEM) {
-		tgi_buf_free(&kb);
+		tg_buf_free(&kb);
 		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 	}
 	if (!text || kb.err) {
-		tgi_buf_free(&kb);
-		tgi_buf_init(&kb, 64);
-		tgi_buf_addf(&kb, "\x1e%u\x1f%u", i, k);
+		tg_buf_free(&kb);
+		tg_buf_init(&kb, 64);
+		tg_buf_addf(&kb, "\x1e%u\x1f%u", i, k);
 	}
 	err = kb.err ? kb.err : tgi_strtab_intern(&b->antikeys, kb.s, &id);
-	tgi_buf_free(&kb);
+	tg_buf_free(&kb);
 	if (!err && id > b->nagrp) {
 		err = tgi_grow(&b->agrp, &b->capagrp, id, sizeof(*b->agrp));
 		if (!err) {
