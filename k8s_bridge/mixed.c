@@ -1059,21 +1059,18 @@ static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 }
 
 /* Binds the gang's pending members on its running job's nodes. */
-static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
+/*
+ * Whether Slurm job \p j can take gang \p g as it stands: a
+ * heterogeneous job's components must still be the gang's pod sets, and
+ * its task slots at most BR_MIXED_MAX_SLOTS (*nslots: their count).
+ * Logs (and notes the members) when not.
+ */
+static bool bind_fits(mcyc *c, const tg_gang *g, const br_sjob *j,
+		      const char *id, uint64_t *nslots)
 {
-	const br_store *pods = br_informer_store(c->x->pods);
 	const char *name = tg_gang_name(g);
-	unsigned ps, m, h, nb = 0, rank, ci, nsets = 0;
-	size_t i;
-	const char **free_nodes;
-	unsigned nfree = 0, *taken;
-	uint64_t nslots = 0;
-	unsigned cfirst[BR_MIXED_MAX_COMPS + 1], cnext[BR_MIXED_MAX_COMPS];
-	bool short_comp = false;
-	char domain[300], id[16];
+	unsigned ps, h, nsets = 0;
 
-	snprintf(id, sizeof(id), "%u", j->id);
-	snprintf(domain, sizeof(domain), "slurm/%.280s", j->nodes);
 	for (ps = 0; ps < tg_gang_npodsets(g); ps++)
 		nsets += tg_gang_podset_count(g, ps) > 0;
 	if (j->ncomp > 1 && (j->ncomp != nsets ||
@@ -1086,30 +1083,42 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 		br_log(BR_LOG_WARN, "the heterogeneous job's components are "
 		       "not the gang's pod sets; waiting", "gang", name, "job",
 		       id, "components", a, "pod_sets", b, NULL);
-		return;
+		return false;
 	}
+	*nslots = 0;
 	for (h = 0; h < j->nhosts; h++)
-		nslots += j->slots ? j->slots[h] : 1;
-	if (nslots > BR_MIXED_MAX_SLOTS) {
+		*nslots += j->slots ? j->slots[h] : 1;
+	if (*nslots > BR_MIXED_MAX_SLOTS) {
 		/* a bad answer: no array of billions of slots */
 		char note[MSG_MAX];
 
 		snprintf(note, sizeof(note), "Slurm job %u has %llu task "
 			 "slots (more than %u): not bound", j->id,
-			 (unsigned long long)nslots, BR_MIXED_MAX_SLOTS);
+			 (unsigned long long)*nslots, BR_MIXED_MAX_SLOTS);
 		br_log(BR_LOG_WARN, "Slurm job with too many task slots; "
 		       "the gang waits", "gang", name, "job", id, NULL);
 		note_members(c, g, "SlurmJobTooLarge", note, j->id);
-		return;
+		return false;
 	}
-	/*
-	 * A free task slot a line, in the job's node order (a het job's
-	 * components one after the other): rank order.  Pods already bound
-	 * on a node take its first slots.
-	 */
-	free_nodes = br_xcalloc(nslots + 1, sizeof(*free_nodes));
-	taken = br_xcalloc(j->nhosts + 1, sizeof(*taken));
-	ci = 0;
+	return true;
+}
+
+/*
+ * The job's free task slots, a Kubernetes node name a slot, in the job's
+ * node order (a het job's components one after the other: rank order;
+ * cfirst[ci], the first slot of component ci, cfirst[ncomp] the end);
+ * pods already bound on a node take its first slots.  Returns the count,
+ * or -1 (logged, members noted) when a Slurm node maps to no Kubernetes
+ * node.
+ */
+static long bind_slots(mcyc *c, const tg_gang *g, const br_sjob *j,
+		       const char *id, const char **free_nodes,
+		       unsigned cfirst[BR_MIXED_MAX_COMPS + 1])
+{
+	unsigned h, ci = 0, nfree = 0;
+	unsigned *taken = br_xcalloc(j->nhosts + 1, sizeof(*taken));
+	size_t i;
+
 	cfirst[0] = 0;
 	for (h = 0; h < j->nhosts; h++) {
 		const char *kn = br_map_get(&c->k8s_node, j->hosts[h]);
@@ -1126,12 +1135,11 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 				 "%s, which maps to no Kubernetes node "
 				 "(mixed.nodeMap)", j->id, j->hosts[h]);
 			br_log(BR_LOG_WARN, "Slurm node without a Kubernetes "
-			       "node; the gang waits", "gang", name, "job", id,
-			       "slurm_node", j->hosts[h], NULL);
+			       "node; the gang waits", "gang", tg_gang_name(g),
+			       "job", id, "slurm_node", j->hosts[h], NULL);
 			note_members(c, g, "SlurmNodeUnmapped", note, j->id);
-			free(free_nodes);
 			free(taken);
-			return;
+			return -1;
 		}
 		for (i = 0; i < c->nbound; i++)
 			if (c->bound[i].job == j->id &&
@@ -1148,23 +1156,38 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 	while (++ci <= (j->ncomp > 1 ? j->ncomp : 1) &&
 	       ci <= BR_MIXED_MAX_COMPS)
 		cfirst[ci] = nfree;
-	for (i = 0; i < c->nbound; i++)
-		nb += c->bound[i].job == j->id;
-	rank = nb;
+	return nfree;
+}
+
+/* Whether a member of \p g was bound a moment ago (the watch lags). */
+static bool bind_recent(mcyc *c, const tg_gang *g)
+{
+	unsigned ps, m;
+
 	for (ps = 0; ps < tg_gang_npodsets(g); ps++)
 		for (m = 0; m < tg_gang_podset_count(g, ps); m++) {
 			const char *key = tg_gang_podset_member(g, ps, m);
 			const int64_t *at = key ?
 				br_map_get(&c->x->binding, key) : NULL;
 
-			if (at && c->now - *at < ASSUME_MS) {
-				/* bound a moment ago; the watch lags */
-				free(free_nodes);
-				return;
-			}
+			if (at && c->now - *at < ASSUME_MS)
+				return true;
 		}
-	/* enough free slots for the pending members, a component each */
-	ci = 0;
+	return false;
+}
+
+/*
+ * Whether the \p nfree free slots hold the pending members, a het job's
+ * each component its pod set's; logs when not.
+ */
+static bool bind_enough(const tg_gang *g, const br_sjob *j, const char *id,
+			unsigned nfree,
+			const unsigned cfirst[BR_MIXED_MAX_COMPS + 1])
+{
+	unsigned ps, ci = 0;
+	bool short_comp = false;
+	char a[16], b[16];
+
 	for (ps = 0; ps < tg_gang_npodsets(g) && j->ncomp > 1; ps++) {
 		unsigned want = tg_gang_podset_count(g, ps);
 
@@ -1174,22 +1197,35 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 			short_comp = true;
 		ci++;
 	}
-	if (nfree < tg_gang_nmembers(g) || short_comp) {
-		char a[16], b[16];
+	if (nfree >= tg_gang_nmembers(g) && !short_comp)
+		return true;
+	snprintf(a, sizeof(a), "%u", nfree);
+	snprintf(b, sizeof(b), "%u", tg_gang_nmembers(g));
+	br_log(BR_LOG_WARN, "the Slurm job has fewer free task slots than the "
+	       "gang has pending members; waiting", "gang", tg_gang_name(g),
+	       "job", id, "free", a, "members", b, NULL);
+	return false;
+}
 
-		snprintf(a, sizeof(a), "%u", nfree);
-		snprintf(b, sizeof(b), "%u", tg_gang_nmembers(g));
-		br_log(BR_LOG_WARN, "the Slurm job has fewer free task slots "
-		       "than the gang has pending members; waiting", "gang",
-		       name,
-		       "job", id, "free", a, "members", b, NULL);
-		free(free_nodes);
-		return;
-	}
-	/* a het job: pod set ci on component ci's slots; else all in turn */
+/*
+ * Binds the pending members of \p g to the free slots in rank order (a
+ * het job: pod set ci on component ci's slots; else all in turn), from
+ * rank \p rank on; returns how many.
+ */
+static unsigned bind_members(mcyc *c, const tg_gang *g, const br_sjob *j,
+			     const char *id, const char **free_nodes,
+			     unsigned nfree,
+			     const unsigned cfirst[BR_MIXED_MAX_COMPS + 1],
+			     unsigned rank)
+{
+	const br_store *pods = br_informer_store(c->x->pods);
+	const char *name = tg_gang_name(g);
+	unsigned cnext[BR_MIXED_MAX_COMPS], ps, m, ci, n = 0;
+	char domain[300];
+
+	snprintf(domain, sizeof(domain), "slurm/%.280s", j->nodes);
 	for (ci = 0; ci < BR_MIXED_MAX_COMPS; ci++)
 		cnext[ci] = j->ncomp > 1 ? cfirst[ci] : 0;
-	h = 0;
 	ci = 0;
 	for (ps = 0; ps < tg_gang_npodsets(g); ps++) {
 		if (!tg_gang_podset_count(g, ps))
@@ -1200,6 +1236,7 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 			char ns[254], pn[254], note[MSG_MAX];
 			unsigned *at_slot = &cnext[j->ncomp > 1 ? ci : 0];
 			const char *node;
+			int64_t *at;
 
 			if (!o || o->node || *at_slot >= nfree)
 				continue;
@@ -1210,25 +1247,47 @@ static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 							    rank++,
 							    BR_ANN_SLURM_JOB,
 							    id), o->key);
-			{
-				int64_t *at = br_xmalloc(sizeof(*at));
-
-				*at = c->now;
-				br_map_put(&c->x->binding, o->key, at);
-			}
+			at = br_xmalloc(sizeof(*at));
+			*at = c->now;
+			br_map_put(&c->x->binding, o->key, at);
 			snprintf(note, sizeof(note), "Successfully assigned %s "
 				 "to %s (Slurm job %u)", o->key, node, j->id);
 			br_sched_event(c->s, "Normal", "Scheduled", "Binding",
 				       note, "Pod", ns, pn, o->uid);
 			br_map_del(&c->x->notes, o->key);
-			h++;
+			n++;
 		}
 		ci++;
 	}
+	return n;
+}
+
+static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
+{
+	unsigned cfirst[BR_MIXED_MAX_COMPS + 1], nb = 0, n;
+	const char **free_nodes;
+	uint64_t nslots;
+	long nfree;
+	size_t i;
+	char id[16];
+
+	snprintf(id, sizeof(id), "%u", j->id);
+	if (!bind_fits(c, g, j, id, &nslots))
+		return;
+	free_nodes = br_xcalloc(nslots + 1, sizeof(*free_nodes));
+	nfree = bind_slots(c, g, j, id, free_nodes, cfirst);
+	if (nfree < 0 || bind_recent(c, g) ||
+	    !bind_enough(g, j, id, (unsigned)nfree, cfirst)) {
+		free(free_nodes);
+		return;
+	}
+	for (i = 0; i < c->nbound; i++)
+		nb += c->bound[i].job == j->id;
+	n = bind_members(c, g, j, id, free_nodes, (unsigned)nfree, cfirst, nb);
 	br_log(BR_LOG_INFO, "binding the gang where Slurm placed it", "gang",
-	       name, "job", id, "nodes", j->nodes, NULL);
+	       tg_gang_name(g), "job", id, "nodes", j->nodes, NULL);
 	c->x->m->gangs_scheduled++;
-	c->x->m->pods_bound += h;
+	c->x->m->pods_bound += n;
 	free(free_nodes);
 }
 
