@@ -310,48 +310,48 @@ static void _job_gather(job_record_t *job_ptr, const tgs_conf *conf,
 	}
 }
 
-/* The job's --topo-spread (or its comment's topo-spread=), if any; false
- * when it has none. */
-static bool _job_spread(job_record_t *job_ptr, const char *plugin_type,
-			tgs_spread *sp)
-{
-	char val[TGS_MAX_LINE], err[TGS_ERRLEN];
-	const char *from = _job_opt(job_ptr, TGS_SPANK_SPREAD_VAR,
-				    "--topo-spread", "topo-spread", val,
-				    sizeof(val));
+/* A parser of one --topo-X request (tgconf.h): 0 on success, else an
+ * error in \p err. */
+typedef int (*req_parse_fn)(const char *spec, void *out, char *err,
+			    size_t elen);
 
-	memset(sp, 0, sizeof(*sp));
-	if (!from)
-		return false;
-	if (!tgs_spread_parse(val, sp, err, sizeof(err)))
-		return true;
-	if (tgr_once(job_ptr->job_id, "topo-spread"))
-		error("%s: %pJ: topo-spread (%s): %s; ignored",
-		      plugin_type, job_ptr, from, err);
-	memset(sp, 0, sizeof(*sp));
-	return false;
+static int _parse_spread(const char *spec, void *out, char *err, size_t elen)
+{
+	return tgs_spread_parse(spec, out, err, elen);
 }
 
-/* The job's --topo-slice, if any; false when it has none. */
-static bool _job_slice(job_record_t *job_ptr, const char *plugin_type,
-		       tgs_slice *sl)
+static int _parse_slice(const char *spec, void *out, char *err, size_t elen)
 {
-	char val[TGS_MAX_LINE], err[TGS_ERRLEN];
-	const char *from = _job_opt(job_ptr, TGS_SPANK_SLICE_VAR,
-				    "--topo-slice", NULL, val, sizeof(val));
-
-	memset(sl, 0, sizeof(*sl));
-	if (!from)
-		return false;
-	if (!tgs_slice_parse(val, sl, err, sizeof(err)))
-		return true;
-	if (tgr_once(job_ptr->job_id, "topo-slice"))
-		error("%s: %pJ: topo-slice (%s): %s; ignored",
-		      plugin_type, job_ptr, from, err);
-	memset(sl, 0, sizeof(*sl));
-	return false;
+	return tgs_slice_parse(spec, out, err, elen);
 }
 
+/*
+ * The job's --topo-X request \p what (its SPANK variable \p var, or its
+ * comment's "\p what=" when \p comment) parsed by \p parse into \p out
+ * (\p size bytes, zeroed first); false when it has none.  A request that
+ * does not parse is logged once per job and ignored.
+ */
+static bool _job_req(job_record_t *job_ptr, const char *plugin_type,
+		     const char *var, const char *what, bool comment,
+		     req_parse_fn parse, void *out, size_t size)
+{
+	char val[TGS_MAX_LINE], err[TGS_ERRLEN], opt[32];
+	const char *from;
+
+	snprintf(opt, sizeof(opt), "--%s", what);
+	from = _job_opt(job_ptr, var, opt, comment ? what : NULL, val,
+			sizeof(val));
+	memset(out, 0, size);
+	if (!from)
+		return false;
+	if (!parse(val, out, err, sizeof(err)))
+		return true;
+	if (tgr_once(job_ptr->job_id, what))
+		error("%s: %pJ: %s (%s): %s; ignored", plugin_type, job_ptr,
+		      what, from, err);
+	memset(out, 0, size);
+	return false;
+}
 
 /* Appends " WHAT=" and a formatted request to the log text. */
 static void _txt_add(tgj_req *r, const char *what)
@@ -368,14 +368,17 @@ static int _add_spread(job_record_t *job_ptr, const tgs_conf *conf,
 	tgs_spread spread;
 	size_t off;
 
-	if (!_job_spread(job_ptr, ptype, &spread) || !spread.n)
+	if (!_job_req(job_ptr, ptype, TGS_SPANK_SPREAD_VAR, "topo-spread",
+		      true, _parse_spread, &spread, sizeof(spread)) ||
+	    !spread.n)
 		return SLURM_SUCCESS;
 	_txt_add(r, "spread");
 	off = strlen(r->txt);
 	tgs_spread_format(&spread, r->txt + off, sizeof(r->txt) - off);
 	for (unsigned i = 0; i < spread.n; i++) {
 		/* a hard spread is required, as a must layer: the job
-		 * waits for it (no cons_tres estimate) */
+		 * waits for it (will-run: the core's time, see
+		 * _will_run_core in select_topogang.c) */
 		if (spread.item[i].hard)
 			r->must = true;
 		if (tg_gang_add_spread(g, tgs_conf_layer(conf,
@@ -396,7 +399,8 @@ static int _add_slice(job_record_t *job_ptr, const tgs_conf *conf,
 	tgs_slice slice;
 	size_t off;
 
-	if (!_job_slice(job_ptr, ptype, &slice) || !slice.n)
+	if (!_job_req(job_ptr, ptype, TGS_SPANK_SLICE_VAR, "topo-slice",
+		      false, _parse_slice, &slice, sizeof(slice)) || !slice.n)
 		return SLURM_SUCCESS;
 	r->slice = true;
 	_txt_add(r, "slice");
