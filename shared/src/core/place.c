@@ -919,26 +919,124 @@ static bool spread_node_ok(const tg_topology *t, const rspread *r,
 	return true;
 }
 
+/* tgi_spread_tally() for one label set \p ls (index + 1, 0: none). */
+static void tally_lset(const tg_topology *t, const tgi_sspread *sp,
+		       uint32_t ls, int32_t *per_node)
+{
+	lset_ctx c = { t, ls };
+	const char *ns = ls ? tgi_strtab_get(&t->strs, t->lsets[ls - 1].ns) :
+			 "";
+	const tgi_lsmem *m;
+	size_t j;
+
+	if (ls >= t->lsmemcap || !spread_selects(sp, ns, lset_label, &c))
+		return;
+	m = &t->lsmem[ls];
+	for (j = 0; j < m->n; j++) {
+		const tgi_alloc *x = &t->allocs[m->a[j]];
+
+		if (x->live && !x->suspended && per_node[x->node] < INT32_MAX)
+			per_node[x->node]++;
+	}
+}
+
+/* The label sets of one posting chain, each through tally_lset(). */
+static void tally_chain(const tg_topology *t, const tgi_sspread *sp,
+			uint32_t key, uint32_t value, int32_t *per_node)
+{
+	uint32_t n, p;
+
+	for (p = tgi_lpost_first(t, key, value, &n); p;
+	     p = t->lposts[p - 1].next)
+		tally_lset(t, sp, t->lposts[p - 1].ls, per_node);
+}
+
+/* A string's id, or 0 with *ok false when it was never interned ("" is
+ * id 0 and always there). */
+static uint32_t str_id(const tg_topology *t, const char *s, bool *ok)
+{
+	uint32_t id = tgi_strtab_find(&t->strs, s);
+
+	*ok = id || !*s;
+	return id;
+}
+
+/*
+ * The candidate label sets are those of the shortest posting list among
+ * the spread's namespace's and each In expression's values (a set
+ * carries one value of a key: the values' lists are disjoint); every set
+ * is read only for a spread of namespace "" (sets without one).
+ */
+void tgi_spread_tally(const tg_topology *t, const tgi_sspread *sp,
+		      int32_t *per_node)
+{
+	uint32_t nsid, best, n, k, vid;
+	const tgi_expr *be = NULL;
+	unsigned i, v, w;
+	bool ok;
+
+	if (!sp->selector)
+		return;
+	if (!*sp->ns) {
+		for (k = 0; k <= t->nlsets; k++)
+			tally_lset(t, sp, k, per_node);
+		return;
+	}
+	if (!(nsid = tgi_strtab_find(&t->strs, sp->ns)))
+		return;
+	tgi_lpost_first(t, 0, nsid, &best);
+	for (i = 0; i < sp->nexprs; i++) {
+		const tgi_expr *e = &sp->exprs[i];
+		uint32_t sum = 0;
+
+		if (e->op != TG_SEL_IN)
+			continue;
+		k = tgi_strtab_find(&t->strs, e->key);
+		for (v = 0; k && v < e->nvalues; v++) {
+			vid = str_id(t, e->values[v], &ok);
+			if (ok) {
+				tgi_lpost_first(t, k, vid, &n);
+				sum += n;
+			}
+		}
+		if (sum < best) {
+			best = sum;
+			be = e;
+		}
+	}
+	if (!be) {
+		tally_chain(t, sp, 0, nsid, per_node);
+		return;
+	}
+	if (!best || !(k = tgi_strtab_find(&t->strs, be->key)))
+		return;
+	for (v = 0; v < be->nvalues; v++) {
+		for (w = 0; w < v && strcmp(be->values[w], be->values[v]); w++)
+			;
+		vid = str_id(t, be->values[v], &ok);
+		if (w == v && ok)
+			tally_chain(t, sp, k, vid, per_node);
+	}
+}
+
 /*
  * Counts, for every label spread, the matching pods per unit: live
  * allocations on eligible nodes whose namespace and labels the selector
- * takes; marks the eligible units; works out which pod sets count.
+ * takes (tgi_spread_tally()); marks the eligible units; works out which
+ * pod sets count.
  */
 static tg_err spread_prepare(const tg_topology *t, req *q)
 {
 	const tgi_podset *mp = q->g->ps[q->main];
-	int8_t *memo = NULL;
-	uint8_t *nok = NULL;
+	int32_t *pn = NULL;
 	unsigned i, ps;
 	uint32_t j, n;
-	size_t a;
 
 	if (!q->nsp)
 		return TG_OK;
-	memo = tgi_malloc(t->nlsets + 1);
-	nok = tgi_malloc(t->nnodes ? t->nnodes : 1);
-	if (!memo || !nok)
-		goto nomem;
+	pn = tgi_calloc(t->nnodes ? t->nnodes : 1, sizeof(int32_t));
+	if (!pn)
+		return TG_ENOMEM;
 	for (i = 0; i < q->nsp; i++) {
 		rspread *r = &q->sp[i];
 		const tgi_sspread *sp = r->sp;
@@ -950,34 +1048,24 @@ static tg_err spread_prepare(const tg_topology *t, req *q)
 		r->base = tgi_calloc(r->nunits + 1, sizeof(int32_t));
 		r->elig = tgi_calloc(r->nunits + 1, 1);
 		r->touched = tgi_calloc(r->nunits + 1, sizeof(uint32_t));
-		if (!r->cnt || !r->base || !r->elig || !r->touched)
-			goto nomem;
-		memset(memo, -1, t->nlsets + 1);
+		if (!r->cnt || !r->base || !r->elig || !r->touched) {
+			tgi_free(pn);
+			return TG_ENOMEM;
+		}
+		tgi_spread_tally(t, sp, pn);
 		for (n = 0; n < t->nnodes; n++) {
 			uint32_t u = spread_unit(t, r, n);
+			int32_t c = pn[n];
 
-			nok[n] = u != TG_NONE && spread_node_ok(t, r, mp, n);
-			if (nok[n] && !r->elig[u]) {
+			pn[n] = 0;
+			if (u == TG_NONE || !spread_node_ok(t, r, mp, n))
+				continue;
+			if (!r->elig[u]) {
 				r->elig[u] = 1;
 				r->nelig++;
 			}
-		}
-		for (a = 0; a < t->nallocs; a++) {
-			const tgi_alloc *x = &t->allocs[a];
-			uint32_t ls = tgi_alloc_cls(t, a)->lset;
-
-			if (!x->live || x->suspended || !nok[x->node])
-				continue;
-			if (memo[ls] < 0) {
-				lset_ctx c = { t, ls };
-				const char *ns = ls ? tgi_strtab_get(&t->strs,
-						t->lsets[ls - 1].ns) : "";
-
-				memo[ls] = spread_selects(sp, ns, lset_label,
-							  &c);
-			}
-			if (memo[ls])
-				r->cnt[spread_unit(t, r, x->node)]++;
+			r->cnt[u] = c > INT32_MAX - r->cnt[u] ? INT32_MAX :
+				    r->cnt[u] + c;
 		}
 		memcpy(r->base, r->cnt, r->nunits * sizeof(int32_t));
 		r->zero = sp->min_domains && r->nelig < sp->min_domains;
@@ -1001,13 +1089,8 @@ static tg_err spread_prepare(const tg_topology *t, req *q)
 				r->kself += p->count;
 		}
 	}
-	tgi_free(memo);
-	tgi_free(nok);
+	tgi_free(pn);
 	return TG_OK;
-nomem:
-	tgi_free(memo);
-	tgi_free(nok);
-	return TG_ENOMEM;
 }
 
 /* Frees what resolve() and its helpers allocated in \p q. */
