@@ -1665,7 +1665,8 @@ out:
  * order; its nodes are left in \p bitmap and its start in
  * job_ptr->start_time, so backfill reserves them and smaller jobs do not
  * starve the job.  SLURM_ERROR (bitmap as given) when no domain has an
- * estimate or the job has no must layer (a hard spread).
+ * estimate or the job has no must layer (a hard spread): _will_run_core
+ * answers then.
  */
 static int _will_run_must(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a)
 {
@@ -1705,6 +1706,170 @@ static int _will_run_must(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a)
 				      (long) c->job_ptr->start_time);
 	}
 	return _try_end(rc, bitmap, orig, given, a);
+}
+
+/* A running job of the model and when it ends (_will_run_core). */
+typedef struct wr_end {
+	uint32_t job_id;
+	time_t end;
+	bool cand;
+} wr_end_t;
+
+static int _wr_end_cmp(const void *a, const void *b)
+{
+	const wr_end_t *x = a, *y = b;
+
+	if (x->end != y->end)
+		return (x->end > y->end) - (x->end < y->end);
+	return (x->job_id > y->job_id) - (x->job_id < y->job_id);
+}
+
+/* The model's running jobs but \p job_ptr, by end time (none before
+ * \p now + 1: an overdue job ends at the earliest next second). */
+static wr_end_t *_wr_ends(job_record_t *job_ptr, time_t now, size_t *n)
+{
+	wr_end_t *v = xcalloc(model.njobs ? model.njobs : 1, sizeof(*v));
+	job_record_t *jp;
+
+	*n = 0;
+	for (size_t i = 0; i < model.njobs; i++) {
+		if (!(jp = find_job_record(model.jobs[i].job_id)) ||
+		    jp == job_ptr)
+			continue;
+		v[*n].job_id = jp->job_id;
+		v[*n].end = MAX(jp->end_time, now + 1);
+		v[(*n)++].cand = model.jobs[i].cand;
+	}
+	qsort(v, *n, sizeof(*v), _wr_end_cmp);
+	return v;
+}
+
+/* Leaves exactly the first \p p jobs of \p v out of the model (\p *cur
+ * of them are out now): removes or adds back the difference. */
+static void _wr_set(const wr_end_t *v, size_t *cur, size_t p)
+{
+	job_record_t *jp;
+
+	for (; *cur < p; (*cur)++)
+		_model_remove_job(v[*cur].job_id);
+	for (; *cur > p; (*cur)--)
+		if ((jp = find_job_record(v[*cur - 1].job_id)))
+			_model_add_job(jp, v[*cur - 1].cand);
+}
+
+/* The core's placement of the job with the first \p p jobs of \p v out of
+ * the model; NULL unless it is placed without preempting. */
+static tg_decision *_wr_place(ctx_t *c, const wr_end_t *v, size_t *cur,
+			      size_t p)
+{
+	tg_decision *d = NULL;
+	tg_errinfo ei;
+
+	memset(&ei, 0, sizeof(ei));
+	_wr_set(v, cur, p);
+	if (tg_place(c->t, c->g, &d, &ei) != TG_OK ||
+	    tg_decision_status(d) != TG_STATUS_PLACED) {
+		tg_decision_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+/*
+ * The earliest end time of running jobs after which the core places the
+ * job (its decision replaces c->d), 0 if none: the model's running jobs
+ * leave it in end-time order, all of one end time together, and a
+ * binary search over those end times finds the first that frees room
+ * (one placement per halving: about log2 of the running jobs, whatever
+ * their number; it takes room to grow as jobs end, which holds for the
+ * core's fill).  The model is as before on return.
+ */
+static time_t _wr_core_time(ctx_t *c, time_t now)
+{
+	size_t n, ng = 0, cur = 0, lo = 0, hi, mid, *grp;
+	wr_end_t *v = _wr_ends(c->job_ptr, now, &n);
+	tg_decision *best, *d;
+	time_t t = 0;
+
+	grp = xcalloc(n ? n : 1, sizeof(*grp));
+	for (size_t i = 0; i < n; i++)	/* prefix lengths, one per time */
+		if (i + 1 == n || v[i + 1].end != v[i].end)
+			grp[ng++] = i + 1;
+	if (!ng || !(best = _wr_place(c, v, &cur, grp[ng - 1])))
+		goto out;		/* no room even on an empty cluster */
+	hi = ng - 1;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if ((d = _wr_place(c, v, &cur, grp[mid]))) {
+			tg_decision_free(best);
+			best = d;
+			hi = mid;
+		} else {
+			lo = mid + 1;
+		}
+	}
+	tg_decision_free(c->d);
+	c->d = best;
+	t = v[grp[hi] - 1].end;
+out:
+	_wr_set(v, &cur, 0);
+	xfree(grp);
+	xfree(v);
+	return t;
+}
+
+/*
+ * Will-run for a job the core cannot place now whatever cons_tres
+ * estimates (a hard spread; a must layer with no estimate in any of its
+ * domains): the core places it again on the model as the running jobs
+ * end (_wr_core_time), and its start is that end time or cons_tres's
+ * estimate on the nodes the core chose, the later; when cons_tres has
+ * none there, the core's nodes and time.  So backfill reserves nodes
+ * for it and never sees "now" for a job that cannot start now.
+ * SLURM_ERROR (bitmap as given) only when the core cannot place the job
+ * even with every running job gone.
+ */
+static int _will_run_core(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a)
+{
+	job_record_t *job_ptr = c->job_ptr;
+	bitstr_t *given = bit_copy(bitmap), *orig = bit_copy(bitmap), *want;
+	time_t now = time(NULL), t;
+	int rc = SLURM_ERROR;
+	const char *how = "select/cons_tres's estimate on them";
+
+	(void) _trim_held(job_ptr->job_id, orig);
+	if (!(t = _wr_core_time(c, now)))
+		return _try_end(rc, bitmap, orig, given, a);
+	want = _decision_part(c, UINT_MAX);
+	bit_and(want, orig);
+	rc = _inner_on(job_ptr, bitmap, orig, want, a);
+	if (rc != SLURM_SUCCESS) {
+		if (a->preemptee_job_list)
+			FREE_NULL_LIST(*a->preemptee_job_list);
+		bit_copybits(bitmap, want);
+		job_ptr->start_time = t;
+		how = "select/cons_tres has none on them";
+		rc = SLURM_SUCCESS;
+	} else if (job_ptr->start_time < t) {
+		job_ptr->start_time = t;
+	}
+	FREE_NULL_BITMAP(want);
+	_log_decision("JobId=%u mode=%u: no room now; the core places it in "
+		      "%s when running jobs end at %ld (%s): start %ld",
+		      job_ptr->job_id, a->mode, tg_decision_domain(c->d),
+		      (long) t, how, (long) job_ptr->start_time);
+	return _try_end(rc, bitmap, orig, given, a);
+}
+
+/* Will-run for a job with a must layer or a hard spread: inside one
+ * domain of the layer, else the core's own time. */
+static int _will_run(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a)
+{
+	if (c->nhet)
+		return SLURM_ERROR;
+	if (_will_run_must(c, bitmap, a) == SLURM_SUCCESS)
+		return SLURM_SUCCESS;
+	return _will_run_core(c, bitmap, a);
 }
 
 /*
@@ -2101,7 +2266,8 @@ static uint32_t *_cand_ids(List cands, size_t *n)
 }
 
 /* The core found no room: a run-now test asks cons_tres; a will-run test
- * gets cons_tres's time, or one inside a domain of the must layer. */
+ * gets cons_tres's time, or for a must layer or a hard spread one inside
+ * a domain of the must layer, else the core's (_will_run). */
 static int _test_unsched(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
 			 bool *fallback)
 {
@@ -2119,9 +2285,9 @@ static int _test_unsched(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
 			      a->mode, why);
 	if (SELECT_IS_MODE_WILL_RUN(a->mode) && !c->must)
 		*fallback = true;	/* cons_tres says when it could start */
-	else if (SELECT_IS_MODE_WILL_RUN(a->mode) && !c->nhet)
-		/* when, inside one domain of its must layer */
-		return _will_run_must(c, bitmap, a);
+	else if (SELECT_IS_MODE_WILL_RUN(a->mode))
+		/* when: inside one domain of its must layer, or the core's */
+		return _will_run(c, bitmap, a);
 	return SLURM_ERROR;
 }
 
@@ -2145,7 +2311,7 @@ static List _victim_list(ctx_t *c)
 /*
  * cons_tres refused the core's nodes \p nodes with \p rc (\p bitmap put
  * back): a run-now test asks cons_tres on all of them; a must request
- * waits (a will-run test first tries inside one domain of its layer);
+ * waits (a will-run test first gets a time from _will_run);
  * any other falls back to cons_tres.
  */
 static int _test_refused(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
@@ -2160,8 +2326,8 @@ static int _test_refused(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
 	if (run_now && !c->nhet)
 		return _disagree(c, bitmap, a, true, why);
 	if (c->must) {
-		if (!run_now && !c->nhet &&
-		    (rc = _will_run_must(c, bitmap, a)) == SLURM_SUCCESS)
+		if (!run_now &&
+		    (rc = _will_run(c, bitmap, a)) == SLURM_SUCCESS)
 			return rc;
 		if (tgr_set(job_ptr, why) &&
 		    tgr_once(job_ptr->job_id, "refused-must"))

@@ -373,7 +373,8 @@ static int _add_spread(job_record_t *job_ptr, const tgs_conf *conf,
 		return SLURM_SUCCESS;
 	_txt_add(r, "spread", &spread);
 	/* a hard spread is required, as a must layer: the job waits for
-	 * it (no cons_tres estimate) */
+	 * it (will-run: the core's own time, _will_run_core in
+	 * select_topogang.c) */
 	for (unsigned i = 0; i < spread.n; i++)
 		if (spread.item[i].hard)
 			r->must = true;
