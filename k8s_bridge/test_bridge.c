@@ -848,7 +848,7 @@ static void test_hostlists(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(hostlists) / sizeof(hostlists[0]); i++) {
-		char **names = NULL, got[512], err[256], cmd[700], sc[512];
+		char **names = NULL, joined[512], err[256], cmd[700], sc[512];
 		unsigned n = 0;
 		FILE *f;
 
@@ -856,8 +856,8 @@ static void test_hostlists(void)
 		ok(br_hosts_expand(hostlists[i].expr, &names, &n, err,
 				   sizeof(err)) == 0, "hostlist %s expands",
 		   hostlists[i].expr);
-		join(names, n, got, sizeof(got));
-		is_str(got, hostlists[i].want, "hostlist %s",
+		join(names, n, joined, sizeof(joined));
+		is_str(joined, hostlists[i].want, "hostlist %s",
 		       hostlists[i].expr);
 		br_hosts_free(names, n);
 		if (!have)
@@ -873,7 +873,7 @@ static void test_hostlists(void)
 			pclose(f);
 		}
 		sc[strcspn(sc, "\n")] = '\0';
-		is_str(got, sc, "hostlist %s: as scontrol show hostnames",
+		is_str(joined, sc, "hostlist %s: as scontrol show hostnames",
 		       hostlists[i].expr);
 	}
 	{
@@ -965,10 +965,7 @@ static void test_slurm_bodies(void)
 		"{\"job_id\":9,\"name\":\"wrap\",\"job_state\":\"COMPLETED\","
 		"\"nodes\":\"node-0\"}]}";
 	br_sjobs js;
-	char err[512], *body;
-	br_sjob_spec sp;
-	cJSON *j;
-	uint32_t id = 0;
+	char err[512];
 
 	is_int(br_sjobs_parse(jobs, 38, &js, err, sizeof(err)), 0,
 	       "slurm jobs: parsed");
@@ -1009,6 +1006,16 @@ static void test_slurm_bodies(void)
 	   strstr(err, "262144 node names"),
 	   "slurm jobs: node lists past BR_SJOBS_MAX_NAMES in one answer are "
 	   "an error naming the job and the limit");
+
+}
+
+/* Submit bodies, v0.0.38 and v0.0.40+, and het jobs folded. */
+static void test_slurm_submit(void)
+{
+	br_sjobs js;
+	char err[512], *body;
+	br_sjob_spec sp;
+	cJSON *j;
 
 	memset(&sp, 0, sizeof(sp));
 	sp.name = "ml/train";
@@ -1108,6 +1115,15 @@ static void test_slurm_bodies(void)
 	       "submit: gresName gpu:TYPE -> gpus_per_task TYPE:N");
 	cJSON_Delete(j);
 	free(body);
+}
+
+/* What slurmrestd answers to a submit, and odd jobs answers. */
+static void test_slurm_answers(void)
+{
+	br_sjobs js;
+	char err[512];
+	uint32_t id = 0;
+
 	ok(br_sjob_submit_result("{\"job_id\":42,\"errors\":[]}", 200, &id,
 				 err, sizeof(err)) == 0 && id == 42,
 	   "submit answer: job id");
@@ -1495,6 +1511,8 @@ int main(void)
 	test_httpd();
 	test_hostlists();
 	test_slurm_bodies();
+	test_slurm_submit();
+	test_slurm_answers();
 	test_slurm_2411();
 	test_event_body();
 	test_mixed_conf();
