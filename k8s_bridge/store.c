@@ -228,9 +228,15 @@ static cJSON *slim_node(cJSON *j)
 	move(out, j, "apiVersion");
 	move(out, j, "kind");
 	for (k = 0; k < 3; k++) {
-		cJSON *to = cJSON_AddObjectToObject(out, part[k]);
+		cJSON *to;
 
 		f = cJSON_GetObjectItemCaseSensitive(j, part[k]);
+		if (!f || !cJSON_IsObject(f)) {
+			/* not an object: the loader says so */
+			move(out, j, part[k]);
+			continue;
+		}
+		to = cJSON_AddObjectToObject(out, part[k]);
 		for (i = 0; to && keep[k][i]; i++)
 			move(to, f, keep[k][i]);
 		if (to && k == 2 && cJSON_IsArray(br_jget(f, "conditions")))
