@@ -342,28 +342,6 @@ static void usage(FILE *f)
 "  -h, --help            this text\n");
 }
 
-/* The value of option \p name: "--name=v" or "--name v". */
-static const char *opt_value(int argc, char **argv, int *i,
-			     const char *name, bool *matched)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-
-	*matched = false;
-	if (strncmp(a, name, n))
-		return NULL;
-	if (a[n] == '=') {
-		*matched = true;
-		return a + n + 1;
-	}
-	if (a[n])
-		return NULL;
-	*matched = true;
-	if (*i + 1 >= argc)
-		return NULL;
-	return argv[++*i];
-}
-
 static bool parse_occupancy(const char *s, unsigned *lo, unsigned *hi)
 {
 	const char *dash = strchr(s, '-');
@@ -386,16 +364,120 @@ static bool parse_occupancy(const char *s, unsigned *lo, unsigned *hi)
 }
 
 /* 0 ok, 1 help printed, 2 bad usage (reported). */
-static int parse_opts(int argc, char **argv, opts *o)
+/* Which option lists were given (the others take their defaults). */
+typedef struct given {
+	bool gpus, gang, repeat;
+} given;
+
+/* --gpus LIST: fabric sizes, whole nodes. */
+static int set_gpus(opts *o, const char *v)
+{
+	unsigned k;
+
+	if (!v || !parse_list(v, MAX_BENCH_GPUS, o->gpus, &o->ngpus)) {
+		cli_err("bench: --gpus wants a list of GPU counts such as "
+			"1k,10k,100k,1M");
+		return 2;
+	}
+	for (k = 0; k < o->ngpus; k++)
+		if (o->gpus[k] % GPUS_PER_NODE) {
+			cli_err("bench: --gpus: %llu is not a multiple of %d "
+				"GPUs per node", (unsigned long long)o->gpus[k],
+				GPUS_PER_NODE);
+			return 2;
+		}
+	return 0;
+}
+
+/* Sets the option \p name (one of value_opts) to \p v (NULL: missing);
+ * 0, or 2 with a message. */
+static int set_value(opts *o, given *gv, const char *name, const char *v)
+{
+	if (!strcmp(name, "--output")) {
+		if (!v || (strcmp(v, "json") && strcmp(v, "text"))) {
+			cli_err("bench: --output wants text or json");
+			return 2;
+		}
+		o->json = !strcmp(v, "json");
+	} else if (!strcmp(name, "--gpus")) {
+		gv->gpus = true;
+		return set_gpus(o, v);
+	} else if (!strcmp(name, "--gang-gpus")) {
+		if (!v || !parse_list(v, MAX_BENCH_GPUS, o->gang, &o->ngang)) {
+			cli_err("bench: --gang-gpus wants a list of GPU "
+				"counts such as 8,64,1k");
+			return 2;
+		}
+		gv->gang = true;
+	} else if (!strcmp(name, "--member-gpus")) {
+		if (!v || !parse_list(v, GPUS_PER_NODE, o->member,
+				      &o->nmember)) {
+			cli_err("bench: --member-gpus wants a list of counts "
+				"from 1 to %d", GPUS_PER_NODE);
+			return 2;
+		}
+	} else if (!strcmp(name, "--repeat")) {
+		if (!v || !parse_count(v, strlen(v), MAX_REPEAT, &o->repeat) ||
+		    !o->repeat) {
+			cli_err("bench: --repeat wants a count from 1 to %llu",
+				MAX_REPEAT);
+			return 2;
+		}
+		gv->repeat = true;
+	} else if (!strcmp(name, "--churn")) {
+		if (!v || !parse_count(v, strlen(v), MAX_CHURN, &o->churn)) {
+			cli_err("bench: --churn wants a count from 0 to %d",
+				MAX_CHURN);
+			return 2;
+		}
+	} else if (!strcmp(name, "--seed")) {
+		if (!v || !parse_count(v, strlen(v), UINT64_MAX, &o->seed)) {
+			cli_err("bench: --seed wants a number");
+			return 2;
+		}
+	} else if (!strcmp(name, "--occupancy")) {
+		if (!v || !parse_occupancy(v, &o->occ_lo, &o->occ_hi)) {
+			cli_err("bench: --occupancy wants LO-HI percent, "
+				"0 <= LO <= HI <= 100");
+			return 2;
+		}
+	}
+	return 0;
+}
+
+/* The lists not given: the defaults, smaller with --quick. */
+static void set_defaults(opts *o, const given *gv)
 {
 	static const uint64_t def_gpus[] = { 1024, 10240, 102400, 1048576 };
 	static const uint64_t def_gang[] = { 8, 64, 1024, 8192 };
 	static const uint64_t quick_gpus[] = { 1024, 4096 };
 	static const uint64_t quick_gang[] = { 8, 64, 256 };
-	bool quick = false, set_gpus = false, set_gang = false;
-	bool set_repeat = false;
-	int i;
-	unsigned k;
+	bool quick = o->quick;
+
+	if (!gv->gpus) {
+		const uint64_t *d = quick ? quick_gpus : def_gpus;
+
+		o->ngpus = quick ? 2 : 4;
+		memcpy(o->gpus, d, o->ngpus * sizeof(*d));
+	}
+	if (!gv->gang) {
+		const uint64_t *d = quick ? quick_gang : def_gang;
+
+		o->ngang = quick ? 3 : 4;
+		memcpy(o->gang, d, o->ngang * sizeof(*d));
+	}
+	if (quick && !gv->repeat)
+		o->repeat = ADAPTIVE_MIN;
+}
+
+static int parse_opts(int argc, char **argv, opts *o)
+{
+	static const char *const value_opts[] = {
+		"--output", "--gpus", "--gang-gpus", "--member-gpus",
+		"--repeat", "--churn", "--seed", "--occupancy", NULL
+	};
+	given gv = { false, false, false };
+	int i, rc;
 
 	memset(o, 0, sizeof(*o));
 	o->seed = 1;
@@ -405,8 +487,9 @@ static int parse_opts(int argc, char **argv, opts *o)
 	o->member[1] = 4;
 	o->nmember = 2;
 	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		bool m;
+		const char *a = argv[i], *v = NULL;
+		bool m = false;
+		unsigned k;
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
@@ -417,113 +500,22 @@ static int parse_opts(int argc, char **argv, opts *o)
 			continue;
 		}
 		if (!strcmp(a, "--quick")) {
-			quick = true;
 			o->quick = true;
 			continue;
 		}
-		if ((v = opt_value(argc, argv, &i, "--output", &m)) || m) {
-			if (v && !strcmp(v, "json")) {
-				o->json = true;
-			} else if (v && !strcmp(v, "text")) {
-				o->json = false;
-			} else {
-				cli_err("bench: --output wants text or json");
-				return 2;
-			}
-			continue;
+		for (k = 0; value_opts[k]; k++)
+			if ((v = cli_opt_value(argc, argv, &i, value_opts[k],
+					       &m)) || m)
+				break;
+		if (!value_opts[k]) {
+			cli_err("bench: unknown option '%s' (see topogang "
+				"bench --help)", a);
+			return 2;
 		}
-		if ((v = opt_value(argc, argv, &i, "--gpus", &m)) || m) {
-			if (!v || !parse_list(v, MAX_BENCH_GPUS, o->gpus,
-					      &o->ngpus)) {
-				cli_err("bench: --gpus wants a list of GPU "
-					"counts such as 1k,10k,100k,1M");
-				return 2;
-			}
-			for (k = 0; k < o->ngpus; k++)
-				if (o->gpus[k] % GPUS_PER_NODE) {
-					cli_err("bench: --gpus: %llu is not a "
-						"multiple of %d GPUs per node",
-						(unsigned long long)o->gpus[k],
-						GPUS_PER_NODE);
-					return 2;
-				}
-			set_gpus = true;
-			continue;
-		}
-		if ((v = opt_value(argc, argv, &i, "--gang-gpus", &m)) || m) {
-			if (!v || !parse_list(v, MAX_BENCH_GPUS, o->gang,
-					      &o->ngang)) {
-				cli_err("bench: --gang-gpus wants a list of "
-					"GPU counts such as 8,64,1k");
-				return 2;
-			}
-			set_gang = true;
-			continue;
-		}
-		if ((v = opt_value(argc, argv, &i, "--member-gpus", &m)) ||
-		    m) {
-			if (!v || !parse_list(v, GPUS_PER_NODE, o->member,
-					      &o->nmember)) {
-				cli_err("bench: --member-gpus wants a list of "
-					"counts from 1 to %d", GPUS_PER_NODE);
-				return 2;
-			}
-			continue;
-		}
-		if ((v = opt_value(argc, argv, &i, "--repeat", &m)) || m) {
-			if (!v || !parse_count(v, strlen(v), MAX_REPEAT,
-					       &o->repeat) || !o->repeat) {
-				cli_err("bench: --repeat wants a count from 1 "
-					"to %llu", MAX_REPEAT);
-				return 2;
-			}
-			set_repeat = true;
-			continue;
-		}
-		if ((v = opt_value(argc, argv, &i, "--churn", &m)) || m) {
-			if (!v || !parse_count(v, strlen(v), MAX_CHURN,
-					       &o->churn)) {
-				cli_err("bench: --churn wants a count from 0 "
-					"to %d", MAX_CHURN);
-				return 2;
-			}
-			continue;
-		}
-		if ((v = opt_value(argc, argv, &i, "--seed", &m)) || m) {
-			if (!v || !parse_count(v, strlen(v), UINT64_MAX,
-					       &o->seed)) {
-				cli_err("bench: --seed wants a number");
-				return 2;
-			}
-			continue;
-		}
-		if ((v = opt_value(argc, argv, &i, "--occupancy", &m)) || m) {
-			if (!v || !parse_occupancy(v, &o->occ_lo,
-						   &o->occ_hi)) {
-				cli_err("bench: --occupancy wants LO-HI "
-					"percent, 0 <= LO <= HI <= 100");
-				return 2;
-			}
-			continue;
-		}
-		cli_err("bench: unknown option '%s' (see topogang bench "
-			"--help)", a);
-		return 2;
+		if ((rc = set_value(o, &gv, value_opts[k], v)))
+			return rc;
 	}
-	if (!set_gpus) {
-		const uint64_t *d = quick ? quick_gpus : def_gpus;
-
-		o->ngpus = quick ? 2 : 4;
-		memcpy(o->gpus, d, o->ngpus * sizeof(*d));
-	}
-	if (!set_gang) {
-		const uint64_t *d = quick ? quick_gang : def_gang;
-
-		o->ngang = quick ? 3 : 4;
-		memcpy(o->gang, d, o->ngang * sizeof(*d));
-	}
-	if (quick && !set_repeat)
-		o->repeat = ADAPTIVE_MIN;
+	set_defaults(o, &gv);
 	return 0;
 }
 
@@ -668,18 +660,25 @@ static tg_err fabric_occupy(fabric *f, unsigned lo, unsigned hi)
 	return TG_OK;
 }
 
-static tg_err fabric_make(fabric *f, uint64_t gpus, const opts *o,
-			  tg_errinfo *ei)
+/* An empty fabric of \p gpus GPUs: its node, block, spine and zone
+ * counts. */
+static void fabric_shape(fabric *f, uint64_t gpus)
 {
-	int64_t t0, t1, t2;
-	tg_err err;
-
 	memset(f, 0, sizeof(*f));
 	f->gpus = gpus;
 	f->nodes = (uint32_t)(gpus / GPUS_PER_NODE);
 	f->blocks = (f->nodes + NODES_PER_BLOCK - 1) / NODES_PER_BLOCK;
 	f->spines = (f->blocks + BLOCKS_PER_SPINE - 1) / BLOCKS_PER_SPINE;
 	f->zones = (f->spines + SPINES_PER_ZONE - 1) / SPINES_PER_ZONE;
+}
+
+static tg_err fabric_make(fabric *f, uint64_t gpus, const opts *o,
+			  tg_errinfo *ei)
+{
+	int64_t t0, t1, t2;
+	tg_err err;
+
+	fabric_shape(f, gpus);
 	/* one stream per fabric size, so a size's state does not depend
 	 * on which other sizes run */
 	rng_state = o->seed ^ (gpus * 0x9e3779b97f4a7c15ull);
@@ -1107,15 +1106,153 @@ static tg_err pre_fill(fabric *f, unsigned slots_per_node, unsigned ngangs,
 	return err;
 }
 
+/* One preemption configuration. */
+typedef struct pre_cfg {
+	const char *what;
+	uint64_t gpus, quick_gpus;
+	unsigned slots_per_node, ngangs, min_pods, max_pods;
+	uint64_t gang_gpus;
+	double target_ms;
+} pre_cfg;
+
+/* What the timed preemption decisions gave. */
+typedef struct pre_run {
+	int64_t *lat;		/* n latencies, ns */
+	size_t n;
+	uint64_t hash;		/* of the first decision; all match it */
+	unsigned nv;		/* its victims */
+} pre_run;
+
+/* The full fabric of \p pc (\p gpus GPUs) and its preemptor gang; 1 on
+ * failure, with nothing left to free. */
+static int pre_build(const opts *o, const pre_cfg *pc, uint64_t gpus,
+		     fabric *f, tg_gang **gp)
+{
+	tg_errinfo ei;
+	tg_gang *g;
+	tg_err err;
+
+	fabric_shape(f, gpus);
+	rng_state = o->seed ^ (gpus * 0x9e3779b97f4a7c15ull) ^ 0x5eed;
+	ei.msg[0] = '\0';
+	f->t = tg_topology_create();
+	if (!f->t || (err = fabric_nodes(f, &ei)) ||
+	    (err = pre_fill(f, pc->slots_per_node, pc->ngangs, pc->min_pods,
+			    pc->max_pods))) {
+		cli_err("bench: building the preemption fabric failed: %s",
+			ei.msg);
+		tg_topology_destroy(f->t);
+		return 1;
+	}
+	g = make_gang(pc->gang_gpus, GPUS_PER_NODE);
+	if (!g || tg_gang_set_gather(g, layer_name[1], TG_GATHER_MUST)) {
+		tg_gang_destroy(g);
+		tg_topology_destroy(f->t);
+		return 1;
+	}
+	tg_gang_set_priority(g, PRE_PRIO);
+	*gp = g;
+	return 0;
+}
+
+/* One timed decision, checked against the first; 1 on failure. */
+static int pre_decide(const fabric *f, tg_gang *g, pre_run *r)
+{
+	tg_errinfo ei = { "" };
+	tg_decision *d = NULL;
+	int64_t t0, t1;
+	int ret = 0;
+
+	t0 = now_ns();
+	if (tg_place(f->t, g, &d, &ei)) {
+		cli_err("bench: %s", ei.msg);
+		return 1;
+	}
+	t1 = now_ns();
+	if (!r->n) {
+		r->hash = decision_hash(d);
+		r->nv = tg_decision_nvictims(d);
+		if (tg_decision_status(d) != TG_STATUS_PREEMPTING) {
+			cli_err("bench: expected a preempting decision: %s",
+				tg_decision_message(d));
+			ret = 1;
+		}
+	} else if (decision_hash(d) != r->hash) {
+		cli_err("bench: preemption decisions differ");
+		ret = 1;
+	}
+	tg_decision_free(d);
+	if (!ret)
+		r->lat[r->n] = t1 - t0;
+	return ret;
+}
+
+/* --repeat decisions, or adaptive: at least ADAPTIVE_MIN and about
+ * ADAPTIVE_NS in all. */
+static int pre_measure(const opts *o, const fabric *f, tg_gang *g,
+		       pre_run *r)
+{
+	size_t cap = 0, limit = o->repeat ? (size_t)o->repeat : ADAPTIVE_MAX;
+	int64_t total = 0;
+
+	for (r->n = 0; r->n < limit; r->n++) {
+		if (r->n == cap) {
+			size_t nc = cap ? cap * 2 : 256;
+			int64_t *nl = realloc(r->lat, nc * sizeof(*r->lat));
+
+			if (!nl)
+				return 1;
+			r->lat = nl;
+			cap = nc;
+		}
+		if (pre_decide(f, g, r))
+			return 1;
+		total += r->lat[r->n];
+		if (!o->repeat && r->n + 1 >= ADAPTIVE_MIN &&
+		    total >= ADAPTIVE_NS) {
+			r->n++;
+			break;
+		}
+	}
+	return 0;
+}
+
+static void pre_report(const opts *o, const pre_cfg *pc, const fabric *f,
+		       pre_run *r)
+{
+	double med, p99;
+
+	qsort(r->lat, r->n, sizeof(*r->lat), cmp_i64);
+	med = (double)pct(r->lat, r->n, 50) / 1e6;
+	p99 = (double)pct(r->lat, r->n, 99) / 1e6;
+	if (o->json)
+		printf("{\"preempt\":true,\"gpus\":%llu,\"nodes\":%u,"
+		       "\"allocs\":%llu,\"gang_gpus\":%llu,\"victims\":%u,"
+		       "\"decisions\":%zu,\"median_ms\":%.3f,"
+		       "\"p99_ms\":%.3f,\"min_ms\":%.3f,"
+		       "\"decision_hash\":\"%016llx\"}\n",
+		       (unsigned long long)f->gpus, f->nodes,
+		       (unsigned long long)f->allocs,
+		       (unsigned long long)pc->gang_gpus, r->nv, r->n, med,
+		       p99, (double)r->lat[0] / 1e6,
+		       (unsigned long long)r->hash);
+	else
+		printf("preemption: %s (%llu GPUs, %u nodes, %llu "
+		       "allocations, all GPUs in use)\n"
+		       "  gang of %llu GPUs, priority %d, must gather on a "
+		       "spine: %u victims; %zu decisions: min %.2f ms, median "
+		       "%.2f ms, p99 %.2f ms (target median <= %g ms: %s)\n",
+		       pc->what, (unsigned long long)f->gpus, f->nodes,
+		       (unsigned long long)f->allocs,
+		       (unsigned long long)pc->gang_gpus, PRE_PRIO, r->nv,
+		       r->n, (double)r->lat[0] / 1e6, med, p99,
+		       pc->target_ms, med <= pc->target_ms ? "met" :
+		       "MISSED");
+}
+
 static int bench_preempt(const opts *o)
 {
-	static const struct {
-		const char *what;
-		uint64_t gpus, quick_gpus;
-		unsigned slots_per_node, ngangs, min_pods, max_pods;
-		uint64_t gang_gpus;
-		double target_ms;
-	} cfg[] = {
+	static const pre_cfg cfg[] = {
 		{ "2k nodes, 700 running lower-priority gangs", 16384, 2048,
 		  1, 700, 0, 0, 128, 10.0 },
 		{ "100k GPUs, 51,200 running allocations", 102400, 8192,
@@ -1126,130 +1263,59 @@ static int bench_preempt(const opts *o)
 
 	for (c = 0; c < sizeof(cfg) / sizeof(cfg[0]) && !ret; c++) {
 		fabric f;
-		tg_errinfo ei;
 		tg_gang *g = NULL;
-		tg_decision *d = NULL;
-		int64_t *lat = NULL, total = 0;
-		uint64_t gpus = o->quick ? cfg[c].quick_gpus :
-				cfg[c].gpus, hash = 0;
-		size_t n = 0, cap = 0, limit;
-		unsigned nv = 0;
-		tg_err err;
+		pre_run r;
 
-		memset(&f, 0, sizeof(f));
-		f.gpus = gpus;
-		f.nodes = (uint32_t)(gpus / GPUS_PER_NODE);
-		f.blocks = (f.nodes + NODES_PER_BLOCK - 1) / NODES_PER_BLOCK;
-		f.spines = (f.blocks + BLOCKS_PER_SPINE - 1) /
-			   BLOCKS_PER_SPINE;
-		f.zones = (f.spines + SPINES_PER_ZONE - 1) / SPINES_PER_ZONE;
-		rng_state = o->seed ^ (gpus * 0x9e3779b97f4a7c15ull) ^ 0x5eed;
-		ei.msg[0] = '\0';
-		f.t = tg_topology_create();
-		if (!f.t || (err = fabric_nodes(&f, &ei)) ||
-		    (err = pre_fill(&f, cfg[c].slots_per_node, cfg[c].ngangs,
-				    cfg[c].min_pods, cfg[c].max_pods))) {
-			cli_err("bench: building the preemption fabric "
-				"failed: %s", ei.msg);
-			tg_topology_destroy(f.t);
+		memset(&r, 0, sizeof(r));
+		if (pre_build(o, &cfg[c], o->quick ? cfg[c].quick_gpus :
+			      cfg[c].gpus, &f, &g))
 			return 1;
-		}
-		g = make_gang(cfg[c].gang_gpus, GPUS_PER_NODE);
-		if (!g || tg_gang_set_gather(g, layer_name[1],
-					     TG_GATHER_MUST)) {
-			tg_gang_destroy(g);
-			tg_topology_destroy(f.t);
-			return 1;
-		}
-		tg_gang_set_priority(g, PRE_PRIO);
-		limit = o->repeat ? (size_t)o->repeat : ADAPTIVE_MAX;
-		for (n = 0; n < limit; n++) {
-			int64_t t0, t1;
-
-			if (n == cap) {
-				size_t nc = cap ? cap * 2 : 256;
-				int64_t *nl = realloc(lat, nc * sizeof(*lat));
-
-				if (!nl) {
-					ret = 1;
-					break;
-				}
-				lat = nl;
-				cap = nc;
-			}
-			t0 = now_ns();
-			err = tg_place(f.t, g, &d, &ei);
-			t1 = now_ns();
-			if (err) {
-				cli_err("bench: %s", ei.msg);
-				ret = 1;
-				break;
-			}
-			if (!n) {
-				hash = decision_hash(d);
-				nv = tg_decision_nvictims(d);
-				if (tg_decision_status(d) !=
-				    TG_STATUS_PREEMPTING) {
-					cli_err("bench: expected a preempting "
-						"decision: %s",
-						tg_decision_message(d));
-					ret = 1;
-				}
-			} else if (decision_hash(d) != hash) {
-				cli_err("bench: preemption decisions differ");
-				ret = 1;
-			}
-			tg_decision_free(d);
-			if (ret)
-				break;
-			lat[n] = t1 - t0;
-			total += t1 - t0;
-			if (!o->repeat && n + 1 >= ADAPTIVE_MIN &&
-			    total >= ADAPTIVE_NS) {
-				n++;
-				break;
-			}
-		}
-		if (!ret) {
-			double med, p99;
-
-			qsort(lat, n, sizeof(*lat), cmp_i64);
-			med = (double)pct(lat, n, 50) / 1e6;
-			p99 = (double)pct(lat, n, 99) / 1e6;
-			if (o->json)
-				printf("{\"preempt\":true,\"gpus\":%llu,"
-				       "\"nodes\":%u,\"allocs\":%llu,"
-				       "\"gang_gpus\":%llu,\"victims\":%u,"
-				       "\"decisions\":%zu,\"median_ms\":%.3f,"
-				       "\"p99_ms\":%.3f,\"min_ms\":%.3f,"
-				       "\"decision_hash\":\"%016llx\"}\n",
-				       (unsigned long long)gpus, f.nodes,
-				       (unsigned long long)f.allocs,
-				       (unsigned long long)cfg[c].gang_gpus,
-				       nv, n, med, p99,
-				       (double)lat[0] / 1e6,
-				       (unsigned long long)hash);
-			else
-				printf("preemption: %s (%llu GPUs, %u nodes, "
-				       "%llu allocations, all GPUs in use)\n"
-				       "  gang of %llu GPUs, priority %d, must "
-				       "gather on a spine: %u victims; %zu "
-				       "decisions: min %.2f ms, median %.2f "
-				       "ms, p99 %.2f ms (target median <= "
-				       "%g ms: %s)\n", cfg[c].what,
-				       (unsigned long long)gpus, f.nodes,
-				       (unsigned long long)f.allocs,
-				       (unsigned long long)cfg[c].gang_gpus,
-				       PRE_PRIO, nv, n, (double)lat[0] / 1e6,
-				       med, p99, cfg[c].target_ms,
-				       med <= cfg[c].target_ms ? "met" :
-				       "MISSED");
-		}
-		free(lat);
+		ret = pre_measure(o, &f, g, &r);
+		if (!ret)
+			pre_report(o, &cfg[c], &f, &r);
+		free(r.lat);
 		tg_gang_destroy(g);
 		tg_topology_destroy(f.t);
 	}
 	return ret;
+}
+
+/* One gang size \p j and member size \p k on fabric \p f: the result
+ * printed, the target sizes' medians noted; 1 on failure. */
+static int bench_one(fabric *f, const opts *o, unsigned j, unsigned k,
+		     target_seen *t100k, target_seen *t1m)
+{
+	result r;
+
+	if (o->gang[j] % o->member[k]) {
+		fprintf(stderr, "topogang bench: gang of %llu GPUs does not "
+			"divide into members of %llu GPUs; skipped\n",
+			(unsigned long long)o->gang[j],
+			(unsigned long long)o->member[k]);
+		return 0;
+	}
+	if (run_config(f, o, o->gang[j], (unsigned)o->member[k], &r))
+		return 1;
+	if (!o->json)
+		text_result(&r);
+	else if (!r.skipped)
+		json_result(f, o, &r);
+	else
+		fprintf(stderr, "topogang bench: %llu GPUs: gang of %llu GPUs "
+			"skipped: only %llu members of %u GPUs fit\n",
+			(unsigned long long)f->gpus,
+			(unsigned long long)r.gang_gpus,
+			(unsigned long long)r.room, r.member);
+	if (r.skipped || o->gang[j] != TARGET_GANG)
+		return 0;
+	if (f->gpus == TARGET_100K_GPUS) {
+		t100k->median_us[k] = (double)r.median / 1e3;
+		t100k->any = true;
+	} else if (f->gpus == TARGET_1M_GPUS) {
+		t1m->median_us[k] = (double)r.median / 1e3;
+		t1m->any = true;
+	}
+	return 0;
 }
 
 int cli_bench(int argc, char **argv)
@@ -1306,50 +1372,8 @@ int cli_bench(int argc, char **argv)
 		if (!o.json)
 			text_fabric(&f, &o);
 		for (j = 0; j < o.ngang && !ret; j++)
-			for (k = 0; k < o.nmember && !ret; k++) {
-				result r;
-
-				if (o.gang[j] % o.member[k]) {
-					fprintf(stderr, "topogang bench: "
-						"gang of %llu GPUs does not "
-						"divide into members of %llu "
-						"GPUs; skipped\n",
-						(unsigned long long)o.gang[j],
-						(unsigned long long)
-						o.member[k]);
-					continue;
-				}
-				if (run_config(&f, &o, o.gang[j],
-					       (unsigned)o.member[k], &r)) {
-					ret = 1;
-					break;
-				}
-				if (!o.json)
-					text_result(&r);
-				else if (!r.skipped)
-					json_result(&f, &o, &r);
-				else
-					fprintf(stderr, "topogang bench: "
-						"%llu GPUs: gang of %llu "
-						"GPUs skipped: only %llu "
-						"members of %u GPUs fit\n",
-						(unsigned long long)f.gpus,
-						(unsigned long long)
-						r.gang_gpus,
-						(unsigned long long)r.room,
-						r.member);
-				if (r.skipped || o.gang[j] != TARGET_GANG)
-					continue;
-				if (f.gpus == TARGET_100K_GPUS) {
-					t100k.median_us[k] =
-						(double)r.median / 1e3;
-					t100k.any = true;
-				} else if (f.gpus == TARGET_1M_GPUS) {
-					t1m.median_us[k] =
-						(double)r.median / 1e3;
-					t1m.any = true;
-				}
-			}
+			for (k = 0; k < o.nmember && !ret; k++)
+				ret = bench_one(&f, &o, j, k, &t100k, &t1m);
 		if (!o.json)
 			printf("  placement scratch: %.1f B/node "
 			       "(allocated by the first tg_place())\n",

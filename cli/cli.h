@@ -66,4 +66,12 @@ int cli_draw_slurm(const char *conf, const char *nodes, const char *jobs,
 /* Prints an error line "topogang: ..." to stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * The value of option \p name at argv[*i]: "--name=v", or "--name v"
+ * (then *i moves to v).  *matched says whether argv[*i] is the option;
+ * matched with NULL: the value is missing.
+ */
+const char *cli_opt_value(int argc, char **argv, int *i, const char *name,
+			  bool *matched);
+
 #endif /* TG_CLI_H */

@@ -443,32 +443,20 @@ static int cmd_node(const dopts *o)
 		node = host;
 	}
 	if (o->smi) {
-		char *buf = NULL;
-		FILE *f = fopen(o->smi, "rb");
-		size_t len = 0, n;
+		char *buf;
+		size_t len;
 
-		if (!f) {
-			cli_err("%s: cannot open", o->smi);
-			return 2;
-		}
-		buf = malloc(SMI_MAX_OUT + 1);
-		while (buf && len < SMI_MAX_OUT &&
-		       (n = fread(buf + len, 1, SMI_MAX_OUT - len, f)) > 0)
-			len += n;
-		fclose(f);
-		if (!buf || len >= SMI_MAX_OUT) {
-			cli_err("%s: %s", o->smi, buf ? "larger than 1 MiB" :
-				"out of memory");
-			free(buf);
+		if (tg_file_read(o->smi, SMI_MAX_OUT, &buf, &len, &ei)) {
+			cli_err("%s", ei.msg);
 			return 2;
 		}
 		if (tg_nodeinfo_parse_nvidia_smi(buf, len, o->smi, &ni,
 						 &ei)) {
 			cli_err("%s", ei.msg);
-			free(buf);
+			tg_free(buf);
 			return 2;
 		}
-		free(buf);
+		tg_free(buf);
 	} else if (o->xml) {
 		if (tg_nodeinfo_load_hwloc_file(o->xml, &ni, &ei)) {
 			cli_err("%s", ei.msg);

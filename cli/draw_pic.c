@@ -89,42 +89,17 @@ int cli_picture_write(const tg_topology *t, const tg_draw_opts *o,
  * \p quiet: the caller has another use for text that is not JSON). */
 static cJSON *parse_file(const char *path, const char *what, bool quiet)
 {
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t len = 0, cap = 0, n;
+	tg_errinfo ei = { "" };
+	char *buf;
+	size_t len;
 	cJSON *j;
 
-	if (!f) {
-		cli_err("%s %s: cannot read: %m", what, path);
+	if (tg_file_read(path, TG_MAX_FILE, &buf, &len, &ei)) {
+		cli_err("%s %s", what, ei.msg);
 		return NULL;
 	}
-	do {
-		if (len + 65536 > cap) {
-			char *nb;
-
-			if (cap >= TG_MAX_FILE) {
-				cli_err("%s %s: larger than %u bytes", what,
-					path, TG_MAX_FILE);
-				free(buf);
-				fclose(f);
-				return NULL;
-			}
-			cap = cap ? cap * 2 : 1 << 20;
-			nb = realloc(buf, cap + 1);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return NULL;
-			}
-			buf = nb;
-		}
-		n = fread(buf + len, 1, cap - len, f);
-		len += n;
-	} while (n > 0);
-	fclose(f);
-	buf[len] = '\0';
 	j = cJSON_ParseWithLength(buf, len);
-	free(buf);
+	tg_free(buf);
 	if (!j && !quiet)
 		cli_err("%s %s: not JSON", what, path);
 	return j;

@@ -54,15 +54,12 @@ void sim_gang_name(unsigned job, char buf[SIM_GANG_MAX])
 
 bool sim_gang_job(const char *gang, unsigned *job)
 {
-	unsigned long v;
-	char *end;
+	uint64_t v;
 
 	if (!gang || strncmp(gang, "job-", 4) ||
 	    !isdigit((unsigned char)gang[4]))
 		return false;
-	errno = 0;
-	v = strtoul(gang + 4, &end, 10);
-	if (errno || *end || v > UINT32_MAX)
+	if (!tg_u64_parse(gang + 4, UINT32_MAX, &v))
 		return false;
 	*job = (unsigned)v;
 	return true;
@@ -76,52 +73,6 @@ double sim_stretch(double comm_fraction, double best_gbps, double gbps)
 }
 
 /* ---- numbers ---- */
-
-static bool parse_uint(const char *s, unsigned long long max,
-		       unsigned long long *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!isdigit((unsigned char)*s))
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
-static bool parse_int64(const char *s, int64_t *out)
-{
-	long long v;
-	char *end;
-
-	if (!*s || isspace((unsigned char)*s))
-		return false;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || *end)
-		return false;
-	*out = v;
-	return true;
-}
-
-static bool parse_real(const char *s, double lo, double hi, double *out)
-{
-	double v;
-	char *end;
-
-	if (!*s || isspace((unsigned char)*s))
-		return false;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !isfinite(v) || v < lo || v > hi)
-		return false;
-	*out = v;
-	return true;
-}
 
 /* ---- trace ---- */
 
@@ -185,7 +136,7 @@ static tg_err trace_row(sim_trace *tr, char **f, const int *col,
 			const char *src, unsigned line, tg_errinfo *ei)
 {
 	sim_job *j = &tr->jobs[tr->njobs];
-	unsigned long long u;
+	uint64_t u;
 	const char *s;
 
 	memset(j, 0, sizeof(*j));
@@ -197,26 +148,26 @@ static tg_err trace_row(sim_trace *tr, char **f, const int *col,
 		return TG_EPARSE;
 	}
 	memcpy(j->id, s, strlen(s) + 1);
-	if (!parse_real(f[col[COL_SUBMIT]], 0, 1e12, &j->submit)) {
+	if (!tg_f64_parse(f[col[COL_SUBMIT]], 0, 1e12, &j->submit)) {
 		sim_seterr(ei, "%s:%u: submit_s '%.40s' is not a number of "
 		       "seconds >= 0", src, line, f[col[COL_SUBMIT]]);
 		return TG_EPARSE;
 	}
-	if (!parse_real(f[col[COL_DURATION]], 0, SIM_MAX_DURATION,
+	if (!tg_f64_parse(f[col[COL_DURATION]], 0, SIM_MAX_DURATION,
 			&j->duration)) {
 		sim_seterr(ei, "%s:%u: duration_s '%.40s' is not a number of "
 		       "seconds in 0..%.0f", src, line, f[col[COL_DURATION]],
 		       SIM_MAX_DURATION);
 		return TG_EPARSE;
 	}
-	if (!parse_uint(f[col[COL_GPUS]], SIM_MAX_JOB_GPUS, &u) || !u) {
+	if (!tg_u64_parse(f[col[COL_GPUS]], SIM_MAX_JOB_GPUS, &u) || !u) {
 		sim_seterr(ei, "%s:%u: gpus '%.40s' is not a count in 1..%u",
 		       src, line, f[col[COL_GPUS]], SIM_MAX_JOB_GPUS);
 		return TG_EPARSE;
 	}
 	j->gpus = (unsigned)u;
 	if (col[COL_NODES] >= 0 && *f[col[COL_NODES]]) {
-		if (!parse_uint(f[col[COL_NODES]], j->gpus, &u) || !u) {
+		if (!tg_u64_parse(f[col[COL_NODES]], j->gpus, &u) || !u) {
 			sim_seterr(ei, "%s:%u: nodes '%.40s' is not a count in "
 			       "1..gpus (%u)", src, line, f[col[COL_NODES]],
 			       j->gpus);
@@ -224,13 +175,14 @@ static tg_err trace_row(sim_trace *tr, char **f, const int *col,
 		}
 		if (j->gpus % u) {
 			sim_seterr(ei, "%s:%u: %u GPUs do not split evenly over "
-			       "%llu nodes", src, line, j->gpus, u);
+			       "%llu nodes", src, line, j->gpus,
+			       (unsigned long long)u);
 			return TG_EINVAL;
 		}
 		j->nodes = (unsigned)u;
 	}
 	if (col[COL_PRIO] >= 0 && *f[col[COL_PRIO]] &&
-	    !parse_int64(f[col[COL_PRIO]], &j->priority)) {
+	    !tg_i64_parse(f[col[COL_PRIO]], &j->priority)) {
 		sim_seterr(ei, "%s:%u: priority '%.40s' is not an integer", src,
 		       line, f[col[COL_PRIO]]);
 		return TG_EPARSE;
@@ -344,55 +296,6 @@ tg_err sim_trace_parse(sim_trace *tr, const char *buf, size_t len,
 	return TG_OK;
 }
 
-tg_err sim_read_file(const char *path, char **buf, size_t *len,
-		     tg_errinfo *ei)
-{
-	FILE *fp;
-	char *b = NULL;
-	size_t n = 0, cap = 0, r;
-
-	*buf = NULL;
-	*len = 0;
-	if (!(fp = fopen(path, "rb"))) {
-		sim_seterr(ei, "%s: %s", path, strerror(errno));
-		return TG_EIO;
-	}
-	do {
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 65536;
-			char *nb;
-
-			if (cap >= TG_MAX_FILE) {
-				sim_seterr(ei, "%s: larger than %u bytes", path,
-				       TG_MAX_FILE);
-				free(b);
-				fclose(fp);
-				return TG_ELIMIT;
-			}
-			if (!(nb = realloc(b, nc + 1))) {
-				free(b);
-				fclose(fp);
-				return TG_ENOMEM;
-			}
-			b = nb;
-			cap = nc;
-		}
-		r = fread(b + n, 1, cap - n, fp);
-		n += r;
-	} while (r > 0);
-	if (ferror(fp)) {
-		sim_seterr(ei, "%s: read error", path);
-		free(b);
-		fclose(fp);
-		return TG_EIO;
-	}
-	fclose(fp);
-	b[n] = '\0';
-	*buf = b;
-	*len = n;
-	return TG_OK;
-}
-
 tg_err sim_trace_load(sim_trace *tr, const char *path, tg_errinfo *ei)
 {
 	char *buf;
@@ -400,10 +303,10 @@ tg_err sim_trace_load(sim_trace *tr, const char *path, tg_errinfo *ei)
 	tg_err err;
 
 	memset(tr, 0, sizeof(*tr));
-	if ((err = sim_read_file(path, &buf, &len, ei)))
+	if ((err = tg_file_read(path, TG_MAX_FILE, &buf, &len, ei)))
 		return err;
 	err = sim_trace_parse(tr, buf, len, path, ei);
-	free(buf);
+	tg_free(buf);
 	return err;
 }
 
@@ -493,20 +396,154 @@ static bool layer_name_ok(const char *s, size_t n)
 	return true;
 }
 
+/* A fabric spec being read: the layers' counts, nodes a leaf, GPUs. */
+typedef struct spec_ctx {
+	const char *spec;
+	unsigned long long cnt[TG_MAX_LAYERS], per_leaf, gpus;
+	unsigned nl;
+	bool seen_node, seen_gpu;
+	tg_errinfo *ei;
+} spec_ctx;
+
+/* One layer NAME:COUNT of a spec (not node: or gpu:) into \p f. */
+static tg_err spec_layer(sim_fabric *f, spec_ctx *sc, const char *name,
+			 uint64_t x)
+{
+	char key[128];
+	unsigned l;
+
+	if (sc->nl == TG_MAX_LAYERS) {
+		sim_seterr(sc->ei, "fabric spec '%s': more than %d layers",
+			   sc->spec, TG_MAX_LAYERS);
+		return TG_ELIMIT;
+	}
+	for (l = 0; l < sc->nl; l++)
+		if (!strcmp(f->lname[l], name)) {
+			sim_seterr(sc->ei, "fabric spec '%s': layer '%s' "
+				   "twice", sc->spec, name);
+			return TG_EINVAL;
+		}
+	snprintf(key, sizeof(key), "topogang.io/%s", name);
+	if (!(f->lname[sc->nl] = dupstr(name)) ||
+	    !(f->lkey[sc->nl] = dupstr(key)))
+		return TG_ENOMEM;
+	sc->cnt[sc->nl++] = x;
+	return TG_OK;
+}
+
+/* One item NAME:COUNT of a spec. */
+static tg_err spec_item(sim_fabric *f, spec_ctx *sc, char *item, int at)
+{
+	char *c = strchr(item, ':');
+	uint64_t x;
+
+	if (!c || !layer_name_ok(item, (size_t)(c - item)) ||
+	    !tg_u64_parse(c + 1, SIM_MAX_SPEC_NODES, &x) || !x) {
+		sim_seterr(sc->ei, "fabric spec '%s': item %d '%s' is not "
+			   "NAME:COUNT (e.g. spine:4, node:18, gpu:8)",
+			   sc->spec, at + 1, item);
+		return TG_EINVAL;
+	}
+	*c = '\0';
+	if (sc->seen_gpu || (sc->seen_node && strcmp(item, "gpu"))) {
+		sim_seterr(sc->ei, "fabric spec '%s': '%s' after node:/gpu: "
+			   "(order: layers farthest first, node:N, gpu:G)",
+			   sc->spec, item);
+		return TG_EINVAL;
+	}
+	if (!strcmp(item, "node")) {
+		sc->seen_node = true;
+		sc->per_leaf = x;
+		return TG_OK;
+	}
+	if (strcmp(item, "gpu"))
+		return spec_layer(f, sc, item, x);
+	if (!sc->seen_node || x > TG_MAX_GPUS) {
+		sim_seterr(sc->ei, "fabric spec '%s': gpu:G comes after "
+			   "node:N, G in 1..%d", sc->spec, TG_MAX_GPUS);
+		return TG_EINVAL;
+	}
+	sc->seen_gpu = true;
+	sc->gpus = x;
+	return TG_OK;
+}
+
+/* The fabric of a read spec: counts (bounded), values "<layer>-<k>",
+ * nodes "node-<n>" and their paths, the description. */
+static tg_err spec_fill(sim_fabric *f, const spec_ctx *sc)
+{
+	unsigned long long ndom = 1, nodes;
+	unsigned nl = sc->nl, i, l, v, n;
+	tg_err err;
+
+	f->nvals = 0;
+	for (l = 0; l < nl; l++) {
+		ndom *= sc->cnt[l];
+		if (ndom > SIM_MAX_SPEC_NODES)
+			break;
+		f->nvals += (unsigned)ndom;
+	}
+	nodes = ndom * sc->per_leaf;
+	if (ndom > SIM_MAX_SPEC_NODES || nodes > SIM_MAX_SPEC_NODES) {
+		sim_seterr(sc->ei, "fabric spec '%s': more than %u nodes",
+			   sc->spec, SIM_MAX_SPEC_NODES);
+		return TG_ELIMIT;
+	}
+	f->nlayers = nl;
+	f->nnodes = (unsigned)nodes;
+	if ((err = fabric_alloc(f)))
+		return err;
+	ndom = 1;
+	for (l = 0, v = 0; l < nl; l++) {
+		ndom *= sc->cnt[l];
+		for (i = 0; i < ndom; i++, v++) {
+			char s[96];
+
+			snprintf(s, sizeof(s), "%s-%u", f->lname[l], i);
+			if (!(f->vals[v] = dupstr(s)))
+				return TG_ENOMEM;
+		}
+	}
+	for (n = 0; n < f->nnodes; n++) {
+		char s[32];
+		unsigned long long base = 0, dl = 1;
+
+		snprintf(s, sizeof(s), "node-%u", n);
+		if (!(f->name[n] = dupstr(s)))
+			return TG_ENOMEM;
+		f->ngpus[n] = (uint8_t)sc->gpus;
+		for (l = 0; l < nl; l++) {
+			unsigned long long under = sc->per_leaf;
+			unsigned m;
+
+			for (m = l + 1; m < nl; m++)
+				under *= sc->cnt[m];
+			dl *= sc->cnt[l];
+			f->path[(size_t)n * nl + l] =
+				(uint32_t)(base + n / under);
+			base += dl;
+		}
+	}
+	for (l = 0; l < nl; l++)
+		desc_add(f, "%llu %s x ", sc->cnt[l], f->lname[l]);
+	desc_add(f, "%llu nodes x %llu GPUs = %u nodes, %llu GPUs",
+		 sc->per_leaf, sc->gpus, f->nnodes,
+		 (unsigned long long)f->nnodes * sc->gpus);
+	return TG_OK;
+}
+
 tg_err sim_fabric_spec(const char *spec, sim_fabric **out, tg_errinfo *ei)
 {
 	char buf[SIM_MAX_SPEC + 1], *items[TG_MAX_LAYERS + 3];
-	unsigned long long cnt[TG_MAX_LAYERS], per_leaf = 0, gpus = 8;
-	unsigned long long ndom = 1, nodes;
-	unsigned nl = 0, i, l, v, n;
+	spec_ctx sc;
 	int k, at;
 	sim_fabric *f = NULL;
-	tg_err err = TG_ENOMEM;
-	bool seen_node = false, seen_gpu = false;
+	tg_err err = TG_OK;
 
 	*out = NULL;
 	if (strlen(spec) > SIM_MAX_SPEC) {
-		sim_seterr(ei, "fabric spec longer than %d bytes", SIM_MAX_SPEC);
+		sim_seterr(ei, "fabric spec longer than %d bytes",
+			   SIM_MAX_SPEC);
 		return TG_ELIMIT;
 	}
 	memcpy(buf, spec, strlen(spec) + 1);
@@ -517,132 +554,25 @@ tg_err sim_fabric_spec(const char *spec, sim_fabric **out, tg_errinfo *ei)
 	}
 	if (!(f = calloc(1, sizeof(*f))))
 		return TG_ENOMEM;
-	for (at = 0; at < k; at++) {
-		char *c = strchr(items[at], ':');
-		unsigned long long x;
-
-		if (!c || !layer_name_ok(items[at], (size_t)(c - items[at])) ||
-		    !parse_uint(c + 1, SIM_MAX_SPEC_NODES, &x) || !x) {
-			sim_seterr(ei, "fabric spec '%s': item %d '%s' is not "
-			       "NAME:COUNT (e.g. spine:4, node:18, gpu:8)",
-			       spec, at + 1, items[at]);
-			err = TG_EINVAL;
-			goto fail;
-		}
-		*c = '\0';
-		if (seen_gpu || (seen_node && strcmp(items[at], "gpu"))) {
-			sim_seterr(ei, "fabric spec '%s': '%s' after node:/gpu: "
-			       "(order: layers farthest first, node:N, "
-			       "gpu:G)", spec, items[at]);
-			err = TG_EINVAL;
-			goto fail;
-		}
-		if (!strcmp(items[at], "node")) {
-			seen_node = true;
-			per_leaf = x;
-		} else if (!strcmp(items[at], "gpu")) {
-			if (!seen_node || x > TG_MAX_GPUS) {
-				sim_seterr(ei, "fabric spec '%s': gpu:G comes "
-				       "after node:N, G in 1..%d", spec,
-				       TG_MAX_GPUS);
-				err = TG_EINVAL;
-				goto fail;
-			}
-			seen_gpu = true;
-			gpus = x;
-		} else {
-			char key[128];
-
-			if (nl == TG_MAX_LAYERS) {
-				sim_seterr(ei, "fabric spec '%s': more than %d "
-				       "layers", spec, TG_MAX_LAYERS);
-				err = TG_ELIMIT;
-				goto fail;
-			}
-			for (l = 0; l < nl; l++)
-				if (!strcmp(f->lname[l], items[at])) {
-					sim_seterr(ei, "fabric spec '%s': layer "
-					       "'%s' twice", spec, items[at]);
-					err = TG_EINVAL;
-					goto fail;
-				}
-			snprintf(key, sizeof(key), "topogang.io/%s",
-				 items[at]);
-			if (!(f->lname[nl] = dupstr(items[at])) ||
-			    !(f->lkey[nl] = dupstr(key)))
-				goto fail;
-			cnt[nl++] = x;
-		}
-	}
-	if (!seen_node) {
+	memset(&sc, 0, sizeof(sc));
+	sc.spec = spec;
+	sc.gpus = 8;
+	sc.ei = ei;
+	for (at = 0; at < k && !err; at++)
+		err = spec_item(f, &sc, items[at], at);
+	if (!err && !sc.seen_node) {
 		sim_seterr(ei, "fabric spec '%s': no node:N (nodes in each "
 		       "lowest domain)", spec);
 		err = TG_EINVAL;
-		goto fail;
 	}
-	/* counts: domains per layer and nodes, bounded */
-	f->nvals = 0;
-	for (l = 0; l < nl; l++) {
-		ndom *= cnt[l];
-		if (ndom > SIM_MAX_SPEC_NODES)
-			break;
-		f->nvals += (unsigned)ndom;
+	if (!err)
+		err = spec_fill(f, &sc);
+	if (err) {
+		sim_fabric_destroy(f);
+		return err;
 	}
-	nodes = ndom * per_leaf;
-	if (ndom > SIM_MAX_SPEC_NODES || nodes > SIM_MAX_SPEC_NODES) {
-		sim_seterr(ei, "fabric spec '%s': more than %u nodes", spec,
-		       SIM_MAX_SPEC_NODES);
-		err = TG_ELIMIT;
-		goto fail;
-	}
-	f->nlayers = nl;
-	f->nnodes = (unsigned)nodes;
-	if ((err = fabric_alloc(f)))
-		goto fail;
-	err = TG_ENOMEM;
-	/* values: layer by layer, "<layer>-<k>" */
-	ndom = 1;
-	for (l = 0, v = 0; l < nl; l++) {
-		ndom *= cnt[l];
-		for (i = 0; i < ndom; i++, v++) {
-			char s[96];
-
-			snprintf(s, sizeof(s), "%s-%u", f->lname[l], i);
-			if (!(f->vals[v] = dupstr(s)))
-				goto fail;
-		}
-	}
-	for (n = 0; n < f->nnodes; n++) {
-		char s[32];
-		unsigned long long base, dl;
-
-		snprintf(s, sizeof(s), "node-%u", n);
-		if (!(f->name[n] = dupstr(s)))
-			goto fail;
-		f->ngpus[n] = (uint8_t)gpus;
-		base = 0;
-		dl = 1;
-		for (l = 0; l < nl; l++) {
-			unsigned long long under = per_leaf;
-			unsigned m;
-
-			for (m = l + 1; m < nl; m++)
-				under *= cnt[m];
-			dl *= cnt[l];
-			f->path[(size_t)n * nl + l] =
-				(uint32_t)(base + n / under);
-			base += dl;
-		}
-	}
-	for (l = 0; l < nl; l++)
-		desc_add(f, "%llu %s x ", cnt[l], f->lname[l]);
-	desc_add(f, "%llu nodes x %llu GPUs = %u nodes, %llu GPUs", per_leaf,
-		 gpus, f->nnodes, (unsigned long long)f->nnodes * gpus);
 	*out = f;
 	return TG_OK;
-fail:
-	sim_fabric_destroy(f);
-	return err;
 }
 
 tg_err sim_fabric_topology(const tg_topology *t, const char *what,
@@ -749,7 +679,7 @@ tg_err sim_fabric_load(const char *arg, unsigned gpus_per_node,
 		       TG_MAX_GPUS);
 		return TG_EINVAL;
 	}
-	if ((err = sim_read_file(arg, &buf, &len, ei)))
+	if ((err = tg_file_read(arg, TG_MAX_FILE, &buf, &len, ei)))
 		return err;
 	if (looks_k8s(buf, len)) {
 		err = TG_ENOMEM;
@@ -776,7 +706,7 @@ tg_err sim_fabric_load(const char *arg, unsigned gpus_per_node,
 out:
 	tg_topology_destroy(t);
 	tg_k8s_destroy(k);
-	free(buf);
+	tg_free(buf);
 	return err;
 }
 
@@ -802,7 +732,7 @@ tg_err sim_fabric_set_bandwidth(sim_fabric *f, const char *list,
 		char *eq = strchr(items[i], '=');
 		double v;
 
-		if (!eq || !parse_real(trim(eq + 1), 1e-3, 1e9, &v)) {
+		if (!eq || !tg_f64_parse(trim(eq + 1), 1e-3, 1e9, &v)) {
 			sim_seterr(ei, "bandwidth '%s': not LAYER=GBPS (Gbit/s "
 			       "> 0)", items[i]);
 			return TG_EINVAL;
@@ -1765,12 +1695,101 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The engine's arrays, jobs, policy and the fabric's first figures; the
+ * result's job array is res->jobs (freed with the result) from here on. */
+static tg_err eng_setup(eng *e, const sim_trace *tr, const char *policy,
+			sim_result *res)
+{
+	const sim_config *cfg = e->cfg;
+	unsigned i, n;
+	tg_err err;
+
+	e->nj = tr->njobs;
+	e->preempts = sim_policy_preempts(policy);
+	n = e->nj + 1;
+	e->j = calloc(n, sizeof(*e->j));
+	e->live = calloc(n, sizeof(*e->live));
+	e->res = calloc(n, sizeof(*e->res));
+	e->order = malloc(n * sizeof(*e->order));
+	e->pend = malloc(n * sizeof(*e->pend));
+	e->snap = malloc(n * sizeof(*e->snap));
+	e->run = malloc(n * sizeof(*e->run));
+	e->ch.victims = malloc(n * sizeof(*e->ch.victims));
+	e->cnt = calloc(e->w.ndomains + 1, sizeof(*e->cnt));
+	e->stamp = calloc(e->w.ndomains + 1, sizeof(*e->stamp));
+	if (!e->j || !e->live || !e->res || !e->order || !e->pend ||
+	    !e->snap || !e->run || !e->ch.victims || !e->cnt || !e->stamp)
+		return TG_ENOMEM;
+	res->jobs = e->res;	/* freed with the result from here on */
+	res->njobs = e->nj;
+	if ((err = eng_jobs(e, tr, cfg->seed)))
+		return err;
+	e->ch.node = malloc((e->maxm + 1) * sizeof(*e->ch.node));
+	e->ch.gpus = malloc((e->maxm + 1) * sizeof(*e->ch.gpus));
+	if (!e->ch.node || !e->ch.gpus)
+		return TG_ENOMEM;
+	e->w.live = e->live;
+	e->w.njobs = e->nj;
+	e->w.run = e->run;
+	if ((err = sim_policy_create(policy, &e->w, cfg->seed, &e->pol,
+				     e->ei)))
+		return err;
+	for (n = 0; n < e->w.nnodes; n++) {
+		int32_t fr = e->w.free[n];
+
+		e->hist[fr < 0 ? 0 : fr > TG_MAX_GPUS ? TG_MAX_GPUS : fr]++;
+		e->unusable += fr > 0 ? fr % 8 : 0;
+		e->total_free += fr;
+		e->ngpus += e->w.ngpus[n];
+	}
+	for (i = 0; i < e->nj; i++)
+		e->order[i] = i;
+	sort_jobs = e->j;
+	qsort(e->order, e->nj, sizeof(*e->order), arrival_cmp);
+	e->t0 = e->now = e->nj ? e->j[e->order[0]].submit : 0;
+	return TG_OK;
+}
+
+/* The events in time order: ends, arrivals, then a scheduling pass. */
+static tg_err eng_loop(eng *e)
+{
+	unsigned ai = 0;
+	tg_err err;
+
+	for (;;) {
+		double tn = INFINITY;
+
+		heap_clean(e);
+		if (ai < e->nj)
+			tn = e->j[e->order[ai]].submit;
+		if (e->nheap && e->heap[0].t < tn)
+			tn = e->heap[0].t;
+		if (tn == INFINITY)
+			return TG_OK;
+		advance(e, tn);
+		while ((heap_clean(e), e->nheap) && e->heap[0].t <= e->now) {
+			unsigned job = e->heap[0].job;
+
+			heap_pop(e);
+			stop_job(e, job, false);
+			digest_event(e, 3, job, NULL, 0);
+		}
+		while (ai < e->nj && e->j[e->order[ai]].submit <= e->now) {
+			unsigned job = e->order[ai++];
+
+			if (e->j[job].state != J_REJECTED)
+				pend_insert(e, job);
+		}
+		if ((err = check_state(e)) || (err = schedule(e)))
+			return err;
+	}
+}
+
 tg_err sim_run(const sim_fabric *f, const sim_trace *tr,
 	       const char *policy, const sim_config *cfg, sim_result *res,
 	       tg_errinfo *ei)
 {
 	tg_topology *t = NULL;
-	unsigned i, ai = 0, n;
 	double w0 = now_s();
 	eng e;
 	tg_err err;
@@ -1798,78 +1817,8 @@ tg_err sim_run(const sim_fabric *f, const sim_trace *tr,
 		tg_topology_destroy(t);
 		return err;
 	}
-	e.nj = tr->njobs;
-	e.preempts = sim_policy_preempts(policy);
-	n = e.nj + 1;
-	e.j = calloc(n, sizeof(*e.j));
-	e.live = calloc(n, sizeof(*e.live));
-	e.res = calloc(n, sizeof(*e.res));
-	e.order = malloc(n * sizeof(*e.order));
-	e.pend = malloc(n * sizeof(*e.pend));
-	e.snap = malloc(n * sizeof(*e.snap));
-	e.run = malloc(n * sizeof(*e.run));
-	e.ch.victims = malloc(n * sizeof(*e.ch.victims));
-	e.cnt = calloc(e.w.ndomains + 1, sizeof(*e.cnt));
-	e.stamp = calloc(e.w.ndomains + 1, sizeof(*e.stamp));
-	err = TG_ENOMEM;
-	if (!e.j || !e.live || !e.res || !e.order || !e.pend || !e.snap ||
-	    !e.run || !e.ch.victims || !e.cnt || !e.stamp)
+	if ((err = eng_setup(&e, tr, policy, res)) || (err = eng_loop(&e)))
 		goto fail;
-	res->jobs = e.res;	/* freed with the result from here on */
-	res->njobs = e.nj;
-	if ((err = eng_jobs(&e, tr, cfg->seed)))
-		goto fail;
-	e.ch.node = malloc((e.maxm + 1) * sizeof(*e.ch.node));
-	e.ch.gpus = malloc((e.maxm + 1) * sizeof(*e.ch.gpus));
-	if (!e.ch.node || !e.ch.gpus) {
-		err = TG_ENOMEM;
-		goto fail;
-	}
-	e.w.live = e.live;
-	e.w.njobs = e.nj;
-	e.w.run = e.run;
-	if ((err = sim_policy_create(policy, &e.w, cfg->seed, &e.pol, ei)))
-		goto fail;
-	for (n = 0; n < e.w.nnodes; n++) {
-		int32_t fr = e.w.free[n];
-
-		e.hist[fr < 0 ? 0 : fr > TG_MAX_GPUS ? TG_MAX_GPUS : fr]++;
-		e.unusable += fr > 0 ? fr % 8 : 0;
-		e.total_free += fr;
-		e.ngpus += e.w.ngpus[n];
-	}
-	for (i = 0; i < e.nj; i++)
-		e.order[i] = i;
-	sort_jobs = e.j;
-	qsort(e.order, e.nj, sizeof(*e.order), arrival_cmp);
-	e.t0 = e.now = e.nj ? e.j[e.order[0]].submit : 0;
-	for (;;) {
-		double tn = INFINITY;
-
-		heap_clean(&e);
-		if (ai < e.nj)
-			tn = e.j[e.order[ai]].submit;
-		if (e.nheap && e.heap[0].t < tn)
-			tn = e.heap[0].t;
-		if (tn == INFINITY)
-			break;
-		advance(&e, tn);
-		while ((heap_clean(&e), e.nheap) && e.heap[0].t <= e.now) {
-			unsigned job = e.heap[0].job;
-
-			heap_pop(&e);
-			stop_job(&e, job, false);
-			digest_event(&e, 3, job, NULL, 0);
-		}
-		while (ai < e.nj && e.j[e.order[ai]].submit <= e.now) {
-			unsigned job = e.order[ai++];
-
-			if (e.j[job].state != J_REJECTED)
-				pend_insert(&e, job);
-		}
-		if ((err = check_state(&e)) || (err = schedule(&e)))
-			goto fail;
-	}
 	if (e.npend) {
 		sim_seterr(ei, "sim: policy %s left %u jobs pending on an idle "
 		       "fabric (first: job-%u, %u x %u GPUs)", policy, e.npend,

@@ -107,10 +107,6 @@ void sim_seterr(tg_errinfo *ei, const char *fmt, ...)
 tg_err sim_trace_parse(sim_trace *tr, const char *buf, size_t len,
 		       const char *source, tg_errinfo *ei);
 tg_err sim_trace_load(sim_trace *tr, const char *path, tg_errinfo *ei);
-/* A whole file, NUL-terminated, at most TG_MAX_FILE bytes; errors name
- * the file.  \note The caller frees *buf. */
-tg_err sim_read_file(const char *path, char **buf, size_t *len,
-		     tg_errinfo *ei);
 void sim_trace_free(sim_trace *tr);
 
 /* ---- fabric ---- */

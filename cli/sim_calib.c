@@ -152,56 +152,321 @@ static tg_err add_miss(sim_calib *c, const tg_topology *t, const char *id,
 	return TG_OK;
 }
 
+/* The replay's state: the fabric, the scheduler's running jobs, the
+ * policy and its scratch. */
+typedef struct calib {
+	tg_topology *t;
+	sim_world w;
+	sim_policy *pol;
+	sim_choice ch;
+	cjob *jobs;
+	unsigned njobs, capjobs, nn;
+	tg_node_id *sel, *mine;	/* the scheduler's nodes, the policy's */
+	const char *source;
+	unsigned line;
+	sim_calib *out;
+	tg_errinfo *ei;
+} calib;
+
+/* One record's fields: KIND JOB GPUS NODES|MEMBERS. */
+typedef struct crec {
+	const char *kind, *job;
+	unsigned gpus, members;
+} crec;
+
+static tg_err calib_init(calib *c, const sim_fabric *f, const char *policy)
+{
+	unsigned nn;
+	tg_err err;
+
+	if ((err = sim_fabric_instantiate(f, &c->t, c->ei)))
+		return err;
+	if ((err = sim_world_init(&c->w, c->t)))
+		return err;
+	nn = c->nn = c->w.nnodes;
+	c->sel = malloc((nn + 1) * sizeof(*c->sel));
+	c->mine = malloc((nn + 1) * sizeof(*c->mine));
+	c->ch.node = malloc((nn + 1) * sizeof(*c->ch.node));
+	c->ch.gpus = calloc(nn + 1, sizeof(*c->ch.gpus));
+	c->ch.victims = malloc(sizeof(*c->ch.victims));
+	if (!c->sel || !c->mine || !c->ch.node || !c->ch.gpus ||
+	    !c->ch.victims)
+		return TG_ENOMEM;
+	return sim_policy_create(policy, &c->w, 1, &c->pol, c->ei);
+}
+
+static void calib_fini(calib *c)
+{
+	unsigned i;
+
+	for (i = 0; i < c->njobs; i++)
+		free(c->jobs[i].nodes);
+	free(c->jobs);
+	sim_policy_destroy(c->pol);
+	free(c->ch.node);
+	free(c->ch.gpus);
+	free(c->ch.victims);
+	free(c->sel);
+	free(c->mine);
+	sim_world_fini(&c->w);
+	tg_topology_destroy(c->t);
+}
+
+/* "end JOB": the job's GPUs free again. */
+static tg_err calib_end(calib *c, const char *id, const char *extra)
+{
+	char gang[SIM_GANG_MAX];
+	cjob *j = extra ? NULL : find_job(c->jobs, c->njobs, id);
+	unsigned i;
+
+	if (!j) {
+		sim_seterr(c->ei, "%s:%u: 'end %s': %s", c->source, c->line,
+			   id, extra ? "extra fields" : "no such running job");
+		return TG_EINVAL;
+	}
+	sim_gang_name((unsigned)(j - c->jobs), gang);
+	tg_topology_remove_gang(c->t, gang);
+	for (i = 0; i < j->n; i++)
+		c->w.free[j->nodes[i]] += (int32_t)j->gpus;
+	free(j->nodes);
+	j->nodes = NULL;
+	return TG_OK;
+}
+
+/* A start's or fixed's NODES (comma-separated) into c->sel. */
+static tg_err calib_nodes(calib *c, crec *r, char *list)
+{
+	char *tok, *sv;
+	unsigned i;
+
+	for (tok = strtok_r(list, ",", &sv); tok;
+	     tok = strtok_r(NULL, ",", &sv)) {
+		tg_node_id id;
+
+		if (r->members == c->nn ||
+		    tg_topology_node_find(c->t, tok, &id)) {
+			sim_seterr(c->ei, "%s:%u: node '%s': %s", c->source,
+				   c->line, tok, r->members == c->nn ?
+				   "more nodes than the fabric has" :
+				   "not in the fabric");
+			return TG_EINVAL;
+		}
+		for (i = 0; i < r->members; i++)
+			if (c->sel[i] == id)
+				break;
+		if (i < r->members || c->w.free[id] < (int32_t)r->gpus) {
+			sim_seterr(c->ei, "%s:%u: node '%s' %s", c->source,
+				   c->line, tok, i < r->members ? "twice" :
+				   "has not the GPUs free (an end missing?)");
+			return TG_EINVAL;
+		}
+		c->sel[r->members++] = id;
+	}
+	if (find_job(c->jobs, c->njobs, r->job)) {
+		sim_seterr(c->ei, "%s:%u: job %s started twice", c->source,
+			   c->line, r->job);
+		return TG_EINVAL;
+	}
+	return TG_OK;
+}
+
+/* GPUS, then MEMBERS (pending) or NODES (start, fixed). */
+static tg_err calib_fields(calib *c, crec *r, const char *f3, char *f4)
+{
+	uint64_t v;
+
+	if (*f3 == '0' || !tg_u64_parse(f3, TG_MAX_GPUS, &v) || !v) {
+		sim_seterr(c->ei, "%s:%u: GPUS '%s': not in 1..%d", c->source,
+			   c->line, f3, TG_MAX_GPUS);
+		return TG_EINVAL;
+	}
+	r->gpus = (unsigned)v;
+	r->members = 0;
+	if (strcmp(r->kind, "pending"))
+		return calib_nodes(c, r, f4);
+	if (*f4 == '0' || !tg_u64_parse(f4, c->nn, &v) || !v) {
+		sim_seterr(c->ei, "%s:%u: MEMBERS '%s': not in 1..%u",
+			   c->source, c->line, f4, c->nn);
+		return TG_EINVAL;
+	}
+	r->members = (unsigned)v;
+	return TG_OK;
+}
+
+/* The policy's choice on the same state, compared with the scheduler's;
+ * *done when the record ends here (pending). */
+static tg_err calib_compare(calib *c, const crec *r, bool *done)
+{
+	sim_calib *out = c->out;
+	char gang[SIM_GANG_MAX];
+	sim_req rq;
+	bool placed;
+	tg_err err;
+
+	*done = false;
+	memset(&rq, 0, sizeof(rq));
+	sim_gang_name(out->decisions, gang);
+	rq.name = gang;
+	rq.members = r->members;
+	rq.gpus = r->gpus;
+	memset(c->ch.gpus, 0, (c->nn + 1) * sizeof(*c->ch.gpus));
+	if ((err = sim_policy_place(c->pol, &rq, &c->ch, &placed, c->ei)))
+		return err;
+	memcpy(c->mine, c->ch.node, r->members * sizeof(*c->mine));
+	out->decisions++;
+	if (!strcmp(r->kind, "pending")) {
+		*done = true;
+		out->sched_pending++;
+		if (!placed) {
+			out->matches++;
+			return TG_OK;
+		}
+		return add_miss(out, c->t, r->job, c->line, NULL, 0, c->mine,
+				r->members);
+	}
+	if (placed) {
+		qsort(c->mine, r->members, sizeof(*c->mine), node_cmp);
+		qsort(c->sel, r->members, sizeof(*c->sel), node_cmp);
+	}
+	if (placed && !memcmp(c->mine, c->sel, r->members * sizeof(*c->sel))) {
+		out->matches++;
+		return TG_OK;
+	}
+	return add_miss(out, c->t, r->job, c->line, c->sel, r->members,
+			c->mine, placed ? r->members : 0);
+}
+
+/* The scheduler's choice applied: a running job, in the topology too
+ * (the topogang policy reads it). */
+static tg_err calib_apply(calib *c, const crec *r)
+{
+	char gang[SIM_GANG_MAX];
+	tg_shape shape;
+	cjob *j;
+	unsigned i;
+	tg_err err;
+
+	if (c->njobs == c->capjobs) {
+		unsigned cap = c->capjobs ? 2 * c->capjobs : 64;
+		cjob *v;
+
+		if (cap > SIM_MAX_JOBS) {
+			sim_seterr(c->ei, "%s:%u: more than %u starts",
+				   c->source, c->line, SIM_MAX_JOBS);
+			return TG_EINVAL;
+		}
+		if (!(v = realloc(c->jobs, cap * sizeof(*v))))
+			return TG_ENOMEM;
+		c->jobs = v;
+		c->capjobs = cap;
+	}
+	j = &c->jobs[c->njobs];
+	if (!(j->nodes = malloc(r->members * sizeof(*j->nodes))))
+		return TG_ENOMEM;
+	c->njobs++;
+	snprintf(j->id, sizeof(j->id), "%s", r->job);
+	j->gpus = r->gpus;
+	j->n = r->members;
+	memcpy(j->nodes, c->sel, r->members * sizeof(*c->sel));
+	sim_gang_name(c->njobs - 1, gang);
+	memset(&shape, 0, sizeof(shape));
+	shape.v[TG_RES_GPU] = r->gpus;
+	for (i = 0; i < r->members; i++) {
+		uint64_t fm = tg_topology_node_free_gpus(c->t, c->sel[i]);
+		tg_alloc_spec as;
+		char pod[SIM_GANG_MAX + 16];
+		unsigned k, got = 0;
+
+		snprintf(pod, sizeof(pod), "%s-%u", gang, i);
+		memset(&as, 0, sizeof(as));
+		as.pod = pod;
+		as.gang = gang;
+		as.node = c->sel[i];
+		as.shape = &shape;
+		for (k = 0; k < 64 && got < r->gpus; k++)
+			if (fm & (1ull << k)) {
+				as.gpus |= 1ull << k;
+				got++;
+			}
+		as.preemptible = true;
+		if ((err = tg_topology_add_alloc(c->t, &as))) {
+			sim_seterr(c->ei, "%s:%u: recording job %s: %s",
+				   c->source, c->line, r->job,
+				   tg_strerror(err));
+			return err;
+		}
+		c->w.free[c->sel[i]] -= (int32_t)r->gpus;
+	}
+	return TG_OK;
+}
+
+/* One line of the log (\p ln, cut at its comment). */
+static tg_err calib_line(calib *c, char *ln)
+{
+	char *f1, *f2, *f3, *f4, *sv;
+	crec r;
+	bool done;
+	tg_err err;
+
+	f1 = strtok_r(ln, " \t", &sv);
+	if (!f1)
+		return TG_OK;
+	f2 = strtok_r(NULL, " \t", &sv);
+	f3 = strtok_r(NULL, " \t", &sv);
+	f4 = strtok_r(NULL, " \t", &sv);
+	if (!f2 || strlen(f2) > SIM_MAX_ID) {
+		sim_seterr(c->ei, "%s:%u: expected 'start|end|pending JOB "
+			   "...' (a job id of 1-%d bytes)", c->source,
+			   c->line, SIM_MAX_ID);
+		return TG_EINVAL;
+	}
+	if (!strcmp(f1, "end"))
+		return calib_end(c, f2, f3);
+	if ((strcmp(f1, "start") && strcmp(f1, "pending") &&
+	     strcmp(f1, "fixed")) || !f3 || !f4 ||
+	    strtok_r(NULL, " \t", &sv)) {
+		sim_seterr(c->ei, "%s:%u: expected 'start|fixed JOB GPUS "
+			   "NODES', 'end JOB' or 'pending JOB GPUS "
+			   "MEMBERS'", c->source, c->line);
+		return TG_EINVAL;
+	}
+	r.kind = f1;
+	r.job = f2;
+	if ((err = calib_fields(c, &r, f3, f4)))
+		return err;
+	if (strcmp(f1, "fixed")) {
+		if ((err = calib_compare(c, &r, &done)) || done)
+			return err;
+	}
+	return calib_apply(c, &r);
+}
+
 tg_err sim_calibrate(const sim_fabric *f, const char *buf, size_t len,
 		     const char *source, const char *policy, sim_calib *out,
 		     tg_errinfo *ei)
 {
-	tg_topology *t = NULL;
-	sim_world w;
-	sim_policy *pol = NULL;
-	sim_choice ch;
-	sim_req rq;
-	cjob *jobs = NULL;
-	tg_node_id *sel = NULL, *mine = NULL;
-	unsigned njobs = 0, capjobs = 0, line = 0, nn, i;
 	const char *p = buf, *end = buf + len;
-	char gang[SIM_GANG_MAX];
-	tg_shape shape;
+	calib c;
 	tg_err err;
 
 	memset(out, 0, sizeof(*out));
-	memset(&w, 0, sizeof(w));
-	memset(&ch, 0, sizeof(ch));
+	memset(&c, 0, sizeof(c));
+	c.source = source;
+	c.out = out;
+	c.ei = ei;
 	snprintf(out->policy, sizeof(out->policy), "%s", policy);
-	if ((err = sim_fabric_instantiate(f, &t, ei)))
-		return err;
-	if ((err = sim_world_init(&w, t)))
-		goto fail;
-	nn = w.nnodes;
-	err = TG_ENOMEM;
-	sel = malloc((nn + 1) * sizeof(*sel));
-	mine = malloc((nn + 1) * sizeof(*mine));
-	ch.node = malloc((nn + 1) * sizeof(*ch.node));
-	ch.gpus = calloc(nn + 1, sizeof(*ch.gpus));
-	ch.victims = malloc(sizeof(*ch.victims));
-	if (!sel || !mine || !ch.node || !ch.gpus || !ch.victims)
-		goto fail;
-	if ((err = sim_policy_create(policy, &w, 1, &pol, ei)))
-		goto fail;
-	while (p < end) {
+	err = calib_init(&c, f, policy);
+	while (!err && p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		char ln[SIM_MAX_LINE + 1], *f1, *f2, *f3, *f4, *sv, *x;
-		unsigned long long gpus = 0, members = 0;
-		cjob *j;
-		bool placed;
+		char ln[SIM_MAX_LINE + 1], *x;
 
-		line++;
+		c.line++;
 		if (n > SIM_MAX_LINE) {
-			sim_seterr(ei, "%s:%u: line longer than %d bytes", source,
-			       line, SIM_MAX_LINE);
+			sim_seterr(ei, "%s:%u: line longer than %d bytes",
+				   source, c.line, SIM_MAX_LINE);
 			err = TG_EINVAL;
-			goto fail;
+			break;
 		}
 		memcpy(ln, p, n);
 		ln[n] = '\0';
@@ -210,204 +475,9 @@ tg_err sim_calibrate(const sim_fabric *f, const char *buf, size_t len,
 			ln[n - 1] = '\0';
 		if ((x = strchr(ln, '#')))
 			*x = '\0';
-		f1 = strtok_r(ln, " \t", &sv);
-		if (!f1)
-			continue;
-		f2 = strtok_r(NULL, " \t", &sv);
-		f3 = strtok_r(NULL, " \t", &sv);
-		f4 = strtok_r(NULL, " \t", &sv);
-		err = TG_EINVAL;
-		if (!f2 || strlen(f2) > SIM_MAX_ID) {
-			sim_seterr(ei, "%s:%u: expected 'start|end|pending JOB "
-			       "...' (a job id of 1-%d bytes)", source, line,
-			       SIM_MAX_ID);
-			goto fail;
-		}
-		if (!strcmp(f1, "end")) {
-			if (f3 || !(j = find_job(jobs, njobs, f2))) {
-				sim_seterr(ei, "%s:%u: 'end %s': %s", source,
-				       line, f2, f3 ? "extra fields" :
-				       "no such running job");
-				goto fail;
-			}
-			sim_gang_name((unsigned)(j - jobs), gang);
-			tg_topology_remove_gang(t, gang);
-			for (i = 0; i < j->n; i++)
-				w.free[j->nodes[i]] += (int32_t)j->gpus;
-			free(j->nodes);
-			j->nodes = NULL;
-			continue;
-		}
-		if ((strcmp(f1, "start") && strcmp(f1, "pending") &&
-		     strcmp(f1, "fixed")) || !f3 || !f4 ||
-		    strtok_r(NULL, " \t", &sv)) {
-			sim_seterr(ei, "%s:%u: expected 'start|fixed JOB GPUS "
-			       "NODES', 'end JOB' or 'pending JOB GPUS "
-			       "MEMBERS'", source, line);
-			goto fail;
-		}
-		{
-			char *e;
-
-			gpus = strtoull(f3, &e, 10);
-			if (*f3 < '1' || *f3 > '9' || *e ||
-			    gpus > TG_MAX_GPUS) {
-				sim_seterr(ei, "%s:%u: GPUS '%s': not in 1..%d",
-				       source, line, f3, TG_MAX_GPUS);
-				goto fail;
-			}
-		}
-		if (!strcmp(f1, "pending")) {
-			char *e;
-
-			members = strtoull(f4, &e, 10);
-			if (*f4 < '1' || *f4 > '9' || *e || members > nn) {
-				sim_seterr(ei, "%s:%u: MEMBERS '%s': not in "
-				       "1..%u", source, line, f4, nn);
-				goto fail;
-			}
-		} else {
-			char *tok, *sv2;
-
-			for (tok = strtok_r(f4, ",", &sv2); tok;
-			     tok = strtok_r(NULL, ",", &sv2)) {
-				tg_node_id id;
-
-				if (members == nn ||
-				    tg_topology_node_find(t, tok, &id)) {
-					sim_seterr(ei, "%s:%u: node '%s': %s",
-					       source, line, tok,
-					       members == nn ? "more nodes "
-					       "than the fabric has" :
-					       "not in the fabric");
-					goto fail;
-				}
-				for (i = 0; i < members; i++)
-					if (sel[i] == id)
-						break;
-				if (i < members ||
-				    w.free[id] < (int32_t)gpus) {
-					sim_seterr(ei, "%s:%u: node '%s' %s",
-					       source, line, tok,
-					       i < members ? "twice" :
-					       "has not the GPUs free "
-					       "(an end missing?)");
-					goto fail;
-				}
-				sel[members++] = id;
-			}
-			if (find_job(jobs, njobs, f2)) {
-				sim_seterr(ei, "%s:%u: job %s started twice",
-				       source, line, f2);
-				goto fail;
-			}
-		}
-		if (!strcmp(f1, "fixed"))
-			goto apply;
-		/* the policy's choice on the same state */
-		memset(&rq, 0, sizeof(rq));
-		sim_gang_name(out->decisions, gang);
-		rq.name = gang;
-		rq.members = (unsigned)members;
-		rq.gpus = (unsigned)gpus;
-		memset(ch.gpus, 0, (nn + 1) * sizeof(*ch.gpus));
-		if ((err = sim_policy_place(pol, &rq, &ch, &placed, ei)))
-			goto fail;
-		memcpy(mine, ch.node, members * sizeof(*mine));
-		out->decisions++;
-		if (!strcmp(f1, "pending")) {
-			out->sched_pending++;
-			if (placed)
-				err = add_miss(out, t, f2, line, NULL, 0,
-					       mine, (unsigned)members);
-			else
-				out->matches++;
-			if (err)
-				goto fail;
-			continue;
-		}
-		if (placed) {
-			qsort(mine, members, sizeof(*mine), node_cmp);
-			qsort(sel, members, sizeof(*sel), node_cmp);
-		}
-		if (placed && !memcmp(mine, sel, members * sizeof(*sel)))
-			out->matches++;
-		else if ((err = add_miss(out, t, f2, line, sel,
-					 (unsigned)members, mine,
-					 placed ? (unsigned)members : 0)))
-			goto fail;
-apply:
-		/* apply the scheduler's choice */
-		if (njobs == capjobs) {
-			unsigned cap = capjobs ? 2 * capjobs : 64;
-			cjob *v;
-
-			if (cap > SIM_MAX_JOBS) {
-				sim_seterr(ei, "%s:%u: more than %u starts",
-				       source, line, SIM_MAX_JOBS);
-				err = TG_EINVAL;
-				goto fail;
-			}
-			if (!(v = realloc(jobs, cap * sizeof(*v)))) {
-				err = TG_ENOMEM;
-				goto fail;
-			}
-			jobs = v;
-			capjobs = cap;
-		}
-		j = &jobs[njobs];
-		if (!(j->nodes = malloc(members * sizeof(*j->nodes)))) {
-			err = TG_ENOMEM;
-			goto fail;
-		}
-		njobs++;
-		snprintf(j->id, sizeof(j->id), "%s", f2);
-		j->gpus = (unsigned)gpus;
-		j->n = (unsigned)members;
-		memcpy(j->nodes, sel, members * sizeof(*sel));
-		/* in the topology too: the topogang policy reads it */
-		sim_gang_name(njobs - 1, gang);
-		memset(&shape, 0, sizeof(shape));
-		shape.v[TG_RES_GPU] = gpus;
-		for (i = 0; i < members; i++) {
-			uint64_t fm = tg_topology_node_free_gpus(t, sel[i]);
-			tg_alloc_spec as;
-			char pod[SIM_GANG_MAX + 16];
-			unsigned k, got = 0;
-
-			snprintf(pod, sizeof(pod), "%s-%u", gang, i);
-			memset(&as, 0, sizeof(as));
-			as.pod = pod;
-			as.gang = gang;
-			as.node = sel[i];
-			as.shape = &shape;
-			for (k = 0; k < 64 && got < gpus; k++)
-				if (fm & (1ull << k)) {
-					as.gpus |= 1ull << k;
-					got++;
-				}
-			as.preemptible = true;
-			if ((err = tg_topology_add_alloc(t, &as))) {
-				sim_seterr(ei, "%s:%u: recording job %s: %s",
-				       source, line, f2, tg_strerror(err));
-				goto fail;
-			}
-			w.free[sel[i]] -= (int32_t)gpus;
-		}
+		err = calib_line(&c, ln);
 	}
-	err = TG_OK;
-fail:
-	for (i = 0; i < njobs; i++)
-		free(jobs[i].nodes);
-	free(jobs);
-	sim_policy_destroy(pol);
-	free(ch.node);
-	free(ch.gpus);
-	free(ch.victims);
-	free(sel);
-	free(mine);
-	sim_world_fini(&w);
-	tg_topology_destroy(t);
+	calib_fini(&c);
 	if (err)
 		sim_calib_free(out);
 	return err;

@@ -78,58 +78,6 @@ static void usage(FILE *f)
 "                       on the same state (tests/slurm/slurm-replay.py)\n", f);
 }
 
-static const char *opt_value(int argc, char **argv, int *i,
-			     const char *name, bool *matched)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-
-	*matched = false;
-	if (strncmp(a, name, n))
-		return NULL;
-	if (a[n] == '=') {
-		*matched = true;
-		return a + n + 1;
-	}
-	if (a[n])
-		return NULL;
-	*matched = true;
-	if (*i + 1 >= argc)
-		return NULL;
-	return argv[++*i];
-}
-
-static bool num(const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	double v;
-
-	if (!s || !*s)
-		return false;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !isfinite(v) || v < lo || v > hi)
-		return false;
-	*out = v;
-	return true;
-}
-
-static bool unum(const char *s, unsigned long long max,
-		 unsigned long long *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
 static int set_policies(opts *o, const char *list)
 {
 	char *p, *c;
@@ -160,136 +108,74 @@ static int set_policies(opts *o, const char *list)
 }
 
 /* 0 ok, 1 help printed, 2 bad usage (reported). */
-static int parse_opts(int argc, char **argv, opts *o)
+/* A real option value in lo..hi into *out; 2 with a message if not. */
+static int real_opt(const char *name, const char *v, double lo, double hi,
+		    const char *what, double *out)
 {
-	int i, rc;
+	if (tg_f64_parse(v, lo, hi, out))
+		return 0;
+	cli_err("sim: %s '%s': not %s", name, v, what);
+	return 2;
+}
 
-	memset(o, 0, sizeof(*o));
-	sim_config_default(&o->cfg);
-	o->gpus_per_node = 8;
-	for (i = 0; sim_policy_names[i]; i++)
-		o->policy[o->npolicy++] = sim_policy_names[i];
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		unsigned long long u;
-		double d;
-		bool m;
+/* Sets the option \p name (one of value_opts) to \p v; 0, or 2. */
+static int set_value(opts *o, const char *name, const char *v)
+{
+	uint64_t u;
+	int rc;
 
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return 1;
-		}
-		if (!strcmp(a, "--no-preempt")) {
-			o->cfg.preempt = false;
-			continue;
-		}
-		if ((v = opt_value(argc, argv, &i, "--trace", &m)) || m) {
-			if (!v)
-				goto missing;
-			o->trace = v;
-		} else if ((v = opt_value(argc, argv, &i, "--fabric", &m)) ||
-			   m) {
-			if (!v)
-				goto missing;
-			o->fabric = v;
-		} else if ((v = opt_value(argc, argv, &i, "--policy", &m)) ||
-			   m) {
-			if (!v)
-				goto missing;
-			if ((rc = set_policies(o, v)))
-				return rc;
-			o->policy_set = true;
-		} else if ((v = opt_value(argc, argv, &i, "--seed", &m)) || m) {
-			if (!v)
-				goto missing;
-			if (!unum(v, UINT64_MAX, &u)) {
-				cli_err("sim: --seed '%s': not a number",
-					v);
-				return 2;
-			}
-			o->cfg.seed = u;
-		} else if ((v = opt_value(argc, argv, &i, "--priority-mix",
-					  &m)) || m) {
-			if (!v)
-				goto missing;
-			if (!num(v, 0, 1, &d)) {
-				cli_err("sim: --priority-mix '%s': not a share "
-					"in 0..1", v);
-				return 2;
-			}
-			o->cfg.high_fraction = d;
-		} else if ((v = opt_value(argc, argv, &i, "--comm-fraction",
-					  &m)) || m) {
-			if (!v)
-				goto missing;
-			if (!num(v, 0, 1, &d)) {
-				cli_err("sim: --comm-fraction '%s': not a "
-					"share in 0..1", v);
-				return 2;
-			}
-			o->cfg.comm_fraction = d;
-		} else if ((v = opt_value(argc, argv, &i, "--time-scale",
-					  &m)) || m) {
-			if (!v)
-				goto missing;
-			if (!num(v, 1e-6, 1e6, &d)) {
-				cli_err("sim: --time-scale '%s': not a factor "
-					"in 1e-6..1e6", v);
-				return 2;
-			}
-			o->cfg.time_scale = d;
-		} else if ((v = opt_value(argc, argv, &i, "--gpus-per-node",
-					  &m)) || m) {
-			if (!v)
-				goto missing;
-			if (!unum(v, TG_MAX_GPUS, &u) || !u) {
-				cli_err("sim: --gpus-per-node '%s': not in "
-					"1..%d", v, TG_MAX_GPUS);
-				return 2;
-			}
-			o->gpus_per_node = (unsigned)u;
-		} else if ((v = opt_value(argc, argv, &i, "--bandwidth", &m)) ||
-			   m) {
-			if (!v)
-				goto missing;
-			o->bandwidth = v;
-		} else if ((v = opt_value(argc, argv, &i, "--output", &m)) ||
-			   m) {
-			if (!v)
-				goto missing;
-			if (!strcmp(v, "json")) {
-				o->json = true;
-			} else if (!strcmp(v, "text")) {
-				o->json = false;
-			} else {
-				cli_err("sim: --output '%s': text or json", v);
-				return 2;
-			}
-		} else if ((v = opt_value(argc, argv, &i, "--jobs-csv",
-					  &m)) || m) {
-			if (!v)
-				goto missing;
-			o->jobs_csv = v;
-			o->cfg.keep_jobs = true;
-		} else if ((v = opt_value(argc, argv, &i, "--calibrate",
-					  &m)) || m) {
-			if (!v)
-				goto missing;
-			o->calibrate = v;
-		} else if ((v = opt_value(argc, argv, &i, "--svg", &m)) || m) {
-			if (!v)
-				goto missing;
-			o->svg = v;
-		} else {
-			cli_err("sim: unknown option '%s'", a);
-			usage(stderr);
+	if (!strcmp(name, "--trace")) {
+		o->trace = v;
+	} else if (!strcmp(name, "--fabric")) {
+		o->fabric = v;
+	} else if (!strcmp(name, "--policy")) {
+		if ((rc = set_policies(o, v)))
+			return rc;
+		o->policy_set = true;
+	} else if (!strcmp(name, "--seed")) {
+		if (!tg_u64_parse(v, UINT64_MAX, &u)) {
+			cli_err("sim: --seed '%s': not a number", v);
 			return 2;
 		}
-		continue;
-missing:
-		cli_err("sim: %s needs a value", a);
-		return 2;
+		o->cfg.seed = u;
+	} else if (!strcmp(name, "--priority-mix")) {
+		return real_opt(name, v, 0, 1, "a share in 0..1",
+				&o->cfg.high_fraction);
+	} else if (!strcmp(name, "--comm-fraction")) {
+		return real_opt(name, v, 0, 1, "a share in 0..1",
+				&o->cfg.comm_fraction);
+	} else if (!strcmp(name, "--time-scale")) {
+		return real_opt(name, v, 1e-6, 1e6, "a factor in 1e-6..1e6",
+				&o->cfg.time_scale);
+	} else if (!strcmp(name, "--gpus-per-node")) {
+		if (!tg_u64_parse(v, TG_MAX_GPUS, &u) || !u) {
+			cli_err("sim: --gpus-per-node '%s': not in 1..%d", v,
+				TG_MAX_GPUS);
+			return 2;
+		}
+		o->gpus_per_node = (unsigned)u;
+	} else if (!strcmp(name, "--bandwidth")) {
+		o->bandwidth = v;
+	} else if (!strcmp(name, "--output")) {
+		if (strcmp(v, "json") && strcmp(v, "text")) {
+			cli_err("sim: --output '%s': text or json", v);
+			return 2;
+		}
+		o->json = !strcmp(v, "json");
+	} else if (!strcmp(name, "--jobs-csv")) {
+		o->jobs_csv = v;
+		o->cfg.keep_jobs = true;
+	} else if (!strcmp(name, "--calibrate")) {
+		o->calibrate = v;
+	} else if (!strcmp(name, "--svg")) {
+		o->svg = v;
 	}
+	return 0;
+}
+
+/* What the options need of each other. */
+static int check_opts(opts *o)
+{
 	if (o->calibrate) {
 		if (!o->fabric || o->trace || o->svg) {
 			cli_err("sim: --calibrate takes --fabric, and no "
@@ -309,6 +195,53 @@ missing:
 		return 2;
 	}
 	return 0;
+}
+
+static int parse_opts(int argc, char **argv, opts *o)
+{
+	static const char *const value_opts[] = {
+		"--trace", "--fabric", "--policy", "--seed", "--priority-mix",
+		"--comm-fraction", "--time-scale", "--gpus-per-node",
+		"--bandwidth", "--output", "--jobs-csv", "--calibrate",
+		"--svg", NULL
+	};
+	int i, rc;
+
+	memset(o, 0, sizeof(*o));
+	sim_config_default(&o->cfg);
+	o->gpus_per_node = 8;
+	for (i = 0; sim_policy_names[i]; i++)
+		o->policy[o->npolicy++] = sim_policy_names[i];
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = NULL;
+		bool m = false;
+		unsigned k;
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 1;
+		}
+		if (!strcmp(a, "--no-preempt")) {
+			o->cfg.preempt = false;
+			continue;
+		}
+		for (k = 0; value_opts[k]; k++)
+			if ((v = cli_opt_value(argc, argv, &i, value_opts[k],
+					       &m)) || m)
+				break;
+		if (!value_opts[k]) {
+			cli_err("sim: unknown option '%s'", a);
+			usage(stderr);
+			return 2;
+		}
+		if (!v) {
+			cli_err("sim: %s needs a value", a);
+			return 2;
+		}
+		if ((rc = set_value(o, value_opts[k], v)))
+			return rc;
+	}
+	return check_opts(o);
 }
 
 /* ---- text ---- */
@@ -737,7 +670,7 @@ static int run_calibrate(const opts *o, const sim_fabric *f)
 
 	ei.msg[0] = '\0';
 	memset(c, 0, sizeof(c));
-	if (sim_read_file(o->calibrate, &buf, &len, &ei)) {
+	if (tg_file_read(o->calibrate, TG_MAX_FILE, &buf, &len, &ei)) {
 		cli_err("%s", ei.msg);
 		return 2;
 	}
@@ -761,7 +694,7 @@ static int run_calibrate(const opts *o, const sim_fabric *f)
 out:
 	for (i = 0; i < nc; i++)
 		sim_calib_free(&c[i]);
-	free(buf);
+	tg_free(buf);
 	return rc;
 }
 

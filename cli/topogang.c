@@ -37,7 +37,6 @@
 
 #include "cli.h"
 
-#define MAX_GATHER 16
 #define MAX_RUNNING 256		/* --running options */
 
 void cli_err(const char *fmt, ...)
@@ -49,6 +48,27 @@ void cli_err(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+const char *cli_opt_value(int argc, char **argv, int *i, const char *name,
+			  bool *matched)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+
+	*matched = false;
+	if (strncmp(a, name, n))
+		return NULL;
+	if (a[n] == '=') {
+		*matched = true;
+		return a + n + 1;
+	}
+	if (a[n])
+		return NULL;
+	*matched = true;
+	if (*i + 1 >= argc)
+		return NULL;
+	return argv[++*i];
 }
 
 static void usage(FILE *f)
@@ -503,15 +523,11 @@ out:
 	return rc;
 }
 
-static int load_topoconf(const opts *o, input *in)
+/* The topology of --topology-conf, every node given --node's resources. */
+static int topoconf_topology(const opts *o, input *in, tg_shape *node)
 {
 	tg_errinfo ei = { "" };
-	tg_shape node, gs;
-	unsigned n, i, members = 1, ps, per_node = 0;
-	const char *gname = NULL;
-	int64_t prio = 0;
-	char *dup = NULL, *items[MAX_GATHER + 1];
-	int rc = 2;
+	unsigned n, i;
 
 	in->t = tg_topology_create();
 	if (!in->t)
@@ -525,16 +541,16 @@ static int load_topoconf(const opts *o, input *in)
 			"every node), e.g. --node cpu=64,nvidia.com/gpu=8");
 		return 2;
 	}
-	if (parse_res(in->t, "--node", o->node_res, &node, NULL))
+	if (parse_res(in->t, "--node", o->node_res, node, NULL))
 		return 2;
 	n = tg_topology_nnodes(in->t);
 	for (i = 0; i < n; i++) {
 		unsigned r;
 
 		for (r = 0; r < tg_topology_nresources(in->t); r++)
-			if (node.v[r] &&
+			if (node->v[r] &&
 			    tg_topology_node_set_resource(in->t, i, r,
-							  node.v[r])) {
+							  node->v[r])) {
 				cli_err("--node: bad amount for %s",
 					tg_topology_resource_name(in->t, r));
 				return 2;
@@ -552,62 +568,66 @@ static int load_topoconf(const opts *o, input *in)
 		in->warn = w;
 		in->warn[in->nwarn++] = strdup(tg_topology_warning(in->t, i));
 	}
-	if (o->busy) {
-		char **names;
-		unsigned nn;
+	return 0;
+}
 
-		if (tg_hostlist_expand(o->busy, &names, &nn, &ei)) {
-			cli_err("--busy: %s", ei.msg);
+/* --busy HOSTLIST: each node taken whole by a preemptible pod. */
+static int add_busy(const opts *o, input *in, const tg_shape *node)
+{
+	tg_errinfo ei = { "" };
+	char **names;
+	unsigned nn, i;
+
+	if (tg_hostlist_expand(o->busy, &names, &nn, &ei)) {
+		cli_err("--busy: %s", ei.msg);
+		return 2;
+	}
+	for (i = 0; i < nn; i++) {
+		tg_node_id id;
+		tg_alloc_spec a;
+		char pod[300];
+
+		if (tg_topology_node_find(in->t, names[i], &id)) {
+			cli_err("--busy: no node '%s' in %s", names[i],
+				o->topoconf);
+			tg_hostlist_free(names, nn);
 			return 2;
 		}
-		for (i = 0; i < nn; i++) {
-			tg_node_id id;
-			tg_alloc_spec a;
-			char pod[300];
-
-			if (tg_topology_node_find(in->t, names[i], &id)) {
-				cli_err("--busy: no node '%s' in %s", names[i],
-					o->topoconf);
-				tg_hostlist_free(names, nn);
-				return 2;
-			}
-			memset(&a, 0, sizeof(a));
-			snprintf(pod, sizeof(pod), "busy/%s", names[i]);
-			a.pod = pod;
-			a.node = id;
-			a.shape = &node;
-			a.preemptible = true;
-			if (tg_topology_add_alloc(in->t, &a)) {
-				tg_hostlist_free(names, nn);
-				return 2;
-			}
-		}
-		tg_hostlist_free(names, nn);
-	}
-	for (i = 0; i < o->nrunning; i++)
-		if (add_running(in->t, o, &node, i))
+		memset(&a, 0, sizeof(a));
+		snprintf(pod, sizeof(pod), "busy/%s", names[i]);
+		a.pod = pod;
+		a.node = id;
+		a.shape = node;
+		a.preemptible = true;
+		if (tg_topology_add_alloc(in->t, &a)) {
+			tg_hostlist_free(names, nn);
 			return 2;
-	if (!o->gang)
-		return 0;
-	{
-		spec_keys kx = { &gname, &members, &prio, &per_node, NULL };
-
-		if (parse_res(in->t, "--gang", o->gang, &gs, &kx))
-			return 2;
-	}
-	{
-		char nm[TG_MAX_NAME + 1];
-		size_t len = 0;
-
-		if (gname) {
-			while (gname[len] && gname[len] != ',' &&
-			       len < TG_MAX_NAME)
-				len++;
-			memcpy(nm, gname, len);
 		}
-		nm[len] = '\0';
-		in->own = tg_gang_create(len ? nm : "gang");
 	}
+	tg_hostlist_free(names, nn);
+	return 0;
+}
+
+/* The gang of --gang and its further pod sets (--podset). */
+static int topoconf_gang(const opts *o, input *in)
+{
+	tg_shape gs;
+	unsigned i, members = 1, ps, per_node = 0;
+	const char *gname = NULL;
+	int64_t prio = 0;
+	spec_keys kx = { &gname, &members, &prio, &per_node, NULL };
+	char nm[TG_MAX_NAME + 1];
+	size_t len = 0;
+
+	if (parse_res(in->t, "--gang", o->gang, &gs, &kx))
+		return 2;
+	if (gname) {
+		while (gname[len] && gname[len] != ',' && len < TG_MAX_NAME)
+			len++;
+		memcpy(nm, gname, len);
+	}
+	nm[len] = '\0';
+	in->own = tg_gang_create(len ? nm : "gang");
 	if (!in->own ||
 	    tg_gang_add_podset(in->own, "task", &gs, members, &ps) ||
 	    (per_node && tg_gang_podset_set_max_per_node(in->own, ps,
@@ -615,12 +635,12 @@ static int load_topoconf(const opts *o, input *in)
 		return 2;
 	for (i = 0; i < o->npodset; i++) {
 		/* more pod sets of the same gang: "task-2", "task-3", ... */
-		spec_keys kx = { NULL, &members, NULL, &per_node, NULL };
+		spec_keys kp = { NULL, &members, NULL, &per_node, NULL };
 		char psname[32];
 
 		members = 1;
 		per_node = 0;
-		if (parse_res(in->t, "--podset", o->podset[i], &gs, &kx))
+		if (parse_res(in->t, "--podset", o->podset[i], &gs, &kp))
 			return 2;
 		snprintf(psname, sizeof(psname), "task-%u", i + 2);
 		if (tg_gang_add_podset(in->own, psname, &gs, members, &ps) ||
@@ -632,94 +652,47 @@ static int load_topoconf(const opts *o, input *in)
 		}
 	}
 	tg_gang_set_priority(in->own, prio);
-	if (o->gather) {
-		dup = strdup(o->gather);
-		if (!dup)
-			return 2;
-		n = split(dup, ',', items, MAX_GATHER);
-		if (n > MAX_GATHER) {
-			cli_err("--gather: too many layers");
-			goto out;
-		}
-		for (i = 0; i < n; i++) {
-			char *c = strrchr(items[i], ':');
-			tg_gather how;
+	return 0;
+}
 
-			if (!c || (strcmp(c + 1, "must") &&
-				   strcmp(c + 1, "prefer"))) {
-				cli_err("--gather '%s': expected LAYER:must "
-					"or LAYER:prefer", items[i]);
-				goto out;
-			}
-			how = !strcmp(c + 1, "must") ? TG_GATHER_MUST :
-			      TG_GATHER_PREFER;
-			*c = '\0';
-			if (tg_gang_set_gather(in->own, items[i], how)) {
-				cli_err("--gather: bad layer '%s'", items[i]);
-				goto out;
-			}
-		}
-		free(dup);
-		dup = NULL;
+/* --gather, --slice or --spread \p text (the core's request grammar,
+ * topogang/request.h) added to the gang. */
+static int add_request(tg_gang *g, const char *opt, tg_request_kind kind,
+		       const char *text)
+{
+	tg_errinfo ei = { "" };
+	tg_request r;
+
+	if (!text)
+		return 0;
+	if (tg_request_parse(&r, kind, text, &ei) ||
+	    tg_request_apply(&r, g, NULL, NULL, &ei)) {
+		cli_err("%s %s", opt, ei.msg);
+		return 2;
 	}
-	if (o->slice) {
-		char *c, *end;
-		long sz;
+	return 0;
+}
 
-		dup = strdup(o->slice);
-		if (!dup)
+static int load_topoconf(const opts *o, input *in)
+{
+	tg_shape node;
+	unsigned i;
+
+	if (topoconf_topology(o, in, &node))
+		return 2;
+	if (o->busy && add_busy(o, in, &node))
+		return 2;
+	for (i = 0; i < o->nrunning; i++)
+		if (add_running(in->t, o, &node, i))
 			return 2;
-		c = strrchr(dup, ':');
-		sz = c ? strtol(c + 1, &end, 10) : 0;
-		if (!c || *end || sz < 1 || sz > (long)TG_MAX_MEMBERS) {
-			cli_err("--slice '%s': expected LAYER:SIZE", o->slice);
-			goto out;
-		}
-		*c = '\0';
-		if (tg_gang_add_slice(in->own, dup, (unsigned)sz)) {
-			cli_err("--slice: bad layer '%s'", dup);
-			goto out;
-		}
-	}
-	if (o->spread) {
-		/* LAYER[:SKEW][:hard|:soft], as the SPANK --topo-spread */
-		char *parts[3], *end;
-		const char *mode = NULL;
-		unsigned np;
-		long skew = 1;
-		bool hard;	/* soft by default, as --topo-spread */
-
-		free(dup);
-		dup = strdup(o->spread);
-		if (!dup)
-			return 2;
-
-		np = split(dup, ':', parts, 3);
-		if (np == 2 && (!strcmp(parts[1], "hard") ||
-				!strcmp(parts[1], "soft")))
-			mode = parts[1];
-		else if (np == 3)
-			mode = parts[2];
-		if (np > 3 || np < 1 ||
-		    (np >= 2 && !(np == 2 && mode) &&
-		     ((skew = strtol(parts[1], &end, 10)) < 1 || *end ||
-		      skew > 1000000)) ||
-		    (mode && strcmp(mode, "hard") && strcmp(mode, "soft"))) {
-			cli_err("--spread '%s': expected LAYER[:SKEW][:hard|"
-				":soft]", o->spread);
-			goto out;
-		}
-		hard = mode && !strcmp(mode, "hard");
-		if (tg_gang_add_spread(in->own, parts[0], (unsigned)skew,
-				       hard)) {
-			cli_err("--spread: bad layer '%s'", parts[0]);
-			goto out;
-		}
-	}
-	rc = 0;
-out:
-	free(dup);
-	return rc;
+	if (!o->gang)
+		return 0;
+	if (topoconf_gang(o, in) ||
+	    add_request(in->own, "--gather", TG_REQUEST_GATHER, o->gather) ||
+	    add_request(in->own, "--slice", TG_REQUEST_SLICE, o->slice) ||
+	    add_request(in->own, "--spread", TG_REQUEST_SPREAD, o->spread))
+		return 2;
+	return 0;
 }
 
 static int load_input(const opts *o, input *in)
@@ -833,19 +806,141 @@ static int failed_gang(cJSON *gangs, const char *name, const char *why,
 	return cJSON_GetObjectItem(g, "message") && pods ? 0 : 2;
 }
 
+/* One `place` run: the input, where results go, what is kept. */
+typedef struct placing {
+	const opts *o;
+	input *in;
+	cJSON *gangs;		/* JSON output, else NULL */
+	unsigned n;		/* gangs to place */
+	unsigned failed;	/* unschedulable or refused */
+	const tg_decision **kept;	/* for --svg / --html */
+	unsigned nkept;
+} placing;
+
+/* Places gang \p i, prints its decision; 0, or 2 on a hard error. */
+static int place_one(placing *pl, unsigned i)
+{
+	tg_gang *g = input_gang(pl->in, i);
+	tg_decision *d = NULL;
+	tg_errinfo ei = { "" };
+	int rc;
+
+	rc = tg_place(pl->in->t, g, &d, &ei);
+	if (rc == TG_ENOMEM) {
+		cli_err("%s", ei.msg);
+		return 2;
+	}
+	if (rc) {
+		/* a gang the core refuses: its decision, not the end */
+		pl->failed++;
+		rc = failed_gang(pl->gangs, tg_gang_name(g), ei.msg, NULL);
+		if (!rc && !pl->gangs && i + 1 < pl->n)
+			printf("\n");
+		return rc;
+	}
+	if (tg_decision_status(d) != TG_STATUS_UNSCHEDULABLE &&
+	    tg_decision_apply(pl->in->t, g, d)) {
+		cli_err("gang %s: cannot apply the decision", tg_gang_name(g));
+		tg_decision_free(d);
+		return 2;
+	}
+	if (tg_decision_status(d) == TG_STATUS_UNSCHEDULABLE)
+		pl->failed++;
+	if (pl->gangs) {
+		if (cli_json_decision(pl->gangs, pl->in->t, d)) {
+			tg_decision_free(d);
+			return 2;
+		}
+	} else {
+		text_decision(pl->in->t, d, pl->n <= 4);
+		if (i + 1 < pl->n)
+			printf("\n");
+	}
+	if (pl->kept)
+		pl->kept[pl->nkept++] = d;
+	else
+		tg_decision_free(d);
+	return 0;
+}
+
+/* --svg / --html: the kept decisions, and the gangs the bridge bound. */
+static int place_pictures(placing *pl)
+{
+	tg_draw_opts dopt;
+	cli_bound *b = NULL;
+	unsigned i;
+	int rc;
+
+	memset(&dopt, 0, sizeof(dopt));
+	dopt.title = pl->o->title;
+	dopt.decisions = pl->kept;
+	dopt.ndecisions = pl->nkept;
+	/* and the gangs the bridge bound (their ranks) */
+	rc = pl->o->cluster ? cli_bound_load(pl->o->cluster, pl->in->t, &b) :
+	     0;
+	for (i = 0; i < pl->nkept; i++)
+		cli_bound_skip(b, tg_decision_gang(pl->kept[i]));
+	dopt.gangs = cli_bound_gangs(b, &dopt.ngangs);
+	if (rc || cli_picture_write(pl->in->t, &dopt, pl->o->svg,
+				    pl->o->html))
+		rc = 2;
+	cli_bound_free(b);
+	return rc;
+}
+
+/* The end: gangs whose objects could not be read (fault isolation), the
+ * warnings, and the JSON document. */
+static int place_finish(placing *pl, cJSON *root)
+{
+	const tg_k8s *k8s = pl->in->k8s;
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < tg_k8s_nfailed(k8s); i++) {
+		const char *why = NULL, *name = tg_k8s_failed(k8s, i, &why);
+
+		pl->failed++;
+		if (!root && (pl->n || i))
+			printf("\n");
+		rc = failed_gang(pl->gangs, name, why, k8s);
+		if (rc)
+			return rc;
+	}
+	if (root) {
+		cJSON *warns = cJSON_AddArrayToObject(root, "warnings");
+		char *s;
+
+		for (i = 0; warns && i < pl->in->nwarn; i++)
+			cJSON_AddItemToArray(warns, cJSON_CreateString(
+							     pl->in->warn[i]));
+		s = cJSON_Print(root);
+		if (!s)
+			return 2;
+		printf("%s\n", s);
+		cJSON_free(s);
+	} else {
+		if (!pl->n && !tg_k8s_nfailed(k8s))
+			printf("no pending gangs\n");
+		for (i = 0; i < pl->in->nwarn; i++)
+			printf("warning: %s\n", pl->in->warn[i]);
+	}
+	return 0;
+}
+
 int cli_place(int argc, char **argv)
 {
 	opts o;
 	input in;
-	cJSON *root = NULL, *gangs = NULL, *warns;
-	unsigned i, n, failed = 0, nkept = 0;
-	const tg_decision **kept = NULL;	/* for --svg / --html */
+	cJSON *root = NULL;
+	placing pl;
+	unsigned i;
 	int rc;
-	bool json;
 
 	if (parse_opts(argc, argv, &o))
 		return 2;
-	json = !strcmp(o.output, "json");
+	memset(&pl, 0, sizeof(pl));
+	pl.o = &o;
+	pl.in = &in;
 	if ((rc = load_input(&o, &in)))
 		goto out;
 	if (o.topoconf && !in.own) {
@@ -853,123 +948,31 @@ int cli_place(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
-	if (json) {
+	if (!strcmp(o.output, "json")) {
 		root = cJSON_CreateObject();
-		gangs = cJSON_AddArrayToObject(root, "gangs");
-		if (!gangs) {
+		pl.gangs = cJSON_AddArrayToObject(root, "gangs");
+		if (!pl.gangs) {
 			rc = 2;
 			goto out;
 		}
 	}
-	n = input_ngangs(&in);
+	pl.n = input_ngangs(&in);
 	if ((o.svg || o.html) &&
-	    !(kept = calloc(n + 1, sizeof(*kept)))) {
+	    !(pl.kept = calloc(pl.n + 1, sizeof(*pl.kept)))) {
 		rc = 2;
 		goto out;
 	}
-	for (i = 0; i < n; i++) {
-		tg_gang *g = input_gang(&in, i);
-		tg_decision *d = NULL;
-		tg_errinfo ei = { "" };
-
-		rc = tg_place(in.t, g, &d, &ei);
-		if (rc == TG_ENOMEM) {
-			cli_err("%s", ei.msg);
-			rc = 2;
+	for (i = 0; i < pl.n; i++)
+		if ((rc = place_one(&pl, i)))
 			goto out;
-		}
-		if (rc) {
-			/* a gang the core refuses: its decision, not the end */
-			failed++;
-			rc = failed_gang(gangs, tg_gang_name(g), ei.msg, NULL);
-			if (rc)
-				goto out;
-			if (!json && i + 1 < n)
-				printf("\n");
-			continue;
-		}
-		if (tg_decision_status(d) != TG_STATUS_UNSCHEDULABLE &&
-		    tg_decision_apply(in.t, g, d)) {
-			cli_err("gang %s: cannot apply the decision",
-				tg_gang_name(g));
-			tg_decision_free(d);
-			rc = 2;
-			goto out;
-		}
-		if (tg_decision_status(d) == TG_STATUS_UNSCHEDULABLE)
-			failed++;
-		if (json) {
-			if (cli_json_decision(gangs, in.t, d)) {
-				tg_decision_free(d);
-				rc = 2;
-				goto out;
-			}
-		} else {
-			text_decision(in.t, d, n <= 4);
-			if (i + 1 < n)
-				printf("\n");
-		}
-		if (kept)
-			kept[nkept++] = d;
-		else
-			tg_decision_free(d);
-	}
-	if (kept) {
-		tg_draw_opts dopt;
-		cli_bound *b = NULL;
-
-		memset(&dopt, 0, sizeof(dopt));
-		dopt.title = o.title;
-		dopt.decisions = kept;
-		dopt.ndecisions = nkept;
-		/* and the gangs the bridge bound (their ranks) */
-		rc = o.cluster ? cli_bound_load(o.cluster, in.t, &b) : 0;
-		for (i = 0; i < nkept; i++)
-			cli_bound_skip(b, tg_decision_gang(kept[i]));
-		dopt.gangs = cli_bound_gangs(b, &dopt.ngangs);
-		if (rc || cli_picture_write(in.t, &dopt, o.svg, o.html)) {
-			cli_bound_free(b);
-			rc = 2;
-			goto out;
-		}
-		cli_bound_free(b);
-	}
-	/* gangs whose objects could not be read (fault isolation) */
-	for (i = 0; i < tg_k8s_nfailed(in.k8s); i++) {
-		const char *why = NULL, *name = tg_k8s_failed(in.k8s, i, &why);
-
-		failed++;
-		if (!json && (n || i))
-			printf("\n");
-		rc = failed_gang(gangs, name, why, in.k8s);
-		if (rc)
-			goto out;
-	}
-	if (json) {
-		char *s;
-
-		warns = cJSON_AddArrayToObject(root, "warnings");
-		for (i = 0; warns && i < in.nwarn; i++)
-			cJSON_AddItemToArray(warns,
-					     cJSON_CreateString(in.warn[i]));
-		s = cJSON_Print(root);
-		if (!s) {
-			rc = 2;
-			goto out;
-		}
-		printf("%s\n", s);
-		cJSON_free(s);
-	} else {
-		if (!n && !tg_k8s_nfailed(in.k8s))
-			printf("no pending gangs\n");
-		for (i = 0; i < in.nwarn; i++)
-			printf("warning: %s\n", in.warn[i]);
-	}
-	rc = failed ? 1 : 0;
+	if ((pl.kept && (rc = place_pictures(&pl))) ||
+	    (rc = place_finish(&pl, root)))
+		goto out;
+	rc = pl.failed ? 1 : 0;
 out:
-	for (i = 0; i < nkept; i++)
-		tg_decision_free((tg_decision *)kept[i]);
-	free(kept);
+	for (i = 0; i < pl.nkept; i++)
+		tg_decision_free((tg_decision *)pl.kept[i]);
+	free(pl.kept);
 	cJSON_Delete(root);
 	input_free(&in);
 	return rc;

@@ -6,16 +6,18 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bconfig.h"
-#include "kyaml.h"
 #include "log.h"
 #include "mixed.h"
 #include "util.h"
+
+#include "topogang/doc.h"
 
 static int errf(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -187,7 +189,8 @@ static int get_num(fctx *f, const cJSON *v, const char *path, double lo,
 
 	if (cJSON_IsNumber(v))
 		d = v->valuedouble;
-	else if (!cJSON_IsString(v) || !br_parse_double(v->valuestring, &d))
+	else if (!cJSON_IsString(v) ||
+		 !tg_f64_parse(v->valuestring, -DBL_MAX, DBL_MAX, &d))
 		return ferr(f, path, "must be a number");
 	if (d < lo || d > hi) {
 		char m[128];
@@ -423,6 +426,25 @@ static int file_section(fctx *f, const char *sec, const cJSON *o)
 	return 0;
 }
 
+cJSON *br_config_yaml(const char *text, size_t len, const char *source,
+		      char *err, size_t errlen)
+{
+	tg_errinfo ei = { "" };
+	cJSON *docs, *d;
+
+	if (tg_doc_parse_yaml(text, len, source, &docs, &ei)) {
+		snprintf(err, errlen, "%s", ei.msg);
+		return NULL;
+	}
+	d = cJSON_DetachItemFromArray(docs, 0);
+	cJSON_Delete(docs);
+	if (!d)
+		d = cJSON_CreateObject();
+	if (!d)
+		snprintf(err, errlen, "%s: out of memory", source);
+	return d;
+}
+
 int br_config_load_text(br_config *c, const char *text, size_t len,
 			const char *source, char *err, size_t errlen)
 {
@@ -431,7 +453,7 @@ int br_config_load_text(br_config *c, const char *text, size_t len,
 	fctx f = { c, source, err, errlen };
 	int r = 0;
 
-	root = br_yaml_parse(text, len, source, err, errlen);
+	root = br_config_yaml(text, len, source, err, errlen);
 	if (!root)
 		return -1;
 	if (cJSON_IsNull(root)) {
@@ -548,7 +570,7 @@ int br_config_load_kubeconfig(br_config *c, const char *path,
 	text = br_read_file(path, BR_MAX_FILE, &len, err, errlen);
 	if (!text)
 		return -1;
-	root = br_yaml_parse(text, len, path, err, errlen);
+	root = br_config_yaml(text, len, path, err, errlen);
 	free(text);
 	if (!root)
 		return -1;
@@ -745,7 +767,7 @@ static int parse_secs(const char *flag, const char *v, double *out,
 {
 	double d;
 
-	if (!br_parse_double(v, &d) || d <= 0 || d > 3600)
+	if (!tg_f64_parse(v, 0, 3600, &d) || d <= 0)
 		return ERR("%s: '%.40s' is not a number of seconds (0..3600)",
 			   flag, v);
 	*out = d;
@@ -806,7 +828,7 @@ static int parse_qps(const char *flag, const char *v, double lo,
 {
 	double d;
 
-	if (!br_parse_double(v, &d) || d < lo || d > 1e6)
+	if (!tg_f64_parse(v, lo, 1e6, &d))
 		return ERR("%s: '%.40s' is not a number (%g..1e6)", flag, v,
 			   lo);
 	*out = d;

@@ -115,6 +115,15 @@ int br_config_load_text(br_config *c, const char *text, size_t len,
 int br_config_load_kubeconfig(br_config *c, const char *path,
 			      const char *context, char *err, size_t errlen);
 /*
+ * The first YAML document of a config file or kubeconfig as a cJSON tree,
+ * read by libtopogang's document reader (topogang/doc.h: YAML 1.2 core
+ * schema, duplicate keys refused, messages "FILE:LINE: ..."); an empty
+ * text gives an empty object.
+ * \note The caller frees it with cJSON_Delete(); NULL with \p err filled.
+ */
+struct cJSON *br_config_yaml(const char *text, size_t len,
+			     const char *source, char *err, size_t errlen);
+/*
  * In-cluster: 1 when KUBERNETES_SERVICE_HOST/PORT are unset (not in a
  * cluster), 0 when configured, -1 on error.  \p sa_dir is normally
  * BR_SA_DIR.

@@ -151,7 +151,7 @@ br_req *br_req_create(const char *method, const char *path)
 	r->method = br_xstrdup(method);
 	r->path = br_xstrdup(path);
 	r->retry_after_s = -1;
-	br_buf_init(&r->resp, BR_MAX_BODY);
+	tg_buf_init(&r->resp, BR_MAX_BODY);
 	return r;
 }
 
@@ -175,7 +175,7 @@ void br_req_free(br_req *r)
 	free(r->path);
 	free(r->body);
 	free(r->ctype);
-	br_buf_free(&r->resp);
+	tg_buf_free(&r->resp);
 	free(r);
 }
 
@@ -194,7 +194,7 @@ static size_t on_write(char *p, size_t size, size_t n, void *ud)
 		}
 		return len;
 	}
-	if (!br_buf_add(&r->resp, p, len))
+	if (tg_buf_add(&r->resp, p, len))
 		return 0;	/* over BR_MAX_BODY: curl fails the transfer */
 	return len;
 }
@@ -216,7 +216,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 		       p[i] <= '9')
 			v[j++] = p[i++];
 		v[j] = '\0';
-		if (br_parse_i64(v, &s))
+		if (tg_i64_parse(v, &s))
 			r->retry_after_s = s;
 	}
 	return len;
@@ -386,7 +386,7 @@ static int start(br_http *h, br_req *r)
 	r->aborted = false;
 	r->timed_out = false;
 	r->retry_after_s = -1;
-	br_buf_reset(&r->resp);
+	tg_buf_reset(&r->resp);
 	if (setup_easy(h, r))
 		return -1;
 	if (curl_multi_add_handle(h->multi, r->easy) != CURLM_OK) {

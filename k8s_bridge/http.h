@@ -78,7 +78,7 @@ struct br_req {
 	/* results, valid once done */
 	long status;		/* HTTP status; 0 = no response */
 	char error[CURL_ERROR_SIZE + 64];	/* transport error */
-	br_buf resp;		/* the body (error bodies of streams too) */
+	tg_buf resp;		/* the body (error bodies of streams too) */
 	int64_t retry_after_s;	/* Retry-After header, -1 = none */
 	bool done, cancelled, aborted;
 	bool timed_out;		/* the time or low-speed limit cut it */

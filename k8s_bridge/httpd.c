@@ -21,8 +21,8 @@
 
 typedef struct conn {
 	int fd;
-	br_buf in;
-	br_buf out;
+	tg_buf in;
+	tg_buf out;
 	size_t off;		/* bytes of out written */
 	bool writing;
 	int64_t deadline;
@@ -123,8 +123,8 @@ br_httpd *br_httpd_create(const char *listen_on, br_httpd_fn fn, void *ud,
 static void drop(br_httpd *d, unsigned i)
 {
 	close(d->conns[i].fd);
-	br_buf_free(&d->conns[i].in);
-	br_buf_free(&d->conns[i].out);
+	tg_buf_free(&d->conns[i].in);
+	tg_buf_free(&d->conns[i].out);
 	d->conns[i] = d->conns[--d->nconns];
 }
 
@@ -175,15 +175,15 @@ static const char *status_text(int code)
 }
 
 static void respond(br_httpd *d, conn *c, int code, const char *ctype,
-		    const br_buf *body, bool head)
+		    const tg_buf *body, bool head)
 {
 	BR_UNUSED(d);
-	br_buf_init(&c->out, (64u << 20));
-	br_buf_addf(&c->out, "HTTP/1.0 %d %s\r\nContent-Type: %s\r\n"
+	tg_buf_init(&c->out, (64u << 20));
+	tg_buf_addf(&c->out, "HTTP/1.0 %d %s\r\nContent-Type: %s\r\n"
 		    "Content-Length: %zu\r\nConnection: close\r\n\r\n", code,
 		    status_text(code), ctype, body ? body->len : 0);
 	if (body && body->len && !head)
-		br_buf_add(&c->out, body->s, body->len);
+		tg_buf_add(&c->out, body->s, body->len);
 	c->off = 0;
 	c->writing = true;
 }
@@ -192,7 +192,7 @@ static void handle(br_httpd *d, conn *c)
 {
 	char method[16], path[1024];
 	const char *ctype = "text/plain; charset=utf-8";
-	br_buf body;
+	tg_buf body;
 	int code;
 	char *sp, *sp2, *q;
 	bool head;
@@ -200,12 +200,12 @@ static void handle(br_httpd *d, conn *c)
 	sp = memchr(c->in.s, ' ', c->in.len);
 	sp2 = sp ? memchr(sp + 1, ' ', c->in.len - (size_t)(sp + 1 - c->in.s))
 		 : NULL;
-	br_buf_init(&body, (32u << 20));
+	tg_buf_init(&body, (32u << 20));
 	if (!sp || !sp2 || (size_t)(sp - c->in.s) >= sizeof(method) ||
 	    (size_t)(sp2 - sp - 1) >= sizeof(path)) {
-		br_buf_adds(&body, "bad request\n");
+		tg_buf_adds(&body, "bad request\n");
 		respond(d, c, 404, ctype, &body, false);
-		br_buf_free(&body);
+		tg_buf_free(&body);
 		return;
 	}
 	memcpy(method, c->in.s, (size_t)(sp - c->in.s));
@@ -217,19 +217,19 @@ static void handle(br_httpd *d, conn *c)
 		*q = '\0';
 	head = strcmp(method, "HEAD") == 0;
 	if (strcmp(method, "GET") != 0 && !head) {
-		br_buf_adds(&body, "method not allowed\n");
+		tg_buf_adds(&body, "method not allowed\n");
 		respond(d, c, 405, ctype, &body, false);
-		br_buf_free(&body);
+		tg_buf_free(&body);
 		return;
 	}
 	code = d->fn(d->ud, path, &body, &ctype);
 	if (body.err) {
-		br_buf_reset(&body);
-		br_buf_adds(&body, "response too large\n");
+		tg_buf_reset(&body);
+		tg_buf_adds(&body, "response too large\n");
 		code = 500;
 	}
 	respond(d, c, code, ctype, &body, head);
-	br_buf_free(&body);
+	tg_buf_free(&body);
 }
 
 static void accept_all(br_httpd *d)
@@ -247,7 +247,7 @@ static void accept_all(br_httpd *d)
 		c = &d->conns[d->nconns++];
 		memset(c, 0, sizeof(*c));
 		c->fd = fd;
-		br_buf_init(&c->in, BR_HTTPD_MAX_REQ);
+		tg_buf_init(&c->in, BR_HTTPD_MAX_REQ);
 		c->deadline = br_now_ms() + HTTPD_IDLE_MS;
 	}
 }
@@ -264,7 +264,7 @@ static bool serve(br_httpd *d, conn *c)
 		if (n < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK ||
 			       errno == EINTR;
-		if (!br_buf_add(&c->in, tmp, (size_t)n)) {
+		if (tg_buf_add(&c->in, tmp, (size_t)n)) {
 			respond(d, c, 431, "text/plain", NULL, false);
 			return true;
 		}

@@ -19,7 +19,7 @@
 typedef struct br_httpd br_httpd;
 
 /* Fills \p body and *ctype for \p path; returns the HTTP status. */
-typedef int (*br_httpd_fn)(void *ud, const char *path, br_buf *body,
+typedef int (*br_httpd_fn)(void *ud, const char *path, tg_buf *body,
 			   const char **ctype);
 
 /*

@@ -12,17 +12,17 @@ void br_jframe_init(br_jframe *f, size_t max)
 {
 	memset(f, 0, sizeof(*f));
 	f->max = max;
-	br_buf_init(&f->buf, max);
+	tg_buf_init(&f->buf, max);
 }
 
 void br_jframe_free(br_jframe *f)
 {
-	br_buf_free(&f->buf);
+	tg_buf_free(&f->buf);
 }
 
 void br_jframe_reset(br_jframe *f)
 {
-	br_buf_reset(&f->buf);
+	tg_buf_reset(&f->buf);
 	f->scan = 0;
 	f->depth = 0;
 	f->in_str = f->esc = false;
@@ -91,7 +91,7 @@ int br_jframe_feed(br_jframe *f, const char *p, size_t n, br_jframe_fn fn,
 				}
 			}
 		}
-		if (!br_buf_add(&f->buf, p + start, i - start)) {
+		if (tg_buf_add(&f->buf, p + start, i - start)) {
 			snprintf(f->err, sizeof(f->err),
 				 "a JSON value longer than %zu bytes", f->max);
 			return -1;
@@ -99,7 +99,7 @@ int br_jframe_feed(br_jframe *f, const char *p, size_t n, br_jframe_fn fn,
 		if (done) {
 			int r = fn(ud, f->buf.s, f->buf.len);
 
-			br_buf_reset(&f->buf);
+			tg_buf_reset(&f->buf);
 			f->in_str = f->esc = false;
 			if (r)
 				return r;

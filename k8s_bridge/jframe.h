@@ -18,7 +18,7 @@
 #include "util.h"
 
 typedef struct br_jframe {
-	br_buf buf;		/* bytes of the value being read */
+	tg_buf buf;		/* bytes of the value being read */
 	size_t scan;		/* bytes of buf already scanned */
 	unsigned depth;
 	bool in_str, esc;

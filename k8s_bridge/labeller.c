@@ -170,9 +170,9 @@ static int lb_args(lb *L, int argc, char **argv, char **rest, int *nrest,
 		return -1;
 	}
 	L->interval_s = LB_INTERVAL_S;
-	if (interval && (!br_parse_double(interval, &L->interval_s) ||
-			 L->interval_s <= 0 ||
-			 L->interval_s > LB_INTERVAL_MAX)) {
+	if (interval && (!tg_f64_parse(interval, 0, LB_INTERVAL_MAX,
+				       &L->interval_s) ||
+			 L->interval_s <= 0)) {
 		snprintf(err, errlen, "--interval: expected seconds, more "
 			 "than 0 and at most %g, not '%.40s'",
 			 LB_INTERVAL_MAX, interval);
@@ -465,11 +465,11 @@ static bool lb_event(lb *L, const char *uid, const char *key,
 }
 
 /* Appends "key" to a comma list. */
-static void lb_list(br_buf *b, const char *key)
+static void lb_list(tg_buf *b, const char *key)
 {
 	if (b->len)
-		br_buf_adds(b, ",");
-	br_buf_adds(b, key);
+		tg_buf_adds(b, ",");
+	tg_buf_adds(b, key);
 }
 
 /* One pass: read the Node, patch it, report drift.  0, or -1 with \p err
@@ -480,13 +480,13 @@ static int lb_pass(lb *L, char *err, size_t errlen)
 	cJSON *node = NULL, *patch = NULL, *md, *pl, *pa, *w;
 	const cJSON *have, *hann;
 	const char *uid;
-	br_buf added, corrected;
+	tg_buf added, corrected;
 	char *body = NULL;
 	br_req *r;
 	int rc = -1;
 
-	br_buf_init(&added, 1u << 16);
-	br_buf_init(&corrected, 1u << 16);
+	tg_buf_init(&added, 1u << 16);
+	tg_buf_init(&corrected, 1u << 16);
 	r = lb_call(L, "GET", path, NULL, NULL);
 	if (r->status == 404) {
 		snprintf(err, errlen, "node %s: no such Node object (404)",
@@ -581,8 +581,8 @@ out:
 	cJSON_Delete(patch);
 	cJSON_Delete(node);
 	br_req_free(r);
-	br_buf_free(&added);
-	br_buf_free(&corrected);
+	tg_buf_free(&added);
+	tg_buf_free(&corrected);
 	free(path);
 	return rc;
 }

@@ -50,13 +50,13 @@ static bool needs_quotes(const char *v)
 	return false;
 }
 
-static void add_value(br_buf *b, const char *v)
+static void add_value(tg_buf *b, const char *v)
 {
 	if (!needs_quotes(v)) {
-		br_buf_adds(b, v);
+		tg_buf_adds(b, v);
 		return;
 	}
-	br_buf_add_jstr(b, v);
+	tg_buf_add_json(b, v);
 }
 
 void br_log(int level, const char *msg, ...)
@@ -64,14 +64,14 @@ void br_log(int level, const char *msg, ...)
 	static const char *const names[] = { "debug", "info", "warn",
 					     "error" };
 	char ts[40];
-	br_buf b;
+	tg_buf b;
 	va_list ap;
 	const char *k;
 
 	if (level < min_level)
 		return;
-	br_buf_init(&b, LOG_MAX_LINE);
-	br_buf_addf(&b, "ts=%s level=%s msg=",
+	tg_buf_init(&b, LOG_MAX_LINE);
+	tg_buf_addf(&b, "ts=%s level=%s msg=",
 		    br_rfc3339(ts, sizeof(ts), br_wall_us(), true),
 		    names[level < 0 ? 0 : level > 3 ? 3 : level]);
 	add_value(&b, msg);
@@ -79,21 +79,21 @@ void br_log(int level, const char *msg, ...)
 	while ((k = va_arg(ap, const char *)) != NULL) {
 		const char *v = va_arg(ap, const char *);
 
-		br_buf_addf(&b, " %s=", k);
+		tg_buf_addf(&b, " %s=", k);
 		add_value(&b, v ? v : "");
 	}
 	va_end(ap);
 	if (b.err) {
 		/* over the bound: say so rather than cut the line silently */
-		br_buf_free(&b);
-		br_buf_init(&b, LOG_MAX_LINE);
-		br_buf_addf(&b, "ts=%s level=%s msg=", ts,
+		tg_buf_free(&b);
+		tg_buf_init(&b, LOG_MAX_LINE);
+		tg_buf_addf(&b, "ts=%s level=%s msg=", ts,
 			    names[level < 0 ? 0 : level > 3 ? 3 : level]);
 		add_value(&b, msg);
-		br_buf_addf(&b, " log_error=\"line longer than %d bytes\"",
+		tg_buf_addf(&b, " log_error=\"line longer than %d bytes\"",
 			    LOG_MAX_LINE);
 	}
-	br_buf_add(&b, "\n", 1);
+	tg_buf_add(&b, "\n", 1);
 	if (b.s) {
 		size_t off = 0;
 
@@ -106,5 +106,5 @@ void br_log(int level, const char *msg, ...)
 			off += (size_t)w;
 		}
 	}
-	br_buf_free(&b);
+	tg_buf_free(&b);
 }

@@ -52,14 +52,12 @@ static const br_resdef R_PDBS = {
 static const br_resdef R_UPG = {
 	"podgroups", "scheduling.k8s.io", { "v1alpha3", "v1alpha2" },
 	"PodGroup", NULL, true, false };
-/* Dialect CRs the core's loader reads (research/k8s-api.md §2). */
-static const br_resdef R_FEED[] = {
-	{ "podgroups", "scheduling.sigs.k8s.io", { "v1alpha1" }, "PodGroup",
-	  NULL, true, false },
-	{ "podgroups", "scheduling.x-k8s.io", { "v1alpha1" }, "PodGroup",
-	  NULL, true, false },
-	{ "podgroups", "scheduling.run.ai", { "v2alpha2" }, "PodGroup", NULL,
-	  true, false },
+/*
+ * What else the core's loader reads: the gang dialects' group objects
+ * come from the core's dialect table (feed_init: tg_k8s_dialect_group(),
+ * never a copy here); then the topology objects and namespaces below.
+ */
+static const br_resdef R_FEED_MORE[] = {
 	{ "clusternetworktopologies", "scheduling.koordinator.sh",
 	  { "v1alpha1" }, "ClusterNetworkTopology", NULL, true, false },
 	{ "topologies", "kai.scheduler", { "v1alpha1" }, "Topology", NULL,
@@ -69,8 +67,64 @@ static const br_resdef R_FEED[] = {
 	/* namespace labels, for pod (anti-)affinity's namespaceSelector */
 	{ "namespaces", "", { "v1" }, "Namespace", NULL, true, false },
 };
-#define NFEED (sizeof(R_FEED) / sizeof(R_FEED[0]))
-#define NINF (NFEED + 5)
+#define NMORE (sizeof(R_FEED_MORE) / sizeof(R_FEED_MORE[0]))
+/* dialects with a group object, at most (one informer each) */
+#define MAX_DIALECT_FEEDS	12
+#define MAX_FEED	(MAX_DIALECT_FEEDS + NMORE)
+#define NINF (MAX_FEED + 5)
+#define NINF_USED (NFEED + 5)	/* those created */
+
+static br_resdef R_FEED[MAX_FEED];
+static unsigned NFEED;
+
+/*
+ * R_FEED: one informer per distinct group object of the core's dialects
+ * (two dialects may share one: the first wins), then R_FEED_MORE.  Past
+ * MAX_DIALECT_FEEDS, or a dialect asking for more versions than an
+ * informer tries, is an error at start, not a dialect silently unwatched.
+ */
+static int feed_init(char *err, size_t errlen)
+{
+	const char *name, *kind, *api, *res;
+	const char *const *vers;
+	unsigned i, j, v;
+
+	NFEED = 0;
+	for (i = 0; (name = tg_k8s_dialect_name(i)); i++) {
+		if (tg_k8s_dialect_group(name, &kind, &api, &res, &vers) != TG_OK)
+			continue;	/* gangs without an object */
+		for (j = 0; j < NFEED; j++)
+			if (!strcmp(R_FEED[j].group, api) &&
+			    !strcmp(R_FEED[j].resource, res))
+				break;
+		if (j < NFEED)
+			continue;
+		if (NFEED == MAX_DIALECT_FEEDS) {
+			snprintf(err, errlen, "more than MAX_DIALECT_FEEDS "
+				 "(%d) dialect group objects", MAX_DIALECT_FEEDS);
+			return -1;
+		}
+		memset(&R_FEED[NFEED], 0, sizeof(R_FEED[NFEED]));
+		for (v = 0; vers && vers[v]; v++) {
+			if (v + 1 >= (sizeof(R_FEED[NFEED].versions) / sizeof(R_FEED[NFEED].versions[0]))) {
+				snprintf(err, errlen, "dialect %s: more versions "
+					 "of %s/%s than an informer tries (%zu)",
+					 name, api, res,
+					 (sizeof(R_FEED[NFEED].versions) / sizeof(R_FEED[NFEED].versions[0])) - 1);
+				return -1;
+			}
+			R_FEED[NFEED].versions[v] = vers[v];
+		}
+		R_FEED[NFEED].resource = res;
+		R_FEED[NFEED].group = api;
+		R_FEED[NFEED].kind = kind;
+		R_FEED[NFEED].optional = true;
+		NFEED++;
+	}
+	for (j = 0; j < NMORE; j++)
+		R_FEED[NFEED++] = R_FEED_MORE[j];
+	return 0;
+}
 
 typedef struct app {
 	br_config cfg;
@@ -82,7 +136,7 @@ typedef struct app {
 	br_ui *ui;		/* /ui, NULL = off */
 	br_metrics m;
 	br_informer *inf[NINF];	/* nodes pods pcs pdbs upg feed... */
-	br_informer *feed[NFEED];
+	br_informer *feed[MAX_FEED];
 	bool was_leading;
 	bool synced_logged;
 } app;
@@ -98,7 +152,7 @@ static bool all_synced(const app *a)
 {
 	unsigned i;
 
-	for (i = 0; i < NINF; i++)
+	for (i = 0; i < NINF_USED; i++)
 		if (!br_informer_synced(a->inf[i]))
 			return false;
 	return true;
@@ -145,19 +199,19 @@ static void observe(const br_req *r, void *ud)
 
 /* ---- /healthz /readyz /metrics ----------------------------------------- */
 
-static void gauge(br_buf *b, const char *name, const char *help, double v)
+static void gauge(tg_buf *b, const char *name, const char *help, double v)
 {
 	br_metrics_header(b, name, "gauge", help);
-	br_buf_addf(b, "%s %g\n", name, v);
+	tg_buf_addf(b, "%s %g\n", name, v);
 }
 
-static void per_informer(const app *a, br_buf *b, const char *name,
+static void per_informer(const app *a, tg_buf *b, const char *name,
 			 const char *type, const char *help, int what)
 {
 	unsigned i;
 
 	br_metrics_header(b, name, type, help);
-	for (i = 0; i < NINF; i++) {
+	for (i = 0; i < NINF_USED; i++) {
 		const br_informer *inf = a->inf[i];
 		const br_informer_stats *st = br_informer_get_stats(inf);
 		const br_resdef *d = br_informer_def(inf);
@@ -167,12 +221,12 @@ static void per_informer(const app *a, br_buf *b, const char *name,
 			   what == 3 ? (double)br_informer_installed(inf) :
 			   (double)br_informer_store(inf)->bytes;
 
-		br_buf_addf(b, "%s{resource=\"%s%s%s\"} %g\n", name,
+		tg_buf_addf(b, "%s{resource=\"%s%s%s\"} %g\n", name,
 			    d->resource, *d->group ? "." : "", d->group, v);
 	}
 }
 
-static int endpoint(void *ud, const char *path, br_buf *body,
+static int endpoint(void *ud, const char *path, tg_buf *body,
 		    const char **ctype)
 {
 	app *a = ud;
@@ -183,20 +237,20 @@ static int endpoint(void *ud, const char *path, br_buf *body,
 	    (!path[3] || path[3] == '/'))
 		return br_ui_serve(a->ui, path, body, ctype);
 	if (strcmp(path, "/healthz") == 0 || strcmp(path, "/livez") == 0) {
-		br_buf_adds(body, "ok\n");
+		tg_buf_adds(body, "ok\n");
 		return 200;
 	}
 	if (strcmp(path, "/readyz") == 0) {
 		if (!all_synced(a)) {
-			br_buf_adds(body, "caches not synced\n");
+			tg_buf_adds(body, "caches not synced\n");
 			return 503;
 		}
 		if (a->mixed && !br_mixed_ready(a->mixed, &why)) {
 			/* the shared pool: nothing can be placed there */
-			br_buf_addf(body, "shared pool not ready: %s\n", why);
+			tg_buf_addf(body, "shared pool not ready: %s\n", why);
 			return 503;
 		}
-		br_buf_addf(body, "ok (%s)\n", lead ? "leader" : "standby");
+		tg_buf_addf(body, "ok (%s)\n", lead ? "leader" : "standby");
 		return 200;
 	}
 	if (strcmp(path, "/metrics") == 0) {
@@ -231,7 +285,7 @@ static int endpoint(void *ud, const char *path, br_buf *body,
 			br_mixed_metrics(a->mixed, body);
 		return 200;
 	}
-	br_buf_adds(body, "not found\n");
+	tg_buf_adds(body, "not found\n");
 	return 404;
 }
 
@@ -254,7 +308,7 @@ static void ticks(app *a)
 	bool lead;
 	unsigned i;
 
-	for (i = 0; i < NINF; i++)
+	for (i = 0; i < NINF_USED; i++)
 		br_informer_tick(a->inf[i], now);
 	/* campaign only with synced caches (kube-scheduler waits for its
 	 * informers before leader election): a replica that cannot list
@@ -316,6 +370,7 @@ int main(int argc, char **argv)
 	br_sched_env env;
 	struct sigaction sa;
 
+	tg_set_allocator(malloc, realloc, free); /* we free() its strings */
 	if (br_labeller_wanted(argc, argv))
 		return br_labeller_main(argc, argv);
 	memset(&a, 0, sizeof(a));
@@ -328,6 +383,11 @@ int main(int argc, char **argv)
 		return r < 0 ? 2 : 0;
 	}
 	br_log_set_level(a.cfg.log_level);
+	if (feed_init(err, sizeof(err))) {
+		fprintf(stderr, "topogang-bridge: %s\n", err);
+		br_config_free(&a.cfg);
+		return 1;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
@@ -365,7 +425,7 @@ int main(int argc, char **argv)
 					  err, sizeof(err));
 		if (!a.mixed) {
 			fprintf(stderr, "topogang-bridge: mixed mode: %s\n", err);
-			for (i = 0; i < NINF; i++)
+			for (i = 0; i < NINF_USED; i++)
 				br_informer_destroy(a.inf[i]);
 			br_httpd_destroy(a.httpd);
 			goto fail_httpd;
@@ -416,7 +476,7 @@ int main(int argc, char **argv)
 	br_ui_destroy(a.ui);
 	br_mixed_destroy(a.mixed);
 	br_leader_destroy(a.leader);
-	for (i = 0; i < NINF; i++)
+	for (i = 0; i < NINF_USED; i++)
 		br_informer_destroy(a.inf[i]);
 	br_httpd_destroy(a.httpd);
 fail_httpd:

@@ -23,20 +23,20 @@ void br_hist_observe(br_hist *h, double s)
 	h->sum += s;
 }
 
-void br_metrics_header(br_buf *b, const char *name, const char *type,
+void br_metrics_header(tg_buf *b, const char *name, const char *type,
 		       const char *help)
 {
-	br_buf_addf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	tg_buf_addf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void counter(br_buf *b, const char *name, const char *help,
+static void counter(tg_buf *b, const char *name, const char *help,
 		    uint64_t v)
 {
 	br_metrics_header(b, name, "counter", help);
-	br_buf_addf(b, "%s %llu\n", name, (unsigned long long)v);
+	tg_buf_addf(b, "%s %llu\n", name, (unsigned long long)v);
 }
 
-static void hist(br_buf *b, const char *name, const char *help,
+static void hist(tg_buf *b, const char *name, const char *help,
 		 const br_hist *h)
 {
 	uint64_t cum = 0;
@@ -45,17 +45,17 @@ static void hist(br_buf *b, const char *name, const char *help,
 	br_metrics_header(b, name, "histogram", help);
 	for (i = 0; i < BR_HIST_BUCKETS; i++) {
 		cum += h->b[i];
-		br_buf_addf(b, "%s_bucket{le=\"%g\"} %llu\n", name, bounds[i],
+		tg_buf_addf(b, "%s_bucket{le=\"%g\"} %llu\n", name, bounds[i],
 			    (unsigned long long)cum);
 	}
 	cum += h->b[BR_HIST_BUCKETS];
-	br_buf_addf(b, "%s_bucket{le=\"+Inf\"} %llu\n", name,
+	tg_buf_addf(b, "%s_bucket{le=\"+Inf\"} %llu\n", name,
 		    (unsigned long long)cum);
-	br_buf_addf(b, "%s_sum %.9g\n%s_count %llu\n", name, h->sum, name,
+	tg_buf_addf(b, "%s_sum %.9g\n%s_count %llu\n", name, h->sum, name,
 		    (unsigned long long)h->count);
 }
 
-void br_metrics_render(const br_metrics *m, br_buf *b)
+void br_metrics_render(const br_metrics *m, tg_buf *b)
 {
 	unsigned i;
 
@@ -96,7 +96,7 @@ void br_metrics_render(const br_metrics *m, br_buf *b)
 			  "response).");
 	for (i = 0; i < 600; i++)
 		if (m->api_errors[i])
-			br_buf_addf(b, "topogang_api_errors_total{code=\"%u\"} "
+			tg_buf_addf(b, "topogang_api_errors_total{code=\"%u\"} "
 				    "%llu\n", i,
 				    (unsigned long long)m->api_errors[i]);
 	hist(b, "topogang_decision_duration_seconds",

@@ -40,9 +40,9 @@ typedef struct br_metrics {
 void br_hist_observe(br_hist *h, double seconds);
 
 /* Appends the counters and histograms above to \p b. */
-void br_metrics_render(const br_metrics *m, br_buf *b);
+void br_metrics_render(const br_metrics *m, tg_buf *b);
 /* One "# HELP / # TYPE" header. */
-void br_metrics_header(br_buf *b, const char *name, const char *type,
+void br_metrics_header(tg_buf *b, const char *name, const char *type,
 		       const char *help);
 
 #endif /* BR_METRICS_H */

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "config.h"
 
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,8 @@ static int cnum(const cJSON *v, double lo, double hi, double *out,
 
 	if (cJSON_IsNumber(v))
 		d = v->valuedouble;
-	else if (!cJSON_IsString(v) || !br_parse_double(v->valuestring, &d))
+	else if (!cJSON_IsString(v) ||
+		 !tg_f64_parse(v->valuestring, -DBL_MAX, DBL_MAX, &d))
 		return cerr(err, errlen, src, path, "must be a number");
 	if (d < lo || d > hi) {
 		char m[128];
@@ -373,14 +375,14 @@ bool br_mixed_ready(const br_mixed *x, const char **why)
 	return x->up;
 }
 
-static void gauge(br_buf *b, const char *name, const char *type,
+static void gauge(tg_buf *b, const char *name, const char *type,
 		  const char *help, double v)
 {
 	br_metrics_header(b, name, type, help);
-	br_buf_addf(b, "%s %g\n", name, v);
+	tg_buf_addf(b, "%s %g\n", name, v);
 }
 
-void br_mixed_metrics(const br_mixed *x, br_buf *b)
+void br_mixed_metrics(const br_mixed *x, tg_buf *b)
 {
 	size_t i, ours = 0, run = 0;
 
@@ -694,7 +696,7 @@ static void collect_bound(mcyc *c)
 		j = br_obj_parse(o);
 		v = br_jstr(br_jpath(j, "metadata.annotations"),
 			    BR_ANN_SLURM_JOB);
-		if (v && br_parse_i64(v, &id) && id > 0 && id <= 4294967295) {
+		if (v && tg_i64_parse(v, &id) && id > 0 && id <= 4294967295) {
 			if (c->nbound == cap) {
 				cap = cap ? cap * 2 : 32;
 				c->bound = br_xrealloc(c->bound,
@@ -789,39 +791,53 @@ static const char *slurm_layer(const br_mixed_conf *mc, const char *l)
 	return l;
 }
 
-static void request_text(const br_mixed_conf *mc, const tg_gang *g,
-			 char *gather, size_t ng, char *spread, size_t nsp)
+/*
+ * The gang's gathers (\p kind TG_REQUEST_GATHER) or spreads in the core's
+ * request grammar, with topogang.conf's layer names, into \p buf (""
+ * when it has none).  -1 with \p why filled when a request cannot be
+ * written (more than TG_REQUEST_MAX_ITEMS, a skew past the grammar's).
+ */
+static int request_text(const br_mixed_conf *mc, const tg_gang *g,
+			tg_request_kind kind, char *buf, size_t len,
+			char *why, size_t wlen)
 {
+	tg_request r;
+	tg_errinfo ei = { "" };
 	unsigned i, n;
-	size_t off = 0;
 
-	gather[0] = spread[0] = '\0';
-	n = tg_gang_ngathers(g);
+	tg_request_init(&r, kind);
+	buf[0] = '\0';
+	n = kind == TG_REQUEST_GATHER ? tg_gang_ngathers(g) :
+	    tg_gang_nspreads(g);
 	for (i = 0; i < n; i++) {
-		tg_gather how = TG_GATHER_NONE;
-		const char *l = tg_gang_gather_at(g, i, &how);
+		tg_request_item it;
+		const char *l;
 
-		if (!l || how == TG_GATHER_NONE || off >= ng)
-			continue;
-		off += (size_t)snprintf(gather + off, ng - off, "%s%s:%s",
-					off ? "," : "", slurm_layer(mc, l),
-					how == TG_GATHER_MUST ? "must" :
-					"prefer");
+		memset(&it, 0, sizeof(it));
+		it.skew = 1;
+		if (kind == TG_REQUEST_GATHER) {
+			l = tg_gang_gather_at(g, i, &it.how);
+			if (!l || it.how == TG_GATHER_NONE)
+				continue;
+		} else {
+			l = tg_gang_spread_at(g, i, &it.skew, &it.hard);
+			if (!l)
+				continue;
+			if (!it.skew)
+				it.skew = 1;
+		}
+		snprintf(it.layer, sizeof(it.layer), "%s", slurm_layer(mc, l));
+		if (tg_request_add(&r, &it, &ei)) {
+			snprintf(why, wlen, "%s", ei.msg);
+			return -1;
+		}
 	}
-	off = 0;
-	n = tg_gang_nspreads(g);
-	for (i = 0; i < n; i++) {
-		unsigned skew = 1;
-		bool hard = false;
-		const char *l = tg_gang_spread_at(g, i, &skew, &hard);
-
-		if (!l || off >= nsp)
-			continue;
-		off += (size_t)snprintf(spread + off, nsp - off, "%s%s:%u:%s",
-					off ? "," : "", slurm_layer(mc, l),
-					skew ? skew : 1,
-					hard ? "hard" : "soft");
+	if (r.n && tg_request_format(&r, buf, len)) {
+		snprintf(why, wlen, "the topology request is longer than %zu "
+			 "bytes", len);
+		return -1;
 	}
+	return 0;
 }
 
 /* A pod set's task shape: -c (CPUs up), --gpus-per-task, --mem-per-cpu
@@ -857,7 +873,8 @@ static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 	br_mixed *x = c->x;
 	const br_mixed_conf *mc = x->mc;
 	const char *name = tg_gang_name(g);
-	char gather[512], spread[512];
+	char gather[TG_REQUEST_MAX_TEXT], spread[TG_REQUEST_MAX_TEXT];
+	char why[MSG_MAX];
 	br_sjob_spec sp;
 	unsigned ps, rid = 0, gpus = 0, i, ncomps = 0;
 	int64_t cpu_m = 0, mem_b = 0;
@@ -870,7 +887,17 @@ static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 	br_req *r;
 
 	memset(&sp, 0, sizeof(sp));
-	request_text(mc, g, gather, sizeof(gather), spread, sizeof(spread));
+	if (request_text(mc, g, TG_REQUEST_GATHER, gather, sizeof(gather),
+			 why, sizeof(why)) ||
+	    request_text(mc, g, TG_REQUEST_SPREAD, spread, sizeof(spread),
+			 why, sizeof(why))) {
+		char note[MSG_MAX + 64];
+
+		snprintf(note, sizeof(note), "not submitted to Slurm: %s",
+			 why);
+		note_members(c, g, "SlurmRequestInvalid", note, 0);
+		return;
+	}
 	if (tg_topology_resource(c->t, mc->gpu_resource, &rid) != TG_OK)
 		rid = TG_MAX_RESOURCES;
 	/*
@@ -1264,7 +1291,7 @@ static void prune(br_mixed *x, int64_t now)
 			} else if (mi == 2) {
 				int64_t id;
 
-				gone = !br_parse_i64(e->key, &id) ||
+				gone = !tg_i64_parse(e->key, &id) ||
 				       !job_by_id(x, (uint32_t)id);
 			} else if (mi == 3) {
 				const submit_st *st = e->val;

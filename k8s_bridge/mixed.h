@@ -115,7 +115,7 @@ bool br_mixed_tick(br_mixed *x, int64_t now_ms);
 /* slurmrestd answered the last poll. */
 bool br_mixed_ready(const br_mixed *x, const char **why);
 /* Appends the mixed-mode gauges and counters. */
-void br_mixed_metrics(const br_mixed *x, br_buf *b);
+void br_mixed_metrics(const br_mixed *x, tg_buf *b);
 
 /* One scheduling cycle's work on the core's snapshot (see above). */
 void br_mixed_cycle(br_mixed *x, struct br_sched *s, tg_k8s *k,

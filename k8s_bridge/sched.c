@@ -1246,22 +1246,22 @@ static void log_decision(cyc *c, const plan *p, double ms)
 {
 	const tg_decision *d = p->d;
 	unsigned i, n = tg_decision_nplacements(d);
-	br_buf nodes, vic;
+	tg_buf nodes, vic;
 	char bw[32], mem[16], lat[32], nv[16];
 
-	br_buf_init(&nodes, 8192);
-	br_buf_init(&vic, 8192);
+	tg_buf_init(&nodes, 8192);
+	tg_buf_init(&vic, 8192);
 	for (i = 0; i < n && i < LOG_NODES_MAX; i++)
-		br_buf_addf(&nodes, "%s%s", i ? "," : "",
+		tg_buf_addf(&nodes, "%s%s", i ? "," : "",
 			    tg_topology_node_name(c->t,
 				tg_decision_placement(d, i)->node));
 	if (n > LOG_NODES_MAX)
-		br_buf_addf(&nodes, ",...(%u)", n);
+		tg_buf_addf(&nodes, ",...(%u)", n);
 	for (i = 0; i < tg_decision_nvictims(d) && i < LOG_NODES_MAX; i++)
-		br_buf_addf(&vic, "%s%s", i ? "," : "",
+		tg_buf_addf(&vic, "%s%s", i ? "," : "",
 			    tg_decision_victim(d, i)->pod);
 	if (tg_decision_nvictims(d) > LOG_NODES_MAX)
-		br_buf_addf(&vic, ",...(%u)", tg_decision_nvictims(d));
+		tg_buf_addf(&vic, ",...(%u)", tg_decision_nvictims(d));
 	snprintf(bw, sizeof(bw), "%g", tg_decision_bandwidth_gbps(d));
 	snprintf(mem, sizeof(mem), "%u", tg_gang_nmembers(p->g));
 	snprintf(nv, sizeof(nv), "%u", tg_decision_nvictims(d));
@@ -1278,8 +1278,8 @@ static void log_decision(cyc *c, const plan *p, double ms)
 	       "repair", p->partial ? "true" : "false",
 	       "latency_ms", ms_str(lat, sizeof(lat), ms),
 	       "message", tg_decision_message(d), NULL);
-	br_buf_free(&nodes);
-	br_buf_free(&vic);
+	tg_buf_free(&nodes);
+	tg_buf_free(&vic);
 }
 
 static void decide(cyc *c)

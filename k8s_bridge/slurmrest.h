@@ -71,10 +71,13 @@ typedef struct br_sjob {
 #define BR_SJOB_MAX_SLOTS	65535u
 /*
  * Node names in one jobs answer at most (all its node lists expanded):
- * 4 x the core's bound for one hostlist, 400 jobs on a 10,000-node
- * cluster; more is an error, not gigabytes.
+ * 262,144, eight jobs on every node of a 32,768-node cluster; more is an
+ * error naming this limit, not hundreds of MB under the Deployment's
+ * 512 MiB (it was 4 Mi names: fuzz_slurmrest found one 1,010,100-name
+ * node list whose copies alone passed 2 GB under ASan).  A single list is
+ * expanded first within the core's TG_MAX_HOSTLIST, then checked.
  */
-#define BR_SJOBS_MAX_NAMES	(4u << 20)
+#define BR_SJOBS_MAX_NAMES	(1u << 18)
 
 typedef struct br_sjobs {
 	br_sjob *v;

@@ -236,24 +236,24 @@ void br_ui_update(br_ui *u, const tg_topology *t, const tg_k8s *k,
 	br_map_free(&bound);
 }
 
-int br_ui_serve(br_ui *u, const char *path, br_buf *body, const char **ctype)
+int br_ui_serve(br_ui *u, const char *path, tg_buf *body, const char **ctype)
 {
 	if (strcmp(path, "/ui/state") == 0) {
 		*ctype = "application/json";
 		if (!u->json) {
-			br_buf_adds(body, "{\"error\": \"no picture: this "
+			tg_buf_adds(body, "{\"error\": \"no picture: this "
 				    "replica does not lead, or has run no "
 				    "scheduling cycle yet\"}\n");
 			return 503;
 		}
-		br_buf_adds(body, u->json);
+		tg_buf_adds(body, u->json);
 		return 200;
 	}
 	if (strcmp(path, "/ui") != 0)
 		return 404;
 	*ctype = "text/html; charset=utf-8";
 	if (!u->html) {
-		br_buf_addf(body, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
+		tg_buf_addf(body, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
 			    "<meta charset=\"utf-8\"><meta http-equiv=\""
 			    "refresh\" content=\"%d\"><title>topogang-bridge"
 			    "</title></head><body><p>topogang-bridge: no "
@@ -264,6 +264,6 @@ int br_ui_serve(br_ui *u, const char *path, br_buf *body, const char **ctype)
 			    BR_UI_REFRESH_S, BR_UI_REFRESH_S);
 		return 200;
 	}
-	br_buf_adds(body, u->html);
+	tg_buf_adds(body, u->html);
 	return 200;
 }

@@ -57,7 +57,7 @@ void br_ui_update(br_ui *u, const tg_topology *t, const tg_k8s *k,
 void br_ui_reset(br_ui *u);
 
 /* Serves /ui and /ui/state: the HTTP status; 404 for other paths. */
-int br_ui_serve(br_ui *u, const char *path, br_buf *body,
+int br_ui_serve(br_ui *u, const char *path, tg_buf *body,
 		const char **ctype);
 
 #endif /* BR_UI_H */

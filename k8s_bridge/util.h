@@ -1,9 +1,13 @@
 /*
- * k8s_bridge/util.h - small helpers of topogang-bridge: a bounded growable
- * buffer, time, files, JSON field access, URL escaping.
+ * k8s_bridge/util.h - small helpers of topogang-bridge: time, files, JSON
+ * field access, URL escaping.  The growable buffer, the number parses
+ * and the file read are libtopogang's (topogang/util.h: tg_buf,
+ * tg_i64_parse, tg_f64_parse, tg_file_read); main() pins the library's
+ * allocator to malloc's family, so what tg_buf_take() and tg_file_read()
+ * hand over is freed with free().
  *
  * Everything filled from outside has a named bound; hitting it is an
- * error that says so (the buffer's err flag), never silent truncation.
+ * error that says so (the buffer's err), never silent truncation.
  */
 #ifndef BR_UTIL_H
 #define BR_UTIL_H
@@ -14,6 +18,8 @@
 
 #include <cJSON.h>
 
+#include "topogang/util.h"
+
 #define BR_UNUSED(x) ((void)(x))
 #define BR_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define BR_MAX(a, b) ((a) > (b) ? (a) : (b))
@@ -23,31 +29,6 @@
 #define BR_MAX_BODY		(256u << 20)	/* one HTTP response body */
 #define BR_MAX_OBJECT		(16u << 20)	/* one watch event */
 #define BR_MAX_URL		8192
-
-/*
- * A growable string with a hard limit (curl's dynbuf): an append past
- * \p max bytes sets err and leaves the buffer as it was; later appends
- * are no-ops.  s is always NUL-terminated once anything was added.
- */
-typedef struct br_buf {
-	char *s;
-	size_t len, cap, max;
-	bool err;
-} br_buf;
-
-void br_buf_init(br_buf *b, size_t max);
-bool br_buf_add(br_buf *b, const void *p, size_t n);
-bool br_buf_adds(br_buf *b, const char *s);
-bool br_buf_addf(br_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* Appends \p s as a JSON string literal (quotes and escapes). */
-bool br_buf_add_jstr(br_buf *b, const char *s);
-/* Drops the first \p n bytes. */
-void br_buf_consume(br_buf *b, size_t n);
-void br_buf_reset(br_buf *b);
-/* The string (caller frees with free()), NULL on error; resets b. */
-char *br_buf_take(br_buf *b);
-void br_buf_free(br_buf *b);
 
 /* Aborts the process on out of memory: the daemon cannot go on. */
 void *br_xmalloc(size_t n);
@@ -72,16 +53,14 @@ const char *br_rfc3339(char *buf, size_t n, int64_t wall_us, bool micro);
 bool br_parse_rfc3339(const char *s, int64_t *wall_us);
 
 /*
- * Reads a whole file into a NUL-terminated buffer (caller frees).  NULL
+ * Reads a whole file into a NUL-terminated buffer (caller frees): the
+ * library's tg_file_read() with the bridge's err-buffer convention.  NULL
  * with \p err filled ("FILE: No such file...", "FILE: larger than N
  * bytes") on failure.
  */
 char *br_read_file(const char *path, size_t max, size_t *len, char *err,
 		   size_t errlen);
 
-/* Checked whole-string decimal parses. */
-bool br_parse_i64(const char *s, int64_t *out);
-bool br_parse_double(const char *s, double *out);
 
 /* JSON access that tolerates missing or mistyped fields: NULL. */
 const cJSON *br_jget(const cJSON *obj, const char *key);

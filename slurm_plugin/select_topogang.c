@@ -68,6 +68,7 @@
 #include "topogang/gang.h"
 #include "topogang/place.h"
 #include "topogang/topoconf.h"
+#include "topogang/util.h"
 
 #include "tgconf.h"
 #include "tgjob.h"
@@ -187,7 +188,8 @@ static bool active = false;		/* SelectType=select/topogang in
 					 * slurmctld */
 static tgs_conf site_conf;
 static char conf_path[PATH_MAX];
-static char *topo_text = NULL;	/* last topology.conf that loaded */
+static char *topo_text = NULL;	/* last topology.conf that loaded
+					 * (tg_file_read(): tg_free()) */
 static size_t topo_len = 0;
 static char topo_path[PATH_MAX];
 static reserved_t reserved[MAX_RESERVED];
@@ -427,53 +429,6 @@ static bool _sig_eq(const fsig_t *a, const fsig_t *b)
 	       a->mtim.tv_nsec == b->mtim.tv_nsec;
 }
 
-/* Reads a whole file of at most TG_MAX_FILE bytes into a malloc'd,
- * NUL-terminated buffer. */
-static int _read_file(const char *path, char **text, size_t *len,
-		      char *err, size_t elen)
-{
-	FILE *f = fopen(path, "r");
-	size_t cap = 65536, n = 0, r;
-	char *buf, *nb;
-
-	if (!f) {
-		snprintf(err, elen, "%.400s: %s", path, strerror(errno));
-		return -1;
-	}
-	buf = malloc(cap + 1);
-	while (buf && (r = fread(buf + n, 1, cap - n, f)) > 0) {
-		n += r;
-		if (n < cap)
-			continue;
-		if (cap >= TG_MAX_FILE) {
-			snprintf(err, elen, "%.400s: larger than %u bytes",
-				 path, TG_MAX_FILE);
-			goto fail;
-		}
-		cap *= 2;
-		nb = realloc(buf, cap + 1);
-		if (!nb)
-			goto fail;
-		buf = nb;
-	}
-	if (!buf || ferror(f)) {
-		snprintf(err, elen, "%.400s: %s", path,
-			 buf ? "read error" : "out of memory");
-		goto fail;
-	}
-	fclose(f);
-	buf[n] = '\0';
-	*text = buf;
-	*len = n;
-	return 0;
-fail:
-	if (!err[0])
-		snprintf(err, elen, "%.400s: out of memory", path);
-	free(buf);
-	fclose(f);
-	return -1;
-}
-
 /*
  * Reads topogang.conf and the topology file it names.  On success they
  * replace what was there; on failure what was there stays and one
@@ -528,8 +483,9 @@ static int _load(bool force)
 	if (topo_text)
 		keep = "keeping the previous topology";
 
-	if (_read_file(tpath, &text, &len, msg, sizeof(msg))) {
-		error("%s: %s; %s", plugin_type, msg, keep);
+	memset(&ei, 0, sizeof(ei));
+	if (tg_file_read(tpath, TG_MAX_FILE, &text, &len, &ei)) {
+		error("%s: %s; %s", plugin_type, ei.msg, keep);
 		goto fail_conf;
 	}
 
@@ -560,7 +516,7 @@ static int _load(bool force)
 
 	slurm_mutex_lock(&state_lock);
 	_model_drop();
-	free(topo_text);
+	tg_free(topo_text);
 	topo_text = text;
 	topo_len = len;
 	snprintf(topo_path, sizeof(topo_path), "%s", tpath);
@@ -576,7 +532,7 @@ static int _load(bool force)
 fail_topo:
 	tg_topology_destroy(t);
 fail_text:
-	free(text);
+	tg_free(text);
 fail_conf:
 	tgs_conf_free(&nc);
 	return SLURM_ERROR;
@@ -2469,7 +2425,7 @@ extern int fini(void)
 	nreserved = 0;
 	_model_drop();
 	_het_plan_drop();
-	free(topo_text);
+	tg_free(topo_text);
 	topo_text = NULL;
 	tgs_conf_free(&site_conf);
 	active = false;

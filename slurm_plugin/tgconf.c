@@ -1,5 +1,6 @@
 /*****************************************************************************\
- *  tgconf.c - topogang.conf and --topo-gather parsing (see tgconf.h).
+ *  tgconf.c - topogang.conf parsing (see tgconf.h); its requests are
+ *  read by the core's grammar (topogang/request.h).
  *
  *  topogang.conf is read like slurm.conf: one record per logical line,
  *  whitespace-separated Key=Value pairs, '#' starts a comment, a '\' at
@@ -20,6 +21,7 @@
 #include <strings.h>
 
 #include "tgconf.h"
+#include "topogang/util.h"
 
 #define MAX_PAIRS 32
 
@@ -52,220 +54,6 @@ static bool _name_ok(const char *s, size_t n)
 			return false;
 	}
 	return true;
-}
-
-/*
- * The comma-separated items of a request, "LAYER[:REST]" each: checks what
- * every kind of request shares (layer names, the bound, repeats, trailing
- * commas), copies the layer into the item (every item type starts with its
- * layer) and hands the rest (NULL without a ':') to \p fn.
- */
-typedef int (*_item_fn)(void *item, const char *txt, size_t n,
-			const char *rest, size_t rn, char *err, size_t errlen);
-
-static int _items(const char *spec, const char *what, void *items,
-		  size_t stride, unsigned *count, _item_fn fn,
-		  char *err, size_t errlen)
-{
-	const char *p = spec;
-
-	if (!spec || !*spec)
-		return _err(err, errlen, "empty %s request", what);
-	while (*p) {
-		const char *end = strchr(p, ','), *c;
-		size_t n = end ? (size_t) (end - p) : strlen(p), ln;
-		char *layer = (char *) items + *count * stride;
-		unsigned i;
-
-		c = memchr(p, ':', n);
-		ln = c ? (size_t) (c - p) : n;
-		if (!_name_ok(p, ln))
-			return _err(err, errlen, "'%.*s': bad layer name",
-				    (int) n, p);
-		if (*count >= TGS_MAX_GATHER)
-			return _err(err, errlen, "more than %d layers in "
-				    "'%s'", TGS_MAX_GATHER, spec);
-		memcpy(layer, p, ln);
-		layer[ln] = '\0';
-		if (fn(layer, p, n, c ? c + 1 : NULL,
-		       c ? (size_t) (p + n - c - 1) : 0, err, errlen))
-			return -1;
-		for (i = 0; i < *count; i++)
-			if (!strcasecmp((char *) items + i * stride, layer))
-				return _err(err, errlen, "layer '%s' given "
-					    "twice", layer);
-		(*count)++;
-		if (!end)
-			break;
-		p = end + 1;
-		if (!*p)
-			return _err(err, errlen, "'%s': trailing comma", spec);
-	}
-	return 0;
-}
-
-static int _gather_item(void *item, const char *txt, size_t n,
-			const char *how, size_t hn, char *err, size_t errlen)
-{
-	tgs_gather_item *it = item;
-
-	if (how && hn == 4 && !strncasecmp(how, "must", 4))
-		it->how = TGS_MUST;
-	else if (how && hn == 6 && !strncasecmp(how, "prefer", 6))
-		it->how = TGS_PREFER;
-	else
-		return _err(err, errlen, "'%.*s': expected "
-			    "LAYER:must or LAYER:prefer", (int) n, txt);
-	return 0;
-}
-
-extern int tgs_gather_parse(const char *spec, tgs_gather *out,
-			    char *err, size_t errlen)
-{
-	memset(out, 0, sizeof(*out));
-	if (spec && !strcasecmp(spec, "none")) {
-		out->none = true;
-		return 0;
-	}
-	return _items(spec, "topology", out->item, sizeof(out->item[0]),
-		      &out->n, _gather_item, err, errlen);
-}
-
-/* Writes one item (its text without the separator) into buf. */
-typedef int (*_fmt_fn)(char *buf, size_t len, const void *item);
-
-/* The items, comma-separated, as far as \p len allows. */
-static void _format(const void *items, size_t stride, unsigned n,
-		    _fmt_fn fn, char *buf, size_t len)
-{
-	size_t off = 0;
-	unsigned i;
-
-	if (!len)
-		return;
-	buf[0] = '\0';
-	for (i = 0; i < n && off + 1 < len; i++) {
-		int w;
-
-		if (i) {
-			buf[off++] = ',';
-			buf[off] = '\0';
-		}
-		w = fn(buf + off, len - off, (const char *) items + i * stride);
-		if (w < 0)
-			break;
-		off += (size_t) w;
-	}
-}
-
-static int _gather_fmt(char *buf, size_t len, const void *item)
-{
-	const tgs_gather_item *it = item;
-
-	return snprintf(buf, len, "%s:%s", it->layer,
-			it->how == TGS_MUST ? "must" : "prefer");
-}
-
-extern void tgs_gather_format(const tgs_gather *g, char *buf, size_t len)
-{
-	if (g->none || !g->n) {
-		if (len)
-			snprintf(buf, len, "none");
-		return;
-	}
-	_format(g->item, sizeof(g->item[0]), g->n, _gather_fmt, buf, len);
-}
-
-/* SKEW, hard or soft, in any order, each field once at most. */
-static int _spread_item(void *item, const char *txt, size_t n,
-			const char *rest, size_t rn, char *err, size_t errlen)
-{
-	tgs_spread_item *it = item;
-	const char *f = rest, *stop = rest + rn;
-
-	it->skew = 1;
-	it->hard = false;
-	while (f) {
-		const char *fe = memchr(f, ':', (size_t) (stop - f));
-		size_t fl = fe ? (size_t) (fe - f) : (size_t) (stop - f);
-
-		if (fl == 4 && !strncasecmp(f, "hard", 4)) {
-			it->hard = true;
-		} else if (fl == 4 && !strncasecmp(f, "soft", 4)) {
-			it->hard = false;
-		} else if (fl && fl <= 6 && strspn(f, "0123456789") == fl) {
-			unsigned long v = strtoul(f, NULL, 10);
-
-			if (!v || v > TGS_MAX_SKEW)
-				return _err(err, errlen, "'%.*s': skew must "
-					    "be 1 to %d", (int) n, txt,
-					    TGS_MAX_SKEW);
-			it->skew = (unsigned) v;
-		} else {
-			return _err(err, errlen, "'%.*s': expected "
-				    "LAYER[:SKEW][:hard|:soft]", (int) n, txt);
-		}
-		f = fe ? fe + 1 : NULL;
-	}
-	return 0;
-}
-
-extern int tgs_spread_parse(const char *spec, tgs_spread *out,
-			    char *err, size_t errlen)
-{
-	memset(out, 0, sizeof(*out));
-	return _items(spec, "spread", out->item, sizeof(out->item[0]),
-		      &out->n, _spread_item, err, errlen);
-}
-
-static int _spread_fmt(char *buf, size_t len, const void *item)
-{
-	const tgs_spread_item *it = item;
-
-	return snprintf(buf, len, "%s:%u:%s", it->layer, it->skew,
-			it->hard ? "hard" : "soft");
-}
-
-extern void tgs_spread_format(const tgs_spread *s, char *buf, size_t len)
-{
-	_format(s->item, sizeof(s->item[0]), s->n, _spread_fmt, buf, len);
-}
-
-static int _slice_item(void *item, const char *txt, size_t n,
-		       const char *sz, size_t sl, char *err, size_t errlen)
-{
-	tgs_slice_item *it = item;
-	unsigned long v;
-
-	if (!sz || !sl || sl > 6 || strspn(sz, "0123456789") != sl)
-		return _err(err, errlen, "'%.*s': expected LAYER:SIZE",
-			    (int) n, txt);
-	v = strtoul(sz, NULL, 10);
-	if (!v || v > TGS_MAX_SLICE)
-		return _err(err, errlen, "'%.*s': size must be 1 to %d nodes",
-			    (int) n, txt, TGS_MAX_SLICE);
-	it->size = (unsigned) v;
-	return 0;
-}
-
-extern int tgs_slice_parse(const char *spec, tgs_slice *out,
-			   char *err, size_t errlen)
-{
-	memset(out, 0, sizeof(*out));
-	return _items(spec, "slice", out->item, sizeof(out->item[0]),
-		      &out->n, _slice_item, err, errlen);
-}
-
-static int _slice_fmt(char *buf, size_t len, const void *item)
-{
-	const tgs_slice_item *it = item;
-
-	return snprintf(buf, len, "%s:%u", it->layer, it->size);
-}
-
-extern void tgs_slice_format(const tgs_slice *s, char *buf, size_t len)
-{
-	_format(s->item, sizeof(s->item[0]), s->n, _slice_fmt, buf, len);
 }
 
 extern void tgs_conf_init(tgs_conf *c)
@@ -360,15 +148,15 @@ static int _bool(const char *v, bool *out)
 	return -1;
 }
 
-static int _gather_val(const char *v, tgs_gather *g, const char *src,
+static int _gather_val(const char *v, tg_request *g, const char *src,
 		       unsigned lineno, const char *key, char *err,
 		       size_t errlen)
 {
-	char why[TGS_ERRLEN];
+	tg_errinfo ei = { "" };
 
-	if (tgs_gather_parse(v, g, why, sizeof(why)))
+	if (tg_request_parse(g, TG_REQUEST_GATHER, v, &ei))
 		return _err(err, errlen, "%s:%u: %s: %s", src, lineno, key,
-			    why);
+			    ei.msg);
 	return 0;
 }
 
@@ -468,12 +256,9 @@ static int _line(tgs_conf *c, char *line, const char *src, unsigned lineno,
 				return -1;
 			c->has_default_gather = true;
 		} else if (!strcasecmp(k, "ReserveTime")) {
-			char *end;
-			unsigned long t;
+			uint64_t t;
 
-			errno = 0;
-			t = strtoul(v, &end, 10);
-			if (errno || end == v || *end || t > 86400)
+			if (!tg_u64_parse(v, 86400, &t))
 				return _err(err, errlen, "%s:%u: ReserveTime "
 					    "'%s': expected 0 to 86400 "
 					    "seconds", src, lineno, v);
@@ -559,33 +344,20 @@ fail:
 extern int tgs_conf_load(tgs_conf *c, const char *path, bool missing_ok,
 			 char *err, size_t errlen)
 {
-	FILE *f;
+	tg_errinfo ei = { "" };
 	char *buf;
 	size_t n;
 	int rc;
 
-	f = fopen(path, "r");
-	if (!f) {
+	if (tg_file_read(path, TGS_MAX_FILE, &buf, &n, &ei)) {
 		if (missing_ok && errno == ENOENT) {
 			tgs_conf_free(c);
 			return 0;
 		}
-		return _err(err, errlen, "%s: %s", path, strerror(errno));
+		return _err(err, errlen, "%s", ei.msg);
 	}
-	buf = malloc(TGS_MAX_FILE + 1);
-	if (!buf) {
-		fclose(f);
-		return _err(err, errlen, "%s: out of memory", path);
-	}
-	n = fread(buf, 1, TGS_MAX_FILE + 1, f);
-	if (ferror(f)) {
-		fclose(f);
-		free(buf);
-		return _err(err, errlen, "%s: read error", path);
-	}
-	fclose(f);
 	rc = tgs_conf_parse(c, buf, n, path, err, errlen);
-	free(buf);
+	tg_free(buf);
 	return rc;
 }
 
@@ -599,7 +371,7 @@ extern const char *tgs_conf_layer(const tgs_conf *c, const char *name)
 	return name;
 }
 
-extern const tgs_gather *tgs_conf_part_gather(const tgs_conf *c,
+extern const tg_request *tgs_conf_part_gather(const tgs_conf *c,
 					      const char *partition)
 {
 	unsigned i;

@@ -2,9 +2,12 @@
  *  tgconf.h - topogang.conf and per-job request parsing for the Slurm
  *  plugins (select/topogang and the topogang SPANK plugin).
  *
- *  Pure C: no Slurm header, no libtopogang type, so the parser is unit
- *  tested without Slurm and shared by both plugins.  Every name is
- *  prefixed tgs_ (topogang, Slurm side).
+ *  Pure C: no Slurm header, so the parser is unit tested without Slurm
+ *  and shared by both plugins.  The requests (DefaultGather=, Gather=,
+ *  --topo-gather, --topo-spread, --topo-slice) are read by the core's
+ *  grammar (topogang/request.h, shared/src/core/request.c, which the
+ *  SPANK plugin builds too).  Every name is prefixed tgs_ (topogang,
+ *  Slurm side).
 \*****************************************************************************/
 
 #ifndef _TOPOGANG_TGCONF_H
@@ -14,10 +17,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "topogang/request.h"
+
 /* Upper bounds on what is read from outside; hitting one is an error. */
 #define TGS_MAX_LINE		4096	/* bytes of one logical line */
 #define TGS_MAX_FILE		(1u << 20) /* bytes of topogang.conf */
-#define TGS_MAX_GATHER		16	/* items in one request */
 #define TGS_MAX_ALIASES		16	/* LayerName= records */
 #define TGS_MAX_PARTITIONS	1024	/* PartitionName= records */
 #define TGS_MAX_NAME		128	/* a layer or partition name */
@@ -25,55 +29,11 @@
 #define TGS_ERRLEN		512
 
 /* The environment variable the SPANK plugin sets in the job's control
- * environment (job_desc->spank_job_env); the select plugin reads it. */
+ * environment (job_desc->spank_job_env); the select plugin reads it.
+ * The values are requests in the core's grammar (topogang/request.h). */
 #define TGS_SPANK_GATHER_VAR	"TOPOGANG_GATHER"
 #define TGS_SPANK_SPREAD_VAR	"TOPOGANG_SPREAD"
 #define TGS_SPANK_SLICE_VAR	"TOPOGANG_SLICE"
-#define TGS_MAX_SKEW		65536
-#define TGS_MAX_SLICE		65536	/* nodes in one slice */
-
-typedef enum tgs_how {
-	TGS_PREFER = 1,
-	TGS_MUST = 2
-} tgs_how;
-
-typedef struct tgs_gather_item {
-	char layer[TGS_MAX_NAME + 1];
-	tgs_how how;
-} tgs_gather_item;
-
-/* A parsed --topo-gather value.  "none" gives n == 0 and none == true. */
-typedef struct tgs_gather {
-	unsigned n;
-	bool none;
-	tgs_gather_item item[TGS_MAX_GATHER];
-} tgs_gather;
-
-/* A parsed --topo-spread value: members spread over the domains of each
- * layer, member counts differing by at most skew; hard = never violate. */
-typedef struct tgs_spread_item {
-	char layer[TGS_MAX_NAME + 1];
-	unsigned skew;
-	bool hard;
-} tgs_spread_item;
-
-typedef struct tgs_spread {
-	unsigned n;
-	tgs_spread_item item[TGS_MAX_GATHER];
-} tgs_spread;
-
-/* A parsed --topo-slice value: every size consecutive nodes of the job
- * (by rank) share one domain of the layer (Kueue podset slices,
- * Koordinator podCountMultiple, KAI segments). */
-typedef struct tgs_slice_item {
-	char layer[TGS_MAX_NAME + 1];
-	unsigned size;
-} tgs_slice_item;
-
-typedef struct tgs_slice {
-	unsigned n;
-	tgs_slice_item item[TGS_MAX_GATHER];
-} tgs_slice;
 
 typedef struct tgs_alias {
 	char name[TGS_MAX_NAME + 1];	/* what users write: "spine" */
@@ -82,13 +42,13 @@ typedef struct tgs_alias {
 
 typedef struct tgs_part {
 	char name[TGS_MAX_NAME + 1];
-	tgs_gather gather;
+	tg_request gather;
 	bool has_gather;
 } tgs_part;
 
 typedef struct tgs_conf {
 	char topology_file[TGS_MAX_PATH];	/* "" = beside slurm.conf */
-	tgs_gather default_gather;
+	tg_request default_gather;
 	bool has_default_gather;
 	unsigned nalias;
 	tgs_alias alias[TGS_MAX_ALIASES];
@@ -98,38 +58,6 @@ typedef struct tgs_conf {
 	bool fallback;			/* core error: cons_tres picks */
 	bool debug;			/* log every decision at info */
 } tgs_conf;
-
-/*
- * Parses a request "block:prefer,spine:must" (or "none") into \p out.
- * Returns 0, or -1 with a one-line reason in \p err.
- */
-extern int tgs_gather_parse(const char *spec, tgs_gather *out,
-			    char *err, size_t errlen);
-
-/* Writes the canonical form ("block:prefer,spine:must") into \p buf. */
-extern void tgs_gather_format(const tgs_gather *g, char *buf, size_t len);
-
-/*
- * Parses a spread request "LAYER[:SKEW][:hard|:soft][,...]": SKEW is the
- * largest difference in members between domains (default 1), hard never
- * lets it be exceeded, soft (the default) is best effort.
- * Returns 0, or -1 with a one-line reason in \p err.
- */
-extern int tgs_spread_parse(const char *spec, tgs_spread *out,
-			    char *err, size_t errlen);
-
-/* Writes the canonical form ("rack:1:hard") into \p buf. */
-extern void tgs_spread_format(const tgs_spread *s, char *buf, size_t len);
-
-/*
- * Parses a slice request "LAYER:SIZE[,...]" (SIZE 1 to TGS_MAX_SLICE
- * nodes).  Returns 0, or -1 with a one-line reason in \p err.
- */
-extern int tgs_slice_parse(const char *spec, tgs_slice *out,
-			   char *err, size_t errlen);
-
-/* Writes the canonical form ("block:2") into \p buf. */
-extern void tgs_slice_format(const tgs_slice *s, char *buf, size_t len);
 
 /* Sets the defaults (no aliases, 120 s reservations, fallback on). */
 extern void tgs_conf_init(tgs_conf *c);
@@ -157,7 +85,7 @@ extern void tgs_conf_free(tgs_conf *c);
 extern const char *tgs_conf_layer(const tgs_conf *c, const char *name);
 
 /* The partition's default gather, else DefaultGather, else NULL. */
-extern const tgs_gather *tgs_conf_part_gather(const tgs_conf *c,
+extern const tg_request *tgs_conf_part_gather(const tgs_conf *c,
 					      const char *partition);
 
 #endif /* _TOPOGANG_TGCONF_H */

@@ -276,31 +276,57 @@ static const char *_job_opt(job_record_t *job_ptr, const char *var,
 	return NULL;
 }
 
+/*
+ * The job's request of \p kind (its option, --topo-gather, --topo-spread
+ * or --topo-slice, or the comment's topo-gather=/topo-spread=) into \p q,
+ * read by the core's grammar; *from says where it came from.  False when
+ * it has none, or a bad one (logged once a job; \p q is then empty).
+ */
+static bool _job_req(job_record_t *job_ptr, const char *plugin_type,
+		     tg_request_kind kind, tg_request *q, const char **from)
+{
+	static const struct {
+		const char *var, *opt, *key, *bad;
+	} o[] = {
+		[TG_REQUEST_GATHER] = { TGS_SPANK_GATHER_VAR, "--topo-gather",
+					"topo-gather", "using the partition "
+					"default" },
+		[TG_REQUEST_SPREAD] = { TGS_SPANK_SPREAD_VAR, "--topo-spread",
+					"topo-spread", "ignored" },
+		[TG_REQUEST_SLICE] = { TGS_SPANK_SLICE_VAR, "--topo-slice",
+				       NULL, "ignored" },
+	};
+	char val[TGS_MAX_LINE];
+	tg_errinfo ei = { "" };
+
+	tg_request_init(q, kind);
+	*from = _job_opt(job_ptr, o[kind].var, o[kind].opt, o[kind].key, val,
+			 sizeof(val));
+	if (!*from)
+		return false;
+	if (!tg_request_parse(q, kind, val, &ei))
+		return true;
+	if (tgr_once(job_ptr->job_id, o[kind].opt + 2))
+		error("%s: %pJ: %s (%s): %s; %s", plugin_type, job_ptr,
+		      o[kind].opt + 2, *from, ei.msg, o[kind].bad);
+	tg_request_init(q, kind);
+	return false;
+}
+
 /* The job's gather request: --topo-gather (or its comment's topo-gather=),
  * else its partition's, else DefaultGather.  *src says where it came
  * from, for the log. */
 static void _job_gather(job_record_t *job_ptr, const tgs_conf *conf,
-			const char *plugin_type, tgs_gather *g,
+			const char *plugin_type, tg_request *g,
 			const char **src)
 {
-	const tgs_gather *pg;
-	char val[TGS_MAX_LINE], err[TGS_ERRLEN];
-	const char *from = _job_opt(job_ptr, TGS_SPANK_GATHER_VAR,
-				    "--topo-gather", "topo-gather", val,
-				    sizeof(val));
+	const tg_request *pg;
+	const char *from;
 
-	memset(g, 0, sizeof(*g));
 	*src = "none";
-	if (from) {
-		if (!tgs_gather_parse(val, g, err, sizeof(err))) {
-			*src = from;
-			return;
-		}
-		if (tgr_once(job_ptr->job_id, "topo-gather"))
-			error("%s: %pJ: topo-gather (%s): %s; using the "
-			      "partition default", plugin_type, job_ptr,
-			      from, err);
-		memset(g, 0, sizeof(*g));
+	if (_job_req(job_ptr, plugin_type, TG_REQUEST_GATHER, g, &from)) {
+		*src = from;
+		return;
 	}
 	pg = tgs_conf_part_gather(conf, job_ptr->part_ptr ?
 				  job_ptr->part_ptr->name : NULL);
@@ -310,81 +336,50 @@ static void _job_gather(job_record_t *job_ptr, const tgs_conf *conf,
 	}
 }
 
-/* The job's --topo-spread (or its comment's topo-spread=), if any; false
- * when it has none. */
-static bool _job_spread(job_record_t *job_ptr, const char *plugin_type,
-			tgs_spread *sp)
+/* Appends " WHAT=" (unless \p what is NULL) and the formatted request to
+ * the log text; a text that does not fit ends in "...". */
+static void _txt_add(tgj_req *r, const char *what, const tg_request *q)
 {
-	char val[TGS_MAX_LINE], err[TGS_ERRLEN];
-	const char *from = _job_opt(job_ptr, TGS_SPANK_SPREAD_VAR,
-				    "--topo-spread", "topo-spread", val,
-				    sizeof(val));
+	char buf[TG_REQUEST_MAX_TEXT];
+	size_t off = strlen(r->txt), len = sizeof(r->txt);
+	int n;
 
-	memset(sp, 0, sizeof(*sp));
-	if (!from)
-		return false;
-	if (!tgs_spread_parse(val, sp, err, sizeof(err)))
-		return true;
-	if (tgr_once(job_ptr->job_id, "topo-spread"))
-		error("%s: %pJ: topo-spread (%s): %s; ignored",
-		      plugin_type, job_ptr, from, err);
-	memset(sp, 0, sizeof(*sp));
-	return false;
+	tg_request_format(q, buf, sizeof(buf));
+	n = snprintf(r->txt + off, len - off, "%s%s%s", what ? " " : "",
+		     what ? what : "", what ? "=" : "");
+	if (n > 0 && (size_t) n < len - off)
+		off += (size_t) n;
+	if ((size_t) snprintf(r->txt + off, len - off, "%s", buf) >=
+	    len - off && len > 4)
+		memcpy(r->txt + len - 4, "...", 4);
 }
 
-/* The job's --topo-slice, if any; false when it has none. */
-static bool _job_slice(job_record_t *job_ptr, const char *plugin_type,
-		       tgs_slice *sl)
+/* A request's layer through topogang.conf's LayerName aliases. */
+static const char *_layer(void *conf, const char *name)
 {
-	char val[TGS_MAX_LINE], err[TGS_ERRLEN];
-	const char *from = _job_opt(job_ptr, TGS_SPANK_SLICE_VAR,
-				    "--topo-slice", NULL, val, sizeof(val));
-
-	memset(sl, 0, sizeof(*sl));
-	if (!from)
-		return false;
-	if (!tgs_slice_parse(val, sl, err, sizeof(err)))
-		return true;
-	if (tgr_once(job_ptr->job_id, "topo-slice"))
-		error("%s: %pJ: topo-slice (%s): %s; ignored",
-		      plugin_type, job_ptr, from, err);
-	memset(sl, 0, sizeof(*sl));
-	return false;
-}
-
-
-/* Appends " WHAT=" and a formatted request to the log text. */
-static void _txt_add(tgj_req *r, const char *what)
-{
-	size_t off = strlen(r->txt);
-
-	snprintf(r->txt + off, sizeof(r->txt) - off, " %s=", what);
+	return tgs_conf_layer(conf, name);
 }
 
 static int _add_spread(job_record_t *job_ptr, const tgs_conf *conf,
 		       const char *ptype, tg_gang *g, tgj_req *r, char *why,
 		       size_t wlen)
 {
-	tgs_spread spread;
-	size_t off;
+	tg_request spread;
+	tg_errinfo ei = { "" };
+	const char *from;
 
-	if (!_job_spread(job_ptr, ptype, &spread) || !spread.n)
+	if (!_job_req(job_ptr, ptype, TG_REQUEST_SPREAD, &spread, &from) ||
+	    !spread.n)
 		return SLURM_SUCCESS;
-	_txt_add(r, "spread");
-	off = strlen(r->txt);
-	tgs_spread_format(&spread, r->txt + off, sizeof(r->txt) - off);
-	for (unsigned i = 0; i < spread.n; i++) {
-		/* a hard spread is required, as a must layer: the job
-		 * waits for it (no cons_tres estimate) */
+	_txt_add(r, "spread", &spread);
+	/* a hard spread is required, as a must layer: the job waits for
+	 * it (no cons_tres estimate) */
+	for (unsigned i = 0; i < spread.n; i++)
 		if (spread.item[i].hard)
 			r->must = true;
-		if (tg_gang_add_spread(g, tgs_conf_layer(conf,
-						spread.item[i].layer),
-				       spread.item[i].skew,
-				       spread.item[i].hard)) {
-			snprintf(why, wlen, "out of memory");
-			return SLURM_ERROR;
-		}
+	if (tg_request_apply(&spread, g, _layer, (void *) conf, &ei)) {
+		snprintf(why, wlen, "--topo-spread %s", ei.msg);
+		return SLURM_ERROR;
 	}
 	return SLURM_SUCCESS;
 }
@@ -393,24 +388,20 @@ static int _add_slice(job_record_t *job_ptr, const tgs_conf *conf,
 		      const char *ptype, tg_gang *g, uint32_t members,
 		      tgj_req *r, char *why, size_t wlen)
 {
-	tgs_slice slice;
-	size_t off;
+	tg_request slice;
+	tg_errinfo ei = { "" };
+	const char *from;
 
-	if (!_job_slice(job_ptr, ptype, &slice) || !slice.n)
+	if (!_job_req(job_ptr, ptype, TG_REQUEST_SLICE, &slice, &from) ||
+	    !slice.n)
 		return SLURM_SUCCESS;
 	r->slice = true;
-	_txt_add(r, "slice");
-	off = strlen(r->txt);
-	tgs_slice_format(&slice, r->txt + off, sizeof(r->txt) - off);
-	for (unsigned i = 0; i < slice.n; i++)
-		if (tg_gang_add_slice(g, tgs_conf_layer(conf,
-						slice.item[i].layer),
-				      slice.item[i].size)) {
-			snprintf(why, wlen, "--topo-slice %s:%u: not a valid "
-				 "slice for %u nodes", slice.item[i].layer,
-				 slice.item[i].size, members);
-			return SLURM_ERROR;
-		}
+	_txt_add(r, "slice", &slice);
+	if (tg_request_apply(&slice, g, _layer, (void *) conf, &ei)) {
+		snprintf(why, wlen, "--topo-%s (a job of %u nodes)", ei.msg,
+			 members);
+		return SLURM_ERROR;
+	}
 	return SLURM_SUCCESS;
 }
 
@@ -451,24 +442,21 @@ extern int tgj_request(job_record_t *job_ptr, const tgs_conf *conf,
 		       const char *ptype, tgj_req *r, char *why,
 		       size_t wlen)
 {
-	tgs_gather gather;
+	tg_request gather;
+	tg_errinfo ei = { "" };
 
 	memset(r, 0, sizeof(*r));
 	_job_gather(job_ptr, conf, ptype, &gather, &r->src);
-	tgs_gather_format(&gather, r->txt, sizeof(r->txt));
+	_txt_add(r, NULL, &gather);
 	if (_add_spread(job_ptr, conf, ptype, g, r, why, wlen) ||
 	    _add_slice(job_ptr, conf, ptype, g, members, r, why, wlen))
 		return SLURM_ERROR;
-	for (unsigned i = 0; i < gather.n; i++) {
-		if (gather.item[i].how == TGS_MUST)
+	for (unsigned i = 0; i < gather.n; i++)
+		if (gather.item[i].how == TG_GATHER_MUST)
 			r->must = true;
-		if (tg_gang_set_gather(g, tgs_conf_layer(conf,
-						gather.item[i].layer),
-				       gather.item[i].how == TGS_MUST ?
-				       TG_GATHER_MUST : TG_GATHER_PREFER)) {
-			snprintf(why, wlen, "out of memory");
-			return SLURM_ERROR;
-		}
+	if (tg_request_apply(&gather, g, _layer, (void *) conf, &ei)) {
+		snprintf(why, wlen, "%s", ei.msg);
+		return SLURM_ERROR;
 	}
 	return _add_switches(job_ptr, t, g, r, why, wlen);
 }

@@ -30,11 +30,11 @@
 
 SPANK_PLUGIN(topogang, 1);
 
-static tgs_gather gather;
+static tg_request gather;
 static bool gather_set = false;
-static tgs_spread spread;
+static tg_request spread;
 static bool spread_set = false;
-static tgs_slice slice;
+static tg_request slice;
 static bool slice_set = false;
 static char conf_arg[PATH_MAX];
 
@@ -94,10 +94,8 @@ static void _conf_path(char *buf, size_t len)
 			 sc);
 }
 
-/* Layer names must be aliases of topogang.conf when it has any; \p items
- * are the parsed request's (every item type starts with its layer). */
-static int _check_layers(const char *opt, const void *items, size_t stride,
-			 unsigned n)
+/* Layer names must be aliases of topogang.conf when it has any. */
+static int _check_layers(const char *opt, const tg_request *q)
 {
 	tgs_conf c;
 	char path[PATH_MAX], err[TGS_ERRLEN];
@@ -111,8 +109,8 @@ static int _check_layers(const char *opt, const void *items, size_t stride,
 		slurm_verbose("topogang: %s", err);
 		return 0;
 	}
-	for (i = 0; c.nalias && i < n; i++) {
-		const char *l = (const char *) items + i * stride;
+	for (i = 0; c.nalias && i < q->n; i++) {
+		const char *l = q->item[i].layer;
 		bool known = _layer_generic(l);
 
 		for (j = 0; j < c.nalias && !known; j++)
@@ -138,18 +136,17 @@ static int _check_layers(const char *opt, const void *items, size_t stride,
 	return rc;
 }
 
-/* Parses the option into \p req, checks its layers; logs and returns -1
- * from the caller on either error. */
-#define OPT_PARSE(opt, parse, req)					\
+/* Parses the option (the core's request grammar) into \p req, checks its
+ * layers; logs and returns -1 from the caller on either error. */
+#define OPT_PARSE(opt, kind, req)					\
 	do {								\
-		char err_[TGS_ERRLEN];					\
+		tg_errinfo ei_ = { "" };				\
 									\
-		if (parse(optarg, &(req), err_, sizeof(err_))) {	\
-			slurm_error("--" opt ": %s", err_);		\
+		if (tg_request_parse(&(req), kind, optarg, &ei_)) {	\
+			slurm_error("--" opt ": %s", ei_.msg);		\
 			return -1;					\
 		}							\
-		if (_check_layers(opt, (req).item,			\
-				  sizeof((req).item[0]), (req).n))	\
+		if (_check_layers(opt, &(req)))				\
 			return -1;					\
 	} while (0)
 
@@ -158,7 +155,7 @@ static int _opt_gather(int val, const char *optarg, int remote)
 	(void) val;
 	if (remote)
 		return 0;
-	OPT_PARSE("topo-gather", tgs_gather_parse, gather);
+	OPT_PARSE("topo-gather", TG_REQUEST_GATHER, gather);
 	gather_set = true;
 	return 0;
 }
@@ -168,7 +165,7 @@ static int _opt_spread(int val, const char *optarg, int remote)
 	(void) val;
 	if (remote)
 		return 0;
-	OPT_PARSE("topo-spread", tgs_spread_parse, spread);
+	OPT_PARSE("topo-spread", TG_REQUEST_SPREAD, spread);
 	spread_set = true;
 	return 0;
 }
@@ -178,7 +175,7 @@ static int _opt_slice(int val, const char *optarg, int remote)
 	(void) val;
 	if (remote)
 		return 0;
-	OPT_PARSE("topo-slice", tgs_slice_parse, slice);
+	OPT_PARSE("topo-slice", TG_REQUEST_SLICE, slice);
 	slice_set = true;
 	return 0;
 }
@@ -206,45 +203,42 @@ extern int slurm_spank_init(spank_t sp, int ac, char **av)
 	return 0;
 }
 
+/* Hands one parsed option to slurmctld in the job's control environment. */
+static int _pass(spank_t sp, const char *opt, const char *var,
+		 const tg_request *q)
+{
+	static char buf[TG_REQUEST_MAX_TEXT];
+	spank_err_t rc;
+
+	if (tg_request_format(q, buf, sizeof(buf))) {
+		slurm_error("topogang: --%s: longer than %d bytes "
+			    "(TG_REQUEST_MAX_TEXT)", opt, TG_REQUEST_MAX_TEXT);
+		return -1;
+	}
+	rc = spank_job_control_setenv(sp, var, buf, 1);
+	if (rc != ESPANK_SUCCESS) {
+		slurm_error("topogang: cannot pass --%s to slurmctld: %s", opt,
+			    spank_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
 extern int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
-	char buf[TGS_MAX_GATHER * (TGS_MAX_NAME + 16)];
 	spank_context_t ctx = spank_context();
-	spank_err_t rc;
 
 	(void) ac;
 	(void) av;
 	if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR)
 		return 0;
-	if (gather_set) {
-		tgs_gather_format(&gather, buf, sizeof(buf));
-		rc = spank_job_control_setenv(sp, TGS_SPANK_GATHER_VAR, buf,
-					      1);
-		if (rc != ESPANK_SUCCESS) {
-			slurm_error("topogang: cannot pass --topo-gather to "
-				    "slurmctld: %s", spank_strerror(rc));
-			return -1;
-		}
-	}
-	if (spread_set) {
-		tgs_spread_format(&spread, buf, sizeof(buf));
-		rc = spank_job_control_setenv(sp, TGS_SPANK_SPREAD_VAR, buf,
-					      1);
-		if (rc != ESPANK_SUCCESS) {
-			slurm_error("topogang: cannot pass --topo-spread to "
-				    "slurmctld: %s", spank_strerror(rc));
-			return -1;
-		}
-	}
-	if (slice_set) {
-		tgs_slice_format(&slice, buf, sizeof(buf));
-		rc = spank_job_control_setenv(sp, TGS_SPANK_SLICE_VAR, buf,
-					      1);
-		if (rc != ESPANK_SUCCESS) {
-			slurm_error("topogang: cannot pass --topo-slice to "
-				    "slurmctld: %s", spank_strerror(rc));
-			return -1;
-		}
-	}
+	if (gather_set &&
+	    _pass(sp, "topo-gather", TGS_SPANK_GATHER_VAR, &gather))
+		return -1;
+	if (spread_set &&
+	    _pass(sp, "topo-spread", TGS_SPANK_SPREAD_VAR, &spread))
+		return -1;
+	if (slice_set && _pass(sp, "topo-slice", TGS_SPANK_SLICE_VAR, &slice))
+		return -1;
 	return 0;
 }

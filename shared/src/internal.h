@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "topogang/topogang.h"
+#include "topogang/util.h"
 
 #define TG_UNUSED(x) ((void)(x))
 #define TG_MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -37,31 +38,20 @@ tg_err tgi_verrf_at(tg_errinfo *ei, tg_err err, const char *source,
 		    unsigned line, const char *fmt, va_list ap);
 
 /*
- * A growable string with a hard limit (curl's dynbuf): appending past
- * \p max bytes fails with TG_ELIMIT and leaves the buffer as it was.
+ * The growable string is public (topogang/util.h: tg_buf, shared with the
+ * hosts); these are its older internal names, kept so that the files
+ * being rewritten elsewhere (place.c, k8s.c, fabric.c, ...) build
+ * unchanged.  New code uses the tg_buf names.
  */
-typedef struct tgi_buf {
-	char *s;
-	size_t len, cap, max;
-	tg_err err;	/* first error; later appends are no-ops */
-} tgi_buf;
-
-void tgi_buf_init(tgi_buf *b, size_t max);
-tg_err tgi_buf_add(tgi_buf *b, const char *s, size_t n);
-tg_err tgi_buf_adds(tgi_buf *b, const char *s);
-tg_err tgi_buf_addf(tgi_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* Appends \p s as a JSON string literal (quotes and escapes). */
-void tgi_buf_json(tgi_buf *b, const char *s);
-/* Returns the string (owned by the caller) or NULL on error; resets b. */
-char *tgi_buf_take(tgi_buf *b);
-/*
- * For messages: as tgi_buf_take(), but a buffer that hit its limit gives
- * what it held then, ended with " [message cut at N bytes]" (never a
- * silent cut, never an error); NULL only on ENOMEM.
- */
-char *tgi_buf_take_cut(tgi_buf *b);
-void tgi_buf_free(tgi_buf *b);
+typedef tg_buf tgi_buf;
+#define tgi_buf_init	tg_buf_init
+#define tgi_buf_add	tg_buf_add
+#define tgi_buf_adds	tg_buf_adds
+#define tgi_buf_addf	tg_buf_addf
+#define tgi_buf_json	tg_buf_add_json
+#define tgi_buf_take	tg_buf_take
+#define tgi_buf_take_cut tg_buf_take_cut
+#define tgi_buf_free	tg_buf_free
 
 /*
  * Sorts \p n elements of \p size bytes at \p base by \p cmp, which gets
@@ -98,11 +88,10 @@ static inline const char *tgi_strtab_get(const tgi_strtab *st, uint32_t id)
 /* 64-bit FNV-1a. */
 uint64_t tgi_hash(const char *s, size_t n);
 
-/* Checked decimal parse of the whole string; false when not a number. */
-bool tgi_parse_i64(const char *s, int64_t *out);
-bool tgi_parse_u32(const char *s, unsigned *out);
+/* Checked decimal parses: topogang/util.h's, under their older names. */
+#define tgi_parse_i64	tg_i64_parse
+#define tgi_parse_u32	tg_u32_parse
 
-/* Reads a whole file (at most TG_MAX_FILE bytes), NUL-terminated. */
 /*
  * Before build: every node inside the tree must carry label \p key (the
  * node level of a Kubernetes Topology, kubernetes.io/hostname); build
@@ -112,7 +101,9 @@ bool tgi_parse_u32(const char *s, unsigned *out);
  */
 tg_err tgi_topology_set_node_key(tg_topology *t, const char *key);
 
-tg_err tgi_read_file(const char *path, char **buf, size_t *len,
-		     tg_errinfo *ei);
+/* Reads a whole file (at most TG_MAX_FILE bytes), NUL-terminated:
+ * tg_file_read() with the loaders' bound. */
+#define tgi_read_file(path, buf, len, ei) \
+	tg_file_read((path), TG_MAX_FILE, (buf), (len), (ei))
 
 #endif /* TG_INTERNAL_H */

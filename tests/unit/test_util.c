@@ -1,15 +1,19 @@
 /*
- * tests/unit/test_util.c - the natural name order, error strings and
- * tg_free().
+ * tests/unit/test_util.c - the natural name order, error strings,
+ * tg_free(), and topogang/util.h (buffer, integer parses, file read).
  *
  * tg_name_cmp() orders every name and path the library prints and breaks
  * every placement tie, so it must be a total order: antisymmetric,
  * transitive, and 0 only for equal strings.  The fixed cases pin the
  * documented behaviour; a random sample checks the order laws.
  */
+#define _POSIX_C_SOURCE 200809L	/* mkstemp */
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "topogang/topogang.h"
@@ -232,11 +236,113 @@ static void test_free(void)
 	tg_set_allocator(NULL, NULL, NULL);
 }
 
+/* topogang/util.h: the buffer the library and the hosts share. */
+static void test_buf(void)
+{
+	tg_buf b;
+	char *s;
+
+	tg_buf_init(&b, 8);
+	is_int(tg_buf_adds(&b, "12345678"), TG_OK, "buf: fills to its bound");
+	is_int(tg_buf_adds(&b, "9"), TG_ELIMIT,
+	       "buf: one byte past the bound is TG_ELIMIT");
+	is_str(b.s, "12345678", "buf: content kept after the error");
+	is_int(tg_buf_adds(&b, ""), TG_ELIMIT, "buf: the error sticks");
+	ok(tg_buf_take(&b) == NULL && !b.err && !b.s,
+	   "buf: take after an error gives NULL and resets");
+	tg_buf_init(&b, 4);
+	tg_buf_adds(&b, "abcd");
+	tg_buf_adds(&b, "e");
+	s = tg_buf_take_cut(&b);
+	is_str(s, "abcd [message cut at 4 bytes]", "buf: take_cut says so");
+	tg_free(s);
+	tg_buf_init(&b, 100);
+	is_int(tg_buf_add(&b, NULL, 0), TG_OK, "buf: nothing from NULL");
+	s = tg_buf_take(&b);
+	is_str(s, "", "buf: an empty buffer gives \"\"");
+	tg_free(s);
+	tg_buf_add_json(&b, "a\"b\\c\n\r\t\x01");
+	is_str(b.s, "\"a\\\"b\\\\c\\n\\r\\t\\u0001\"",
+	       "buf: JSON string escaping");
+	tg_buf_reset(&b);
+	tg_buf_addf(&b, "%s-%d", "x", 42);
+	tg_buf_consume(&b, 2);
+	is_str(b.s, "42", "buf: addf, reset, consume");
+	tg_buf_consume(&b, 10);
+	ok(b.len == 0 && !b.s[0], "buf: consume past the end empties it");
+	tg_buf_free(&b);
+	tg_buf_free(NULL);
+}
+
+static void test_parse(void)
+{
+	int64_t v = 7;
+	unsigned u = 7;
+	uint64_t w = 7;
+
+	ok(tg_i64_parse("-9223372036854775808", &v) && v == INT64_MIN,
+	   "i64: the smallest");
+	ok(!tg_i64_parse("9223372036854775808", &v), "i64: overflow refused");
+	ok(!tg_i64_parse(" 1", &v) && !tg_i64_parse("1 ", &v) &&
+	   !tg_i64_parse("", &v) && !tg_i64_parse(NULL, &v) &&
+	   !tg_i64_parse("1x", &v), "i64: spaces, junk, empty refused");
+	ok(tg_u32_parse("4294967295", &u) && u == 4294967295u &&
+	   !tg_u32_parse("4294967296", &u) && !tg_u32_parse("-1", &u),
+	   "u32: range");
+	ok(tg_u64_parse("86400", 86400, &w) && w == 86400 &&
+	   !tg_u64_parse("86401", 86400, &w) && !tg_u64_parse("+1", 9, &w) &&
+	   !tg_u64_parse("-1", 9, &w), "u64: digits only, up to max");
+	{
+		double d = 7;
+
+		ok(tg_f64_parse("2.5e1", 0, 100, &d) && d == 25,
+		   "f64: a number in range");
+		ok(!tg_f64_parse("101", 0, 100, &d) &&
+		   !tg_f64_parse(" 1", 0, 100, &d) &&
+		   !tg_f64_parse("1x", 0, 100, &d) &&
+		   !tg_f64_parse("inf", -1e308, 1e308, &d) &&
+		   !tg_f64_parse("1e999", -1e308, 1e308, &d) && d == 25,
+		   "f64: range, space, junk, infinity, overflow refused");
+	}
+}
+
+static void test_file(void)
+{
+	char path[] = "/tmp/tg-util-XXXXXX";
+	tg_errinfo ei = { "" };
+	char *buf = (char *)1;
+	size_t len = 0;
+	int fd = mkstemp(path);
+
+	if (!ok(fd >= 0, "file: a temporary file"))
+		return;
+	if (write(fd, "hello\n", 6) != 6)
+		diag("short write");
+	close(fd);
+	is_int(tg_file_read(path, 6, &buf, &len, &ei), TG_OK,
+	       "file: reads up to its bound");
+	ok(buf && len == 6 && !strcmp(buf, "hello\n"), "file: the content");
+	tg_free(buf);
+	is_int(tg_file_read(path, 5, &buf, &len, &ei), TG_ELIMIT,
+	       "file: past the bound is TG_ELIMIT");
+	like(ei.msg, "larger than 5 bytes", "file: the bound is named");
+	ok(buf == NULL, "file: nothing handed over on error");
+	unlink(path);
+	errno = 0;
+	is_int(tg_file_read(path, 6, &buf, &len, &ei), TG_EIO,
+	       "file: a missing file is TG_EIO");
+	ok(errno == ENOENT, "file: ... with errno ENOENT for the caller");
+	like(ei.msg, path, "file: the message names the file");
+}
+
 int main(void)
 {
 	test_fixed();
 	test_random();
 	test_strerror();
 	test_free();
+	test_buf();
+	test_parse();
+	test_file();
 	return done_testing();
 }

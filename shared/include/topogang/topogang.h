@@ -7,8 +7,10 @@
 #define TOPOGANG_VERSION "0.1.0"
 
 #include "topogang/common.h"
+#include "topogang/util.h"
 #include "topogang/topology.h"
 #include "topogang/gang.h"
+#include "topogang/request.h"
 #include "topogang/place.h"
 #include "topogang/hostlist.h"
 #include "topogang/topoconf.h"

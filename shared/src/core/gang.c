@@ -579,3 +579,47 @@ const char *tg_gang_podset_member(const tg_gang *g, unsigned ps, unsigned i)
 		return NULL;
 	return g->ps[ps]->members[i];
 }
+
+/*
+ * The request grammar's items onto a gang (topogang/request.h); here, not
+ * in request.c, so that the SPANK plugin builds the grammar without the
+ * gang.
+ */
+tg_err tg_request_apply(const tg_request *r, tg_gang *g,
+			tg_request_layer_fn map, void *ctx, tg_errinfo *ei)
+{
+	static const char *const what[] = {
+		[TG_REQUEST_GATHER] = "gather",
+		[TG_REQUEST_SLICE] = "slice",
+		[TG_REQUEST_SPREAD] = "spread",
+	};
+	unsigned i;
+
+	if (!r || !g || r->kind < TG_REQUEST_GATHER ||
+	    r->kind > TG_REQUEST_SPREAD)
+		return tgi_errf(ei, TG_EINVAL, "no request or gang");
+	for (i = 0; i < r->n; i++) {
+		const tg_request_item *it = &r->item[i];
+		const char *l = map ? map(ctx, it->layer) : it->layer;
+		tg_err err = TG_EINVAL;
+
+		switch (r->kind) {
+		case TG_REQUEST_GATHER:
+			err = tg_gang_set_gather(g, l, it->how);
+			break;
+		case TG_REQUEST_SLICE:
+			err = tg_gang_add_slice(g, l, it->size);
+			break;
+		case TG_REQUEST_SPREAD:
+			err = tg_gang_add_spread(g, l, it->skew, it->hard);
+			break;
+		}
+		if (err)
+			return tgi_errf(ei, err, "%s %.200s%s%.200s: %s",
+					what[r->kind], it->layer,
+					l != it->layer ? " as " : "",
+					l != it->layer ? l : "",
+					tg_strerror(err));
+	}
+	return TG_OK;
+}

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,31 +153,37 @@ tg_err tgi_verrf_at(tg_errinfo *ei, tg_err err, const char *source,
 	return tgi_errf(ei, err, "%s:%u: %s", source, line, why);
 }
 
-void tgi_buf_json(tgi_buf *b, const char *s)
+tg_err tg_buf_add_json(tg_buf *b, const char *s)
 {
-	tgi_buf_add(b, "\"", 1);
+	tg_buf_add(b, "\"", 1);
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
 
 		if (ch == '"' || ch == '\\') {
-			tgi_buf_add(b, "\\", 1);
-			tgi_buf_add(b, s, 1);
+			tg_buf_add(b, "\\", 1);
+			tg_buf_add(b, s, 1);
+		} else if (ch == '\n') {
+			tg_buf_add(b, "\\n", 2);
+		} else if (ch == '\r') {
+			tg_buf_add(b, "\\r", 2);
+		} else if (ch == '\t') {
+			tg_buf_add(b, "\\t", 2);
 		} else if (ch < 0x20) {
-			tgi_buf_addf(b, "\\u%04x", ch);
+			tg_buf_addf(b, "\\u%04x", ch);
 		} else {
-			tgi_buf_add(b, s, 1);
+			tg_buf_add(b, s, 1);
 		}
 	}
-	tgi_buf_add(b, "\"", 1);
+	return tg_buf_add(b, "\"", 1);
 }
 
-void tgi_buf_init(tgi_buf *b, size_t max)
+void tg_buf_init(tg_buf *b, size_t max)
 {
 	memset(b, 0, sizeof(*b));
 	b->max = max;
 }
 
-tg_err tgi_buf_add(tgi_buf *b, const char *s, size_t n)
+tg_err tg_buf_add(tg_buf *b, const void *p, size_t n)
 {
 	if (b->err)
 		return b->err;
@@ -184,18 +191,19 @@ tg_err tgi_buf_add(tgi_buf *b, const char *s, size_t n)
 		return b->err = TG_ELIMIT;
 	if (tgi_grow(&b->s, &b->cap, b->len + n + 1, 1))
 		return b->err = TG_ENOMEM;
-	memcpy(b->s + b->len, s, n);
+	if (n)
+		memcpy(b->s + b->len, p, n);
 	b->len += n;
 	b->s[b->len] = '\0';
 	return TG_OK;
 }
 
-tg_err tgi_buf_adds(tgi_buf *b, const char *s)
+tg_err tg_buf_adds(tg_buf *b, const char *s)
 {
-	return tgi_buf_add(b, s, strlen(s));
+	return tg_buf_add(b, s, strlen(s));
 }
 
-tg_err tgi_buf_addf(tgi_buf *b, const char *fmt, ...)
+tg_err tg_buf_addf(tg_buf *b, const char *fmt, ...)
 {
 	char small[256];
 	va_list ap;
@@ -203,30 +211,52 @@ tg_err tgi_buf_addf(tgi_buf *b, const char *fmt, ...)
 	char *big;
 	tg_err err;
 
+	if (b->err)
+		return b->err;
 	va_start(ap, fmt);
 	n = vsnprintf(small, sizeof(small), fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		return b->err = TG_EINVAL;
 	if ((size_t)n < sizeof(small))
-		return tgi_buf_add(b, small, (size_t)n);
+		return tg_buf_add(b, small, (size_t)n);
 	big = tgi_malloc((size_t)n + 1);
 	if (!big)
 		return b->err = TG_ENOMEM;
 	va_start(ap, fmt);
 	vsnprintf(big, (size_t)n + 1, fmt, ap);
 	va_end(ap);
-	err = tgi_buf_add(b, big, (size_t)n);
+	err = tg_buf_add(b, big, (size_t)n);
 	tgi_free(big);
 	return err;
 }
 
-char *tgi_buf_take(tgi_buf *b)
+void tg_buf_consume(tg_buf *b, size_t n)
+{
+	if (n >= b->len) {
+		b->len = 0;
+	} else {
+		memmove(b->s, b->s + n, b->len - n);
+		b->len -= n;
+	}
+	if (b->s)
+		b->s[b->len] = '\0';
+}
+
+void tg_buf_reset(tg_buf *b)
+{
+	b->len = 0;
+	b->err = TG_OK;
+	if (b->s)
+		b->s[0] = '\0';
+}
+
+char *tg_buf_take(tg_buf *b)
 {
 	char *s;
 
 	if (b->err) {
-		tgi_buf_free(b);
+		tg_buf_free(b);
 		return NULL;
 	}
 	if (!b->s) {
@@ -240,7 +270,7 @@ char *tgi_buf_take(tgi_buf *b)
 	return s;
 }
 
-char *tgi_buf_take_cut(tgi_buf *b)
+char *tg_buf_take_cut(tg_buf *b)
 {
 	char note[64];
 	size_t max = b->max;
@@ -250,14 +280,16 @@ char *tgi_buf_take_cut(tgi_buf *b)
 			 max);
 		b->err = TG_OK;
 		b->max = max + sizeof(note);
-		tgi_buf_adds(b, note);
+		tg_buf_adds(b, note);
 		b->max = max;
 	}
-	return tgi_buf_take(b);
+	return tg_buf_take(b);
 }
 
-void tgi_buf_free(tgi_buf *b)
+void tg_buf_free(tg_buf *b)
 {
+	if (!b)
+		return;
 	tgi_free(b->s);
 	b->s = NULL;
 	b->len = b->cap = 0;
@@ -427,7 +459,7 @@ int tg_name_cmp(const char *a, const char *b)
 	return zdiff;
 }
 
-bool tgi_parse_i64(const char *s, int64_t *out)
+bool tg_i64_parse(const char *s, int64_t *out)
 {
 	char *end;
 	long long v;
@@ -442,48 +474,86 @@ bool tgi_parse_i64(const char *s, int64_t *out)
 	return true;
 }
 
-bool tgi_parse_u32(const char *s, unsigned *out)
+bool tg_u32_parse(const char *s, unsigned *out)
 {
 	int64_t v;
 
-	if (!tgi_parse_i64(s, &v) || v < 0 || v > UINT_MAX)
+	if (!tg_i64_parse(s, &v) || v < 0 || v > UINT_MAX)
 		return false;
 	*out = (unsigned)v;
 	return true;
 }
 
-tg_err tgi_read_file(const char *path, char **buf, size_t *len,
-		     tg_errinfo *ei)
+bool tg_u64_parse(const char *s, uint64_t max, uint64_t *out)
 {
-	FILE *f = fopen(path, "rb");
-	tgi_buf b;
+	unsigned long long v;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool tg_f64_parse(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s || isspace((unsigned char)*s))
+		return false;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+tg_err tg_file_read(const char *path, size_t max, char **buf, size_t *len,
+		    tg_errinfo *ei)
+{
+	FILE *f;
+	tg_buf b;
 	char chunk[65536];
 	size_t n;
 
-	if (!f)
-		return tgi_errf(ei, TG_EIO, "%s: %s", path, strerror(errno));
-	tgi_buf_init(&b, TG_MAX_FILE);
+	*buf = NULL;
+	f = fopen(path, "rb");
+	if (!f) {
+		int e = errno;
+
+		tgi_errf(ei, TG_EIO, "%s: %s", path, strerror(e));
+		errno = e;	/* the caller may tell ENOENT apart */
+		return TG_EIO;
+	}
+	tg_buf_init(&b, max);
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		if (tgi_buf_add(&b, chunk, n)) {
+		if (tg_buf_add(&b, chunk, n)) {
 			tg_err err = b.err;
 
 			fclose(f);
-			tgi_buf_free(&b);
+			tg_buf_free(&b);
 			if (err == TG_ELIMIT)
 				return tgi_errf(ei, err,
-						"%s: larger than %u bytes",
-						path, TG_MAX_FILE);
+						"%s: larger than %zu bytes",
+						path, max);
 			return tgi_errf(ei, err, "%s: out of memory", path);
 		}
 	}
 	if (ferror(f)) {
 		fclose(f);
-		tgi_buf_free(&b);
+		tg_buf_free(&b);
 		return tgi_errf(ei, TG_EIO, "%s: read error", path);
 	}
 	fclose(f);
-	*len = b.len;
-	*buf = tgi_buf_take(&b);
+	if (len)
+		*len = b.len;
+	*buf = tg_buf_take(&b);
 	if (!*buf)
 		return tgi_errf(ei, TG_ENOMEM, "%s: out of memory", path);
 	return TG_OK;

@@ -17,6 +17,7 @@
 #include <yaml.h>
 
 #include "k8s/k8s_internal.h"
+#include "topogang/doc.h"
 
 #define TAG_STR		"tag:yaml.org,2002:str"
 #define TAG_INT		"tag:yaml.org,2002:int"
@@ -765,4 +766,25 @@ tg_err tgi_yaml_parse_stream(const char *buf, size_t len, const char *source,
 	}
 	*out = y.docs;
 	return TG_OK;
+}
+
+tg_err tg_doc_parse_yaml(const char *buf, size_t len, const char *source,
+			 cJSON **docs, tg_errinfo *ei)
+{
+	tg_err err;
+
+	if (!docs)
+		return tgi_errf(ei, TG_EINVAL, "%s: nowhere to put the "
+				"documents", source ? source : "?");
+	*docs = NULL;
+	if (!buf || !source)
+		return tgi_errf(ei, TG_EINVAL, "no text or no source name");
+	err = tgi_yaml_parse_stream(buf, len, source, docs, ei);
+	if (!err)
+		err = tgi_json_check_keys(*docs, source, ei);
+	if (err) {
+		cJSON_Delete(*docs);
+		*docs = NULL;
+	}
+	return err;
 }
