@@ -361,6 +361,23 @@ static int run(app *a)
 	return 0;
 }
 
+/* One informer per resource: nodes, pods, pcs, pdbs, upg, then R_FEED. */
+static void informers_create(app *a)
+{
+	static const br_resdef *const first[] = {
+		&R_NODES, &R_PODS, &R_PCS, &R_PDBS, &R_UPG };
+	unsigned i;
+
+	for (i = 0; i < 5; i++)
+		a->inf[i] = br_informer_create(a->h, &a->cfg, first[i],
+					       on_inf_event, a);
+	for (i = 0; i < NFEED; i++) {
+		a->feed[i] = br_informer_create(a->h, &a->cfg, &R_FEED[i],
+						on_inf_event, a);
+		a->inf[5 + i] = a->feed[i];
+	}
+}
+
 int main(int argc, char **argv)
 {
 	app a;
@@ -410,16 +427,7 @@ int main(int argc, char **argv)
 			goto fail_httpd;
 		}
 	}
-	a.inf[0] = br_informer_create(a.h, &a.cfg, &R_NODES, on_inf_event, &a);
-	a.inf[1] = br_informer_create(a.h, &a.cfg, &R_PODS, on_inf_event, &a);
-	a.inf[2] = br_informer_create(a.h, &a.cfg, &R_PCS, on_inf_event, &a);
-	a.inf[3] = br_informer_create(a.h, &a.cfg, &R_PDBS, on_inf_event, &a);
-	a.inf[4] = br_informer_create(a.h, &a.cfg, &R_UPG, on_inf_event, &a);
-	for (i = 0; i < NFEED; i++) {
-		a.feed[i] = br_informer_create(a.h, &a.cfg, &R_FEED[i],
-					       on_inf_event, &a);
-		a.inf[5 + i] = a.feed[i];
-	}
+	informers_create(&a);
 	if (a.cfg.mixed) {
 		a.mixed = br_mixed_create(&a.cfg, a.h, &a.m, a.inf[0], a.inf[1],
 					  err, sizeof(err));

@@ -304,7 +304,11 @@ struct br_mixed {
 	bool changed;
 	int64_t recheck_ms;	/* a cycle is wanted then (0 = none) */
 	int64_t next_poll_ms;
-	br_req *list;		/* in flight */
+	br_req *list;		/* in flight: the spec or the jobs */
+	unsigned ver;		/* data_parser v0.0.N both speak; 0: not
+				 * negotiated yet */
+	char api[32];		/* "/slurm/v0.0.N" */
+	unsigned logged_ver;	/* the version last logged */
 	char why[600];		/* why not up */
 	uint64_t list_sig;	/* what the last list said, hashed */
 	br_map subs;		/* gang -> submit_st */
@@ -422,6 +426,69 @@ static uint64_t fnv(uint64_t h, const char *s)
 	return (h ^ 0xff) * 1099511628211ull;
 }
 
+/* A poll (the spec or the jobs) failed: x->why says why. */
+static void poll_failed(br_mixed *x, bool was)
+{
+	x->n_poll_errors++;
+	x->up = false;
+	if (was || x->n_poll_errors == 1)
+		br_log(BR_LOG_WARN, "slurmrestd unreachable: nothing is placed "
+		       "on the shared nodes until it answers", "error", x->why,
+		       NULL);
+	if (was)
+		x->changed = true;
+}
+
+/* x->why from an answer that is not a 200. */
+static void http_why(br_mixed *x, const br_req *r)
+{
+	char why[300];
+
+	br_slurm_error(r->resp.s, why, sizeof(why));
+	snprintf(x->why, sizeof(x->why), "slurmrestd %s: %s", x->mc->url,
+		 r->status ? (*why ? why : "HTTP error") : r->error);
+	if (r->status)
+		snprintf(x->why + strlen(x->why), sizeof(x->why) -
+			 strlen(x->why), " (HTTP %ld)", r->status);
+}
+
+/*
+ * The GET /openapi/v3 answer: the data_parser version both sides speak
+ * (br_slurm_pick_version), logged when it is picked or changes; the jobs
+ * are polled at once.
+ */
+static void on_spec(br_req *r, void *ud)
+{
+	br_mixed *x = ud;
+	unsigned v;
+
+	x->list = NULL;
+	if (r->cancelled)
+		return;
+	x->n_polls++;
+	if (r->status != 200) {
+		http_why(x, r);
+		poll_failed(x, x->up);
+		return;
+	}
+	if (br_slurm_pick_version(r->resp.s, &v, x->why, sizeof(x->why))) {
+		poll_failed(x, x->up);
+		return;
+	}
+	x->ver = v;
+	snprintf(x->api, sizeof(x->api), BR_SLURM_API_FMT, v);
+	if (x->logged_ver != v) {
+		char ver[16];
+
+		snprintf(ver, sizeof(ver), "v0.0.%u", v);
+		br_log(BR_LOG_INFO, "slurmrestd data_parser version "
+		       "negotiated: the newest both sides speak", "version",
+		       ver, "url", x->mc->url, NULL);
+		x->logged_ver = v;
+	}
+	x->next_poll_ms = 0;
+}
+
 static void on_list(br_req *r, void *ud)
 {
 	br_mixed *x = ud;
@@ -436,19 +503,14 @@ static void on_list(br_req *r, void *ud)
 		return;
 	x->n_polls++;
 	if (r->status != 200) {
-		char why[300];
-
-		br_slurm_error(r->resp.s, why, sizeof(why));
-		snprintf(x->why, sizeof(x->why), "slurmrestd %s: %s",
-			 x->mc->url, r->status ? (*why ? why : "HTTP error") :
-			 r->error);
-		if (r->status)
-			snprintf(x->why + strlen(x->why),
-				 sizeof(x->why) - strlen(x->why),
-				 " (HTTP %ld)", r->status);
+		http_why(x, r);
+		/* a slurmrestd upgraded or restarted with other plugins:
+		 * negotiate again */
+		if (r->status == 404)
+			x->ver = 0;
 		goto fail;
 	}
-	if (br_sjobs_parse(r->resp.s, &js, err, sizeof(err))) {
+	if (br_sjobs_parse(r->resp.s, x->ver, &js, err, sizeof(err))) {
 		snprintf(x->why, sizeof(x->why), "%s", err);
 		goto fail;
 	}
@@ -474,14 +536,23 @@ static void on_list(br_req *r, void *ud)
 	x->list_sig = sig;
 	return;
 fail:
-	x->n_poll_errors++;
-	x->up = false;
-	if (was || x->n_poll_errors == 1)
-		br_log(BR_LOG_WARN, "slurmrestd unreachable: nothing is placed "
-		       "on the shared nodes until it answers", "error", x->why,
-		       NULL);
-	if (was)
-		x->changed = true;
+	poll_failed(x, was);
+}
+
+/*
+ * A request to slurmrestd with the configured timeout: \p rest under
+ * \p prefix (x->api, the negotiated version's: "/jobs", "/job/submit";
+ * "" for "/openapi/v3").
+ */
+static br_req *api_req(const br_mixed *x, const char *method,
+		       const char *prefix, const char *rest)
+{
+	char *path = br_xasprintf("%s%s", prefix, rest);
+	br_req *r = br_req_create(method, path);
+
+	free(path);
+	r->timeout_ms = (long)(x->mc->timeout_s * 1000);
+	return r;
 }
 
 bool br_mixed_tick(br_mixed *x, int64_t now)
@@ -490,12 +561,13 @@ bool br_mixed_tick(br_mixed *x, int64_t now)
 
 	br_http_poll(x->sh, 0, NULL, 0);
 	if (!x->list && now >= x->next_poll_ms) {
-		br_req *r = br_req_create("GET", BR_SLURM_API "/jobs");
+		br_req *r = x->ver ? api_req(x, "GET", x->api, "/jobs") :
+			api_req(x, "GET", "", "/openapi/v3");
 
-		r->timeout_ms = (long)(x->mc->timeout_s * 1000);
 		x->next_poll_ms = now + (int64_t)(x->mc->poll_s * 1000);
 		x->list = r;
-		if (br_http_submit(x->sh, r, on_list, NULL, x) != 0) {
+		if (br_http_submit(x->sh, r, x->ver ? on_list : on_spec, NULL,
+				   x) != 0) {
 			x->list = NULL;
 			br_req_free(r);
 		}
@@ -575,7 +647,7 @@ static void on_cancel(br_req *r, void *ud)
 static void cancel_job(br_mixed *x, const br_sjob *j, int64_t now,
 		       const char *why)
 {
-	char id[16], *path;
+	char id[16], rest[32];
 	int64_t *last;
 	br_req *r;
 
@@ -593,10 +665,8 @@ static void cancel_job(br_mixed *x, const br_sjob *j, int64_t now,
 	*last = now;
 	br_log(BR_LOG_INFO, "cancelling the Slurm job", "job", id, "gang",
 	       j->name, "state", j->state, "why", why, NULL);
-	path = br_xasprintf(BR_SLURM_API "/job/%u", j->id);
-	r = br_req_create("DELETE", path);
-	free(path);
-	r->timeout_ms = (long)(x->mc->timeout_s * 1000);
+	snprintf(rest, sizeof(rest), "/job/%u", j->id);
+	r = api_req(x, "DELETE", x->api, rest);
 	if (br_http_submit(x->sh, r, on_cancel, NULL, x) != 0)
 		br_req_free(r);
 }
@@ -951,11 +1021,10 @@ static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 	sp.gres_name = mc->gres_name;
 	sp.time_limit = mc->time_limit;
 	sp.workdir = mc->workdir;
-	body = br_sjob_submit_body(&sp);
-	r = br_req_create("POST", BR_SLURM_API "/job/submit");
+	body = br_sjob_submit_body(&sp, x->ver);
+	r = api_req(x, "POST", x->api, "/job/submit");
 	br_req_set_body(r, "application/json", body);
 	free(body);
-	r->timeout_ms = (long)(mc->timeout_s * 1000);
 	st = br_xcalloc(1, sizeof(*st));
 	st->at_ms = c->now;
 	st->inflight = true;

@@ -1,6 +1,13 @@
 /*
  * k8s_bridge/slurmrest.h - what the bridge's mixed mode says to and reads
- * from slurmrestd (Slurm 22.05, OpenAPI v0.0.38, rest_auth/jwt).
+ * from slurmrestd (rest_auth/jwt): Slurm 22.05's OpenAPI v0.0.38, or the
+ * data_parser versions v0.0.40, v0.0.41 and v0.0.42 of Slurm 24.11 (and
+ * later ones that still serve one of them).
+ *
+ * The version: GET /openapi/v3 (served by 22.05 and 24.11 alike) lists
+ * the paths; the newest version with a /slurm/v0.0.N/job/submit path that
+ * the bridge also speaks is the one (br_slurm_pick_version).  The paths
+ * below are then under /slurm/v0.0.N.
  *
  * Requests go through a second br_http client (http.h) whose config has
  * slurm_user set: X-SLURM-USER-NAME and X-SLURM-USER-TOKEN instead of a
@@ -21,6 +28,17 @@
  * (Fields as src/plugins/openapi/v0.0.38/jobs.c of 22.05 reads and
  * writes them; "required_switches" and "wait_for_switch" are disabled
  * there, so a REST job cannot carry --switches.)
+ *
+ * v0.0.40 and later (24.11's src/plugins/data_parser/v0.0.4N/parsers.c)
+ * differ in shape, not in meaning: job_state is an array (the base state,
+ * then flags: ["RUNNING", "COMPLETING"]); tasks, cpus, cpus_per_task,
+ * het_job_id, het_job_offset, preempt_time are {set, infinite, number}
+ * objects; v0.0.41+ put the allocation under job_resources.nodes.
+ * allocation [{name, cpus: {count}, ...}] (v0.0.40 keeps 22.05's
+ * allocated_nodes).  A submit has numbers for tasks and cpus_per_task,
+ * tres_per_task "gres/gpu:N" for --gpus-per-task, {set, number} for
+ * memory_per_cpu and time_limit (minutes), the environment as
+ * ["NAME=value"] and the script in the (first) job.
  */
 #ifndef BR_SLURMREST_H
 #define BR_SLURMREST_H
@@ -29,7 +47,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BR_SLURM_API	"/slurm/v0.0.38"
+/* A data_parser version's path prefix: printf'ed with its N. */
+#define BR_SLURM_API_FMT	"/slurm/v0.0.%u"
+
+/*
+ * The version both sides speak, from slurmrestd's GET /openapi/v3 answer
+ * (its "paths"): the newest of v0.0.42, v0.0.41, v0.0.40, v0.0.38 that
+ * has a /slurm/v0.0.N/job/submit path.  0 with *ver = N, or -1 with
+ * \p err (not a spec; no common version: the ones it serves named).
+ */
+int br_slurm_pick_version(const char *spec, unsigned *ver, char *err,
+			  size_t errlen);
 /* The comment's first word marks the bridge's jobs. */
 #define BR_SLURM_MARK	"topogang-bridge"
 
@@ -85,13 +113,15 @@ typedef struct br_sjobs {
 } br_sjobs;
 
 /*
- * Parses a GET jobs body.  0, or -1 with \p err filled (not JSON, no
- * jobs array, an errors entry, a node list that does not expand, more
- * than BR_SJOBS_MAX_NAMES names in all).
+ * Parses a GET jobs body of data_parser version v0.0.\p ver (38, 40, 41,
+ * 42).  0, or -1 with \p err filled (not JSON, no jobs array, an errors
+ * entry, a node list that does not expand, more than BR_SJOBS_MAX_NAMES
+ * names in all; v0.0.40+: a job_state or a number field of another shape,
+ * the field and the job named).
  * \note Free with br_sjobs_free().
  */
-int br_sjobs_parse(const char *body, br_sjobs *out, char *err,
-		   size_t errlen);
+int br_sjobs_parse(const char *body, unsigned ver, br_sjobs *out,
+		   char *err, size_t errlen);
 void br_sjobs_free(br_sjobs *js);
 
 /* Not ended: PENDING, RUNNING, CONFIGURING, SUSPENDED, REQUEUED...  */
@@ -147,8 +177,13 @@ typedef struct br_sjob_spec {
 	const char *workdir;
 } br_sjob_spec;
 
-/* The submit request's body (caller frees). */
-char *br_sjob_submit_body(const br_sjob_spec *sp);
+/* The submit request's body in version v0.0.\p ver (caller frees). */
+char *br_sjob_submit_body(const br_sjob_spec *sp, unsigned ver);
+/*
+ * A Slurm time limit ("M", "M:S", "H:M:S", "D-H", "D-H:M", "D-H:M:S") in
+ * minutes, seconds rounded up as Slurm does; -1 when it is not one.
+ */
+long br_slurm_minutes(const char *s);
 /* The submit answer: 0 with *id, or -1 with Slurm's error in \p err. */
 int br_sjob_submit_result(const char *body, long status, uint32_t *id,
 			  char *err, size_t errlen);

@@ -1037,7 +1037,7 @@ static void test_slurm_bodies(void)
 	cJSON *j;
 	uint32_t id = 0;
 
-	is_int(br_sjobs_parse(jobs, &js, err, sizeof(err)), 0,
+	is_int(br_sjobs_parse(jobs, 38, &js, err, sizeof(err)), 0,
 	       "slurm jobs: parsed");
 	is_int(js.n, 3, "slurm jobs: three");
 	ok(js.n == 3 && js.v[0].id == 7 && js.v[0].nhosts == 4 &&
@@ -1062,16 +1062,16 @@ static void test_slurm_bodies(void)
 	   "slurm jobs: ours by the comment's mark and scheduler name");
 	br_sjobs_free(&js);
 	ok(br_sjobs_parse("{\"errors\":[{\"description\":\"no auth\","
-			  "\"error_number\":1,\"source\":\"x\"}]}", &js, err,
+			  "\"error_number\":1,\"source\":\"x\"}]}", 38, &js, err,
 			  sizeof(err)) < 0 && strstr(err, "no auth"),
 	   "slurm jobs: an errors answer is an error with its text");
 	ok(br_sjobs_parse("{\"jobs\":[{\"job_id\":1,\"nodes\":\"n[1-\"}]}",
-			  &js, err, sizeof(err)) < 0 &&
+			  38, &js, err, sizeof(err)) < 0 &&
 	   strstr(err, "job 1"), "slurm jobs: a bad node list names the job");
 	/* 2 x 150,000 names: past BR_SJOBS_MAX_NAMES in one answer */
 	ok(br_sjobs_parse("{\"jobs\":[{\"job_id\":1,\"nodes\":"
 			  "\"a[000000-149999]\"},{\"job_id\":2,\"nodes\":"
-			  "\"b[000000-149999]\"}]}", &js, err,
+			  "\"b[000000-149999]\"}]}", 38, &js, err,
 			  sizeof(err)) < 0 && strstr(err, "job 2") &&
 	   strstr(err, "262144 node names"),
 	   "slurm jobs: node lists past BR_SJOBS_MAX_NAMES in one answer are "
@@ -1089,7 +1089,7 @@ static void test_slurm_bodies(void)
 	sp.mem_per_cpu = 256;
 	sp.gres_name = "gpu";
 	sp.workdir = "/tmp";
-	body = br_sjob_submit_body(&sp);
+	body = br_sjob_submit_body(&sp, 38);
 	j = cJSON_Parse(body);
 	is_str(br_jpath_str(j, "job.name"), "ml/train", "submit: name");
 	is_str(br_jpath_str(j, "job.tasks"), "8", "submit: a task a member");
@@ -1135,7 +1135,7 @@ static void test_slurm_bodies(void)
 
 		sp.comps = comps;
 		sp.ncomps = 2;
-		body = br_sjob_submit_body(&sp);
+		body = br_sjob_submit_body(&sp, 38);
 		j = cJSON_Parse(body);
 		c0 = cJSON_GetArrayItem(br_jget(j, "jobs"), 0);
 		c1 = cJSON_GetArrayItem(br_jget(j, "jobs"), 1);
@@ -1155,7 +1155,7 @@ static void test_slurm_bodies(void)
 		free(body);
 		sp.comps = NULL;
 		sp.ncomps = 0;
-		is_int(br_sjobs_parse(het, &js, err, sizeof(err)), 0,
+		is_int(br_sjobs_parse(het, 38, &js, err, sizeof(err)), 0,
 		       "het jobs: parsed");
 		ok(js.n == 2 && js.v[0].id == 20 && js.v[0].ncomp == 3 &&
 		   js.v[0].nhosts == 4 && js.v[0].comp_start &&
@@ -1169,7 +1169,7 @@ static void test_slurm_bodies(void)
 		br_sjobs_free(&js);
 	}
 	sp.gres_name = "gpu:a100";
-	body = br_sjob_submit_body(&sp);
+	body = br_sjob_submit_body(&sp, 38);
 	j = cJSON_Parse(body);
 	is_str(br_jpath_str(j, "job.gpus_per_task"), "a100:4",
 	       "submit: gresName gpu:TYPE -> gpus_per_task TYPE:N");
@@ -1198,7 +1198,7 @@ static void test_slurm_bodies(void)
 	is_int(br_sjobs_parse("{\"jobs\":[{\"job_id\":3,\"job_state\":"
 			      "\"RUNNING\",\"nodes\":\"n1\",\"preempt_time\":"
 			      "1e300},{\"job_id\":4,\"preempt_time\":-1e300},"
-			      "{\"job_id\":1e10},{\"job_id\":5.5}]}", &js, err,
+			      "{\"job_id\":1e10},{\"job_id\":5.5}]}", 38, &js, err,
 			      sizeof(err)), 0,
 	       "slurm jobs: times and ids out of range parsed");
 	ok(js.n == 2 && js.v[0].id == 3 && js.v[0].preempt_time == INT64_MAX &&
@@ -1220,7 +1220,7 @@ static void test_slurm_bodies(void)
 			      "{\"0\":\"allocated\"}}}},{\"sockets\":{}},"
 			      "{\"nodename\":\"n1\",\"sockets\":{\"0\":{\"cores\":"
 			      "{\"0\":\"allocated\",\"1\":\"allocated\","
-			      "\"2\":\"allocated\"}}}}]}}]}", &js, err,
+			      "\"2\":\"allocated\"}}}}]}}]}", 38, &js, err,
 			      sizeof(err)), 0, "slurm jobs: odd allocated_nodes");
 	ok(js.n == 1 && js.v[0].nhosts == 3 && js.v[0].slots &&
 	   js.v[0].slots[0] == 3 && js.v[0].slots[1] == 0 &&
@@ -1241,7 +1241,7 @@ static void test_slurm_bodies(void)
 			tg_buf_addf(&b, "%s{\"job_id\":%u,\"nodes\":"
 				    "\"n[0-999999]\"}", k > 1 ? "," : "", k);
 		tg_buf_adds(&b, "]}");
-		ok(br_sjobs_parse(b.s, &js, err, sizeof(err)) < 0 &&
+		ok(br_sjobs_parse(b.s, 38, &js, err, sizeof(err)) < 0 &&
 		   js.n == 0 && !js.v && strstr(err, "job 1") &&
 		   strstr(err, "262144 node names"),
 		   "slurm jobs: a 1M-name node list (within the core's "
@@ -1255,13 +1255,220 @@ static void test_slurm_bodies(void)
 			      "\"sockets\":{\"0\":{\"cores\":{\"0\":"
 			      "\"allocated\"}}}},{\"nodename\":\"b\","
 			      "\"sockets\":{\"0\":{\"cores\":{\"0\":"
-			      "\"allocated\"}}}}]}}]}", &js, err,
+			      "\"allocated\"}}}}]}}]}", 38, &js, err,
 			      sizeof(err)), 0, "slurm jobs: 4e9 CPUs parsed");
 	ok(js.n == 1 && js.v[0].slots &&
 	   js.v[0].slots[0] == BR_SJOB_MAX_SLOTS &&
 	   js.v[0].slots[1] == BR_SJOB_MAX_SLOTS,
 	   "slurm jobs: a host's slots stop at 65535 (22.05's CPUs a node)");
 	br_sjobs_free(&js);
+}
+
+/* tests/fuzz/corpus/slurmrest/<name> (real slurmrestd answers), whole. */
+static char *corpus(const char *name)
+{
+	const char *src = getenv("TG_SRCDIR");
+	char path[1200];
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/slurmrest/%s",
+		 src && *src ? src : ".", name);
+	return tap_slurp(path, &len);
+}
+
+/* The version negotiation: the newest both sides speak. */
+static void test_slurm_version(void)
+{
+	char *spec = corpus("openapi-24.11-paths.json"), err[512];
+	unsigned v = 0;
+
+	ok(spec && br_slurm_pick_version(spec, &v, err, sizeof(err)) == 0 &&
+	   v == 42, "slurm version: 24.11's real /openapi/v3 (v0.0.40, "
+	   "v0.0.41, v0.0.42) -> v0.0.42");
+	free(spec);
+	ok(br_slurm_pick_version("{\"paths\":{\"/slurm/v0.0.36/job/submit\":"
+				 "{},\"/slurm/v0.0.37/job/submit\":{},"
+				 "\"/slurm/v0.0.38/job/submit\":{},"
+				 "\"/slurm/v0.0.38/jobs\":{}}}", &v, err,
+				 sizeof(err)) == 0 && v == 38,
+	   "slurm version: 22.05's paths -> v0.0.38");
+	ok(br_slurm_pick_version("{\"paths\":{\"/slurm/v0.0.40/job/submit/\":"
+				 "{},\"/slurm/v0.0.41/jobs/\":{},"
+				 "\"/slurm/v0.0.43/job/submit\":{}}}", &v, err,
+				 sizeof(err)) == 0 && v == 40,
+	   "slurm version: one the bridge does not speak (v0.0.43) and one "
+	   "without a submit path (v0.0.41) are passed over -> v0.0.40");
+	ok(br_slurm_pick_version("{\"paths\":{\"/slurm/v0.0.39/job/submit\":"
+				 "{},\"/slurm/v0.0.43/job/submit\":{}}}", &v,
+				 err, sizeof(err)) < 0 && v == 0 &&
+	   strstr(err, "it serves v0.0.39 v0.0.43") &&
+	   strstr(err, "the bridge v0.0.38"),
+	   "slurm version: none in common is an error naming both sides' "
+	   "(%s)", err);
+	ok(br_slurm_pick_version("<html>", &v, err, sizeof(err)) < 0 &&
+	   strstr(err, "not JSON") &&
+	   br_slurm_pick_version("{}", &v, err, sizeof(err)) < 0 &&
+	   strstr(err, "paths"), "slurm version: not a spec");
+}
+
+/* A 24.11 jobs answer (v0.0.40 or v0.0.42): run6 (6 tasks of 2 CPUs on
+ * node-[5-6], 8 + 4 CPUs), a FAILED job, a pending het job, pend. */
+static void check_2411_jobs(const char *file, unsigned ver)
+{
+	char *body = corpus(file), err[512];
+	br_sjobs js;
+	const br_sjob *r, *h, *p;
+
+	is_int(br_sjobs_parse(body, ver, &js, err, sizeof(err)), 0,
+	       "%s: parsed (%s)", file, err);
+	is_int(js.n, 4, "%s: 4 records (the het job's 2 folded)", file);
+	r = js.n == 4 ? &js.v[0] : NULL;
+	h = js.n == 4 ? &js.v[2] : NULL;
+	p = js.n == 4 ? &js.v[3] : NULL;
+	ok(r && r->id == 1 && strcmp(r->state, "RUNNING") == 0 &&
+	   br_sjob_running(r) && r->nhosts == 2 &&
+	   strcmp(r->hosts[1], "node-6") == 0 && r->tasks == 6 &&
+	   r->cpus_per_task == 2 && r->slots && r->slots[0] == 4 &&
+	   r->slots[1] == 2 && !br_sjob_preempting(r) &&
+	   br_sjob_ours(r, "topogang"),
+	   "%s: job_state array, numbers as {set, number}, slots from the "
+	   "allocation (8 and 4 CPUs over 2)", file);
+	ok(js.n == 4 && js.v[1].id == 2 && !br_sjob_live(&js.v[1]) &&
+	   strcmp(js.v[1].reason, "BadConstraints") == 0,
+	   "%s: a FAILED job is not live", file);
+	ok(h && h->id == 3 && h->ncomp == 2 && h->het_id == 3 &&
+	   br_sjob_live(h) && !br_sjob_running(h) && h->nhosts == 0,
+	   "%s: het job 3+0/3+1 one record of 2 components, pending", file);
+	ok(p && p->id == 5 && strcmp(p->state, "PENDING") == 0 &&
+	   strcmp(p->reason, "Priority") == 0 && !p->slots,
+	   "%s: pending job, its reason", file);
+	br_sjobs_free(&js);
+	free(body);
+}
+
+/* v0.0.40+ records of another shape: one error naming job and field. */
+static void test_2411_bad_fields(void)
+{
+	static const char *const bad[][3] = {
+		{ "\"job_state\":\"RUNNING\"", "job 9", "\"job_state\"" },
+		{ "\"job_state\":[1]", "job 9", "\"job_state\"" },
+		{ "\"tasks\":\"6\"", "job 9", "\"tasks\"" },
+		{ "\"cpus\":{\"set\":true}", "job 9", "\"cpus\"" },
+		{ "\"preempt_time\":{\"number\":1}", "job 9",
+		  "\"preempt_time\"" },
+	};
+	char body[400], err[512];
+	br_sjobs js;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		snprintf(body, sizeof(body), "{\"jobs\":[{\"job_id\":9,%s%s}]}",
+			 bad[i][0], strstr(bad[i][0], "job_state") ? "" :
+			 ",\"job_state\":[\"PENDING\"]");
+		err[0] = '\0';
+		ok(br_sjobs_parse(body, 42, &js, err, sizeof(err)) < 0 &&
+		   js.n == 0 && strstr(err, bad[i][1]) &&
+		   strstr(err, bad[i][2]) && strstr(err, "v0.0.42"),
+		   "v0.0.42 jobs: %s is an error naming the job and the field "
+		   "(%s)", bad[i][0], err);
+	}
+	err[0] = '\0';
+	is_int(br_sjobs_parse("{\"jobs\":[{\"job_id\":9,\"job_state\":"
+			      "[\"RUNNING\",\"COMPLETING\"],\"nodes\":\"a\","
+			      "\"preempt_time\":{\"set\":true,\"infinite\":"
+			      "false,\"number\":1700000000},\"tasks\":"
+			      "{\"set\":false,\"infinite\":false,\"number\":0}"
+			      "},{\"job_id\":10,\"job_state\":[\"PENDING\","
+			      "\"REQUEUED\"],\"cpus\":{\"set\":true,"
+			      "\"infinite\":true,\"number\":0}}]}", 42, &js,
+			      err, sizeof(err)), 0, "v0.0.42 jobs: flags, "
+	       "unset and infinite numbers parsed (%s)", err);
+	ok(js.n == 2 && strcmp(js.v[0].state, "COMPLETING") == 0 &&
+	   js.v[0].preempt_time == 1700000000 && js.v[0].tasks == 0 &&
+	   strcmp(js.v[1].state, "REQUEUED") == 0 && br_sjob_live(&js.v[1]),
+	   "v0.0.42 jobs: a state flag names the state as 22.05 did "
+	   "(COMPLETING, REQUEUED); set:false is unset");
+	br_sjobs_free(&js);
+}
+
+/* The v0.0.40+ submit body (slurmrestd 24.11 read the same in
+ * tests/slurm/test-mixed-2411). */
+static void test_2411_submit(void)
+{
+	br_sjob_task comps[2] = { { 2, 8, 8, 0 }, { 2, 4, 4, 0 } };
+	br_sjob_spec sp;
+	cJSON *j, *job, *env;
+	char *body;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.name = "ml/train";
+	sp.sched = "topogang";
+	sp.gather = "spine:must";
+	sp.spread = "";
+	sp.tasks = 8;
+	sp.cpus_per_task = 4;
+	sp.gpus_per_task = 4;
+	sp.mem_per_cpu = 2048;
+	sp.gres_name = "gpu:h100";
+	sp.time_limit = "1:30:00";
+	sp.workdir = "/tmp";
+	body = br_sjob_submit_body(&sp, 42);
+	j = cJSON_Parse(body);
+	job = cJSON_GetObjectItem(j, "job");
+	env = cJSON_GetObjectItem(job, "environment");
+	ok(cJSON_IsNumber(cJSON_GetObjectItem(job, "tasks")) &&
+	   cJSON_GetObjectItem(job, "tasks")->valueint == 8 &&
+	   cJSON_GetObjectItem(job, "cpus_per_task")->valueint == 4,
+	   "v0.0.42 submit: tasks and cpus_per_task are numbers: %s", body);
+	is_str(br_jstr(job, "tres_per_task"), "gres/gpu:h100:4",
+	       "v0.0.42 submit: --gpus-per-task as tres_per_task");
+	ok(cJSON_IsTrue(br_jget(br_jget(job, "memory_per_cpu"), "set")) &&
+	   br_jget(br_jget(job, "memory_per_cpu"), "number")->valueint ==
+	   2048 && br_jget(br_jget(job, "time_limit"), "number")->valueint ==
+	   90, "v0.0.42 submit: memory_per_cpu and time_limit (1:30:00 -> "
+	   "90 minutes) as {set, number}");
+	ok(cJSON_IsArray(env) && cJSON_GetArraySize(env) == 2 &&
+	   strcmp(cJSON_GetArrayItem(env, 1)->valuestring,
+		  "TOPOGANG_GANG=ml/train") == 0 &&
+	   br_jstr(job, "script") && !cJSON_GetObjectItem(j, "script"),
+	   "v0.0.42 submit: environment [\"NAME=value\"], the script in "
+	   "the job (deprecated beside it)");
+	cJSON_Delete(j);
+	free(body);
+	sp.comps = comps;
+	sp.ncomps = 2;
+	body = br_sjob_submit_body(&sp, 40);
+	j = cJSON_Parse(body);
+	ok(cJSON_GetArraySize(cJSON_GetObjectItem(j, "jobs")) == 2 &&
+	   br_jstr(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "jobs"), 0),
+		   "script") &&
+	   !br_jget(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "jobs"), 1),
+		    "script") &&
+	   !cJSON_GetObjectItem(j, "script") &&
+	   strcmp(br_jstr(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "jobs"),
+					     1), "tres_per_task"),
+		  "gres/gpu:h100:4") == 0,
+	   "v0.0.40 het submit: the script in the first component only, "
+	   "each component its own shape: %s", body);
+	cJSON_Delete(j);
+	free(body);
+	is_int(br_slurm_minutes("90"), 90, "minutes: M");
+	is_int(br_slurm_minutes("1:30"), 2, "minutes: M:S rounds up");
+	is_int(br_slurm_minutes("2:00:00"), 120, "minutes: H:M:S");
+	is_int(br_slurm_minutes("1-0"), 1440, "minutes: D-H");
+	is_int(br_slurm_minutes("1-2:3:4"), 1564, "minutes: D-H:M:S");
+	ok(br_slurm_minutes("1h") < 0 && br_slurm_minutes("") < 0 &&
+	   br_slurm_minutes("1:2:3:4") < 0 && br_slurm_minutes("a-1") < 0,
+	   "minutes: not a Slurm time -> -1");
+}
+
+static void test_slurm_2411(void)
+{
+	test_slurm_version();
+	check_2411_jobs("jobs-24.11-v0.0.40.json", 40);
+	check_2411_jobs("jobs-24.11-v0.0.42.json", 42);
+	test_2411_bad_fields();
+	test_2411_submit();
 }
 
 static void test_mixed_conf(void)
@@ -1356,6 +1563,7 @@ int main(void)
 	test_httpd();
 	test_hostlists();
 	test_slurm_bodies();
+	test_slurm_2411();
 	test_event_body();
 	test_mixed_conf();
 	{

@@ -37,21 +37,7 @@ tg_err tgi_errf(tg_errinfo *ei, tg_err err, const char *fmt, ...)
 tg_err tgi_verrf_at(tg_errinfo *ei, tg_err err, const char *source,
 		    unsigned line, const char *fmt, va_list ap);
 
-/*
- * The growable string is public (topogang/util.h: tg_buf, shared with the
- * hosts); these are its older internal names, kept so that the files
- * being rewritten elsewhere (place.c, k8s.c, fabric.c, ...) build
- * unchanged.  New code uses the tg_buf names.
- */
-typedef tg_buf tgi_buf;
-#define tgi_buf_init	tg_buf_init
-#define tgi_buf_add	tg_buf_add
-#define tgi_buf_adds	tg_buf_adds
-#define tgi_buf_addf	tg_buf_addf
-#define tgi_buf_json	tg_buf_add_json
-#define tgi_buf_take	tg_buf_take
-#define tgi_buf_take_cut tg_buf_take_cut
-#define tgi_buf_free	tg_buf_free
+/* The growable string is public: topogang/util.h's tg_buf. */
 
 /*
  * Sorts \p n elements of \p size bytes at \p base by \p cmp, which gets
@@ -88,9 +74,7 @@ static inline const char *tgi_strtab_get(const tgi_strtab *st, uint32_t id)
 /* 64-bit FNV-1a. */
 uint64_t tgi_hash(const char *s, size_t n);
 
-/* Checked decimal parses: topogang/util.h's, under their older names. */
-#define tgi_parse_i64	tg_i64_parse
-#define tgi_parse_u32	tg_u32_parse
+/* Checked decimal parses: topogang/util.h's tg_i64_parse() and kin. */
 
 /*
  * Before build: every node inside the tree must carry label \p key (the

@@ -72,6 +72,23 @@ typedef struct tgi_lset {
 	uint32_t hnext;		/* next set in its hash chain + 1 */
 } tgi_lset;
 
+/* Allocations of one label set (indices into t->allocs, ascending). */
+typedef struct tgi_lsmem {
+	uint32_t *a;
+	size_t n, cap;
+} tgi_lsmem;
+
+/* A label pair's postings: a chain through t->lposts (index + 1). */
+typedef struct tgi_lpslot {
+	uint64_t kv;		/* key id << 32 | value id; 0 = empty */
+	uint32_t head, n;
+} tgi_lpslot;
+
+typedef struct tgi_lpost {
+	uint32_t ls;		/* label set index + 1 */
+	uint32_t next;		/* index + 1 in t->lposts, 0 = end */
+} tgi_lpost;
+
 typedef struct tgi_alloc {
 	uint32_t pod, gang;	/* strtab ids */
 	uint32_t node;
@@ -167,6 +184,22 @@ struct tg_topology {
 	size_t nlpairs, lpaircap;	/* in uint32_t */
 	uint32_t *lset_slots;	/* hash heads: set index + 1 */
 	size_t nlset_slots;
+	/*
+	 * The index label spreads count through (place.c), kept as
+	 * allocations come and go so that a decision reads the pods a
+	 * selector takes instead of walking every allocation:
+	 * lsmem[ls] lists the allocations of label set ls (0: none) in
+	 * index order, removed ones included until tgi_alloc_compact()
+	 * (readers skip what is not live or is suspended); lpost maps a
+	 * (key, value) label pair, or (0, namespace) for a set's
+	 * namespace, to the label sets carrying it (tgi_lpost_first()).
+	 */
+	tgi_lsmem *lsmem;	/* nlsets + 1 */
+	size_t lsmemcap;
+	tgi_lpslot *lpost_slots;	/* open addressing, power of two */
+	size_t nlpost_slots, nlpost_keys;
+	tgi_lpost *lposts;
+	size_t nlposts, lpostcap;
 
 	uint32_t gen;		/* bumped on any change that can alter a
 				 * node's offer slots other than its free
@@ -235,6 +268,14 @@ tg_err tgi_lset_intern(tg_topology *t, const char *ns, const tg_label *l,
 /* The value id of label \p key (a strtab id) in label set \p ls (index
  * + 1): 0 for "", TG_NONE when the set has no such label. */
 uint32_t tgi_lset_value(const tg_topology *t, uint32_t ls, uint32_t key);
+
+/*
+ * The label sets carrying label \p key = \p value (strtab ids), or with
+ * \p key 0 those of namespace \p value: the first posting (index + 1
+ * into t->lposts, follow .next; 0 = none), how many in *n.
+ */
+uint32_t tgi_lpost_first(const tg_topology *t, uint32_t key, uint32_t value,
+			 uint32_t *n);
 
 /* Records a warning (formatted); TG_ENOMEM only. */
 tg_err tgi_warn(tg_topology *t, const char *fmt, ...)

@@ -1,6 +1,7 @@
 /*
  * tests/fuzz/fuzz_slurmrest.c - libFuzzer target for what the bridge's
- * mixed mode reads from slurmrestd v0.0.38 (k8s_bridge/slurmrest.c):
+ * mixed mode reads from slurmrestd v0.0.38 and v0.0.40+
+ * (k8s_bridge/slurmrest.c):
  * the jobs list (br_sjobs_parse, heterogeneous jobs folded), the submit
  * answer (br_sjob_submit_result), the errors array (br_slurm_error) and
  * Slurm hostlists (br_hosts_expand).  See README.md for how to build it.
@@ -70,7 +71,7 @@ static void check_job(const br_sjob *j)
 	(void)br_sjob_ours(j, "");
 }
 
-static void fuzz_jobs(const char *body)
+static void fuzz_jobs(const char *body, unsigned ver)
 {
 	br_sjobs js, again;
 	char err[512], err2[512];
@@ -78,8 +79,8 @@ static void fuzz_jobs(const char *body)
 	size_t i, names;
 
 	err[0] = err2[0] = '\0';
-	rc = br_sjobs_parse(body, &js, err, sizeof(err));
-	rc2 = br_sjobs_parse(body, &again, err2, sizeof(err2));
+	rc = br_sjobs_parse(body, ver, &js, err, sizeof(err));
+	rc2 = br_sjobs_parse(body, ver, &again, err2, sizeof(err2));
 	if (rc != rc2 || strcmp(err, err2) != 0)
 		fail("jobs: two parses disagree", err);
 	if (rc) {
@@ -149,6 +150,22 @@ static void fuzz_hosts(const char *expr)
 	br_hosts_free(names, n);
 }
 
+/* The version picked from an OpenAPI spec: one the bridge speaks. */
+static void fuzz_version(const char *body)
+{
+	char err[512] = "";
+	unsigned v = 7;
+
+	if (br_slurm_pick_version(body, &v, err, sizeof(err)) == 0) {
+		if (v != 38 && v != 40 && v != 41 && v != 42)
+			fail("version: picked one the bridge does not speak",
+			     body);
+	} else if (!*err || v) {
+		fail("version: failed without a message or with a version",
+		     body);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *buf = malloc(size + 1);
@@ -158,7 +175,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(buf, data, size);
 	buf[size] = '\0';
-	fuzz_jobs(buf);
+	/* 22.05's v0.0.38 and 24.11's shapes (v0.0.40; v0.0.41+) */
+	fuzz_jobs(buf, 38);
+	fuzz_jobs(buf, 40);
+	fuzz_jobs(buf, 42);
+	fuzz_version(buf);
 	fuzz_submit(buf, size ? status[data[size - 1] & 3] : 200);
 	fuzz_submit(buf, 200);
 	fuzz_hosts(buf);

@@ -587,7 +587,8 @@ lab_restd_alive() {
 # lab_restd_start: slurmrestd as nobody with rest_auth/jwt on
 # 127.0.0.1:$lab_restd_port, a root token (1 h) in $LAB/etc/jwt.token;
 # waits until it answers.  SLURM_JWT=daemon: without it every request
-# is refused (slurm-lab.md section 8).
+# is refused (slurm-lab.md section 8).  LAB_RESTD_DP=v0.0.40 (24.11):
+# only that data_parser plugin (-d), instead of every one.
 lab_restd_start() {
 	if [ "${LAB_SLURM:-2205}" = 2411 ]; then
 		lab_restd_ver=v0.0.40 lab_openapi=openapi/slurmctld
@@ -602,7 +603,7 @@ lab_restd_start() {
 	fi
 	runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" SLURM_JWT=daemon \
 		"$lab_sbin/slurmrestd" -a rest_auth/jwt -s "$lab_openapi" \
-		"127.0.0.1:$lab_restd_port" >>"$LAB/log/slurmrestd.log" 2>&1 &
+		${LAB_RESTD_DP:+-d "$LAB_RESTD_DP"} "127.0.0.1:$lab_restd_port" >>"$LAB/log/slurmrestd.log" 2>&1 &
 	echo $! >"$LAB/run/slurmrestd.pid"
 	tok=$(sed 's/^SLURM_JWT=//' "$LAB/etc/jwt.token")
 	i=0

@@ -161,7 +161,8 @@ tg_err tg_topology_build(tg_topology *t, tg_errinfo *ei);
 
 /*
  * Checks the model's invariants (tree order, ranges, free <= allocatable,
- * allocations consistent with free resources).  TG_OK or TG_ESTATE with a
+ * allocations consistent with free resources, the index label spreads
+ * count through).  TG_OK or TG_ESTATE with a
  * message naming the first broken invariant.
  */
 tg_err tg_topology_check(const tg_topology *t, tg_errinfo *ei);

@@ -124,6 +124,62 @@ static tg_err check_free(const tg_topology *t, const int64_t *used,
 	return TG_OK;
 }
 
+/*
+ * The label index (model.h): every allocation, live or removed, once in
+ * its label set's list, lists ascending; every posting names a label
+ * set that carries its pair, as many postings as the sets' pairs and
+ * namespaces.  Linear in allocations and postings.
+ */
+static tg_err check_label_index(const tg_topology *t, tg_errinfo *ei)
+{
+	size_t ls, j, total = 0;
+
+	for (ls = 0; ls < t->lsmemcap; ls++) {
+		const tgi_lsmem *m = &t->lsmem[ls];
+
+		for (j = 0; j < m->n; j++)
+			if (m->a[j] >= t->nallocs ||
+			    t->cls[t->allocs[m->a[j]].cls].lset != ls ||
+			    (j && m->a[j] <= m->a[j - 1]))
+				return tgi_errf(ei, TG_ESTATE, "label index: "
+						"label set %zu lists allocation "
+						"%u wrongly", ls, m->a[j]);
+		total += m->n;
+	}
+	if (total != t->nallocs)
+		return tgi_errf(ei, TG_ESTATE, "label index: %zu allocations "
+				"listed of %zu", total, t->nallocs);
+	/* each posting names a set carrying its pair; as many as pairs */
+	total = 0;
+	for (ls = 1; ls <= t->nlsets; ls++)
+		total += t->lsets[ls - 1].n + (t->lsets[ls - 1].ns != 0);
+	for (j = 0; j < t->nlpost_slots; j++) {
+		const tgi_lpslot *sl = &t->lpost_slots[j];
+		uint32_t key = (uint32_t)(sl->kv >> 32), val = (uint32_t)sl->kv;
+		uint32_t q, n = 0;
+
+		for (q = sl->kv ? sl->head : 0; q; q = t->lposts[q - 1].next) {
+			uint32_t x = t->lposts[q - 1].ls;
+
+			if (!x || x > t->nlsets ||
+			    (key ? tgi_lset_value(t, x, key) != val :
+			     t->lsets[x - 1].ns != val))
+				return tgi_errf(ei, TG_ESTATE, "label index: "
+						"label set %u posted wrongly",
+						x);
+			n++;
+		}
+		if (n != sl->n)
+			return tgi_errf(ei, TG_ESTATE, "label index: a posting "
+					"list counts %u of %u", sl->n, n);
+		total -= n;
+	}
+	if (total)
+		return tgi_errf(ei, TG_ESTATE, "label index: %zu label pairs "
+				"not posted", total);
+	return TG_OK;
+}
+
 tg_err tg_topology_check(const tg_topology *t, tg_errinfo *ei)
 {
 	int64_t *used = NULL;
@@ -144,6 +200,8 @@ tg_err tg_topology_check(const tg_topology *t, tg_errinfo *ei)
 		err = sum_allocs(t, used, held, ei);
 	if (!err)
 		err = check_free(t, used, held, ei);
+	if (!err)
+		err = check_label_index(t, ei);
 	if (!err)
 		err = tgi_place_check(t, ei);
 	tgi_free(used);

@@ -74,12 +74,12 @@ static int64_t fit_node_slots(void *arg, uint32_t node)
 /* Appends "; preemption: \p why" to the decision's message. */
 static tg_err fail_message(tg_decision *d, const char *why)
 {
-	tgi_buf b;
+	tg_buf b;
 	char *m;
 
-	tgi_buf_init(&b, TGI_MAX_MESSAGE);
-	tgi_buf_addf(&b, "%s; preemption: %s", d->message, why);
-	m = tgi_buf_take_cut(&b);
+	tg_buf_init(&b, TGI_MAX_MESSAGE);
+	tg_buf_addf(&b, "%s; preemption: %s", d->message, why);
+	m = tg_buf_take_cut(&b);
 	if (!m)
 		return TG_ENOMEM;
 	tgi_free(d->message);
@@ -102,7 +102,7 @@ static tg_err room_with_all_gone(tg_topology *t, const tg_gang *g,
 	tg_decision *all = NULL;
 	const uint32_t nv = tgi_victims_ngangs(v);
 	const int64_t pods = tgi_victims_npods(v);
-	tgi_buf b;
+	tg_buf b;
 	tg_err err;
 
 	*room = false;
@@ -112,14 +112,14 @@ static tg_err room_with_all_gone(tg_topology *t, const tg_gang *g,
 	if (err)
 		return err;
 	if (all->status != TG_STATUS_PLACED) {
-		tgi_buf_init(&b, TGI_MAX_MESSAGE);
-		tgi_buf_addf(&b, "%s; preemption cannot help: unschedulable "
+		tg_buf_init(&b, TGI_MAX_MESSAGE);
+		tg_buf_addf(&b, "%s; preemption cannot help: unschedulable "
 			     "even with all %u lower-priority gang%s (%lld "
 			     "pod%s) evicted: %s", d->message,
 			     nv, nv == 1 ? "" : "s", (long long)pods,
 			     pods == 1 ? "" : "s", all->message);
 		tgi_free(d->message);
-		d->message = tgi_buf_take_cut(&b);
+		d->message = tg_buf_take_cut(&b);
 		err = d->message ? TG_OK : TG_ENOMEM;
 		tg_decision_free(all);
 		return err;
@@ -145,7 +145,7 @@ static tg_err preempting_decision(tg_topology *t, const tg_gang *g,
 				  tg_errinfo *ei)
 {
 	uint32_t *pods = NULL, npods = 0, i;
-	tgi_buf b;
+	tg_buf b;
 	tg_err err;
 
 	tgi_victims_suspend_chosen(v, true);
@@ -166,12 +166,12 @@ static tg_err preempting_decision(tg_topology *t, const tg_gang *g,
 	tgi_free(pods);
 	if (err)
 		return err;
-	tgi_buf_init(&b, TGI_MAX_MESSAGE);
+	tg_buf_init(&b, TGI_MAX_MESSAGE);
 	tgi_victims_describe(v, &b);
-	tgi_buf_addf(&b, "; nominated: %s; before preemption: %s",
+	tg_buf_addf(&b, "; nominated: %s; before preemption: %s",
 		     (*fin)->message, d->message);
 	tgi_free((*fin)->message);
-	(*fin)->message = tgi_buf_take_cut(&b);
+	(*fin)->message = tg_buf_take_cut(&b);
 	return (*fin)->message ? TG_OK : TG_ENOMEM;
 }
 

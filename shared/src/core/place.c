@@ -319,19 +319,19 @@ static uint32_t ancestor(const tg_topology *t, uint32_t node, unsigned level)
 
 /* "SpineLayer/spine-0/..." for a unit at a level. */
 static tg_err unit_name(const tg_topology *t, unsigned level, uint32_t u,
-			tgi_buf *b, bool with_layer)
+			tg_buf *b, bool with_layer)
 {
 	if (level == TG_NONE)
-		return tgi_buf_adds(b, "cluster");
+		return tg_buf_adds(b, "cluster");
 	if (level >= t->nlayers) {
 		if (with_layer)
-			tgi_buf_adds(b, "node/");
-		return tgi_buf_adds(b, tgi_strtab_get(&t->strs,
+			tg_buf_adds(b, "node/");
+		return tg_buf_adds(b, tgi_strtab_get(&t->strs,
 					t->name[t->order[u]]));
 	}
 	if (with_layer)
-		tgi_buf_addf(b, "%s/", t->layer_name[level]);
-	return tgi_buf_adds(b, t->dom[u].path);
+		tg_buf_addf(b, "%s/", t->layer_name[level]);
+	return tg_buf_adds(b, t->dom[u].path);
 }
 
 /* ---- request resolution ---- */
@@ -344,7 +344,7 @@ static tg_err unit_name(const tg_topology *t, unsigned level, uint32_t u,
  * says why); a soft one on an unknown layer is noted and left out.
  */
 static tg_err resolve_sspreads(const tg_topology *t, const tg_gang *g,
-			       req *q, tgi_buf *err)
+			       req *q, tg_buf *err)
 {
 	unsigned i, l;
 
@@ -362,25 +362,25 @@ static tg_err resolve_sspreads(const tg_topology *t, const tg_gang *g,
 			continue;	/* said by sspread_notes() */
 		}
 		if (l == TG_NONE) {
-			tgi_buf_addf(err, "gang %s: topology spread on '%s' "
+			tg_buf_addf(err, "gang %s: topology spread on '%s' "
 				     "(maxSkew %u, DoNotSchedule): not a "
 				     "topology layer (layers:", g->name,
 				     sp->layer, sp->max_skew);
 			for (l = 0; l < t->nlayers; l++)
-				tgi_buf_addf(err, "%s %s", l ? "," : "",
+				tg_buf_addf(err, "%s %s", l ? "," : "",
 					     t->layer_name[l]);
-			tgi_buf_adds(err, t->nlayers ? ", node)" : " node)");
+			tg_buf_adds(err, t->nlayers ? ", node)" : " node)");
 			return TG_ENOENT;
 		}
 		if (sp->hard && q->hard != TG_NONE && q->hard >= l) {
-			tgi_buf_addf(err, "gang %s: must gather on %s but "
+			tg_buf_addf(err, "gang %s: must gather on %s but "
 				     "spread over %s, which is not below it",
 				     g->name, level_name(t, q->hard),
 				     level_name(t, l));
 			return TG_ENOENT;
 		}
 		if (l == q->spread_level) {
-			tgi_buf_addf(err, "gang %s: a spread over its own "
+			tg_buf_addf(err, "gang %s: a spread over its own "
 				     "members and one over a label selector "
 				     "on the same layer %s", g->name,
 				     level_name(t, l));
@@ -396,28 +396,28 @@ static tg_err resolve_sspreads(const tg_topology *t, const tg_gang *g,
 
 /* "gang G: unknown topology layer 'X'<what> (layers: ...)". */
 static tg_err unknown_layer(const tg_topology *t, const tg_gang *g,
-			    const char *bad, const char *what, tgi_buf *err)
+			    const char *bad, const char *what, tg_buf *err)
 {
 	unsigned l;
 
-	tgi_buf_addf(err, "gang %s: unknown topology layer '%s'%s", g->name,
+	tg_buf_addf(err, "gang %s: unknown topology layer '%s'%s", g->name,
 		     bad, what);
-	tgi_buf_adds(err, " (layers:");
+	tg_buf_adds(err, " (layers:");
 	for (l = 0; l < t->nlayers; l++) {
 		bool key = t->layer_key[l] &&
 			   strcmp(t->layer_key[l], t->layer_name[l]);
 
-		tgi_buf_addf(err, "%s %s%s%s%s", l ? "," : "",
+		tg_buf_addf(err, "%s %s%s%s%s", l ? "," : "",
 			     t->layer_name[l], key ? " [" : "",
 			     key ? t->layer_key[l] : "", key ? "]" : "");
 	}
-	tgi_buf_adds(err, t->nlayers ? ", node)" : " node)");
+	tg_buf_adds(err, t->nlayers ? ", node)" : " node)");
 	return TG_EINVAL;
 }
 
 /* Gather levels (the lowest MUST and PREFER) and the main pod set. */
 static tg_err resolve_gather(const tg_topology *t, const tg_gang *g, req *q,
-			     tgi_buf *err)
+			     tg_buf *err)
 {
 	unsigned i, l, best = 0;
 
@@ -444,7 +444,7 @@ static tg_err resolve_gather(const tg_topology *t, const tg_gang *g, req *q,
 /* Slice sizes per level: each divides the main pod set, and a slice
  * above is a multiple of one below. */
 static tg_err resolve_slices(const tg_topology *t, const tg_gang *g, req *q,
-			     tgi_buf *err)
+			     tg_buf *err)
 {
 	unsigned i, j, l;
 
@@ -456,7 +456,7 @@ static tg_err resolve_slices(const tg_topology *t, const tg_gang *g, req *q,
 			return unknown_layer(t, g, g->slice[i].layer, "",
 					     err);
 		if (cnt % sz) {
-			tgi_buf_addf(err, "gang %s: %u members do not divide "
+			tg_buf_addf(err, "gang %s: %u members do not divide "
 				     "into slices of %u on layer %s", g->name,
 				     cnt, sz, g->slice[i].layer);
 			return TG_EINVAL;
@@ -467,7 +467,7 @@ static tg_err resolve_slices(const tg_topology *t, const tg_gang *g, req *q,
 		for (j = i + 1; j <= t->nlayers; j++)
 			if (q->slice[i] && q->slice[j] &&
 			    q->slice[i] % q->slice[j]) {
-				tgi_buf_addf(err, "gang %s: slice of %u on %s "
+				tg_buf_addf(err, "gang %s: slice of %u on %s "
 					     "is not a multiple of the slice "
 					     "of %u on %s", g->name,
 					     q->slice[i], level_name(t, i),
@@ -480,7 +480,7 @@ static tg_err resolve_slices(const tg_topology *t, const tg_gang *g, req *q,
 /* The layer spread (the lowest layer named wins); soft ones on unknown
  * layers are ignored and named later, hard ones are an error. */
 static tg_err resolve_spread(const tg_topology *t, const tg_gang *g, req *q,
-			     tgi_buf *err)
+			     tg_buf *err)
 {
 	unsigned i, l;
 
@@ -505,7 +505,7 @@ static tg_err resolve_spread(const tg_topology *t, const tg_gang *g, req *q,
 	}
 	if (q->spread_level != TG_NONE && q->hard != TG_NONE &&
 	    q->hard >= q->spread_level) {
-		tgi_buf_addf(err, "gang %s: must gather on %s but spread "
+		tg_buf_addf(err, "gang %s: must gather on %s but spread "
 			     "over %s, which is not below it", g->name,
 			     level_name(t, q->hard),
 			     level_name(t, q->spread_level));
@@ -516,7 +516,7 @@ static tg_err resolve_spread(const tg_topology *t, const tg_gang *g, req *q,
 
 /* The resources any pod set asks for, each once, pods last. */
 static tg_err resolve_resources(const tg_topology *t, const tg_gang *g,
-				req *q, tgi_buf *err)
+				req *q, tg_buf *err)
 {
 	bool seen[TG_MAX_RESOURCES] = { false };
 	unsigned i, r;
@@ -526,7 +526,7 @@ static tg_err resolve_resources(const tg_topology *t, const tg_gang *g,
 			if (!g->ps[i]->shape.v[r] || seen[r] || r == TG_RES_PODS)
 				continue;
 			if (r >= t->nres) {
-				tgi_buf_addf(err, "gang %s: pod set %s asks "
+				tg_buf_addf(err, "gang %s: pod set %s asks "
 					     "for an unregistered resource "
 					     "id %u", g->name,
 					     g->ps[i]->name, r);
@@ -540,7 +540,7 @@ static tg_err resolve_resources(const tg_topology *t, const tg_gang *g,
 }
 
 static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
-		      tgi_buf *err)
+		      tg_buf *err)
 {
 	tg_err e;
 
@@ -583,8 +583,8 @@ static bool expr_holds(const tgi_expr *e, const char *v)
 		return e->op == TG_SEL_NOT_IN;
 	case TG_SEL_GT:
 	case TG_SEL_LT:
-		if (!v || !tgi_parse_i64(v, &a) ||
-		    !tgi_parse_i64(e->values[0], &b))
+		if (!v || !tg_i64_parse(v, &a) ||
+		    !tg_i64_parse(e->values[0], &b))
 			return false;
 		return e->op == TG_SEL_GT ? a > b : a < b;
 	}
@@ -919,26 +919,124 @@ static bool spread_node_ok(const tg_topology *t, const rspread *r,
 	return true;
 }
 
+/* tgi_spread_tally() for one label set \p ls (index + 1, 0: none). */
+static void tally_lset(const tg_topology *t, const tgi_sspread *sp,
+		       uint32_t ls, int32_t *per_node)
+{
+	lset_ctx c = { t, ls };
+	const char *ns = ls ? tgi_strtab_get(&t->strs, t->lsets[ls - 1].ns) :
+			 "";
+	const tgi_lsmem *m;
+	size_t j;
+
+	if (ls >= t->lsmemcap || !spread_selects(sp, ns, lset_label, &c))
+		return;
+	m = &t->lsmem[ls];
+	for (j = 0; j < m->n; j++) {
+		const tgi_alloc *x = &t->allocs[m->a[j]];
+
+		if (x->live && !x->suspended && per_node[x->node] < INT32_MAX)
+			per_node[x->node]++;
+	}
+}
+
+/* The label sets of one posting chain, each through tally_lset(). */
+static void tally_chain(const tg_topology *t, const tgi_sspread *sp,
+			uint32_t key, uint32_t value, int32_t *per_node)
+{
+	uint32_t n, p;
+
+	for (p = tgi_lpost_first(t, key, value, &n); p;
+	     p = t->lposts[p - 1].next)
+		tally_lset(t, sp, t->lposts[p - 1].ls, per_node);
+}
+
+/* A string's id, or 0 with *ok false when it was never interned ("" is
+ * id 0 and always there). */
+static uint32_t str_id(const tg_topology *t, const char *s, bool *ok)
+{
+	uint32_t id = tgi_strtab_find(&t->strs, s);
+
+	*ok = id || !*s;
+	return id;
+}
+
+/*
+ * The candidate label sets are those of the shortest posting list among
+ * the spread's namespace's and each In expression's values (a set
+ * carries one value of a key: the values' lists are disjoint); every set
+ * is read only for a spread of namespace "" (sets without one).
+ */
+void tgi_spread_tally(const tg_topology *t, const tgi_sspread *sp,
+		      int32_t *per_node)
+{
+	uint32_t nsid, best, n, k, vid;
+	const tgi_expr *be = NULL;
+	unsigned i, v, w;
+	bool ok;
+
+	if (!sp->selector)
+		return;
+	if (!*sp->ns) {
+		for (k = 0; k <= t->nlsets; k++)
+			tally_lset(t, sp, k, per_node);
+		return;
+	}
+	if (!(nsid = tgi_strtab_find(&t->strs, sp->ns)))
+		return;
+	tgi_lpost_first(t, 0, nsid, &best);
+	for (i = 0; i < sp->nexprs; i++) {
+		const tgi_expr *e = &sp->exprs[i];
+		uint32_t sum = 0;
+
+		if (e->op != TG_SEL_IN)
+			continue;
+		k = tgi_strtab_find(&t->strs, e->key);
+		for (v = 0; k && v < e->nvalues; v++) {
+			vid = str_id(t, e->values[v], &ok);
+			if (ok) {
+				tgi_lpost_first(t, k, vid, &n);
+				sum += n;
+			}
+		}
+		if (sum < best) {
+			best = sum;
+			be = e;
+		}
+	}
+	if (!be) {
+		tally_chain(t, sp, 0, nsid, per_node);
+		return;
+	}
+	if (!best || !(k = tgi_strtab_find(&t->strs, be->key)))
+		return;
+	for (v = 0; v < be->nvalues; v++) {
+		for (w = 0; w < v && strcmp(be->values[w], be->values[v]); w++)
+			;
+		vid = str_id(t, be->values[v], &ok);
+		if (w == v && ok)
+			tally_chain(t, sp, k, vid, per_node);
+	}
+}
+
 /*
  * Counts, for every label spread, the matching pods per unit: live
  * allocations on eligible nodes whose namespace and labels the selector
- * takes; marks the eligible units; works out which pod sets count.
+ * takes (tgi_spread_tally()); marks the eligible units; works out which
+ * pod sets count.
  */
 static tg_err spread_prepare(const tg_topology *t, req *q)
 {
 	const tgi_podset *mp = q->g->ps[q->main];
-	int8_t *memo = NULL;
-	uint8_t *nok = NULL;
+	int32_t *pn = NULL;
 	unsigned i, ps;
 	uint32_t j, n;
-	size_t a;
 
 	if (!q->nsp)
 		return TG_OK;
-	memo = tgi_malloc(t->nlsets + 1);
-	nok = tgi_malloc(t->nnodes ? t->nnodes : 1);
-	if (!memo || !nok)
-		goto nomem;
+	pn = tgi_calloc(t->nnodes ? t->nnodes : 1, sizeof(int32_t));
+	if (!pn)
+		return TG_ENOMEM;
 	for (i = 0; i < q->nsp; i++) {
 		rspread *r = &q->sp[i];
 		const tgi_sspread *sp = r->sp;
@@ -950,34 +1048,24 @@ static tg_err spread_prepare(const tg_topology *t, req *q)
 		r->base = tgi_calloc(r->nunits + 1, sizeof(int32_t));
 		r->elig = tgi_calloc(r->nunits + 1, 1);
 		r->touched = tgi_calloc(r->nunits + 1, sizeof(uint32_t));
-		if (!r->cnt || !r->base || !r->elig || !r->touched)
-			goto nomem;
-		memset(memo, -1, t->nlsets + 1);
+		if (!r->cnt || !r->base || !r->elig || !r->touched) {
+			tgi_free(pn);
+			return TG_ENOMEM;
+		}
+		tgi_spread_tally(t, sp, pn);
 		for (n = 0; n < t->nnodes; n++) {
 			uint32_t u = spread_unit(t, r, n);
+			int32_t c = pn[n];
 
-			nok[n] = u != TG_NONE && spread_node_ok(t, r, mp, n);
-			if (nok[n] && !r->elig[u]) {
+			pn[n] = 0;
+			if (u == TG_NONE || !spread_node_ok(t, r, mp, n))
+				continue;
+			if (!r->elig[u]) {
 				r->elig[u] = 1;
 				r->nelig++;
 			}
-		}
-		for (a = 0; a < t->nallocs; a++) {
-			const tgi_alloc *x = &t->allocs[a];
-			uint32_t ls = tgi_alloc_cls(t, a)->lset;
-
-			if (!x->live || x->suspended || !nok[x->node])
-				continue;
-			if (memo[ls] < 0) {
-				lset_ctx c = { t, ls };
-				const char *ns = ls ? tgi_strtab_get(&t->strs,
-						t->lsets[ls - 1].ns) : "";
-
-				memo[ls] = spread_selects(sp, ns, lset_label,
-							  &c);
-			}
-			if (memo[ls])
-				r->cnt[spread_unit(t, r, x->node)]++;
+			r->cnt[u] = c > INT32_MAX - r->cnt[u] ? INT32_MAX :
+				    r->cnt[u] + c;
 		}
 		memcpy(r->base, r->cnt, r->nunits * sizeof(int32_t));
 		r->zero = sp->min_domains && r->nelig < sp->min_domains;
@@ -1001,13 +1089,8 @@ static tg_err spread_prepare(const tg_topology *t, req *q)
 				r->kself += p->count;
 		}
 	}
-	tgi_free(memo);
-	tgi_free(nok);
+	tgi_free(pn);
 	return TG_OK;
-nomem:
-	tgi_free(memo);
-	tgi_free(nok);
-	return TG_ENOMEM;
 }
 
 /* Frees what resolve() and its helpers allocated in \p q. */
@@ -2143,17 +2226,17 @@ static tg_err attempt_unit(tg_topology *t, const req *q, scratch *s,
 /* ---- messages ---- */
 
 /* The request's non-fatal notes, each "; ..." */
-static void note_text(const req *q, tgi_buf *b)
+static void note_text(const req *q, tg_buf *b)
 {
 	unsigned i;
 
 	for (i = 0; i < q->nignored; i++)
-		tgi_buf_addf(b, "; soft spread on unknown layer '%s' ignored",
+		tg_buf_addf(b, "; soft spread on unknown layer '%s' ignored",
 			     q->g->spread[q->ignored[i]].layer);
 }
 
 static void why_text(const tg_topology *t, const uint32_t *why,
-		     tgi_buf *b)
+		     tg_buf *b)
 {
 	static const char *const words[] = {
 		"unschedulable", "untolerated taint",
@@ -2169,11 +2252,11 @@ static void why_text(const tg_topology *t, const uint32_t *why,
 	for (i = 0; i < NWHY; i++) {
 		if (!why[i])
 			continue;
-		tgi_buf_addf(b, "%s%u ", first ? "" : ", ", why[i]);
+		tg_buf_addf(b, "%s%u ", first ? "" : ", ", why[i]);
 		if (i < WHY_RES0)
-			tgi_buf_adds(b, words[i]);
+			tg_buf_adds(b, words[i]);
 		else
-			tgi_buf_addf(b, "insufficient %s",
+			tg_buf_addf(b, "insufficient %s",
 				     t->res_name[i - WHY_RES0]);
 		first = false;
 	}
@@ -2181,7 +2264,7 @@ static void why_text(const tg_topology *t, const uint32_t *why,
 
 /* "SpineLayer/spine-0: 3, SpineLayer/spine-1: 3" for the units of a level. */
 static void level_list(const tg_topology *t, const scratch *s,
-		       unsigned level, uint32_t lo, uint32_t hi, tgi_buf *b)
+		       unsigned level, uint32_t lo, uint32_t hi, tg_buf *b)
 {
 	uint32_t u, shown = 0, total = hi - lo;
 	const unsigned max_shown = 12;
@@ -2212,13 +2295,13 @@ static void level_list(const tg_topology *t, const scratch *s,
 				}
 	}
 	for (u = 0; u < total && shown < max_shown; u++, shown++) {
-		tgi_buf_adds(b, shown ? ", " : "");
+		tg_buf_adds(b, shown ? ", " : "");
 		unit_name(t, level, idx[u], b, true);
-		tgi_buf_addf(b, ": %lld", (long long)
+		tg_buf_addf(b, ": %lld", (long long)
 			     unit_slots(t, s, level, idx[u]));
 	}
 	if (total > shown)
-		tgi_buf_addf(b, " and %u more", total - shown);
+		tg_buf_addf(b, " and %u more", total - shown);
 	tgi_free(idx);
 }
 
@@ -2243,9 +2326,9 @@ static tg_err decision_new(const tg_gang *g, tg_decision **out)
 	return TG_OK;
 }
 
-static tg_err set_message(tg_decision *d, tgi_buf *b)
+static tg_err set_message(tg_decision *d, tg_buf *b)
 {
-	char *m = tgi_buf_take_cut(b);
+	char *m = tg_buf_take_cut(b);
 
 	if (!m)
 		return TG_ENOMEM;
@@ -2396,12 +2479,12 @@ static void placement_lca(const tg_topology *t, const tg_decision *d,
 }
 
 /* "; soft spread on unknown layer 'K' ignored" for each label spread so. */
-static void sspread_notes(const req *q, tgi_buf *b)
+static void sspread_notes(const req *q, tg_buf *b)
 {
 	unsigned i;
 
 	for (i = 0; i < q->nsp_ignored; i++)
-		tgi_buf_addf(b, "; soft spread on unknown layer '%s' ignored",
+		tg_buf_addf(b, "; soft spread on unknown layer '%s' ignored",
 			     q->g->sspread[q->sp_ignored[i]].layer);
 }
 
@@ -2410,31 +2493,31 @@ static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 {
 	unsigned level, i, nnodes = 0;
 	uint32_t unit;
-	tgi_buf b;
+	tg_buf b;
 	tg_err err;
 
 	placement_lca(t, d, &level, &unit);
 	d->lca_level = level;
-	tgi_buf_init(&b, TGI_MAX_DOMAIN);
+	tg_buf_init(&b, TGI_MAX_DOMAIN);
 	unit_name(t, level, unit, &b, true);
-	if (!(d->domain = tgi_buf_take(&b)))
+	if (!(d->domain = tg_buf_take(&b)))
 		return TG_ENOMEM;
 	d->bw = level == TG_NONE ? t->root_bw : t->layer_bw[level];
 	for (i = 0; i < d->npl; i++)
 		if (i == 0 || d->pl[i].node != d->pl[i - 1].node)
 			nnodes++;
-	tgi_buf_init(&b, TGI_MAX_MESSAGE);
-	tgi_buf_addf(&b, "placed %u member%s on %u node%s in %s", d->npl,
+	tg_buf_init(&b, TGI_MAX_MESSAGE);
+	tg_buf_addf(&b, "placed %u member%s on %u node%s in %s", d->npl,
 		     d->npl == 1 ? "" : "s", nnodes, nnodes == 1 ? "" : "s",
 		     d->domain);
 	sspread_notes(q, &b);
 	if (q->prefer != TG_NONE && found_level != TG_NONE &&
 	    found_level < q->prefer) {
-		tgi_buf_addf(&b, "; no %s domain could hold them, so the "
+		tg_buf_addf(&b, "; no %s domain could hold them, so the "
 			     "gang escalated to %s", level_name(t, q->prefer),
 			     level_name(t, found_level));
 	} else if (q->prefer != TG_NONE && found_level == TG_NONE) {
-		tgi_buf_addf(&b, "; no %s domain could hold them, so the "
+		tg_buf_addf(&b, "; no %s domain could hold them, so the "
 			     "gang spans the cluster",
 			     level_name(t, q->prefer));
 	}
@@ -2451,7 +2534,7 @@ static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 			     pack_cmp(t, s, found_level, u, chosen) < 0))
 				chosen = u;
 		if (ncand > 1) {
-			tgi_buf_addf(&b, "; bin-pack: %s/%s offers %lld slots "
+			tg_buf_addf(&b, "; bin-pack: %s/%s offers %lld slots "
 				     "(least waste among %u candidates; ",
 				     t->layer_name[found_level],
 				     t->dom[chosen].path, (long long)
@@ -2461,17 +2544,17 @@ static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 				if (u == chosen ||
 				    unit_slots(t, s, found_level, u) < k)
 					continue;
-				tgi_buf_addf(&b, "%s%s: %lld", shown++ ? ", "
+				tg_buf_addf(&b, "%s%s: %lld", shown++ ? ", "
 					     : "", t->dom[u].path, (long long)
 					     unit_slots(t, s, found_level, u));
 			}
 			if (ncand - 1 > shown)
-				tgi_buf_addf(&b, " and %u more", ncand - 1 -
+				tg_buf_addf(&b, " and %u more", ncand - 1 -
 					     shown);
-			tgi_buf_adds(&b, ")");
+			tg_buf_adds(&b, ")");
 		}
 	}
-	tgi_buf_addf(&b, "; estimated all-reduce bandwidth %g Gbit/s",
+	tg_buf_addf(&b, "; estimated all-reduce bandwidth %g Gbit/s",
 		     d->bw);
 	note_text(q, &b);
 	err = set_message(d, &b);
@@ -2483,7 +2566,7 @@ static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
  * matching its selector in namespace ns: SpineLayer/s1: 1, ...
  * (minimum 0 over 3 eligible domains)" for each hard label spread.
  */
-static void spread_text(const tg_topology *t, const req *q, tgi_buf *b)
+static void spread_text(const tg_topology *t, const req *q, tg_buf *b)
 {
 	const unsigned max_shown = 12;
 	unsigned i;
@@ -2494,24 +2577,24 @@ static void spread_text(const tg_topology *t, const req *q, tgi_buf *b)
 
 		if (!r->sp->hard)
 			continue;
-		tgi_buf_addf(b, "; topology spread on '%s' (maxSkew %u, "
+		tg_buf_addf(b, "; topology spread on '%s' (maxSkew %u, "
 			     "DoNotSchedule", r->sp->layer, r->sp->max_skew);
 		if (r->sp->min_domains)
-			tgi_buf_addf(b, ", minDomains %u",
+			tg_buf_addf(b, ", minDomains %u",
 				     r->sp->min_domains);
-		tgi_buf_addf(b, ") counting pods in namespace '%s' that "
+		tg_buf_addf(b, ") counting pods in namespace '%s' that "
 			     "match its selector: ", r->sp->ns);
 		for (u = 0, shown = 0; u < r->nunits && shown < max_shown;
 		     u++) {
 			if (!r->elig[u])
 				continue;
-			tgi_buf_adds(b, shown++ ? ", " : "");
+			tg_buf_adds(b, shown++ ? ", " : "");
 			unit_name(t, r->level, r->lo + u, b, true);
-			tgi_buf_addf(b, ": %d", (int)r->base[u]);
+			tg_buf_addf(b, ": %d", (int)r->base[u]);
 		}
 		if (r->nelig > shown)
-			tgi_buf_addf(b, " and %u more", r->nelig - shown);
-		tgi_buf_addf(b, " (minimum %d over %u eligible domain%s%s)",
+			tg_buf_addf(b, " and %u more", r->nelig - shown);
+		tg_buf_addf(b, " (minimum %d over %u eligible domain%s%s)",
 			     (int)r->base_gmin, r->nelig,
 			     r->nelig == 1 ? "" : "s",
 			     r->zero ? ", fewer than minDomains: taken as "
@@ -2525,39 +2608,39 @@ static tg_err describe_failure(tg_topology *t, const req *q, tg_decision *d,
 	const tg_gang *g = q->g;
 	unsigned lvl = q->hard;
 	int64_t k = g->ps[q->main]->count;
-	tgi_buf b;
+	tg_buf b;
 
-	tgi_buf_init(&b, TGI_MAX_MESSAGE);
+	tg_buf_init(&b, TGI_MAX_MESSAGE);
 	/* main slots are in s->nslots / s->dslots from the search */
 	if (lvl == TG_NONE) {
-		tgi_buf_addf(&b, "the cluster can hold %lld of %lld "
+		tg_buf_addf(&b, "the cluster can hold %lld of %lld "
 			     "members", (long long)s->dslots[0],
 			     (long long)k);
 		if (g->nps > 1 && s->dslots[0] >= k)
-			tgi_buf_adds(&b, " of the largest pod set, but not "
+			tg_buf_adds(&b, " of the largest pod set, but not "
 				     "every pod set together");
 	} else {
 		if (g->nps > 1)
 			/* the list counts the main pod set's slots: say so,
 			 * or "1 member" reads as the whole gang */
-			tgi_buf_addf(&b, "no %s domain can hold the gang's "
+			tg_buf_addf(&b, "no %s domain can hold the gang's "
 				     "%u members in %u pod sets (offer slots "
 				     "for pod set %s, %lld member%s): ",
 				     level_name(t, lvl), g->nmembers, g->nps,
 				     g->ps[q->main]->name, (long long)k,
 				     k == 1 ? "" : "s");
 		else
-			tgi_buf_addf(&b, "no %s domain can hold %lld "
+			tg_buf_addf(&b, "no %s domain can hold %lld "
 				     "member%s: ", level_name(t, lvl),
 				     (long long)k, k == 1 ? "" : "s");
 		if (level_hi(t, lvl) == level_lo(t, lvl))
-			tgi_buf_adds(&b, "there are none");
+			tg_buf_adds(&b, "there are none");
 		else
 			level_list(t, s, lvl, level_lo(t, lvl),
 				   level_hi(t, lvl), &b);
 	}
 	if (q->spread_level != TG_NONE)
-		tgi_buf_addf(&b, "; spread over %s with max skew %u",
+		tg_buf_addf(&b, "; spread over %s with max skew %u",
 			     level_name(t, q->spread_level), q->spread_skew);
 	spread_text(t, q, &b);
 	sspread_notes(q, &b);
@@ -2567,13 +2650,13 @@ static tg_err describe_failure(tg_topology *t, const req *q, tg_decision *d,
 		for (i = 0; i < NWHY; i++)
 			nwhy += q->why[i];
 		if (nwhy) {
-			tgi_buf_addf(&b, "; %u/%zu nodes can take none: ",
+			tg_buf_addf(&b, "; %u/%zu nodes can take none: ",
 				     nwhy, t->nnodes);
 			why_text(t, q->why, &b);
 		}
 	}
 	if (q->topo && t->ntree < t->nnodes)
-		tgi_buf_addf(&b, "; %zu node%s left out for missing topology "
+		tg_buf_addf(&b, "; %zu node%s left out for missing topology "
 			     "labels (see warnings)", t->nnodes - t->ntree,
 			     t->nnodes - t->ntree == 1 ? "" : "s");
 	note_text(q, &b);
@@ -2583,7 +2666,7 @@ static tg_err describe_failure(tg_topology *t, const req *q, tg_decision *d,
 tg_err tg_gang_check(const tg_topology *t, const tg_gang *g, tg_errinfo *ei)
 {
 	req *q;
-	tgi_buf eb;
+	tg_buf eb;
 	tg_err err;
 
 	if (!t || !g)
@@ -2593,13 +2676,13 @@ tg_err tg_gang_check(const tg_topology *t, const tg_gang *g, tg_errinfo *ei)
 	q = tgi_calloc(1, sizeof(*q));
 	if (!q)
 		return tgi_errf(ei, TG_ENOMEM, "out of memory");
-	tgi_buf_init(&eb, TGI_MAX_MESSAGE);
+	tg_buf_init(&eb, TGI_MAX_MESSAGE);
 	err = resolve((tg_topology *)t, g, q, &eb);
 	if (err == TG_EINVAL)
 		tgi_errf(ei, err, "%s", eb.s ? eb.s : "bad request");
 	else if (err)
 		tgi_errf(ei, err, "out of memory");
-	tgi_buf_free(&eb);
+	tg_buf_free(&eb);
 	req_release(q);
 	tgi_free(q);
 	return err;
@@ -2821,7 +2904,7 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 	req *q = NULL;
 	scratch *s;
 	tg_decision *d = NULL;
-	tgi_buf eb;
+	tg_buf eb;
 	attempt a;
 	unsigned level;
 	tg_err err;
@@ -2837,7 +2920,7 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 		err = TG_ENOMEM;
 		goto fail;
 	}
-	tgi_buf_init(&eb, TGI_MAX_MESSAGE);
+	tg_buf_init(&eb, TGI_MAX_MESSAGE);
 	err = resolve(t, g, q, &eb);
 	if (err == TG_EINVAL) {
 		/* a bad request is a decision: unschedulable, with why */
@@ -2846,7 +2929,7 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 		d->bad_request = true;
 		goto done;
 	}
-	tgi_buf_free(&eb);
+	tg_buf_free(&eb);
 	if (err)
 		goto fail;
 	q->scope_level = scope_level;
@@ -2899,7 +2982,7 @@ struct tgi_slotctx {
 tg_err tgi_slotctx_new(tg_topology *t, const tg_gang *g, tgi_slotctx **out)
 {
 	tgi_slotctx *c;
-	tgi_buf eb;
+	tg_buf eb;
 	unsigned l;
 	tg_err err;
 
@@ -2916,9 +2999,9 @@ tg_err tgi_slotctx_new(tg_topology *t, const tg_gang *g, tgi_slotctx **out)
 		err = TG_ENOMEM;
 		goto fail;
 	}
-	tgi_buf_init(&eb, TGI_MAX_MESSAGE);
+	tg_buf_init(&eb, TGI_MAX_MESSAGE);
 	err = resolve(t, g, c->q, &eb);
-	tgi_buf_free(&eb);
+	tg_buf_free(&eb);
 	if (err)
 		goto fail;
 	for (l = 0; l < t->nlayers; l++)

@@ -5,13 +5,14 @@
 #ifndef TG_PLACE_INT_H
 #define TG_PLACE_INT_H
 
+#include "gang.h"
 #include "model.h"
 
 /*
  * The longest decision message (bytes): one lists at most a dozen
  * domains (each at most TGI_MAX_DOMAIN), so only names near their own
  * limits reach it; a longer message is cut and says so
- * (tgi_buf_take_cut()).
+ * (tg_buf_take_cut()).
  */
 #define TGI_MAX_MESSAGE		(64u << 10)
 /* "LAYER/v0/v1/..." of any domain: a layer name and a full path. */
@@ -42,6 +43,16 @@ struct tg_decision {
 tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 			unsigned scope_level, uint32_t scope_unit,
 			tg_decision **out, tg_errinfo *ei);
+
+/*
+ * Adds one to per_node[n] for every live, not suspended allocation on
+ * node n that label spread \p sp counts (its namespace and selector).
+ * It reads the topology's label index (model.h: lsmem, lpost), so its
+ * cost follows the label sets the selector can take and their pods, not
+ * the number of allocations.
+ */
+void tgi_spread_tally(const tg_topology *t, const tgi_sspread *sp,
+		      int32_t *per_node);
 
 /* Appends allocation \p a to the decision's victims. */
 tg_err tgi_decision_add_victim(tg_decision *d, const tg_topology *t,

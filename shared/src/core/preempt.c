@@ -543,17 +543,17 @@ static tg_err unit_victims(pctx *c, uint32_t unit, uint32_t *list,
 	return TG_OK;
 }
 
-static void unit_label(const pctx *c, uint32_t unit, tgi_buf *b)
+static void unit_label(const pctx *c, uint32_t unit, tg_buf *b)
 {
 	const tg_topology *t = c->t;
 
 	if (c->level == TG_NONE)
-		tgi_buf_adds(b, "the cluster");
+		tg_buf_adds(b, "the cluster");
 	else if (c->level >= t->nlayers)
-		tgi_buf_addf(b, "node/%s", tgi_strtab_get(&t->strs,
+		tg_buf_addf(b, "node/%s", tgi_strtab_get(&t->strs,
 			     t->name[t->order[unit]]));
 	else
-		tgi_buf_addf(b, "%s/%s", t->layer_name[c->level],
+		tg_buf_addf(b, "%s/%s", t->layer_name[c->level],
 			     t->dom[unit].path);
 }
 
@@ -720,22 +720,22 @@ tg_err tgi_victims_chosen_pods(const tgi_victims *c, uint32_t **pods,
 	return TG_OK;
 }
 
-void tgi_victims_describe(const tgi_victims *c, tgi_buf *b)
+void tgi_victims_describe(const tgi_victims *c, tg_buf *b)
 {
 	const tg_topology *t = c->t;
 	const int64_t pods = c->bestco.pods;
 	uint32_t i, n = c->nbest;
 
-	tgi_buf_addf(b, "preempting %lld pod%s of %u lower-priority gang%s "
+	tg_buf_addf(b, "preempting %lld pod%s of %u lower-priority gang%s "
 		     "(", (long long)pods, pods == 1 ? "" : "s",
 		     n, n == 1 ? "" : "s");
 	for (i = 0; i < n && i < 8; i++)
-		tgi_buf_addf(b, "%s%s priority %lld", i ? ", " : "",
+		tg_buf_addf(b, "%s%s priority %lld", i ? ", " : "",
 			     tgi_strtab_get(&t->strs, c->v[c->best[i]].gang),
 			     (long long)c->v[c->best[i]].prio);
 	if (n > 8)
-		tgi_buf_addf(b, " and %u more", n - 8);
-	tgi_buf_adds(b, ") to free ");
+		tg_buf_addf(b, " and %u more", n - 8);
+	tg_buf_adds(b, ") to free ");
 	unit_label(c, c->bestco.unit, b);
 }
 

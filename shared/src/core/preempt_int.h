@@ -63,7 +63,7 @@ void tgi_victims_suspend_chosen(tgi_victims *v, bool on);
 tg_err tgi_victims_chosen_pods(const tgi_victims *v, uint32_t **pods,
 			       uint32_t *npods);
 /* "preempting N pods of M lower-priority gangs (...) to free DOMAIN". */
-void tgi_victims_describe(const tgi_victims *v, tgi_buf *b);
+void tgi_victims_describe(const tgi_victims *v, tg_buf *b);
 void tgi_victims_free(tgi_victims *v);
 
 #endif /* TG_PREEMPT_INT_H */

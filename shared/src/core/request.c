@@ -89,7 +89,7 @@ static unsigned number(const char *f, size_t n, unsigned max)
 		return 0;
 	memcpy(d, f, n);
 	d[n] = '\0';
-	if (!tgi_parse_u32(d, &v) || v > max)
+	if (!tg_u32_parse(d, &v) || v > max)
 		return 0;
 	return v;
 }

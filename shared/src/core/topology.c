@@ -80,6 +80,11 @@ void tg_topology_destroy(tg_topology *t)
 	tgi_free(t->lsets);
 	tgi_free(t->lpairs);
 	tgi_free(t->lset_slots);
+	for (i = 0; i < t->lsmemcap; i++)
+		tgi_free(t->lsmem[i].a);
+	tgi_free(t->lsmem);
+	tgi_free(t->lpost_slots);
+	tgi_free(t->lposts);
 	tgi_free(t->cls);
 	tgi_free(t->cls_shape);
 	tgi_free(t->cls_slots);
@@ -609,17 +614,17 @@ static void default_bandwidth(tg_topology *t)
 
 static char *make_path(const tg_topology *t, uint32_t node, unsigned upto)
 {
-	tgi_buf b;
+	tg_buf b;
 	unsigned l;
 
-	tgi_buf_init(&b, (TG_MAX_NAME + 1) * (TG_MAX_LAYERS + 1));
+	tg_buf_init(&b, (TG_MAX_NAME + 1) * (TG_MAX_LAYERS + 1));
 	for (l = 0; l <= upto; l++) {
 		if (l)
-			tgi_buf_add(&b, "/", 1);
-		tgi_buf_adds(&b, tgi_strtab_get(&t->strs,
+			tg_buf_add(&b, "/", 1);
+		tg_buf_adds(&b, tgi_strtab_get(&t->strs,
 				t->path[(size_t)node * t->nlayers + l]));
 	}
-	return tgi_buf_take(&b);
+	return tg_buf_take(&b);
 }
 
 /* No node is added after a build: give the columns' slack back. */
@@ -1207,6 +1212,14 @@ void tgi_alloc_compact(tg_topology *t)
 	memset(t->alloc_of_pod, 0, t->nalloc_slots * sizeof(uint32_t));
 	for (i = 0; i < t->nallocs; i++)
 		*alloc_slot(t, t->allocs[i].pod) = (uint32_t)i + 1;
+	/* the member lists only shrink: no allocation */
+	for (i = 0; i < t->lsmemcap; i++)
+		t->lsmem[i].n = 0;
+	for (i = 0; i < t->nallocs; i++) {
+		tgi_lsmem *m = &t->lsmem[tgi_alloc_cls(t, i)->lset];
+
+		m->a[m->n++] = (uint32_t)i;
+	}
 }
 
 static tg_err alloc_rehash(tg_topology *t, size_t nslots)
@@ -1326,6 +1339,108 @@ static tg_err cls_intern(tg_topology *t, const tgi_acls *c,
 	return TG_OK;
 }
 
+/* ---- the label index (model.h: lsmem, lpost) ---- */
+
+static uint64_t lpost_hash(uint64_t kv)
+{
+	kv ^= kv >> 33;
+	kv *= 0xff51afd7ed558ccdull;
+	kv ^= kv >> 33;
+	return kv;
+}
+
+static tgi_lpslot *lpost_slot(const tg_topology *t, uint64_t kv)
+{
+	size_t h = lpost_hash(kv) & (t->nlpost_slots - 1);
+
+	while (t->lpost_slots[h].kv && t->lpost_slots[h].kv != kv)
+		h = (h + 1) & (t->nlpost_slots - 1);
+	return &t->lpost_slots[h];
+}
+
+uint32_t tgi_lpost_first(const tg_topology *t, uint32_t key, uint32_t value,
+			 uint32_t *n)
+{
+	const tgi_lpslot *s;
+
+	*n = 0;
+	if (!t->nlpost_slots || !(key | value))
+		return 0;
+	s = lpost_slot(t, (uint64_t)key << 32 | value);
+	if (!s->kv)
+		return 0;
+	*n = s->n;
+	return s->head;
+}
+
+/* Room for \p more postings (and as many new pairs), so that
+ * lpost_add() cannot fail; slots at most half full. */
+static tg_err lpost_reserve(tg_topology *t, size_t more)
+{
+	tgi_lpslot *ns;
+	size_t i, nslots = t->nlpost_slots ? t->nlpost_slots : 64;
+
+	if (tgi_grow(&t->lposts, &t->lpostcap, t->nlposts + more,
+		     sizeof(*t->lposts)))
+		return TG_ENOMEM;
+	while ((t->nlpost_keys + more) * 2 > nslots)
+		nslots *= 2;
+	if (nslots == t->nlpost_slots)
+		return TG_OK;
+	ns = tgi_calloc(nslots, sizeof(*ns));
+	if (!ns)
+		return TG_ENOMEM;
+	for (i = 0; i < t->nlpost_slots; i++) {
+		const tgi_lpslot *o = &t->lpost_slots[i];
+		size_t h;
+
+		if (!o->kv)
+			continue;
+		h = lpost_hash(o->kv) & (nslots - 1);
+		while (ns[h].kv)
+			h = (h + 1) & (nslots - 1);
+		ns[h] = *o;
+	}
+	tgi_free(t->lpost_slots);
+	t->lpost_slots = ns;
+	t->nlpost_slots = nslots;
+	return TG_OK;
+}
+
+static void lpost_add(tg_topology *t, uint32_t key, uint32_t value,
+		      uint32_t ls)
+{
+	uint64_t kv = (uint64_t)key << 32 | value;
+	tgi_lpslot *s;
+
+	if (!kv)
+		return;
+	s = lpost_slot(t, kv);
+	if (!s->kv) {
+		s->kv = kv;
+		t->nlpost_keys++;
+	}
+	t->lposts[t->nlposts].ls = ls;
+	t->lposts[t->nlposts].next = s->head;
+	s->head = (uint32_t)++t->nlposts;
+	s->n++;
+}
+
+/* Room in the member list of label set \p ls for one more allocation. */
+static tg_err lsmem_reserve(tg_topology *t, uint32_t ls)
+{
+	size_t old = t->lsmemcap;
+
+	if (tgi_grow(&t->lsmem, &t->lsmemcap, (size_t)ls + 1,
+		     sizeof(*t->lsmem)))
+		return TG_ENOMEM;
+	if (t->lsmemcap > old)
+		memset(&t->lsmem[old], 0,
+		       (t->lsmemcap - old) * sizeof(*t->lsmem));
+	return tgi_grow(&t->lsmem[ls].a, &t->lsmem[ls].cap,
+			t->lsmem[ls].n + 1, sizeof(uint32_t));
+}
+
 static uint64_t lset_hash(uint32_t ns, const uint32_t *pairs, unsigned n)
 {
 	uint64_t h = 1469598103934665603ull ^ ns;
@@ -1415,6 +1530,8 @@ tg_err tgi_lset_intern(tg_topology *t, const char *ns, const tg_label *l,
 	if ((t->nlsets + 1) * 2 > t->nlset_slots &&
 	    (err = lset_rehash(t, t->nlset_slots ? t->nlset_slots * 2 : 16)))
 		return err;
+	if ((err = lpost_reserve(t, (size_t)n + 1)))
+		return err;
 	x = &t->lsets[t->nlsets];
 	x->ns = nsid;
 	x->off = (uint32_t)(t->nlpairs / 2);
@@ -1426,6 +1543,9 @@ tg_err tgi_lset_intern(tg_topology *t, const char *ns, const tg_label *l,
 	t->lset_slots[h] = (uint32_t)t->nlsets + 1;
 	t->nlsets++;
 	*out = (uint32_t)t->nlsets;
+	lpost_add(t, 0, nsid, *out);
+	for (i = 0; i < n; i++)
+		lpost_add(t, pairs[2 * i], pairs[2 * i + 1], *out);
 	return TG_OK;
 }
 
@@ -1506,7 +1626,8 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 	c.expires = s->nominated ? s->expires : 0;
 	c.budget = budget;
 	c.preemptible = s->preemptible;
-	if ((err = cls_intern(t, &c, shape, &cls)))
+	if ((err = cls_intern(t, &c, shape, &cls)) ||
+	    (err = lsmem_reserve(t, c.lset)))
 		return err;
 	if (t->nallocs + 1 > t->alloccap) {
 		/* 1.5x: allocation tables are the bulk of a big cluster */
@@ -1543,6 +1664,7 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 	t->allocs[i].nominated = s->nominated;
 	t->allocs[i].suspended = false;
 	t->allocs[i].live = true;
+	t->lsmem[c.lset].a[t->lsmem[c.lset].n++] = (uint32_t)i;
 	if (s->nominated)
 		t->nnominated++;
 	slot = alloc_slot(t, pod);

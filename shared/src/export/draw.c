@@ -29,7 +29,7 @@ typedef struct draw_ctx {
 	const tg_decision *d;
 	uint32_t *marked;	/* per domain: placements inside */
 	bool full;
-	tgi_buf b;
+	tg_buf b;
 } draw_ctx;
 
 static bool node_idle(const tg_topology *t, uint32_t n)
@@ -54,18 +54,18 @@ static void draw_node(draw_ctx *c, uint32_t n)
 			if (tg_decision_placement(c->d, i)->node == n)
 				nr++;
 	if (!nr) {
-		tgi_buf_addf(&c->b, " %s%s", name, node_idle(t, n) ? "" : "~");
+		tg_buf_addf(&c->b, " %s%s", name, node_idle(t, n) ? "" : "~");
 		return;
 	}
-	tgi_buf_addf(&c->b, " [%s r", name);
+	tg_buf_addf(&c->b, " [%s r", name);
 	nr = 0;
 	for (i = 0; i < tg_decision_nplacements(c->d); i++) {
 		const tg_placement *p = tg_decision_placement(c->d, i);
 
 		if (p->node == n)
-			tgi_buf_addf(&c->b, "%s%u", nr++ ? "," : "", p->rank);
+			tg_buf_addf(&c->b, "%s%u", nr++ ? "," : "", p->rank);
 	}
-	tgi_buf_adds(&c->b, "]");
+	tg_buf_adds(&c->b, "]");
 }
 
 static void draw_dom(draw_ctx *c, uint32_t dom, const char *prefix,
@@ -79,22 +79,22 @@ static void draw_dom(draw_ctx *c, uint32_t dom, const char *prefix,
 	for (i = x->lo; i < x->hi; i++)
 		if (node_idle(t, t->order[i]))
 			idle++;
-	tgi_buf_adds(&c->b, prefix);
+	tg_buf_adds(&c->b, prefix);
 	if (dom)
-		tgi_buf_adds(&c->b, last ? "`- " : "|- ");
+		tg_buf_adds(&c->b, last ? "`- " : "|- ");
 	if (dom)
-		tgi_buf_addf(&c->b, "%s %s:", t->layer_name[x->layer],
+		tg_buf_addf(&c->b, "%s %s:", t->layer_name[x->layer],
 			     tgi_strtab_get(&t->strs, x->value));
 	else
-		tgi_buf_adds(&c->b, "cluster:");
+		tg_buf_adds(&c->b, "cluster:");
 	if (dom && x->layer == t->nlayers - 1 &&
 	    (c->full || c->marked[dom])) {
 		for (i = x->lo; i < x->hi; i++)
 			draw_node(c, t->order[i]);
-		tgi_buf_adds(&c->b, "\n");
+		tg_buf_adds(&c->b, "\n");
 		return;
 	}
-	tgi_buf_addf(&c->b, " %u node%s, %u idle%s\n", x->hi - x->lo,
+	tg_buf_addf(&c->b, " %u node%s, %u idle%s\n", x->hi - x->lo,
 		     x->hi - x->lo == 1 ? "" : "s", idle,
 		     c->marked[dom] ? "  <== gang" : "");
 	if (dom && x->layer == t->nlayers - 1)
@@ -116,7 +116,7 @@ static void draw_dom(draw_ctx *c, uint32_t dom, const char *prefix,
 		draw_dom(c, ch, sub, shown == 0 && !skipped);
 	}
 	if (skipped)
-		tgi_buf_addf(&c->b, "%s`- (%u more %s domain%s, %u nodes)\n",
+		tg_buf_addf(&c->b, "%s`- (%u more %s domain%s, %u nodes)\n",
 			     sub, skipped, t->layer_name[t->dom[x->child0].layer],
 			     skipped == 1 ? "" : "s", skipped_nodes);
 }
@@ -136,7 +136,7 @@ char *tg_draw(const tg_topology *t, const tg_decision *d)
 	c.marked = tgi_calloc(t->ndom ? t->ndom : 1, sizeof(uint32_t));
 	if (!c.marked)
 		return NULL;
-	tgi_buf_init(&c.b, DRAW_MAX_BYTES);
+	tg_buf_init(&c.b, DRAW_MAX_BYTES);
 	for (i = 0; d && i < tg_decision_nplacements(d); i++) {
 		uint32_t dom = t->leaf[tg_decision_placement(d, i)->node];
 
@@ -146,21 +146,21 @@ char *tg_draw(const tg_topology *t, const tg_decision *d)
 		}
 	}
 	if (t->nlayers == 0) {
-		tgi_buf_addf(&c.b, "cluster: %zu nodes\n ", t->nnodes);
+		tg_buf_addf(&c.b, "cluster: %zu nodes\n ", t->nnodes);
 		for (n = 0; n < t->nnodes && (c.full || n < DRAW_FULL_MAX); n++)
 			draw_node(&c, t->order[n]);
-		tgi_buf_adds(&c.b, "\n");
+		tg_buf_adds(&c.b, "\n");
 	} else {
 		draw_dom(&c, 0, "", true);
 	}
 	if (t->ntree < t->nnodes) {
-		tgi_buf_addf(&c.b, "outside the tree (missing labels):");
+		tg_buf_addf(&c.b, "outside the tree (missing labels):");
 		for (n = (uint32_t)t->ntree; n < t->nnodes; n++)
 			draw_node(&c, t->order[n]);
-		tgi_buf_adds(&c.b, "\n");
+		tg_buf_adds(&c.b, "\n");
 	}
-	tgi_buf_adds(&c.b, "(~ = in use, [node rK] = rank K of the "
+	tg_buf_adds(&c.b, "(~ = in use, [node rK] = rank K of the "
 		     "gang)\n");
 	tgi_free(c.marked);
-	return tgi_buf_take_cut(&c.b);
+	return tg_buf_take_cut(&c.b);
 }

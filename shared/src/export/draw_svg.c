@@ -57,7 +57,7 @@ typedef struct dr_ctx {
 	const tg_topology *t;
 	const tg_draw_opts *o;
 	tg_errinfo *ei;
-	tgi_buf b;
+	tg_buf b;
 	dr_gang *g;
 	unsigned ng;
 	/* marks: per node a chain of (gang, rank) */
@@ -105,7 +105,7 @@ static size_t dr_utf8(const unsigned char *s)
  * characters and bytes that are not UTF-8 as U+FFFD (XML 1.0 allows
  * neither).  At most \p max characters; a longer name ends with "...".
  */
-static void dr_xml_n(tgi_buf *b, const char *s, size_t max)
+static void dr_xml_n(tg_buf *b, const char *s, size_t max)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 	size_t chars = 0;
@@ -114,53 +114,53 @@ static void dr_xml_n(tgi_buf *b, const char *s, size_t max)
 		size_t n = dr_utf8(p);
 
 		if (chars++ == max) {
-			tgi_buf_adds(b, "...");
+			tg_buf_adds(b, "...");
 			return;
 		}
 		if (*p == '&')
-			tgi_buf_adds(b, "&amp;");
+			tg_buf_adds(b, "&amp;");
 		else if (*p == '<')
-			tgi_buf_adds(b, "&lt;");
+			tg_buf_adds(b, "&lt;");
 		else if (*p == '>')
-			tgi_buf_adds(b, "&gt;");
+			tg_buf_adds(b, "&gt;");
 		else if (*p == '"')
-			tgi_buf_adds(b, "&quot;");
+			tg_buf_adds(b, "&quot;");
 		else if (*p == '\'')
-			tgi_buf_adds(b, "&#39;");
+			tg_buf_adds(b, "&#39;");
 		else if (!n || (*p < 0x20 && *p != '\t') || *p == 0x7f)
-			tgi_buf_adds(b, "\xef\xbf\xbd");
+			tg_buf_adds(b, "\xef\xbf\xbd");
 		else
-			tgi_buf_add(b, (const char *)p, n);
+			tg_buf_add(b, (const char *)p, n);
 		p += n ? n : 1;
 	}
 }
 
-static void dr_xml(tgi_buf *b, const char *s)
+static void dr_xml(tg_buf *b, const char *s)
 {
 	dr_xml_n(b, s, (size_t)-1);
 }
 
 /* \p s as a JSON string: quotes, backslashes and control characters
  * escaped, bytes that are not UTF-8 as U+FFFD (JSON text is UTF-8). */
-static void dr_jsonstr(tgi_buf *b, const char *s)
+static void dr_jsonstr(tg_buf *b, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 
-	tgi_buf_adds(b, "\"");
+	tg_buf_adds(b, "\"");
 	while (*p) {
 		size_t n = dr_utf8(p);
 
 		if (!n)
-			tgi_buf_adds(b, "\xef\xbf\xbd");
+			tg_buf_adds(b, "\xef\xbf\xbd");
 		else if (*p == '"' || *p == '\\')
-			tgi_buf_addf(b, "\\%c", *p);
+			tg_buf_addf(b, "\\%c", *p);
 		else if (*p < 0x20)
-			tgi_buf_addf(b, "\\u%04x", *p);
+			tg_buf_addf(b, "\\u%04x", *p);
 		else
-			tgi_buf_add(b, (const char *)p, n);
+			tg_buf_add(b, (const char *)p, n);
 		p += n ? n : 1;
 	}
-	tgi_buf_adds(b, "\"");
+	tg_buf_adds(b, "\"");
 }
 
 /* ---- what is drawn ------------------------------------------------------- */
@@ -219,39 +219,39 @@ static bool dr_nvlink(const tg_topology *t, unsigned layer)
 static tg_err dr_flag_add(dr_ctx *c, uint32_t n, const char *a,
 			  const char *b, const char *d)
 {
-	tgi_buf buf;
+	tg_buf buf;
 
-	tgi_buf_init(&buf, TG_DRAW_MAX_OUT);
+	tg_buf_init(&buf, TG_DRAW_MAX_OUT);
 	if (c->flag[n]) {
-		tgi_buf_adds(&buf, c->flag[n]);
-		tgi_buf_adds(&buf, "; ");
+		tg_buf_adds(&buf, c->flag[n]);
+		tg_buf_adds(&buf, "; ");
 	} else {
 		c->nflagged++;
 	}
-	tgi_buf_adds(&buf, a);
+	tg_buf_adds(&buf, a);
 	if (b)
-		tgi_buf_adds(&buf, b);
+		tg_buf_adds(&buf, b);
 	if (d)
-		tgi_buf_adds(&buf, d);
+		tg_buf_adds(&buf, d);
 	if (buf.err) {
-		tgi_buf_free(&buf);
+		tg_buf_free(&buf);
 		return buf.err;
 	}
 	tgi_free(c->flag[n]);
-	c->flag[n] = tgi_buf_take(&buf);
+	c->flag[n] = tg_buf_take(&buf);
 	return c->flag[n] ? TG_OK : TG_ENOMEM;
 }
 
 /* "no K1, K2 label": the label keys node n's path misses (for a node
  * made its own accelerator domain, that layer's). */
-static tg_err dr_missing(dr_ctx *c, uint32_t n, tgi_buf *miss)
+static tg_err dr_missing(dr_ctx *c, uint32_t n, tg_buf *miss)
 {
 	const tg_topology *t = c->t;
 	const uint32_t *p = &t->path[(size_t)n * t->nlayers];
 	unsigned l;
 	bool first = true;
 
-	tgi_buf_adds(miss, "no ");
+	tg_buf_adds(miss, "no ");
 	for (l = 0; l < t->nlayers; l++) {
 		bool own = (t->flags[n] & TGI_NODE_OWN_ACCEL) &&
 			   l == t->nlayers - 1;
@@ -259,12 +259,12 @@ static tg_err dr_missing(dr_ctx *c, uint32_t n, tgi_buf *miss)
 		if (p[l] && !own)
 			continue;
 		if (!first)
-			tgi_buf_adds(miss, ", ");
-		tgi_buf_adds(miss, t->layer_key[l] ? t->layer_key[l] :
+			tg_buf_adds(miss, ", ");
+		tg_buf_adds(miss, t->layer_key[l] ? t->layer_key[l] :
 			     t->layer_name[l]);
 		first = false;
 	}
-	tgi_buf_adds(miss, " label");
+	tg_buf_adds(miss, " label");
 	return miss->err;
 }
 
@@ -283,10 +283,10 @@ static tg_err dr_flags(dr_ctx *c)
 				NULL);
 	for (n = 0; n < t->nnodes && !e; n++) {
 		bool out = !(t->flags[n] & TGI_NODE_IN_TREE);
-		tgi_buf miss;
+		tg_buf miss;
 
 		if (out || (t->flags[n] & TGI_NODE_OWN_ACCEL)) {
-			tgi_buf_init(&miss, TG_DRAW_MAX_OUT);
+			tg_buf_init(&miss, TG_DRAW_MAX_OUT);
 			e = dr_missing(c, n, &miss);
 			if (!e)
 				e = dr_flag_add(c, n, miss.s, out ?
@@ -294,7 +294,7 @@ static tg_err dr_flags(dr_ctx *c)
 						": a domain of its own on "
 						"layer ", out ? NULL :
 						t->layer_name[t->nlayers - 1]);
-			tgi_buf_free(&miss);
+			tg_buf_free(&miss);
 		}
 		if (!e && (t->flags[n] & TGI_NODE_UNSCHED))
 			e = dr_flag_add(c, n, "unschedulable (cordoned, "
@@ -636,7 +636,7 @@ static tg_err dr_layout(dr_ctx *c)
 /* ---- SVG --------------------------------------------------------------- */
 
 /* The ranks on node n, as ranges in mark order: "0-3,7". */
-static void dr_ranks(dr_ctx *c, tgi_buf *b, uint32_t n)
+static void dr_ranks(dr_ctx *c, tg_buf *b, uint32_t n)
 {
 	uint32_t m = c->mhead[n];
 	bool first = true;
@@ -650,9 +650,9 @@ static void dr_ranks(dr_ctx *c, tgi_buf *b, uint32_t n)
 			hi++;
 			nx = c->mnext[nx - 1];
 		}
-		tgi_buf_addf(b, first ? "%u" : ",%u", lo);
+		tg_buf_addf(b, first ? "%u" : ",%u", lo);
 		if (hi > lo)
-			tgi_buf_addf(b, "-%u", hi);
+			tg_buf_addf(b, "-%u", hi);
 		first = false;
 		m = nx;
 	}
@@ -660,8 +660,8 @@ static void dr_ranks(dr_ctx *c, tgi_buf *b, uint32_t n)
 
 /* Distinct names of the gangs running on node n (allocations), each
  * written by \p esc, \p sep between them. */
-static void dr_running(dr_ctx *c, tgi_buf *b, uint32_t n, const char *sep,
-		       void (*esc)(tgi_buf *, const char *))
+static void dr_running(dr_ctx *c, tg_buf *b, uint32_t n, const char *sep,
+		       void (*esc)(tg_buf *, const char *))
 {
 	const tg_topology *t = c->t;
 	uint32_t a, p;
@@ -682,16 +682,16 @@ static void dr_running(dr_ctx *c, tgi_buf *b, uint32_t n, const char *sep,
 			continue;
 		}
 		if (shown++)
-			tgi_buf_adds(b, sep);
+			tg_buf_adds(b, sep);
 		esc(b, tgi_strtab_get(&t->strs, id));
 	}
 	if (more && esc == dr_xml)
-		tgi_buf_addf(b, "%s(%u more)", sep, more);
+		tg_buf_addf(b, "%s(%u more)", sep, more);
 }
 
 /* Node n's NVLink islands as "0-3|4-7" when it has more than one (one
  * island is all its GPUs on NVLink, or nothing known): false if not. */
-static bool dr_islands(const dr_ctx *c, tgi_buf *b, uint32_t n)
+static bool dr_islands(const dr_ctx *c, tg_buf *b, uint32_t n)
 {
 	const tg_topology *t = c->t;
 	const uint8_t *lay;
@@ -715,10 +715,10 @@ static bool dr_islands(const dr_ctx *c, tgi_buf *b, uint32_t n)
 				continue;
 			while (e + 1 < ng && lay[e + 1] == isl)
 				e++;
-			tgi_buf_addf(b, "%s%u", first ? (k ? "|" : "") : ",",
+			tg_buf_addf(b, "%s%u", first ? (k ? "|" : "") : ",",
 				     g);
 			if (e > g)
-				tgi_buf_addf(b, "-%u", e);
+				tg_buf_addf(b, "-%u", e);
 			k += e - g + 1;
 			first = false;
 		}
@@ -728,7 +728,7 @@ static bool dr_islands(const dr_ctx *c, tgi_buf *b, uint32_t n)
 
 static void dr_node(dr_ctx *c, uint32_t n, double x, double y)
 {
-	tgi_buf *b = &c->b;
+	tg_buf *b = &c->b;
 	int64_t tot, used;
 	bool gpu, member = c->mhead[n] != 0;
 	const dr_gang *g = member ? &c->g[c->mgang[c->mhead[n] - 1]] : NULL;
@@ -737,82 +737,82 @@ static void dr_node(dr_ctx *c, uint32_t n, double x, double y)
 	uint32_t leaf = c->t->leaf[n];
 
 	dr_use(c, n, &tot, &used, &gpu);
-	tgi_buf_addf(b, "<g class=\"n%s%s%s\" data-node=\"",
+	tg_buf_addf(b, "<g class=\"n%s%s%s\" data-node=\"",
 		     member ? " m" : "", c->flag[n] ? " f" : "",
 		     member ? "" : (const char *[]){ " u0", " u1", " u2",
 			" u3", " u4" }[dr_level(tot, used)]);
 	dr_xml(b, dr_name(c, n));
-	tgi_buf_adds(b, "\" data-path=\"");
+	tg_buf_adds(b, "\" data-path=\"");
 	if (leaf != TG_NONE)
 		dr_xml(b, c->t->dom[leaf].path);
-	tgi_buf_addf(b, "\" data-use=\"%lld/%lld%s\"", (long long)used,
+	tg_buf_addf(b, "\" data-use=\"%lld/%lld%s\"", (long long)used,
 		     (long long)tot, gpu ? "" : "m");
 	if (member) {
-		tgi_buf_adds(b, " data-gang=\"");
+		tg_buf_adds(b, " data-gang=\"");
 		dr_xml(b, g->name);
-		tgi_buf_adds(b, "\" data-rank=\"");
+		tg_buf_adds(b, "\" data-rank=\"");
 		dr_ranks(c, b, n);
-		tgi_buf_adds(b, "\"");
+		tg_buf_adds(b, "\"");
 	}
 	if (c->ahead[n]) {
-		tgi_buf_adds(b, " data-gangs=\"");
+		tg_buf_adds(b, " data-gangs=\"");
 		dr_running(c, b, n, " ", dr_xml);
-		tgi_buf_adds(b, "\"");
+		tg_buf_adds(b, "\"");
 	}
 	if (c->flag[n]) {
-		tgi_buf_adds(b, " data-flag=\"");
+		tg_buf_adds(b, " data-flag=\"");
 		dr_xml(b, c->flag[n]);
-		tgi_buf_adds(b, "\"");
+		tg_buf_adds(b, "\"");
 	}
-	tgi_buf_adds(b, "><title>");
+	tg_buf_adds(b, "><title>");
 	dr_xml(b, dr_name(c, n));
-	tgi_buf_addf(b, ": %g/%g %s used", gpu ? (double)used : used / 1e3,
+	tg_buf_addf(b, ": %g/%g %s used", gpu ? (double)used : used / 1e3,
 		     gpu ? (double)tot : tot / 1e3, gpu ? "GPUs" : "CPUs");
 	if (member) {
-		tgi_buf_adds(b, "; gang ");
+		tg_buf_adds(b, "; gang ");
 		dr_xml(b, g->name);
-		tgi_buf_adds(b, " rank ");
+		tg_buf_adds(b, " rank ");
 		dr_ranks(c, b, n);
 	}
 	if (c->ahead[n]) {
-		tgi_buf_adds(b, "; running: ");
+		tg_buf_adds(b, "; running: ");
 		dr_running(c, b, n, ", ", dr_xml);
 	}
 	if (dr_islands(c, NULL, n)) {
-		tgi_buf_adds(b, "; NVLink islands ");
+		tg_buf_adds(b, "; NVLink islands ");
 		dr_islands(c, b, n);
 	}
 	if (c->flag[n]) {
-		tgi_buf_adds(b, "; flagged: ");
+		tg_buf_adds(b, "; flagged: ");
 		dr_xml(b, c->flag[n]);
 	}
-	tgi_buf_addf(b, "</title><rect x=\"%g\" y=\"%g\" width=\"%g\" "
+	tg_buf_addf(b, "</title><rect x=\"%g\" y=\"%g\" width=\"%g\" "
 		     "height=\"%g\" rx=\"2\"%s%s%s/>", x, y, c->cw, c->ch,
 		     col ? " style=\"fill:" : "", col ? col : "",
 		     col ? "\"" : "");
 	if (c->named) {
-		tgi_buf_addf(b, "<text x=\"%g\" y=\"%g\"%s>", x + 4, y + 13,
+		tg_buf_addf(b, "<text x=\"%g\" y=\"%g\"%s>", x + 4, y + 13,
 			     member ? " class=\"w\"" : "");
 		dr_xml_n(b, dr_name(c, n), 13);
-		tgi_buf_addf(b, "</text><text x=\"%g\" y=\"%g\" class=\"s%s\">",
+		tg_buf_addf(b, "</text><text x=\"%g\" y=\"%g\" class=\"s%s\">",
 			     x + 4, y + 27, member ? " w" : "");
 		if (member) {
-			tgi_buf_adds(b, "r");
+			tg_buf_adds(b, "r");
 			dr_ranks(c, b, n);
-			tgi_buf_adds(b, " ");
+			tg_buf_adds(b, " ");
 		}
-		tgi_buf_addf(b, "%g/%g %s</text>",
+		tg_buf_addf(b, "%g/%g %s</text>",
 			     gpu ? (double)used : used / 1e3,
 			     gpu ? (double)tot : tot / 1e3, gpu ? "GPU" : "CPU");
 	} else if (member) {
-		tgi_buf_addf(b, "<text x=\"%g\" y=\"%g\" class=\"rk\">%u</text>",
+		tg_buf_addf(b, "<text x=\"%g\" y=\"%g\" class=\"rk\">%u</text>",
 			     x + c->cw / 2, y + c->ch / 2 + 3,
 			     c->mrank[c->mhead[n] - 1]);
 	}
 	if (c->flag[n])
-		tgi_buf_addf(b, "<path d=\"M%g %gh7l-7 7z\" class=\"fm\"/>",
+		tg_buf_addf(b, "<path d=\"M%g %gh7l-7 7z\" class=\"fm\"/>",
 			     x, y);
-	tgi_buf_adds(b, "</g>\n");
+	tg_buf_adds(b, "</g>\n");
 }
 
 /* Nodes order[lo, hi) as a grid at (x, y). */
@@ -834,7 +834,7 @@ static void dr_dom(dr_ctx *c, uint32_t d, unsigned depth)
 {
 	const tg_topology *t = c->t;
 	const tgi_domain *x = &t->dom[d];
-	tgi_buf *b = &c->b;
+	tg_buf *b = &c->b;
 	char lab[DR_LABEL_MAX];
 	int64_t tot, fr;
 	uint32_t ch;
@@ -844,45 +844,45 @@ static void dr_dom(dr_ctx *c, uint32_t d, unsigned depth)
 			  palette[(gi - 1) % DR_NPALETTE] : NULL;
 
 	dr_sum(c, x->lo, x->hi, &tot, &fr);
-	tgi_buf_addf(b, "<g class=\"d d%u%s%s\" data-path=\"",
+	tg_buf_addf(b, "<g class=\"d d%u%s%s\" data-path=\"",
 		     depth % DR_NDEPTH, nv ? " nv" : "", gi ? " gh" : "");
 	dr_xml(b, x->path);
-	tgi_buf_addf(b, "\" data-layer=\"");
+	tg_buf_addf(b, "\" data-layer=\"");
 	dr_xml(b, d ? t->layer_name[x->layer] : "cluster");
-	tgi_buf_adds(b, "\"><title>");
+	tg_buf_adds(b, "\"><title>");
 	dr_xml(b, d ? t->layer_name[x->layer] : "cluster");
-	tgi_buf_adds(b, " ");
+	tg_buf_adds(b, " ");
 	dr_xml(b, d ? x->path : "");
-	tgi_buf_addf(b, ": %u nodes, %lld/%lld GPUs free</title>",
+	tg_buf_addf(b, ": %u nodes, %lld/%lld GPUs free</title>",
 		     x->hi - x->lo, (long long)fr, (long long)tot);
-	tgi_buf_addf(b, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" "
+	tg_buf_addf(b, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" "
 		     "rx=\"4\"%s%s%s/>", c->x[d], c->y[d], c->w[d], c->h[d],
 		     col ? " style=\"stroke:" : "", col ? col : "",
 		     col ? "\"" : "");
 	dr_label(c, d, lab, sizeof(lab));
-	tgi_buf_addf(b, "<text x=\"%g\" y=\"%g\" class=\"h\"%s%s%s>",
+	tg_buf_addf(b, "<text x=\"%g\" y=\"%g\" class=\"h\"%s%s%s>",
 		     c->x[d] + DR_PAD, c->y[d] + 12,
 		     col ? " style=\"fill:" : "", col ? col : "",
 		     col ? "\"" : "");
 	dr_xml(b, lab);
-	tgi_buf_adds(b, "</text>\n");
+	tg_buf_adds(b, "</text>\n");
 	if (dr_leafdom(c, d))
 		dr_cells(c, x->lo, x->hi, c->x[d] + DR_PAD,
 			 c->y[d] + DR_HEAD);
 	else
 		for (ch = x->child0; ch < x->child0 + x->nchild; ch++)
 			dr_dom(c, ch, depth + 1);
-	tgi_buf_adds(b, "</g>\n");
+	tg_buf_adds(b, "</g>\n");
 }
 
 static void dr_outside(dr_ctx *c)
 {
-	tgi_buf *b = &c->b;
+	tg_buf *b = &c->b;
 	uint32_t nout = (uint32_t)(c->t->nnodes - c->t->ntree);
 
 	if (!nout)
 		return;
-	tgi_buf_addf(b, "<g class=\"d out\" data-path=\"\"><title>nodes "
+	tg_buf_addf(b, "<g class=\"d out\" data-path=\"\"><title>nodes "
 		     "outside the topology: %u</title><rect x=\"%g\" y=\"%g\" "
 		     "width=\"%g\" height=\"%g\" rx=\"4\"/><text x=\"%g\" "
 		     "y=\"%g\" class=\"h fl\">\xe2\x9a\xa0 not in the topology "
@@ -891,7 +891,7 @@ static void dr_outside(dr_ctx *c)
 		     c->ox + DR_PAD, c->oy + 12, nout, nout == 1 ? "" : "s");
 	dr_cells(c, (uint32_t)c->t->ntree, (uint32_t)c->t->nnodes,
 		 c->ox + DR_PAD, c->oy + DR_HEAD);
-	tgi_buf_adds(b, "</g>\n");
+	tg_buf_adds(b, "</g>\n");
 }
 
 static void dr_legend(dr_ctx *c)
@@ -902,31 +902,31 @@ static void dr_legend(dr_ctx *c)
 		{ "u4", "full" }, { "m", "gang member (rank)" },
 		{ "f", "flagged (hover: why)" }
 	};
-	tgi_buf *b = &c->b;
+	tg_buf *b = &c->b;
 	double x = DR_GAP;
 	unsigned i;
 
-	tgi_buf_adds(b, "<g class=\"legend\">");
+	tg_buf_adds(b, "<g class=\"legend\">");
 	for (i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
-		tgi_buf_addf(b, "<g class=\"n %s\"><rect x=\"%g\" y=\"38\" "
+		tg_buf_addf(b, "<g class=\"n %s\"><rect x=\"%g\" y=\"38\" "
 			     "width=\"12\" height=\"12\" rx=\"2\"%s/></g>"
 			     "<text x=\"%g\" y=\"48\">", items[i][0],
 			     x, items[i][0][0] == 'm' ?
 			     " style=\"fill:#1565c0\"" : "", x + 16);
 		dr_xml(b, items[i][1]);
-		tgi_buf_adds(b, "</text>");
+		tg_buf_adds(b, "</text>");
 		x += 16 + strlen(items[i][1]) * DR_CHAR + 14;
 	}
-	tgi_buf_addf(b, "<g class=\"d nv\"><rect x=\"%g\" y=\"38\" "
+	tg_buf_addf(b, "<g class=\"d nv\"><rect x=\"%g\" y=\"38\" "
 		     "width=\"18\" height=\"12\" rx=\"3\" style=\"fill:none\"/>"
 		     "</g><text x=\"%g\" y=\"48\">NVLink domain</text>", x,
 		     x + 22);
-	tgi_buf_adds(b, "</g>\n");
+	tg_buf_adds(b, "</g>\n");
 }
 
 /* \p s cut into lines of at most DR_WRAP characters at spaces, each one
  * a <text> at x; returns the lines written. */
-static unsigned dr_wrap(tgi_buf *b, const char *s, double x, double y,
+static unsigned dr_wrap(tg_buf *b, const char *s, double x, double y,
 			const char *cls)
 {
 	char seg[4 * DR_WRAP + 1];
@@ -952,10 +952,10 @@ static unsigned dr_wrap(tgi_buf *b, const char *s, double x, double y,
 			cut = sizeof(seg) - 1;
 		memcpy(seg, s, cut);
 		seg[cut] = '\0';
-		tgi_buf_addf(b, "<text x=\"%g\" y=\"%g\" class=\"%s\">", x,
+		tg_buf_addf(b, "<text x=\"%g\" y=\"%g\" class=\"%s\">", x,
 			     y + lines * DR_LINE, cls);
 		dr_xml(b, seg);
-		tgi_buf_adds(b, "</text>\n");
+		tg_buf_adds(b, "</text>\n");
 		lines++;
 		s += cut;
 		while (*s == ' ')
@@ -965,53 +965,53 @@ static unsigned dr_wrap(tgi_buf *b, const char *s, double x, double y,
 }
 
 /* One gang's line (and its reason's) in the SVG list; the lines used. */
-static unsigned dr_gang_line(dr_ctx *c, tgi_buf *b, unsigned gi, double y)
+static unsigned dr_gang_line(dr_ctx *c, tg_buf *b, unsigned gi, double y)
 {
 	const dr_gang *g = &c->g[gi];
 	unsigned lines = 1;
 
-	tgi_buf_addf(b, "<g class=\"gl\" data-gang=\"");
+	tg_buf_addf(b, "<g class=\"gl\" data-gang=\"");
 	dr_xml(b, g->name);
-	tgi_buf_adds(b, "\">");
+	tg_buf_adds(b, "\">");
 	if (g->n)
-		tgi_buf_addf(b, "<rect x=\"%d\" y=\"%g\" width=\"10\" "
+		tg_buf_addf(b, "<rect x=\"%d\" y=\"%g\" width=\"10\" "
 			     "height=\"10\" style=\"fill:%s\"/>", DR_GAP + 4,
 			     y - 9, palette[gi % DR_NPALETTE]);
-	tgi_buf_addf(b, "<text x=\"%d\" y=\"%g\"><tspan class=\"h\">",
+	tg_buf_addf(b, "<text x=\"%d\" y=\"%g\"><tspan class=\"h\">",
 		     DR_GAP + 20, y);
 	dr_xml(b, g->name);
-	tgi_buf_adds(b, "</tspan> ");
+	tg_buf_adds(b, "</tspan> ");
 	dr_xml(b, g->state);
 	if (g->domain) {
-		tgi_buf_adds(b, " in ");
+		tg_buf_adds(b, " in ");
 		dr_xml(b, g->domain);
 	}
 	if (g->n)
-		tgi_buf_addf(b, " \xe2\x80\x94 %u member%s", g->n,
+		tg_buf_addf(b, " \xe2\x80\x94 %u member%s", g->n,
 			     g->n == 1 ? "" : "s");
-	tgi_buf_adds(b, "</text>\n");
+	tg_buf_adds(b, "</text>\n");
 	if (g->reason)
 		lines += dr_wrap(b, g->reason, DR_GAP + 32, y + DR_LINE,
 				 "why");
-	tgi_buf_adds(b, "</g>\n");
+	tg_buf_adds(b, "</g>\n");
 	return lines;
 }
 
 /* The text lists under the picture into \p b; returns their height. */
-static double dr_lists(dr_ctx *c, tgi_buf *b, double y0)
+static double dr_lists(dr_ctx *c, tg_buf *b, double y0)
 {
 	double y = y0;
 	unsigned i, shown = 0;
 	uint32_t n;
 
 	if (c->ng) {
-		tgi_buf_addf(b, "<text x=\"%d\" y=\"%g\" class=\"h\">Gangs "
+		tg_buf_addf(b, "<text x=\"%d\" y=\"%g\" class=\"h\">Gangs "
 			     "(%u)</text>\n", DR_GAP, y, c->ng);
 		y += DR_LINE;
 		for (i = 0; i < c->ng && i < TG_DRAW_LIST_MAX; i++)
 			y += DR_LINE * dr_gang_line(c, b, i, y);
 		if (c->ng > TG_DRAW_LIST_MAX) {
-			tgi_buf_addf(b, "<text x=\"%d\" y=\"%g\">... %u more "
+			tg_buf_addf(b, "<text x=\"%d\" y=\"%g\">... %u more "
 				     "gangs (TG_DRAW_LIST_MAX %u; the HTML "
 				     "page lists all)</text>\n", DR_GAP + 20,
 				     y, c->ng - TG_DRAW_LIST_MAX,
@@ -1021,7 +1021,7 @@ static double dr_lists(dr_ctx *c, tgi_buf *b, double y0)
 		y += DR_LINE / 2;
 	}
 	if (c->nflagged) {
-		tgi_buf_addf(b, "<text x=\"%d\" y=\"%g\" class=\"h fl\">"
+		tg_buf_addf(b, "<text x=\"%d\" y=\"%g\" class=\"h fl\">"
 			     "Flagged nodes (%u)</text>\n", DR_GAP, y,
 			     c->nflagged);
 		y += DR_LINE;
@@ -1030,18 +1030,18 @@ static double dr_lists(dr_ctx *c, tgi_buf *b, double y0)
 
 			if (!c->flag[id] || shown++ >= TG_DRAW_LIST_MAX)
 				continue;
-			tgi_buf_addf(b, "<text x=\"%d\" y=\"%g\" class=\"fli\""
+			tg_buf_addf(b, "<text x=\"%d\" y=\"%g\" class=\"fli\""
 				     " data-node=\"", DR_GAP + 20, y);
 			dr_xml(b, dr_name(c, id));
-			tgi_buf_adds(b, "\"><tspan class=\"h\">");
+			tg_buf_adds(b, "\"><tspan class=\"h\">");
 			dr_xml(b, dr_name(c, id));
-			tgi_buf_adds(b, "</tspan>: ");
+			tg_buf_adds(b, "</tspan>: ");
 			dr_xml(b, c->flag[id]);
-			tgi_buf_adds(b, "</text>\n");
+			tg_buf_adds(b, "</text>\n");
 			y += DR_LINE;
 		}
 		if (c->nflagged > TG_DRAW_LIST_MAX) {
-			tgi_buf_addf(b, "<text x=\"%d\" y=\"%g\">... %u more "
+			tg_buf_addf(b, "<text x=\"%d\" y=\"%g\">... %u more "
 				     "flagged nodes (TG_DRAW_LIST_MAX %u; "
 				     "the HTML page lists all)</text>\n",
 				     DR_GAP + 20, y,
@@ -1073,43 +1073,43 @@ static const char dr_svg_css[] =
 static void dr_title(dr_ctx *c)
 {
 	const tg_topology *t = c->t;
-	tgi_buf *b = &c->b;
+	tg_buf *b = &c->b;
 	int64_t tot = 0, fr = 0;
 	unsigned l;
 
 	dr_sum(c, 0, (uint32_t)t->nnodes, &tot, &fr);
-	tgi_buf_addf(b, "<text x=\"%d\" y=\"22\" class=\"t\">", DR_GAP);
+	tg_buf_addf(b, "<text x=\"%d\" y=\"22\" class=\"t\">", DR_GAP);
 	if (c->o && c->o->title)
 		dr_xml(b, c->o->title);
 	else
-		tgi_buf_addf(b, "topogang: %zu nodes", t->nnodes);
-	tgi_buf_addf(b, "</text>\n<text x=\"%d\" y=\"22\" "
+		tg_buf_addf(b, "topogang: %zu nodes", t->nnodes);
+	tg_buf_addf(b, "</text>\n<text x=\"%d\" y=\"22\" "
 		     "text-anchor=\"end\">%zu nodes", (int)c->width - DR_GAP,
 		     t->nnodes);
 	if (tot)
-		tgi_buf_addf(b, ", %lld/%lld GPUs free", (long long)fr,
+		tg_buf_addf(b, ", %lld/%lld GPUs free", (long long)fr,
 			     (long long)tot);
 	for (l = 0; l < t->nlayers; l++) {
-		tgi_buf_adds(b, l ? " &gt; " : "; layers ");
+		tg_buf_adds(b, l ? " &gt; " : "; layers ");
 		dr_xml(b, t->layer_name[l]);
 	}
-	tgi_buf_adds(b, "</text>\n");
+	tg_buf_adds(b, "</text>\n");
 }
 
 /* The <svg> element (with the XML prolog when standalone). */
 static void dr_svg(dr_ctx *c, bool standalone)
 {
-	tgi_buf lists;
+	tg_buf lists;
 	double lh;
 
-	tgi_buf_init(&lists, TG_DRAW_MAX_OUT);
+	tg_buf_init(&lists, TG_DRAW_MAX_OUT);
 	lh = dr_lists(c, &lists, c->height + DR_LINE);
 	if (lists.err)
 		c->b.err = lists.err;
 	if (standalone)
-		tgi_buf_adds(&c->b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+		tg_buf_adds(&c->b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
 			     "\n");
-	tgi_buf_addf(&c->b, "<svg xmlns=\"http://www.w3.org/2000/svg\" "
+	tg_buf_addf(&c->b, "<svg xmlns=\"http://www.w3.org/2000/svg\" "
 		     "id=\"fabric\" width=\"%.0f\" height=\"%.0f\" "
 		     "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" "
 		     "font-size=\"11\">\n<style>%s</style>\n"
@@ -1122,200 +1122,200 @@ static void dr_svg(dr_ctx *c, bool standalone)
 		dr_dom(c, 0, 0);
 	dr_outside(c);
 	if (lists.s)
-		tgi_buf_add(&c->b, lists.s, lists.len);
-	tgi_buf_free(&lists);
-	tgi_buf_adds(&c->b, "</svg>\n");
+		tg_buf_add(&c->b, lists.s, lists.len);
+	tg_buf_free(&lists);
+	tg_buf_adds(&c->b, "</svg>\n");
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-static void dr_jstr(tgi_buf *b, const char *s)
+static void dr_jstr(tg_buf *b, const char *s)
 {
 	if (s)
 		dr_jsonstr(b, s);
 	else
-		tgi_buf_adds(b, "null");
+		tg_buf_adds(b, "null");
 }
 
 static void dr_json_nodes(dr_ctx *c)
 {
 	const tg_topology *t = c->t;
-	tgi_buf *b = &c->b;
+	tg_buf *b = &c->b;
 	uint32_t i, m;
 
-	tgi_buf_adds(b, ",\n\"nodes\": [");
+	tg_buf_adds(b, ",\n\"nodes\": [");
 	for (i = 0; i < t->nnodes; i++) {
 		uint32_t n = t->order[i];
 		int64_t tot, used;
 		bool gpu;
 
 		dr_use(c, n, &tot, &used, &gpu);
-		tgi_buf_adds(b, i ? ",\n {\"name\": " : "\n {\"name\": ");
+		tg_buf_adds(b, i ? ",\n {\"name\": " : "\n {\"name\": ");
 		dr_jsonstr(b, dr_name(c, n));
-		tgi_buf_adds(b, ", \"domain\": ");
+		tg_buf_adds(b, ", \"domain\": ");
 		dr_jstr(b, t->leaf[n] != TG_NONE ? t->dom[t->leaf[n]].path :
 			NULL);
-		tgi_buf_addf(b, ", \"%s\": %lld, \"%s_used\": %lld, "
+		tg_buf_addf(b, ", \"%s\": %lld, \"%s_used\": %lld, "
 			     "\"flag\": ", gpu ? "gpus" : "mcpu",
 			     (long long)tot, gpu ? "gpus" : "mcpu",
 			     (long long)used);
 		dr_jstr(b, c->flag[n]);
-		tgi_buf_adds(b, ", \"nvlink_islands\": ");
+		tg_buf_adds(b, ", \"nvlink_islands\": ");
 		if (dr_islands(c, NULL, n)) {
-			tgi_buf_adds(b, "\"");
+			tg_buf_adds(b, "\"");
 			dr_islands(c, b, n);
-			tgi_buf_adds(b, "\"");
+			tg_buf_adds(b, "\"");
 		} else {
-			tgi_buf_adds(b, "null");
+			tg_buf_adds(b, "null");
 		}
-		tgi_buf_adds(b, ", \"running\": [");
+		tg_buf_adds(b, ", \"running\": [");
 		dr_running(c, b, n, ", ", dr_jsonstr);
-		tgi_buf_adds(b, "], \"ranks\": [");
+		tg_buf_adds(b, "], \"ranks\": [");
 		for (m = c->mhead[n]; m; m = c->mnext[m - 1]) {
-			tgi_buf_adds(b, m == c->mhead[n] ? "{\"gang\": " :
+			tg_buf_adds(b, m == c->mhead[n] ? "{\"gang\": " :
 				     ", {\"gang\": ");
 			dr_jsonstr(b, c->g[c->mgang[m - 1]].name);
-			tgi_buf_addf(b, ", \"rank\": %u}", c->mrank[m - 1]);
+			tg_buf_addf(b, ", \"rank\": %u}", c->mrank[m - 1]);
 		}
-		tgi_buf_adds(b, "]}");
+		tg_buf_adds(b, "]}");
 	}
-	tgi_buf_adds(b, "]");
+	tg_buf_adds(b, "]");
 }
 
 static void dr_json(dr_ctx *c)
 {
 	const tg_topology *t = c->t;
-	tgi_buf *b = &c->b;
+	tg_buf *b = &c->b;
 	size_t d;
 	unsigned l, i, k;
 
-	tgi_buf_adds(b, "{\"version\": ");
+	tg_buf_adds(b, "{\"version\": ");
 	dr_jstr(b, c->o ? c->o->version : NULL);
-	tgi_buf_adds(b, ", \"title\": ");
+	tg_buf_adds(b, ", \"title\": ");
 	dr_jstr(b, c->o ? c->o->title : NULL);
-	tgi_buf_adds(b, ",\n\"layers\": [");
+	tg_buf_adds(b, ",\n\"layers\": [");
 	for (l = 0; l < t->nlayers; l++) {
-		tgi_buf_adds(b, l ? ", " : "");
+		tg_buf_adds(b, l ? ", " : "");
 		dr_jsonstr(b, t->layer_name[l]);
 	}
-	tgi_buf_adds(b, "],\n\"domains\": [");
+	tg_buf_adds(b, "],\n\"domains\": [");
 	for (d = 1; d < t->ndom; d++) {
 		const tgi_domain *x = &t->dom[d];
 		int64_t tot, fr;
 
 		dr_sum(c, x->lo, x->hi, &tot, &fr);
-		tgi_buf_adds(b, d > 1 ? ",\n {\"path\": " : "\n {\"path\": ");
+		tg_buf_adds(b, d > 1 ? ",\n {\"path\": " : "\n {\"path\": ");
 		dr_jsonstr(b, x->path);
-		tgi_buf_adds(b, ", \"layer\": ");
+		tg_buf_adds(b, ", \"layer\": ");
 		dr_jsonstr(b, t->layer_name[x->layer]);
-		tgi_buf_addf(b, ", \"nvlink\": %s, \"nodes\": %u, \"gpus\": "
+		tg_buf_addf(b, ", \"nvlink\": %s, \"nodes\": %u, \"gpus\": "
 			     "%lld, \"gpus_free\": %lld}",
 			     dr_nvlink(t, x->layer) ? "true" : "false",
 			     x->hi - x->lo, (long long)tot, (long long)fr);
 	}
-	tgi_buf_adds(b, "]");
+	tg_buf_adds(b, "]");
 	dr_json_nodes(c);
-	tgi_buf_adds(b, ",\n\"gangs\": [");
+	tg_buf_adds(b, ",\n\"gangs\": [");
 	for (i = 0; i < c->ng; i++) {
 		const dr_gang *g = &c->g[i];
 
-		tgi_buf_adds(b, i ? ",\n {\"name\": " : "\n {\"name\": ");
+		tg_buf_adds(b, i ? ",\n {\"name\": " : "\n {\"name\": ");
 		dr_jsonstr(b, g->name);
-		tgi_buf_adds(b, ", \"state\": ");
+		tg_buf_adds(b, ", \"state\": ");
 		dr_jsonstr(b, g->state);
-		tgi_buf_adds(b, ", \"domain\": ");
+		tg_buf_adds(b, ", \"domain\": ");
 		dr_jstr(b, g->domain);
-		tgi_buf_adds(b, ", \"reason\": ");
+		tg_buf_adds(b, ", \"reason\": ");
 		dr_jstr(b, g->reason);
-		tgi_buf_addf(b, ", \"colour\": \"%s\", \"members\": [",
+		tg_buf_addf(b, ", \"colour\": \"%s\", \"members\": [",
 			     g->n ? palette[i % DR_NPALETTE] : "");
 		for (k = 0; k < g->n; k++) {
-			tgi_buf_addf(b, "%s{\"rank\": %u, \"node\": ",
+			tg_buf_addf(b, "%s{\"rank\": %u, \"node\": ",
 				     k ? ", " : "", g->m[k].rank);
 			dr_jsonstr(b, dr_name(c, g->m[k].node));
-			tgi_buf_adds(b, "}");
+			tg_buf_adds(b, "}");
 		}
-		tgi_buf_adds(b, "]}");
+		tg_buf_adds(b, "]}");
 	}
-	tgi_buf_adds(b, "]\n}\n");
+	tg_buf_adds(b, "]\n}\n");
 }
 
 /* ---- HTML ---------------------------------------------------------------- */
 
 static void dr_html_aside(dr_ctx *c)
 {
-	tgi_buf *b = &c->b;
+	tg_buf *b = &c->b;
 	unsigned i;
 	uint32_t n;
 
-	tgi_buf_addf(b, "<aside><h2>Gangs (%u)</h2><ul id=\"gangs\">", c->ng);
+	tg_buf_addf(b, "<aside><h2>Gangs (%u)</h2><ul id=\"gangs\">", c->ng);
 	for (i = 0; i < c->ng; i++) {
 		const dr_gang *g = &c->g[i];
 
-		tgi_buf_adds(b, "<li class=\"g\" data-gang=\"");
+		tg_buf_adds(b, "<li class=\"g\" data-gang=\"");
 		dr_xml(b, g->name);
-		tgi_buf_addf(b, "\"><span class=\"sw\" style=\"background:%s"
+		tg_buf_addf(b, "\"><span class=\"sw\" style=\"background:%s"
 			     "\"></span><b>", g->n ?
 			     palette[i % DR_NPALETTE] : "transparent");
 		dr_xml(b, g->name);
-		tgi_buf_adds(b, "</b> ");
+		tg_buf_adds(b, "</b> ");
 		dr_xml(b, g->state);
 		if (g->domain) {
-			tgi_buf_adds(b, " in <code>");
+			tg_buf_adds(b, " in <code>");
 			dr_xml(b, g->domain);
-			tgi_buf_adds(b, "</code>");
+			tg_buf_adds(b, "</code>");
 		}
 		if (g->n)
-			tgi_buf_addf(b, ", %u member%s", g->n,
+			tg_buf_addf(b, ", %u member%s", g->n,
 				     g->n == 1 ? "" : "s");
 		if (g->reason) {
-			tgi_buf_adds(b, "<div class=\"why\">");
+			tg_buf_adds(b, "<div class=\"why\">");
 			dr_xml(b, g->reason);
-			tgi_buf_adds(b, "</div>");
+			tg_buf_adds(b, "</div>");
 		}
-		tgi_buf_adds(b, "</li>\n");
+		tg_buf_adds(b, "</li>\n");
 	}
-	tgi_buf_addf(b, "</ul><h2>Flagged nodes (%u)</h2><ul id=\"flags\">",
+	tg_buf_addf(b, "</ul><h2>Flagged nodes (%u)</h2><ul id=\"flags\">",
 		     c->nflagged);
 	for (n = 0; n < c->t->nnodes; n++) {
 		uint32_t id = c->t->order[n];
 
 		if (!c->flag[id])
 			continue;
-		tgi_buf_adds(b, "<li class=\"fn\" data-node=\"");
+		tg_buf_adds(b, "<li class=\"fn\" data-node=\"");
 		dr_xml(b, dr_name(c, id));
-		tgi_buf_adds(b, "\"><b>");
+		tg_buf_adds(b, "\"><b>");
 		dr_xml(b, dr_name(c, id));
-		tgi_buf_adds(b, "</b>: ");
+		tg_buf_adds(b, "</b>: ");
 		dr_xml(b, c->flag[id]);
-		tgi_buf_adds(b, "</li>\n");
+		tg_buf_adds(b, "</li>\n");
 	}
-	tgi_buf_adds(b, "</ul></aside>\n");
+	tg_buf_adds(b, "</ul></aside>\n");
 }
 
 static void dr_html(dr_ctx *c)
 {
-	tgi_buf *b = &c->b;
+	tg_buf *b = &c->b;
 	const tg_draw_opts *o = c->o;
 	char title[64];
 
 	snprintf(title, sizeof(title), "topogang: %zu nodes", c->t->nnodes);
-	tgi_buf_adds(b, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
+	tg_buf_adds(b, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
 		     "<meta charset=\"utf-8\"><meta name=\"viewport\" "
 		     "content=\"width=device-width\"><link rel=\"icon\" "
 		     "href=\"data:,\"><title>");
 	dr_xml(b, o && o->title ? o->title : title);
-	tgi_buf_addf(b, "</title><style>%s</style></head>\n<body data-version"
+	tg_buf_addf(b, "</title><style>%s</style></head>\n<body data-version"
 		     "=\"", dr_page_css);
 	dr_xml(b, o && o->version ? o->version : "");
-	tgi_buf_adds(b, "\" data-state=\"");
+	tg_buf_adds(b, "\" data-state=\"");
 	dr_xml(b, o && o->state_url ? o->state_url : "");
-	tgi_buf_addf(b, "\" data-refresh=\"%u\">\n%s<main><div id=\"view\">",
+	tg_buf_addf(b, "\" data-refresh=\"%u\">\n%s<main><div id=\"view\">",
 		     o && o->refresh_s ? o->refresh_s : 5, dr_page_header);
 	dr_svg(c, false);
-	tgi_buf_adds(b, "</div>\n");
+	tg_buf_adds(b, "</div>\n");
 	dr_html_aside(c);
-	tgi_buf_addf(b, "</main>\n<script>%s</script>\n</body></html>\n",
+	tg_buf_addf(b, "</main>\n<script>%s</script>\n</body></html>\n",
 		     dr_page_js);
 }
 
@@ -1343,7 +1343,7 @@ static void dr_free(dr_ctx *c)
 	tgi_free(c->x);
 	tgi_free(c->y);
 	tgi_free(c->tw);
-	tgi_buf_free(&c->b);
+	tg_buf_free(&c->b);
 }
 
 tg_err tg_draw_render(const tg_topology *t, tg_draw_format fmt,
@@ -1371,7 +1371,7 @@ tg_err tg_draw_render(const tg_topology *t, tg_draw_format fmt,
 	c.t = t;
 	c.o = opts;
 	c.ei = ei;
-	tgi_buf_init(&c.b, TG_DRAW_MAX_OUT);
+	tg_buf_init(&c.b, TG_DRAW_MAX_OUT);
 	c.flag = tgi_calloc(t->nnodes + 1, sizeof(char *));
 	e = c.flag ? TG_OK : TG_ENOMEM;
 	if (!e)
@@ -1401,7 +1401,7 @@ tg_err tg_draw_render(const tg_topology *t, tg_draw_format fmt,
 	else if (e)
 		tgi_errf(ei, e, "draw: out of memory");
 	else
-		*out = tgi_buf_take(&c.b);
+		*out = tg_buf_take(&c.b);
 	if (!e && !*out)
 		e = tgi_errf(ei, TG_ENOMEM, "draw: out of memory");
 	dr_free(&c);

@@ -32,7 +32,7 @@ typedef struct ex_ctx {
 	const tg_topology *t;
 	const tg_export_opts *o;
 	tg_errinfo *ei;
-	tgi_buf b;
+	tg_buf b;
 	char **names;		/* per domain: its topology.conf name */
 } ex_ctx;
 
@@ -203,21 +203,21 @@ static char *ex_qualified(const tg_topology *t, uint32_t d)
 {
 	uint32_t chain[TG_MAX_LAYERS + 1];
 	unsigned n = 0, i;
-	tgi_buf b;
+	tg_buf b;
 
 	for (; d && n <= TG_MAX_LAYERS; d = t->dom[d].parent)
 		chain[n++] = d;
-	tgi_buf_init(&b, (TG_MAX_NAME + 1) * (TG_MAX_LAYERS + 1));
+	tg_buf_init(&b, (TG_MAX_NAME + 1) * (TG_MAX_LAYERS + 1));
 	for (i = n; i > 0; i--) {
 		uint32_t x = chain[i - 1];
 
 		if (i > 1 && dom_repeat(t, x))
 			continue;
 		if (b.len)
-			tgi_buf_add(&b, "_", 1);
-		tgi_buf_adds(&b, dom_value(t, x));
+			tg_buf_add(&b, "_", 1);
+		tg_buf_adds(&b, dom_value(t, x));
 	}
-	return tgi_buf_take(&b);
+	return tg_buf_take(&b);
 }
 
 /*
@@ -338,7 +338,7 @@ static tg_err ex_nodes(ex_ctx *c, uint32_t lo, uint32_t hi)
 	tgi_free(names);
 	if (!hl)
 		return c->b.err = TG_ENOMEM;
-	tgi_buf_adds(&c->b, hl);
+	tg_buf_adds(&c->b, hl);
 	tgi_free(hl);
 	return c->b.err;
 }
@@ -350,11 +350,11 @@ static void ex_outside(ex_ctx *c, const char *lead)
 
 	if (t->ntree == t->nnodes)
 		return;
-	tgi_buf_addf(&c->b, "%s%zu node%s outside the tree (missing "
+	tg_buf_addf(&c->b, "%s%zu node%s outside the tree (missing "
 		     "labels or switches): ", lead, t->nnodes - t->ntree,
 		     t->nnodes - t->ntree == 1 ? "" : "s");
 	ex_nodes(c, (uint32_t)t->ntree, (uint32_t)t->nnodes);
-	tgi_buf_add(&c->b, "\n", 1);
+	tg_buf_add(&c->b, "\n", 1);
 }
 
 /* ---- topology.conf ------------------------------------------------------ */
@@ -369,7 +369,7 @@ static tg_err ex_tree(ex_ctx *c)
 	err = ex_names(c, t->nlayers - 1, "switch");
 	if (err)
 		return err;
-	tgi_buf_addf(&c->b, "# topology.conf (tree) written by topogang: "
+	tg_buf_addf(&c->b, "# topology.conf (tree) written by topogang: "
 		     "%zu nodes, %u switch level%s\n", t->ntree, t->nlayers,
 		     t->nlayers == 1 ? "" : "s");
 	ex_outside(c, "# ");
@@ -379,9 +379,9 @@ static tg_err ex_tree(ex_ctx *c)
 
 			if (dom_repeat(t, d))
 				continue;
-			tgi_buf_addf(&c->b, "SwitchName=%s ", c->names[d]);
+			tg_buf_addf(&c->b, "SwitchName=%s ", c->names[d]);
 			if (l + 1 == t->nlayers) {
-				tgi_buf_adds(&c->b, "Nodes=");
+				tg_buf_adds(&c->b, "Nodes=");
 				ex_nodes(c, dd->lo, dd->hi);
 			} else {
 				const char **kids;
@@ -399,10 +399,10 @@ static tg_err ex_tree(ex_ctx *c)
 				if (!hl)
 					return tgi_errf(c->ei, TG_ENOMEM,
 							"out of memory");
-				tgi_buf_addf(&c->b, "Switches=%s", hl);
+				tg_buf_addf(&c->b, "Switches=%s", hl);
 				tgi_free(hl);
 			}
-			tgi_buf_add(&c->b, "\n", 1);
+			tg_buf_add(&c->b, "\n", 1);
 		}
 	}
 	return TG_OK;
@@ -428,10 +428,10 @@ static tg_err ex_block_lines(ex_ctx *c, unsigned bl, unsigned g, bool align)
 
 	if (!align) {
 		for (d = lo; d < hi; d++) {
-			tgi_buf_addf(&c->b, "BlockName=%s Nodes=",
+			tg_buf_addf(&c->b, "BlockName=%s Nodes=",
 				     c->names[d]);
 			ex_nodes(c, t->dom[d].lo, t->dom[d].hi);
-			tgi_buf_add(&c->b, "\n", 1);
+			tg_buf_add(&c->b, "\n", 1);
 		}
 		return TG_OK;
 	}
@@ -443,10 +443,10 @@ static tg_err ex_block_lines(ex_ctx *c, unsigned bl, unsigned g, bool align)
 
 			if (k < pd->nchild) {
 				d = pd->child0 + k;
-				tgi_buf_addf(&c->b, "BlockName=%s Nodes=",
+				tg_buf_addf(&c->b, "BlockName=%s Nodes=",
 					     c->names[d]);
 				ex_nodes(c, t->dom[d].lo, t->dom[d].hi);
-				tgi_buf_add(&c->b, "\n", 1);
+				tg_buf_add(&c->b, "\n", 1);
 				continue;
 			}
 			/* a placeholder; its name must be new */
@@ -457,7 +457,7 @@ static tg_err ex_block_lines(ex_ctx *c, unsigned bl, unsigned g, bool align)
 							"block '%s' clashes "
 							"with a placeholder "
 							"name", pname);
-			tgi_buf_addf(&c->b, "BlockName=%s\n", pname);
+			tg_buf_addf(&c->b, "BlockName=%s\n", pname);
 		}
 	}
 	return TG_OK;
@@ -544,11 +544,11 @@ static tg_err ex_block(ex_ctx *c)
 	err = ex_block_sizes(c, minsz, total, sizes, &ns);
 	if (err)
 		return err;
-	tgi_buf_addf(&c->b, "# topology.conf (block) written by topogang: "
+	tg_buf_addf(&c->b, "# topology.conf (block) written by topogang: "
 		     "%zu nodes in %u blocks of layer %s\n", t->ntree, nblocks,
 		     t->layer_name[bl]);
 	if (align)
-		tgi_buf_addf(&c->b, "# each %s gets %u consecutive blocks "
+		tg_buf_addf(&c->b, "# each %s gets %u consecutive blocks "
 			     "(empty ones added) so that blocks of %u nodes "
 			     "line up with it\n", t->layer_name[bl - 1], g,
 			     sizes[0] * g);
@@ -556,17 +556,17 @@ static tg_err ex_block(ex_ctx *c)
 	err = ex_block_lines(c, bl, g, align);
 	if (err)
 		return err;
-	tgi_buf_adds(&c->b, "BlockSizes=");
+	tg_buf_adds(&c->b, "BlockSizes=");
 	for (i = 0; i < ns; i++)
-		tgi_buf_addf(&c->b, "%s%u", i ? "," : "", sizes[i]);
-	tgi_buf_add(&c->b, "\n", 1);
+		tg_buf_addf(&c->b, "%s%u", i ? "," : "", sizes[i]);
+	tg_buf_add(&c->b, "\n", 1);
 	return TG_OK;
 }
 
 /* ---- Kubernetes --------------------------------------------------------- */
 
 /* A word the shell takes as it is; else single-quoted. */
-static void ex_shell(tgi_buf *b, const char *s)
+static void ex_shell(tg_buf *b, const char *s)
 {
 	const char *p;
 	bool plain = *s != '\0';
@@ -574,23 +574,23 @@ static void ex_shell(tgi_buf *b, const char *s)
 	for (p = s; *p && plain; p++)
 		plain = ex_alnum(*p) || strchr("._-/=:,@+", *p);
 	if (plain) {
-		tgi_buf_adds(b, s);
+		tg_buf_adds(b, s);
 		return;
 	}
-	tgi_buf_add(b, "'", 1);
+	tg_buf_add(b, "'", 1);
 	for (p = s; *p; p++) {
 		if (*p == '\'')
-			tgi_buf_adds(b, "'\\''");
+			tg_buf_adds(b, "'\\''");
 		else
-			tgi_buf_add(b, p, 1);
+			tg_buf_add(b, p, 1);
 	}
-	tgi_buf_add(b, "'", 1);
+	tg_buf_add(b, "'", 1);
 }
 
 /* A JSON string literal. */
-static void ex_json(tgi_buf *b, const char *s)
+static void ex_json(tg_buf *b, const char *s)
 {
-	tgi_buf_json(b, s);
+	tg_buf_add_json(b, s);
 }
 
 /* The domain of node position \p pos on layer \p l. */
@@ -621,28 +621,28 @@ static tg_err ex_labels(ex_ctx *c, bool patch)
 		return tgi_errf(c->ei, TG_EINVAL, "no layer has a label key: "
 				"nothing to write");
 	if (patch)
-		tgi_buf_adds(&c->b, "[");
+		tg_buf_adds(&c->b, "[");
 	else {
-		tgi_buf_adds(&c->b, "# node labels written by topogang:");
+		tg_buf_adds(&c->b, "# node labels written by topogang:");
 		for (l = 0; l < t->nlayers; l++)
 			if (keys[l])
-				tgi_buf_addf(&c->b, " %s", keys[l]);
-		tgi_buf_add(&c->b, "\n", 1);
+				tg_buf_addf(&c->b, " %s", keys[l]);
+		tg_buf_add(&c->b, "\n", 1);
 		ex_outside(c, "# not labelled: ");
 	}
 	for (pos = 0; pos < t->ntree; pos++) {
 		bool first = true;
 
 		if (patch) {
-			tgi_buf_adds(&c->b, pos ? ",\n {\"name\": " :
+			tg_buf_adds(&c->b, pos ? ",\n {\"name\": " :
 				     "\n {\"name\": ");
 			ex_json(&c->b, node_name(t, pos));
-			tgi_buf_adds(&c->b, ", \"patch\": {\"metadata\": "
+			tg_buf_adds(&c->b, ", \"patch\": {\"metadata\": "
 				     "{\"labels\": {");
 		} else {
-			tgi_buf_adds(&c->b, "kubectl label node ");
+			tg_buf_adds(&c->b, "kubectl label node ");
 			ex_shell(&c->b, node_name(t, pos));
-			tgi_buf_adds(&c->b, " --overwrite");
+			tg_buf_adds(&c->b, " --overwrite");
 		}
 		for (l = 0; l < t->nlayers; l++) {
 			char vb[64];
@@ -654,28 +654,28 @@ static tg_err ex_labels(ex_ctx *c, bool patch)
 						ex_dom_at(t, pos, l)), vb);
 			if (patch) {
 				if (!first)
-					tgi_buf_adds(&c->b, ", ");
+					tg_buf_adds(&c->b, ", ");
 				ex_json(&c->b, keys[l]);
-				tgi_buf_adds(&c->b, ": ");
+				tg_buf_adds(&c->b, ": ");
 				ex_json(&c->b, v);
 			} else {
 				char kv[2 * TG_MAX_NAME + 2];
 
 				snprintf(kv, sizeof(kv), "%s=%s", keys[l], v);
-				tgi_buf_add(&c->b, " ", 1);
+				tg_buf_add(&c->b, " ", 1);
 				ex_shell(&c->b, kv);
 			}
 			first = false;
 		}
 		if (patch)
-			tgi_buf_adds(&c->b, "}}}}");
+			tg_buf_adds(&c->b, "}}}}");
 		else
-			tgi_buf_add(&c->b, "\n", 1);
+			tg_buf_add(&c->b, "\n", 1);
 		if (c->b.err)
 			break;
 	}
 	if (patch)
-		tgi_buf_adds(&c->b, "\n]\n");
+		tg_buf_adds(&c->b, "\n]\n");
 	return TG_OK;
 }
 
@@ -724,7 +724,7 @@ static tg_err ex_crd(ex_ctx *c, tg_export_format fmt)
 	if (fmt == TG_EXPORT_KOORDINATOR) {
 		char parent[TG_MAX_NAME + 8] = "ClusterTopologyLayer";
 
-		tgi_buf_addf(&c->b, "apiVersion: scheduling.koordinator.sh/"
+		tg_buf_addf(&c->b, "apiVersion: scheduling.koordinator.sh/"
 			     "v1alpha1\nkind: ClusterNetworkTopology\n"
 			     "metadata:\n  name: %s\nspec:\n"
 			     "  networkTopologySpec:\n", name);
@@ -734,24 +734,24 @@ static tg_err ex_crd(ex_ctx *c, tg_export_format fmt)
 			if (!keys[l])
 				continue;
 			ex_camel(t->layer_name[l], layer, sizeof(layer));
-			tgi_buf_addf(&c->b, "  - topologyLayer: %s\n"
+			tg_buf_addf(&c->b, "  - topologyLayer: %s\n"
 				     "    parentTopologyLayer: %s\n"
 				     "    labelKey:\n    - %s\n", layer, parent,
 				     keys[l]);
 			memcpy(parent, layer, strlen(layer) + 1);
 		}
-		tgi_buf_addf(&c->b, "  - topologyLayer: NodeTopologyLayer\n"
+		tg_buf_addf(&c->b, "  - topologyLayer: NodeTopologyLayer\n"
 			     "    parentTopologyLayer: %s\n", parent);
 		return TG_OK;
 	}
-	tgi_buf_addf(&c->b, "apiVersion: %s\nkind: Topology\nmetadata:\n"
+	tg_buf_addf(&c->b, "apiVersion: %s\nkind: Topology\nmetadata:\n"
 		     "  name: %s\nspec:\n  levels:\n",
 		     fmt == TG_EXPORT_KAI_TOPOLOGY ? "kai.scheduler/v1alpha1" :
 		     "kueue.x-k8s.io/v1beta2", name);
 	for (l = 0; l < t->nlayers; l++)
 		if (keys[l])
-			tgi_buf_addf(&c->b, "  - nodeLabel: %s\n", keys[l]);
-	tgi_buf_adds(&c->b, "  - nodeLabel: " TG_LABEL_HOSTNAME "\n");
+			tg_buf_addf(&c->b, "  - nodeLabel: %s\n", keys[l]);
+	tg_buf_adds(&c->b, "  - nodeLabel: " TG_LABEL_HOSTNAME "\n");
 	return TG_OK;
 }
 
@@ -767,52 +767,52 @@ static tg_err ex_model_json(ex_ctx *c)
 	err = ex_keys(c, kb, keys);
 	if (err)
 		return err;
-	tgi_buf_adds(&c->b, "{\"layers\": [");
+	tg_buf_adds(&c->b, "{\"layers\": [");
 	for (l = 0; l < t->nlayers; l++) {
-		tgi_buf_adds(&c->b, l ? ", {\"name\": " : "{\"name\": ");
+		tg_buf_adds(&c->b, l ? ", {\"name\": " : "{\"name\": ");
 		ex_json(&c->b, t->layer_name[l]);
-		tgi_buf_adds(&c->b, ", \"key\": ");
+		tg_buf_adds(&c->b, ", \"key\": ");
 		if (keys[l])
 			ex_json(&c->b, keys[l]);
 		else
-			tgi_buf_adds(&c->b, "null");
-		tgi_buf_addf(&c->b, ", \"domains\": %u}",
+			tg_buf_adds(&c->b, "null");
+		tg_buf_addf(&c->b, ", \"domains\": %u}",
 			     t->layer_hi[l] - t->layer_lo[l]);
 	}
-	tgi_buf_adds(&c->b, "],\n \"domains\": [");
+	tg_buf_adds(&c->b, "],\n \"domains\": [");
 	for (d = 1; d < t->ndom; d++) {
-		tgi_buf_adds(&c->b, d > 1 ? ",\n  {\"path\": " :
+		tg_buf_adds(&c->b, d > 1 ? ",\n  {\"path\": " :
 			     "\n  {\"path\": ");
 		ex_json(&c->b, t->dom[d].path);
-		tgi_buf_addf(&c->b, ", \"layer\": ");
+		tg_buf_addf(&c->b, ", \"layer\": ");
 		ex_json(&c->b, t->layer_name[t->dom[d].layer]);
-		tgi_buf_addf(&c->b, ", \"nodes\": %u}",
+		tg_buf_addf(&c->b, ", \"nodes\": %u}",
 			     t->dom[d].hi - t->dom[d].lo);
 	}
-	tgi_buf_adds(&c->b, "],\n \"nodes\": [");
+	tg_buf_adds(&c->b, "],\n \"nodes\": [");
 	for (pos = 0; pos < t->nnodes; pos++) {
 		uint32_t n = t->order[pos];
 
-		tgi_buf_adds(&c->b, pos ? ",\n  {\"name\": " :
+		tg_buf_adds(&c->b, pos ? ",\n  {\"name\": " :
 			     "\n  {\"name\": ");
 		ex_json(&c->b, node_name(t, pos));
-		tgi_buf_adds(&c->b, ", \"path\": ");
+		tg_buf_adds(&c->b, ", \"path\": ");
 		if (t->leaf[n] == TG_NONE)
-			tgi_buf_adds(&c->b, "null");
+			tg_buf_adds(&c->b, "null");
 		else
 			ex_json(&c->b, t->dom[t->leaf[n]].path);
 		if (t->ngpus[n])
-			tgi_buf_addf(&c->b, ", \"gpus\": %u", t->ngpus[n]);
-		tgi_buf_adds(&c->b, "}");
+			tg_buf_addf(&c->b, ", \"gpus\": %u", t->ngpus[n]);
+		tg_buf_adds(&c->b, "}");
 		if (c->b.err)
 			break;
 	}
-	tgi_buf_adds(&c->b, "],\n \"warnings\": [");
+	tg_buf_adds(&c->b, "],\n \"warnings\": [");
 	for (d = 0; d < t->nwarn; d++) {
-		tgi_buf_adds(&c->b, d ? ",\n  " : "\n  ");
+		tg_buf_adds(&c->b, d ? ",\n  " : "\n  ");
 		ex_json(&c->b, t->warn[d]);
 	}
-	tgi_buf_adds(&c->b, "]}\n");
+	tg_buf_adds(&c->b, "]}\n");
 	return TG_OK;
 }
 
@@ -838,7 +838,7 @@ tg_err tg_export(const tg_topology *t, tg_export_format fmt,
 	c.t = t;
 	c.o = opts;
 	c.ei = ei;
-	tgi_buf_init(&c.b, EX_MAX_OUT);
+	tg_buf_init(&c.b, EX_MAX_OUT);
 	switch (fmt) {
 	case TG_EXPORT_SLURM_TREE:
 		err = ex_tree(&c);
@@ -870,10 +870,10 @@ tg_err tg_export(const tg_topology *t, tg_export_format fmt,
 			       "out of memory writing the output",
 			       EX_MAX_OUT);
 	if (err) {
-		tgi_buf_free(&c.b);
+		tg_buf_free(&c.b);
 		return err;
 	}
-	*out = tgi_buf_take(&c.b);
+	*out = tg_buf_take(&c.b);
 	if (!*out)
 		return tgi_errf(ei, TG_ENOMEM, "out of memory");
 	return TG_OK;
@@ -884,7 +884,7 @@ tg_err tg_export(const tg_topology *t, tg_export_format fmt,
 typedef struct cmp_ctx {
 	const tg_topology *t[2];
 	const char *what[2];
-	tgi_buf b;
+	tg_buf b;
 	unsigned ndiff;
 	uint32_t *other[2];	/* node id on one side -> on the other */
 	uint64_t *pairs;
@@ -904,12 +904,12 @@ static void cmp_line(cmp_ctx *c, const char *fmt, ...)
 	va_end(ap);
 	if (c->b.len + strlen(line) + 1 > EX_MAX_REPORT - 64) {
 		if (c->b.len + 32 < EX_MAX_REPORT)
-			tgi_buf_adds(&c->b, "... (report cut)\n");
+			tg_buf_adds(&c->b, "... (report cut)\n");
 		c->b.max = c->b.len;	/* later lines are dropped */
 		return;
 	}
-	tgi_buf_adds(&c->b, line);
-	tgi_buf_add(&c->b, "\n", 1);
+	tg_buf_adds(&c->b, line);
+	tg_buf_add(&c->b, "\n", 1);
 }
 
 /* Node names (ids on side \p s): "a, b, c and 12 more". */
@@ -1081,7 +1081,7 @@ tg_err tg_topology_compare(const tg_topology *a, const char *what_a,
 	c.t[1] = b;
 	c.what[0] = what_a ? what_a : "the first";
 	c.what[1] = what_b ? what_b : "the second";
-	tgi_buf_init(&c.b, EX_MAX_REPORT);
+	tg_buf_init(&c.b, EX_MAX_REPORT);
 	c.other[0] = tgi_malloc((a->nnodes + 1) * sizeof(uint32_t));
 	c.other[1] = tgi_malloc((b->nnodes + 1) * sizeof(uint32_t));
 	c.pairs = tgi_malloc((TG_MAX(a->nnodes, b->nnodes) + 1) *
@@ -1134,7 +1134,7 @@ tg_err tg_topology_compare(const tg_topology *a, const char *what_a,
 	if (c.b.err && c.b.err != TG_ELIMIT)
 		goto out;
 	c.b.err = TG_OK;
-	*report = tgi_buf_take(&c.b);
+	*report = tg_buf_take(&c.b);
 	if (!*report)
 		goto out;
 	*ndiff = c.ndiff;
@@ -1143,7 +1143,7 @@ out:
 	tgi_free(c.other[0]);
 	tgi_free(c.other[1]);
 	tgi_free(c.pairs);
-	tgi_buf_free(&c.b);
+	tg_buf_free(&c.b);
 	if (err)
 		return tgi_errf(ei, err, "out of memory comparing the "
 				"topologies");

@@ -257,7 +257,7 @@ static int smi_index(const char *s, const char *prefix)
 
 	if (strncmp(s, prefix, pl) != 0 || !s[pl] ||
 	    strspn(s + pl, "0123456789") != strlen(s + pl) ||
-	    strlen(s + pl) > 4 || !tgi_parse_u32(s + pl, &v))
+	    strlen(s + pl) > 4 || !tg_u32_parse(s + pl, &v))
 		return -1;
 	return (int)v;
 }
@@ -283,7 +283,7 @@ static int smi_cell(const char *s, unsigned *nv)
 		return TG_PATH_SYS;
 	if (strncmp(s, "NV", 2) == 0 && s[2] &&
 	    strspn(s + 2, "0123456789") == strlen(s + 2) &&
-	    strlen(s + 2) <= 3 && tgi_parse_u32(s + 2, nv) && *nv >= 1 &&
+	    strlen(s + 2) <= 3 && tg_u32_parse(s + 2, nv) && *nv >= 1 &&
 	    *nv <= NI_MAX_LINKS)
 		return TG_PATH_UNKNOWN;
 	return -1;
@@ -427,7 +427,7 @@ static tg_err smi_trailers(smi_ctx *c, int gi, char **tok, int n)
 		k++;
 	}
 	if (k < n && strspn(tok[k], "0123456789") == strlen(tok[k]) &&
-	    strlen(tok[k]) <= 4 && tgi_parse_u32(tok[k], &v))
+	    strlen(tok[k]) <= 4 && tg_u32_parse(tok[k], &v))
 		g->numa = (int)v;
 	return TG_OK;
 }
@@ -611,7 +611,7 @@ static char *hw_translate(const char *buf, size_t len, const char *source,
 	static const char vkey[] = "<topology version=\"";
 	static const char okey[] = "osdev_type=\"";
 	const char *v = NULL, *p;
-	tgi_buf b;
+	tg_buf b;
 	size_t at = 0;
 	unsigned major = 2;
 
@@ -633,13 +633,13 @@ static char *hw_translate(const char *buf, size_t len, const char *source,
 				v);
 		return NULL;
 	}
-	tgi_buf_init(&b, TG_MAX_FILE + 64);
+	tg_buf_init(&b, TG_MAX_FILE + 64);
 	if (major < 3) {
-		tgi_buf_add(&b, buf, len);
-		return tgi_buf_take(&b);
+		tg_buf_add(&b, buf, len);
+		return tg_buf_take(&b);
 	}
-	tgi_buf_add(&b, buf, (size_t)(v - buf));
-	tgi_buf_add(&b, "2", 1);
+	tg_buf_add(&b, buf, (size_t)(v - buf));
+	tg_buf_add(&b, "2", 1);
 	at = (size_t)(v - buf) + 1;
 	for (p = buf + at; p + sizeof(okey) - 1 <= buf + len; p++) {
 		unsigned long t = 0;
@@ -662,20 +662,20 @@ static char *hw_translate(const char *buf, size_t len, const char *source,
 		 * OPENFABRICS 3, DMA 4, COPROC 5 */
 		old = t & 4 ? 1 : t & 8 ? 5 : t & 32 ? 3 : t & 16 ? 2 :
 		      t & 64 ? 4 : 0;
-		tgi_buf_add(&b, buf + at,
+		tg_buf_add(&b, buf + at,
 			    (size_t)(p - buf) + sizeof(okey) - 1 - at);
 		snprintf(nb, sizeof(nb), "%u", old);
-		tgi_buf_adds(&b, nb);
+		tg_buf_adds(&b, nb);
 		at = (size_t)(q - buf);
 		p = q;
 	}
-	tgi_buf_add(&b, buf + at, len - at);
+	tg_buf_add(&b, buf + at, len - at);
 	if (b.err) {
 		*err = tgi_errf(ei, b.err, "%s: out of memory", source);
-		tgi_buf_free(&b);
+		tg_buf_free(&b);
 		return NULL;
 	}
-	return tgi_buf_take(&b);
+	return tg_buf_take(&b);
 }
 
 static void hw_pcikey(hwloc_obj_t o, unsigned *k)
@@ -779,7 +779,7 @@ static tg_err hw_locality(hwloc_topology_t topo, hwloc_obj_t o, int *numa,
 {
 	hwloc_obj_t a = hwloc_get_non_io_ancestor_obj(topo, o), c = NULL;
 	char buf[NI_MAX_STR];
-	tgi_buf b;
+	tg_buf b;
 	int prev = -2, start = -1;
 
 	*numa = -1;
@@ -795,7 +795,7 @@ static tg_err hw_locality(hwloc_topology_t topo, hwloc_obj_t o, int *numa,
 		if (!*cpus)
 			return TG_ENOMEM;
 	}
-	tgi_buf_init(&b, NI_MAX_STR);
+	tg_buf_init(&b, NI_MAX_STR);
 	while (a->cpuset &&
 	       (c = hwloc_get_next_obj_inside_cpuset_by_type(topo, a->cpuset,
 							     HWLOC_OBJ_CORE,
@@ -807,18 +807,18 @@ static tg_err hw_locality(hwloc_topology_t topo, hwloc_obj_t o, int *numa,
 			continue;
 		}
 		if (start >= 0)
-			tgi_buf_addf(&b, start == prev ? "%s%d" : "%s%d-%d",
+			tg_buf_addf(&b, start == prev ? "%s%d" : "%s%d-%d",
 				     b.len ? "," : "", start, prev);
 		start = prev = li;
 	}
 	if (start >= 0)
-		tgi_buf_addf(&b, start == prev ? "%s%d" : "%s%d-%d",
+		tg_buf_addf(&b, start == prev ? "%s%d" : "%s%d-%d",
 			     b.len ? "," : "", start, prev);
 	if (b.err == TG_ELIMIT) {
-		tgi_buf_free(&b);
+		tg_buf_free(&b);
 		return TG_OK;	/* too long to be useful: unknown */
 	}
-	*cores = tgi_buf_take(&b);
+	*cores = tg_buf_take(&b);
 	return *cores ? TG_OK : TG_ENOMEM;
 }
 
@@ -1301,14 +1301,14 @@ static const char *path_name(tg_pci_path p)
 		names[p] : "";
 }
 
-static void ni_json_str(tgi_buf *b, const char *s)
+static void ni_json_str(tg_buf *b, const char *s)
 {
-	tgi_buf_json(b, s);
+	tg_buf_add_json(b, s);
 }
 
 /* "0-3_6.4-5_7": island GPU lists as ranges ('_' between ranges, '.'
  * between islands). */
-static void ni_layout(const tg_nodeinfo *ni, tgi_buf *b)
+static void ni_layout(const tg_nodeinfo *ni, tg_buf *b)
 {
 	unsigned is, i;
 
@@ -1317,7 +1317,7 @@ static void ni_layout(const tg_nodeinfo *ni, tgi_buf *b)
 		bool first = true;
 
 		if (is)
-			tgi_buf_add(b, ".", 1);
+			tg_buf_add(b, ".", 1);
 		for (i = 0; i <= ni->ngpus; i++) {
 			bool in = i < ni->ngpus && ni->island[i] == is;
 
@@ -1326,7 +1326,7 @@ static void ni_layout(const tg_nodeinfo *ni, tgi_buf *b)
 				continue;
 			}
 			if (start >= 0 && (!in || (int)i != prev + 1)) {
-				tgi_buf_addf(b, start == prev ? "%s%d" :
+				tg_buf_addf(b, start == prev ? "%s%d" :
 					     "%s%d-%d", first ? "" : "_",
 					     start, prev);
 				first = false;
@@ -1348,89 +1348,89 @@ static unsigned ni_largest(const tg_nodeinfo *ni)
 	return best;
 }
 
-static void ni_json(const tg_nodeinfo *ni, const char *node, tgi_buf *b,
+static void ni_json(const tg_nodeinfo *ni, const char *node, tg_buf *b,
 		    bool compact)
 {
 	const char *nl = compact ? "" : "\n  ";
 	const char *sp = compact ? "" : " ";
 	unsigned i, j;
 
-	tgi_buf_adds(b, "{");
+	tg_buf_adds(b, "{");
 	if (!compact) {
-		tgi_buf_adds(b, "\"node\": ");
+		tg_buf_adds(b, "\"node\": ");
 		ni_json_str(b, node ? node : "");
-		tgi_buf_adds(b, ", \"source\": ");
+		tg_buf_adds(b, ", \"source\": ");
 		ni_json_str(b, ni->source);
-		tgi_buf_adds(b, ",");
+		tg_buf_adds(b, ",");
 	}
-	tgi_buf_addf(b, "%s\"gpus\":%s[", nl, sp);
+	tg_buf_addf(b, "%s\"gpus\":%s[", nl, sp);
 	for (i = 0; i < ni->ngpus; i++) {
 		const ni_gpu *g = &ni->gpu[i];
 
-		tgi_buf_addf(b, "%s%s{\"index\":%s%u,%s\"pci\":%s",
+		tg_buf_addf(b, "%s%s{\"index\":%s%u,%s\"pci\":%s",
 			     i ? "," : "", compact ? "" : "\n    ", sp, i, sp,
 			     sp);
 		ni_json_str(b, g->pci);
 		if (!compact) {
-			tgi_buf_adds(b, ", \"model\": ");
+			tg_buf_adds(b, ", \"model\": ");
 			ni_json_str(b, g->model);
-			tgi_buf_adds(b, ", \"cpus\": ");
+			tg_buf_adds(b, ", \"cpus\": ");
 			ni_json_str(b, g->cpus);
-			tgi_buf_adds(b, ", \"cores\": ");
+			tg_buf_adds(b, ", \"cores\": ");
 			ni_json_str(b, g->cores);
 		}
-		tgi_buf_addf(b, ",%s\"numa\":%s%d,%s\"island\":%s%u", sp, sp,
+		tg_buf_addf(b, ",%s\"numa\":%s%d,%s\"island\":%s%u", sp, sp,
 			     g->numa, sp, sp, ni->island[i]);
-		tgi_buf_addf(b, ",%s\"nic\":%s", sp, sp);
+		tg_buf_addf(b, ",%s\"nic\":%s", sp, sp);
 		if (g->nic >= 0) {
 			ni_json_str(b, ni->nic[g->nic].name);
-			tgi_buf_addf(b, ",%s\"nic_path\":%s", sp, sp);
+			tg_buf_addf(b, ",%s\"nic_path\":%s", sp, sp);
 			ni_json_str(b, path_name(g->nic_path));
 		} else {
-			tgi_buf_adds(b, "null");
+			tg_buf_adds(b, "null");
 		}
-		tgi_buf_adds(b, "}");
+		tg_buf_adds(b, "}");
 	}
-	tgi_buf_addf(b, "],%s\"nvlink\":%s", nl, sp);
+	tg_buf_addf(b, "],%s\"nvlink\":%s", nl, sp);
 	if (!ni->nvlink_known) {
-		tgi_buf_adds(b, "null");
+		tg_buf_adds(b, "null");
 	} else {
-		tgi_buf_add(b, "[", 1);
+		tg_buf_add(b, "[", 1);
 		for (i = 0; i < ni->ngpus; i++) {
-			tgi_buf_addf(b, "%s%s[", i ? "," : "",
+			tg_buf_addf(b, "%s%s[", i ? "," : "",
 				     compact ? "" : "\n    ");
 			for (j = 0; j < ni->ngpus; j++)
-				tgi_buf_addf(b, "%s%u", j ? "," : "",
+				tg_buf_addf(b, "%s%u", j ? "," : "",
 					     ni->links[i][j]);
-			tgi_buf_add(b, "]", 1);
+			tg_buf_add(b, "]", 1);
 		}
-		tgi_buf_add(b, "]", 1);
+		tg_buf_add(b, "]", 1);
 	}
-	tgi_buf_addf(b, ",%s\"islands\":%s", nl, sp);
+	tg_buf_addf(b, ",%s\"islands\":%s", nl, sp);
 	if (ni->nvlink_known) {
-		tgi_buf_add(b, "\"", 1);
+		tg_buf_add(b, "\"", 1);
 		ni_layout(ni, b);
-		tgi_buf_add(b, "\"", 1);
+		tg_buf_add(b, "\"", 1);
 	} else {
-		tgi_buf_adds(b, "null");
+		tg_buf_adds(b, "null");
 	}
 	if (!compact) {
-		tgi_buf_addf(b, ",%s\"nics\": [", nl);
+		tg_buf_addf(b, ",%s\"nics\": [", nl);
 		for (i = 0; i < ni->nnics; i++) {
-			tgi_buf_addf(b, "%s\n    {\"index\": %u, \"name\": ",
+			tg_buf_addf(b, "%s\n    {\"index\": %u, \"name\": ",
 				     i ? "," : "", i);
 			ni_json_str(b, ni->nic[i].name);
-			tgi_buf_adds(b, ", \"pci\": ");
+			tg_buf_adds(b, ", \"pci\": ");
 			ni_json_str(b, ni->nic[i].pci);
-			tgi_buf_addf(b, ", \"numa\": %d}", ni->nic[i].numa);
+			tg_buf_addf(b, ", \"numa\": %d}", ni->nic[i].numa);
 		}
-		tgi_buf_adds(b, "]");
+		tg_buf_adds(b, "]");
 	}
-	tgi_buf_adds(b, compact ? "}" : "\n}\n");
+	tg_buf_adds(b, compact ? "}" : "\n}\n");
 }
 
 /* A shell word: plain when safe, else single-quoted. */
-static void ni_shell(tgi_buf *b, const char *s)
+static void ni_shell(tg_buf *b, const char *s)
 {
 	const char *p;
 	bool plain = *s != '\0';
@@ -1439,85 +1439,85 @@ static void ni_shell(tgi_buf *b, const char *s)
 		plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 			(*p >= '0' && *p <= '9') || strchr("._-/=:", *p);
 	if (plain) {
-		tgi_buf_adds(b, s);
+		tg_buf_adds(b, s);
 		return;
 	}
-	tgi_buf_add(b, "'", 1);
+	tg_buf_add(b, "'", 1);
 	for (p = s; *p; p++) {
 		if (*p == '\'')
-			tgi_buf_adds(b, "'\\''");
+			tg_buf_adds(b, "'\\''");
 		else
-			tgi_buf_add(b, p, 1);
+			tg_buf_add(b, p, 1);
 	}
-	tgi_buf_add(b, "'", 1);
+	tg_buf_add(b, "'", 1);
 }
 
-static void ni_labels(const tg_nodeinfo *ni, const char *node, tgi_buf *b)
+static void ni_labels(const tg_nodeinfo *ni, const char *node, tg_buf *b)
 {
-	tgi_buf lay, ann;
+	tg_buf lay, ann;
 	char *s;
 
-	tgi_buf_adds(b, "kubectl label node ");
+	tg_buf_adds(b, "kubectl label node ");
 	ni_shell(b, node);
-	tgi_buf_addf(b, " --overwrite " TG_LABEL_GPU_COUNT "=%u", ni->ngpus);
+	tg_buf_addf(b, " --overwrite " TG_LABEL_GPU_COUNT "=%u", ni->ngpus);
 	if (ni->nvlink_known && ni->ngpus) {
-		tgi_buf_init(&lay, 64);
+		tg_buf_init(&lay, 64);
 		ni_layout(ni, &lay);
-		s = tgi_buf_take(&lay);
+		s = tg_buf_take(&lay);
 		if (s && strlen(s) <= 63)
-			tgi_buf_addf(b, " " TG_LABEL_NVLINK_ISLANDS "=%s", s);
+			tg_buf_addf(b, " " TG_LABEL_NVLINK_ISLANDS "=%s", s);
 		tgi_free(s);
-		tgi_buf_addf(b, " " TG_LABEL_ISLAND_SIZE "=%u",
+		tg_buf_addf(b, " " TG_LABEL_ISLAND_SIZE "=%u",
 			     ni_largest(ni));
 	}
-	tgi_buf_adds(b, "\nkubectl annotate node ");
+	tg_buf_adds(b, "\nkubectl annotate node ");
 	ni_shell(b, node);
-	tgi_buf_adds(b, " --overwrite ");
-	tgi_buf_init(&ann, TG_MAX_FILE);
-	tgi_buf_adds(&ann, TG_ANNOT_GPU_TOPOLOGY "=");
+	tg_buf_adds(b, " --overwrite ");
+	tg_buf_init(&ann, TG_MAX_FILE);
+	tg_buf_adds(&ann, TG_ANNOT_GPU_TOPOLOGY "=");
 	ni_json(ni, node, &ann, true);
-	s = tgi_buf_take(&ann);
+	s = tg_buf_take(&ann);
 	if (!s) {
 		b->err = TG_ENOMEM;
 		return;
 	}
 	ni_shell(b, s);
 	tgi_free(s);
-	tgi_buf_add(b, "\n", 1);
+	tg_buf_add(b, "\n", 1);
 }
 
 /* The labels and the annotation of ni_labels() as one JSON merge patch
  * of the Node: {"metadata": {"labels": {...}, "annotations": {...}}}. */
-static void ni_patch(const tg_nodeinfo *ni, tgi_buf *b)
+static void ni_patch(const tg_nodeinfo *ni, tg_buf *b)
 {
-	tgi_buf lay, ann;
+	tg_buf lay, ann;
 	char *s;
 
-	tgi_buf_addf(b, "{\"metadata\": {\"labels\": {\""
+	tg_buf_addf(b, "{\"metadata\": {\"labels\": {\""
 		     TG_LABEL_GPU_COUNT "\": \"%u\"", ni->ngpus);
 	if (ni->nvlink_known && ni->ngpus) {
-		tgi_buf_init(&lay, 64);
+		tg_buf_init(&lay, 64);
 		ni_layout(ni, &lay);
-		s = tgi_buf_take(&lay);
+		s = tg_buf_take(&lay);
 		if (s && strlen(s) <= 63)
-			tgi_buf_addf(b, ", \"" TG_LABEL_NVLINK_ISLANDS
+			tg_buf_addf(b, ", \"" TG_LABEL_NVLINK_ISLANDS
 				     "\": \"%s\"", s);
 		tgi_free(s);
-		tgi_buf_addf(b, ", \"" TG_LABEL_ISLAND_SIZE "\": \"%u\"",
+		tg_buf_addf(b, ", \"" TG_LABEL_ISLAND_SIZE "\": \"%u\"",
 			     ni_largest(ni));
 	}
-	tgi_buf_adds(b, "}, \"annotations\": {\"" TG_ANNOT_GPU_TOPOLOGY
+	tg_buf_adds(b, "}, \"annotations\": {\"" TG_ANNOT_GPU_TOPOLOGY
 		     "\": ");
-	tgi_buf_init(&ann, TG_MAX_FILE);
+	tg_buf_init(&ann, TG_MAX_FILE);
 	ni_json(ni, NULL, &ann, true);
-	s = tgi_buf_take(&ann);
+	s = tg_buf_take(&ann);
 	if (!s) {
 		b->err = TG_ENOMEM;
 		return;
 	}
 	ni_json_str(b, s);
 	tgi_free(s);
-	tgi_buf_adds(b, "}}}\n");
+	tg_buf_adds(b, "}}}\n");
 }
 
 /* "Tesla V100-SXM3-32GB-H" -> "v100-sxm3-32gb-h". */
@@ -1562,38 +1562,38 @@ static void ni_type(const char *model, char *out, size_t cap)
 	out[k] = '\0';
 }
 
-static void ni_gres(const tg_nodeinfo *ni, const char *node, tgi_buf *b)
+static void ni_gres(const tg_nodeinfo *ni, const char *node, tg_buf *b)
 {
 	unsigned i, j;
 
-	tgi_buf_addf(b, "# gres.conf for %s written by topogang (%s): %u "
+	tg_buf_addf(b, "# gres.conf for %s written by topogang (%s): %u "
 		     "GPU%s", node, ni->source, ni->ngpus,
 		     ni->ngpus == 1 ? "" : "s");
 	if (ni->nvlink_known) {
-		tgi_buf_adds(b, ", NVLink islands ");
+		tg_buf_adds(b, ", NVLink islands ");
 		ni_layout(ni, b);
 	} else {
-		tgi_buf_adds(b, ", NVLink unknown (no Links=)");
+		tg_buf_adds(b, ", NVLink unknown (no Links=)");
 	}
-	tgi_buf_add(b, "\n", 1);
+	tg_buf_add(b, "\n", 1);
 	for (i = 0; i < ni->ngpus; i++) {
 		const ni_gpu *g = &ni->gpu[i];
 		char type[128];
 
-		tgi_buf_addf(b, "NodeName=%s Name=gpu", node);
+		tg_buf_addf(b, "NodeName=%s Name=gpu", node);
 		ni_type(g->model, type, sizeof(type));
 		if (type[0])
-			tgi_buf_addf(b, " Type=%s", type);
-		tgi_buf_addf(b, " File=/dev/nvidia%u", i);
+			tg_buf_addf(b, " Type=%s", type);
+		tg_buf_addf(b, " File=/dev/nvidia%u", i);
 		if (g->cores[0])
-			tgi_buf_addf(b, " Cores=%s", g->cores);
+			tg_buf_addf(b, " Cores=%s", g->cores);
 		if (ni->nvlink_known) {
-			tgi_buf_adds(b, " Links=");
+			tg_buf_adds(b, " Links=");
 			for (j = 0; j < ni->ngpus; j++)
-				tgi_buf_addf(b, j ? ",%d" : "%d", i == j ? -1 :
+				tg_buf_addf(b, j ? ",%d" : "%d", i == j ? -1 :
 					     (int)ni->links[i][j]);
 		}
-		tgi_buf_add(b, "\n", 1);
+		tg_buf_add(b, "\n", 1);
 	}
 }
 
@@ -1616,7 +1616,7 @@ static bool ni_node_ok(const char *s)
 tg_err tg_nodeinfo_export(const tg_nodeinfo *ni, tg_nodeinfo_format fmt,
 			  const char *node, char **out, tg_errinfo *ei)
 {
-	tgi_buf b;
+	tg_buf b;
 
 	if (!out)
 		return tgi_errf(ei, TG_EINVAL, "tg_nodeinfo_export: NULL");
@@ -1627,7 +1627,7 @@ tg_err tg_nodeinfo_export(const tg_nodeinfo *ni, tg_nodeinfo_format fmt,
 		return tgi_errf(ei, TG_EINVAL, "node name '%.60s': expected "
 				"1 to %d of [A-Za-z0-9._-]", node ? node : "",
 				TG_MAX_NAME);
-	tgi_buf_init(&b, TG_MAX_FILE);
+	tg_buf_init(&b, TG_MAX_FILE);
 	switch (fmt) {
 	case TG_NODEINFO_JSON:
 		ni_json(ni, node, &b, false);
@@ -1648,9 +1648,9 @@ tg_err tg_nodeinfo_export(const tg_nodeinfo *ni, tg_nodeinfo_format fmt,
 	if (b.err) {
 		tg_err err = b.err;
 
-		tgi_buf_free(&b);
+		tg_buf_free(&b);
 		return tgi_errf(ei, err, "out of memory writing the node");
 	}
-	*out = tgi_buf_take(&b);
+	*out = tg_buf_take(&b);
 	return *out ? TG_OK : tgi_errf(ei, TG_ENOMEM, "out of memory");
 }

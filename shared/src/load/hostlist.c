@@ -391,17 +391,17 @@ static bool hl_same_frame(const char *a, hl_split sa, const char *b,
 
 char *tg_hostlist_compress(const char *const *names, unsigned n)
 {
-	tgi_buf b;
+	tg_buf b;
 	unsigned i = 0, j, k;
 
 	if (!names && n)
 		return NULL;
-	tgi_buf_init(&b, TG_MAX_FILE);
+	tg_buf_init(&b, TG_MAX_FILE);
 	while (i < n) {
 		hl_split si;
 
 		if (!names[i]) {
-			tgi_buf_free(&b);
+			tg_buf_free(&b);
 			return NULL;
 		}
 		si = hl_split_name(names[i]);
@@ -411,14 +411,14 @@ char *tg_hostlist_compress(const char *const *names, unsigned n)
 				     hl_split_name(names[j])))
 			j++;
 		if (i)
-			tgi_buf_add(&b, ",", 1);
+			tg_buf_add(&b, ",", 1);
 		if (j == i + 1) {
-			tgi_buf_adds(&b, names[i]);
+			tg_buf_adds(&b, names[i]);
 			i = j;
 			continue;
 		}
-		tgi_buf_add(&b, names[i], si.plen);
-		tgi_buf_add(&b, "[", 1);
+		tg_buf_add(&b, names[i], si.plen);
+		tg_buf_add(&b, "[", 1);
 		for (k = i; k < j;) {
 			hl_split sk = hl_split_name(names[k]);
 			unsigned width = (unsigned)sk.dlen, m = k + 1;
@@ -440,18 +440,18 @@ char *tg_hostlist_compress(const char *const *names, unsigned n)
 				m++;
 			}
 			if (k > i)
-				tgi_buf_add(&b, ",", 1);
-			tgi_buf_add(&b, names[k] + sk.plen, sk.dlen);
+				tg_buf_add(&b, ",", 1);
+			tg_buf_add(&b, names[k] + sk.plen, sk.dlen);
 			if (m > k + 1) {
-				tgi_buf_add(&b, "-", 1);
-				tgi_buf_add(&b, names[m - 1] + sm.plen,
+				tg_buf_add(&b, "-", 1);
+				tg_buf_add(&b, names[m - 1] + sm.plen,
 					    sm.dlen);
 			}
 			k = m;
 		}
-		tgi_buf_add(&b, "]", 1);
-		tgi_buf_adds(&b, names[i] + si.plen + si.dlen);
+		tg_buf_add(&b, "]", 1);
+		tg_buf_adds(&b, names[i] + si.plen + si.dlen);
 		i = j;
 	}
-	return tgi_buf_take(&b);
+	return tg_buf_take(&b);
 }

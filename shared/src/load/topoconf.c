@@ -404,7 +404,7 @@ static tg_err tc_blocksizes(tc_ctx *c, unsigned line, const char *v)
 				       (int)TG_MIN(e - p, TC_SHOW), p);
 		memcpy(num, p, (size_t)(e - p));
 		num[e - p] = '\0';
-		if (!tgi_parse_u32(num, &s) || s == 0)
+		if (!tg_u32_parse(num, &s) || s == 0)
 			return tc_fail(c, line, TG_EPARSE,
 				       "bad BlockSizes '%.*s': '%s' is not "
 				       "a number of nodes", TC_SHOW, v, num);
@@ -480,7 +480,7 @@ static tg_err tc_pair(tc_ctx *c, unsigned line, const char *k, size_t kn,
 				       tc_recname(c, *cur));
 		c->recs[*cur].has_speed = true;
 		if (strspn(v, "0123456789") != strlen(v) ||
-		    !tgi_parse_u32(v, &speed))
+		    !tg_u32_parse(v, &speed))
 			return tc_fail(c, line, TG_EPARSE,
 				       "bad LinkSpeed '%.*s'", TC_SHOW, v);
 	}

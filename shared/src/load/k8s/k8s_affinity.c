@@ -89,7 +89,7 @@ static tg_err node_expr(gctx *c, unsigned ps, const kobj *o, const cJSON *e,
 	    ((k2 == TG_SEL_EXISTS || k2 == TG_SEL_DOES_NOT_EXIST) &&
 	     nv != 0) ||
 	    ((k2 == TG_SEL_GT || k2 == TG_SEL_LT) &&
-	     (nv != 1 || !tgi_parse_i64(v[0], &dummy)))) {
+	     (nv != 1 || !tg_i64_parse(v[0], &dummy)))) {
 		tgi_free(v);
 		return tgk_oerr(b, o, e, TG_EINVAL, "%s.values: wrong values "
 				"for operator %s", q, ops[k2]);
@@ -679,11 +679,74 @@ static tg_err term_selects(bctx *b, const kpod *x, const cJSON *t,
 	return TG_OK;
 }
 
+/*
+ * Files term \p t (the \p k-th of its list) of b->anti[i] in its group:
+ * the pods of one namespace with the same term text share one, since
+ * term_selects() reads of the pod only its namespace then.  A term whose
+ * label selector is bad (term_selects() warns, naming the pod) or whose
+ * text is too long for a key (K8S_MAX_ANNOT_JSON) is a group of its
+ * own; a term with no topologyKey selects nothing and is left out.
+ */
+static tg_err anti_group(bctx *b, uint32_t i, uint32_t k, const cJSON *t)
+{
+	const kpod *x = b->anti[i].x;
+	tg_errinfo keep = *b->ei;
+	struct antigrp *g;
+	char *text = NULL;
+	tg_buf kb;
+	uint32_t id;
+	bool m;
+	tg_err err;
+
+	if (!cJSON_IsObject(t) || !cJSON_IsString(tgk_jget(t, "topologyKey")))
+		return TG_OK;
+	err = tgk_sel_match(b, x->o, tgk_jget(t, "labelSelector"), "", NULL,
+			    &m);
+	*b->ei = keep;
+	if (err == TG_ENOMEM)
+		return tgi_errf(b->ei, err, "out of memory");
+	if (!err && !(text = cJSON_PrintUnformatted(t)))
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	tg_buf_init(&kb, K8S_MAX_ANNOT_JSON);
+	if (text)
+		tg_buf_addf(&kb, "%s\x1f%s", x->o->ns, text);
+	cJSON_free(text);
+	if (kb.err == TG_ENOMEM) {
+		tg_buf_free(&kb);
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	}
+	if (!text || kb.err) {
+		tg_buf_free(&kb);
+		tg_buf_init(&kb, 64);
+		tg_buf_addf(&kb, "\x1e%u\x1f%u", i, k);
+	}
+	err = kb.err ? kb.err : tgi_strtab_intern(&b->antikeys, kb.s, &id);
+	tg_buf_free(&kb);
+	if (!err && id > b->nagrp) {
+		err = tgi_grow(&b->agrp, &b->capagrp, id, sizeof(*b->agrp));
+		if (!err) {
+			g = &b->agrp[b->nagrp++];
+			memset(g, 0, sizeof(*g));
+			g->x = x;
+			g->t = t;
+		}
+	}
+	g = err ? NULL : &b->agrp[id - 1];
+	if (!err)
+		err = tgi_grow(&g->m, &g->cap, g->n + 1, sizeof(*g->m));
+	if (err)
+		return tgi_errf(b->ei, err, "out of memory");
+	g->m[g->n++] = (struct antimem){ i, k, t };
+	return TG_OK;
+}
+
 /* The pods whose required anti-affinity may keep others away: running
- * ones, and pending ones of ours (once placed earlier in the pass). */
+ * ones, and pending ones of ours (once placed earlier in the pass); their
+ * terms grouped (anti_group()). */
 static tg_err anti_index(bctx *b)
 {
 	size_t i;
+	tg_err err = TG_OK;
 
 	b->anti_built = true;
 	b->anti = tgi_calloc(b->npods + 1, sizeof(*b->anti));
@@ -699,7 +762,61 @@ static tg_err anti_index(bctx *b)
 			b->anti[b->nanti++].terms = t;
 		}
 	}
-	return TG_OK;
+	for (i = 0; i < b->nanti && !err; i++) {
+		const cJSON *t;
+		uint32_t k = 0;
+
+		cJSON_ArrayForEach(t, b->anti[i].terms) {
+			if ((err = anti_group(b, (uint32_t)i, k++, t)))
+				break;
+		}
+	}
+	return err;
+}
+
+static int antimem_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const struct antimem *a = pa, *b = pb;
+
+	TG_UNUSED(ctx);
+	if (a->i != b->i)
+		return a->i < b->i ? -1 : 1;
+	return a->k < b->k ? -1 : a->k > b->k;
+}
+
+/*
+ * The terms of running pods that select \p p (not those of the gang
+ * being built: pod_affinity() has them), in pod order then term order,
+ * into *out (the caller frees it): each group's term evaluated once.
+ */
+static tg_err anti_hits(bctx *b, const kpod *p, struct antimem **out,
+			size_t *nout)
+{
+	struct antimem *h = NULL;
+	size_t nh = 0, cap = 0, gi, j;
+	tg_err err = TG_OK;
+
+	for (gi = 0; gi < b->nagrp && !err; gi++) {
+		const struct antigrp *g = &b->agrp[gi];
+		bool m;
+
+		if (g->n == 1 && b->anti[g->m[0].i].x->building)
+			continue;
+		if ((err = term_selects(b, g->x, g->t, p, &m)) || !m)
+			continue;
+		if (tgi_grow(&h, &cap, nh + g->n, sizeof(*h))) {
+			err = tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+			break;
+		}
+		for (j = 0; j < g->n; j++)
+			if (!b->anti[g->m[j].i].x->building)
+				h[nh++] = g->m[j];
+	}
+	if (nh)
+		tgi_sort(h, nh, sizeof(*h), antimem_cmp, NULL);
+	*out = h;
+	*nout = nh;
+	return err;
 }
 
 /*
@@ -712,65 +829,56 @@ static tg_err anti_index(bctx *b)
 static tg_err anti_symmetric(gctx *c, unsigned ps, const kpod *p)
 {
 	bctx *b = c->b;
-	const cJSON *own = anti_terms(p), *t, *u;
+	const cJSON *own = anti_terms(p), *u;
 	const char *keys[TG_MAX_TERMS], **names[TG_MAX_TERMS];
 	unsigned nk = 0, n[TG_MAX_TERMS], k;
-	size_t i;
-	tg_err err = TG_OK;
+	struct antimem *hit = NULL;
+	size_t nhit = 0, i;
+	tg_err err;
 
 	if (!b->anti_built && (err = anti_index(b)))
 		return err;
-	for (i = 0; i < b->nanti && !err; i++) {
-		const kpod *x = b->anti[i].x;
+	err = anti_hits(b, p, &hit, &nhit);
+	for (i = 0; i < nhit && !err; i++) {
+		const kpod *x = b->anti[hit[i].i].x;
+		const char *tk = tgk_jstr(hit[i].t, "topologyKey");
+		bool covered = false;
 
-		if (x->building)
-			continue;	/* the gang's own: pod_affinity() */
-		cJSON_ArrayForEach(t, b->anti[i].terms) {
-			const char *tk;
-			bool m, covered = false;
-
-			if ((err = term_selects(b, x, t, p, &m)))
+		cJSON_ArrayForEach(u, own) {
+			if (!cJSON_IsObject(u) ||
+			    !tgk_jstr(u, "topologyKey")
+			    || strcmp(tgk_jstr(u, "topologyKey"), tk))
+				continue;
+			if ((err = term_selects(b, p, u, x, &covered)) ||
+			    covered)
 				break;
-			if (!m)
-				continue;
-			tk = tgk_jstr(t, "topologyKey");
-			cJSON_ArrayForEach(u, own) {
-				if (!cJSON_IsObject(u) ||
-				    !tgk_jstr(u, "topologyKey")
-				    || strcmp(tgk_jstr(u, "topologyKey"), tk))
-					continue;
-				if ((err = term_selects(b, p, u, x,
-							&covered)) ||
-				    covered)
-					break;
-			}
-			if (err || covered)
-				continue;
-			for (k = 0; k < nk && strcmp(keys[k], tk); k++)
-				;
-			if (k == nk) {
-				if (nk == TG_MAX_TERMS) {
-					snprintf(c->limited, sizeof(c->limited),
-						 "anti-affinity of running "
-						 "pods over more than %d "
-						 "topology keys", TG_MAX_TERMS);
-					err = TG_ELIMIT;
-					break;
-				}
-				names[nk] = tgi_calloc(b->nanti,
-						       sizeof(char *));
-				if (!names[nk]) {
-					err = tgi_errf(b->ei, TG_ENOMEM,
-						       "out of memory");
-					break;
-				}
-				keys[nk] = tk;
-				n[nk++] = 0;
-			}
-			if (!n[k] || names[k][n[k] - 1] != x->id)
-				names[k][n[k]++] = x->id;
 		}
+		if (err || covered)
+			continue;
+		for (k = 0; k < nk && strcmp(keys[k], tk); k++)
+			;
+		if (k == nk) {
+			if (nk == TG_MAX_TERMS) {
+				snprintf(c->limited, sizeof(c->limited),
+					 "anti-affinity of running "
+					 "pods over more than %d "
+					 "topology keys", TG_MAX_TERMS);
+				err = TG_ELIMIT;
+				break;
+			}
+			names[nk] = tgi_calloc(b->nanti, sizeof(char *));
+			if (!names[nk]) {
+				err = tgi_errf(b->ei, TG_ENOMEM,
+					       "out of memory");
+				break;
+			}
+			keys[nk] = tk;
+			n[nk++] = 0;
+		}
+		if (!n[k] || names[k][n[k] - 1] != x->id)
+			names[k][n[k]++] = x->id;
 	}
+	tgi_free(hit);
 	for (k = 0; k < nk; k++) {
 		if (!err)
 			err = tgk_gcore(c, p->o,

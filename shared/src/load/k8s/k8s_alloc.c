@@ -47,11 +47,11 @@ static tg_err pdb_allowed(bctx *b, const kobj *o, int64_t matched,
 			goto bad;
 		memcpy(num, v->valuestring, l);
 		num[l] = '\0';
-		if (!tgi_parse_i64(num, &pct) || pct < 0 || pct > 100)
+		if (!tg_i64_parse(num, &pct) || pct < 0 || pct > 100)
 			goto bad;
 		n = (matched * pct + 99) / 100;
 	} else if (!(tgk_num_int(v, &n) || (cJSON_IsString(v) &&
-					 tgi_parse_i64(v->valuestring, &n))) ||
+					 tg_i64_parse(v->valuestring, &n))) ||
 		   n < 0) {
 		goto bad;
 	}

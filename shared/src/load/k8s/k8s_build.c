@@ -155,6 +155,10 @@ static void bctx_free(bctx *b)
 	tgi_free(b->nslabels);
 	tgi_strtab_free(&b->nsnames);
 	tgi_free(b->anti);
+	for (i = 0; i < b->nagrp; i++)
+		tgi_free(b->agrp[i].m);
+	tgi_free(b->agrp);
+	tgi_strtab_free(&b->antikeys);
 	tgi_free(b->pend);
 	tgi_free(b->pods);
 	tgi_free(b->bound);

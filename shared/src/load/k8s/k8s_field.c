@@ -250,7 +250,7 @@ tg_err tgk_annot_int(bctx *b, const kobj *o, const cJSON *map,
 	*present = false;
 	if (!cJSON_IsString(v))
 		return TG_OK;
-	if (!tgi_parse_i64(v->valuestring, out) || *out < min)
+	if (!tg_i64_parse(v->valuestring, out) || *out < min)
 		return tgk_oerr(b, o, v, TG_EINVAL, "%s: bad value '%.60s'",
 				tgk_pjoin(p, sizeof(p), mpath, key),
 				v->valuestring);

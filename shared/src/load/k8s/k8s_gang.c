@@ -29,32 +29,32 @@ static tg_err pod_sig(bctx *b, kpod *p)
 {
 	static const char *const keys[] = { "nodeSelector", "affinity",
 					    "tolerations" };
-	tgi_buf s;
+	tg_buf s;
 	size_t i;
 
-	tgi_buf_init(&s, 1u << 24);
-	tgi_buf_adds(&s, p->role);
+	tg_buf_init(&s, 1u << 24);
+	tg_buf_adds(&s, p->role);
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const cJSON *v = tgk_jget(p->spec, keys[i]);
 		char *txt;
 
-		tgi_buf_add(&s, "\x1e", 1);
+		tg_buf_add(&s, "\x1e", 1);
 		if (!v)
 			continue;
 		txt = cJSON_PrintUnformatted(v);
 		if (!txt) {
-			tgi_buf_free(&s);
+			tg_buf_free(&s);
 			return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 		}
-		tgi_buf_adds(&s, txt);
+		tg_buf_adds(&s, txt);
 		cJSON_free(txt);
 	}
 	if (s.err == TG_ELIMIT) {
-		tgi_buf_free(&s);
+		tg_buf_free(&s);
 		return tgk_oerr(b, p->o, NULL, TG_ELIMIT,
 				"spec: node constraints longer than 16 MiB");
 	}
-	p->sig = tgi_buf_take(&s);
+	p->sig = tg_buf_take(&s);
 	return p->sig ? TG_OK : tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 }
 

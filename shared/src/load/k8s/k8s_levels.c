@@ -288,7 +288,7 @@ static tg_err preset_key(bctx *b, kpreset *ps, const char *key)
 	unsigned i, t;
 
 	if (strncmp(key, tierp, sizeof(tierp) - 1) == 0 &&
-	    tgi_parse_u32(key + sizeof(tierp) - 1, &t) &&
+	    tg_u32_parse(key + sizeof(tierp) - 1, &t) &&
 	    key[sizeof(tierp) - 1] >= '0' && key[sizeof(tierp) - 1] <= '9') {
 		for (i = 0; i < ps->ntiers; i++)
 			if (ps->tiers[i] == t)

@@ -237,6 +237,21 @@ typedef struct bctx {
 	} *anti;		/* pods with required anti-affinity */
 	size_t nanti;
 	bool anti_built;
+	/* their terms grouped: one group for the pods of one namespace
+	 * with the same term (a Deployment's), evaluated once against a
+	 * pod set; a term whose selector is bad is a group of its own */
+	tgi_strtab antikeys;	/* namespace + term text -> group + 1 */
+	struct antigrp {
+		const kpod *x;		/* its first pod */
+		const cJSON *t;		/* that pod's term */
+		struct antimem {
+			uint32_t i;	/* index into anti */
+			uint32_t k;	/* the term's place in its list */
+			const cJSON *t;
+		} *m;
+		size_t n, cap;
+	} *agrp;
+	size_t nagrp, capagrp;
 	const kpod **pend;	/* pending pods of ours, in pod order */
 	size_t npend;
 	bool pend_built;

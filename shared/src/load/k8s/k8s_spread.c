@@ -131,7 +131,7 @@ static tg_err spread_one(gctx *c, const kpod *p, const cJSON *e,
 	bool present, have_mind, honor_aff, honor_taints;
 	char q[300];
 	ksel ks;
-	tgi_buf kb;
+	tg_buf kb;
 	tg_spread_spec sp;
 	uint32_t id;
 	unsigned i, j;
@@ -195,14 +195,14 @@ static tg_err spread_one(gctx *c, const kpod *p, const cJSON *e,
 	sp.exprs = ks.e;
 	sp.nexprs = ks.n;
 	/* the same constraint from another member: once */
-	tgi_buf_init(&kb, 1u << 20);
-	tgi_buf_addf(&kb, "%s\x1f%u\x1f%d\x1f%u\x1f%d%d%d", sp.layer,
+	tg_buf_init(&kb, 1u << 20);
+	tg_buf_addf(&kb, "%s\x1f%u\x1f%d\x1f%u\x1f%d%d%d", sp.layer,
 		     sp.max_skew, sp.hard, sp.min_domains,
 		     sp.ignore_node_affinity, sp.honor_taints, sp.selector);
 	for (i = 0; i < ks.n; i++) {
-		tgi_buf_addf(&kb, "\x1e%s\x1f%d", ks.e[i].key, ks.e[i].op);
+		tg_buf_addf(&kb, "\x1e%s\x1f%d", ks.e[i].key, ks.e[i].op);
 		for (j = 0; j < ks.e[i].nvalues; j++)
-			tgi_buf_addf(&kb, "\x1f%s", ks.e[i].values[j]);
+			tg_buf_addf(&kb, "\x1f%s", ks.e[i].values[j]);
 	}
 	/* a key too long to keep: added anyway (the core's bounds say) */
 	err = kb.err == TG_ENOMEM ? TG_ENOMEM : TG_OK;
@@ -219,7 +219,7 @@ static tg_err spread_one(gctx *c, const kpod *p, const cJSON *e,
 								      &sp),
 					what);
 	}
-	tgi_buf_free(&kb);
+	tg_buf_free(&kb);
 	tgi_free(ks.vals);
 	if (err == TG_ENOMEM)
 		return tgi_errf(b->ei, err, "out of memory");

@@ -124,7 +124,7 @@ static tg_err kai_pod(bctx *b, kgroup *g, const kpod *p, bool group_reqs)
 		char path[300];
 		int64_t n;
 
-		if (!tgi_parse_i64(segsz->valuestring, &n) || n < 1 ||
+		if (!tg_i64_parse(segsz->valuestring, &n) || n < 1 ||
 		    n > TG_MAX_MEMBERS)
 			return tgk_oerr(b, o, segsz, TG_EINVAL,
 					"%s: not a positive integer '%.40s'",

@@ -85,7 +85,7 @@ static tg_err kueue_slice(bctx *b, kgroup *g, const kpod *p)
 		return kueue_slices(b, g, o, multi);
 	if (!sl)
 		return TG_OK;
-	if (!tgi_parse_i64(ss->valuestring, &n) || n < 1 ||
+	if (!tg_i64_parse(ss->valuestring, &n) || n < 1 ||
 	    n > TG_MAX_MEMBERS)
 		return tgk_oerr(b, o, ss, TG_EINVAL,
 				"%s: not a positive integer '%.40s'",
