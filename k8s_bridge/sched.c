@@ -368,6 +368,10 @@ void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 		if (type == BR_EV_MODIFIED && old && cur &&
 		    old->sig == cur->sig && pg_status_feed(inf))
 			return;	/* a status write (ours): nothing new */
+		if (type == BR_EV_MODIFIED && old && cur &&
+		    old->sig == cur->sig && inf == s->env.nodes)
+			return;	/* a kubelet heartbeat, new images: nothing
+				 * placement reads (see store.h) */
 		mark(s, true);
 		return;
 	}

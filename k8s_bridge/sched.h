@@ -26,7 +26,8 @@
  *     node away twice).
  *  2. Queue: gangs come in the core's order; a gang that was
  *     unschedulable backs off (initial doubling to max) and then waits
- *     for a cluster event (a node changed, a pod went away, ...) or the
+ *     for a cluster event (a node changed in what placement reads: not
+ *     a heartbeat; a pod went away, ...) or the
  *     flush interval before it is tried again.
  *  3. Decisions: tg_place, then tg_decision_apply so that the next gang
  *     sees the first one's placement or reservation.  Every gang still

@@ -179,13 +179,86 @@ static cJSON *slim_pod(cJSON *j)
 	return out;
 }
 
-static uint64_t sig_of(const cJSON *slim)
+/* A Node's Ready condition, without its heartbeat and transition times. */
+static cJSON *slim_conditions(cJSON *list)
 {
-	const char *parts[] = { "metadata", "spec" };
+	cJSON *out = cJSON_CreateArray(), *c;
+
+	cJSON_ArrayForEach(c, list) {
+		const char *type = br_jstr(c, "type");
+		cJSON *s;
+
+		if (!type || strcmp(type, "Ready") != 0)
+			continue;
+		s = cJSON_CreateObject();
+		if (!s)
+			continue;
+		move(s, c, "type");
+		move(s, c, "status");
+		move(s, c, "reason");
+		cJSON_AddItemToArray(out, s);
+	}
+	return out;
+}
+
+/*
+ * What placement reads of a Node (shared/src/load/k8s/k8s_node.c and
+ * k8s_field.c: metadata, labels and annotations, spec.taints,
+ * spec.unschedulable, status.allocatable or .capacity) and its readiness.
+ * A real Node is mostly status.images, the other conditions, nodeInfo,
+ * addresses and volumes (10-50 KB); a kubelet heartbeat changes only
+ * those and the conditions' times, so the slim object (and its sig) stays
+ * the same.
+ */
+static cJSON *slim_node(cJSON *j)
+{
+	static const char *const meta[] = {
+		"name", "uid", "resourceVersion", "creationTimestamp",
+		"deletionTimestamp", "labels", "annotations", NULL };
+	static const char *const spec[] = { "taints", "unschedulable", NULL };
+	static const char *const status[] = { "allocatable", "capacity",
+					      NULL };
+	const char *const *keep[] = { meta, spec, status };
+	const char *part[] = { "metadata", "spec", "status" };
+	cJSON *out = cJSON_CreateObject(), *f;
+	unsigned i, k;
+
+	if (!out)
+		return NULL;
+	move(out, j, "apiVersion");
+	move(out, j, "kind");
+	for (k = 0; k < 3; k++) {
+		cJSON *to;
+
+		f = cJSON_GetObjectItemCaseSensitive(j, part[k]);
+		if (!f || !cJSON_IsObject(f)) {
+			/* not an object: the loader says so */
+			move(out, j, part[k]);
+			continue;
+		}
+		to = cJSON_AddObjectToObject(out, part[k]);
+		for (i = 0; to && keep[k][i]; i++)
+			move(to, f, keep[k][i]);
+		if (to && k == 2 && cJSON_IsArray(br_jget(f, "conditions")))
+			cJSON_AddItemToObject(to, "conditions",
+					      slim_conditions(cJSON_GetObjectItem
+							      (f, "conditions")));
+	}
+	return out;
+}
+
+/*
+ * FNV-1a of the object's metadata and spec (and status, \p with_status:
+ * a Node's allocatable and readiness matter to placement, a pod's or a
+ * PodGroup's status writes do not).
+ */
+static uint64_t sig_of(const cJSON *slim, bool with_status)
+{
+	const char *parts[] = { "metadata", "spec", "status" };
 	uint64_t h = 1469598103934665603ull;
 	unsigned i;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < (with_status ? 3u : 2u); i++) {
 		const cJSON *v = br_jget(slim, parts[i]);
 		char *t = v ? cJSON_PrintUnformatted(v) : NULL;
 		const char *p;
@@ -208,6 +281,9 @@ br_obj *br_obj_from_json(cJSON *j, const char *kind, const char *api_version,
 	cJSON *md = cJSON_GetObjectItemCaseSensitive(j, "metadata");
 	cJSON *ann;
 	const char *ns, *name, *ts;
+	/* a core Node (list items lack kind: the informer's is passed) */
+	bool is_node = !is_pod && kind && strcmp(kind, "Node") == 0 &&
+		       (!api_version || strcmp(api_version, "v1") == 0);
 	br_obj *o;
 
 	name = br_jstr(md, "name");
@@ -273,9 +349,10 @@ br_obj *br_obj_from_json(cJSON *j, const char *kind, const char *api_version,
 	ts = br_jstr(md, "creationTimestamp");
 	if (!ts || !br_parse_rfc3339(ts, &o->created_us))
 		o->created_us = 0;
-	if (is_pod) {
-		pod_fields(o, j);
-		slim = slim_pod(j);
+	if (is_pod || is_node) {
+		if (is_pod)
+			pod_fields(o, j);
+		slim = is_pod ? slim_pod(j) : slim_node(j);
 		if (!slim) {
 			br_obj_free(o);
 			return NULL;
@@ -288,7 +365,7 @@ br_obj *br_obj_from_json(cJSON *j, const char *kind, const char *api_version,
 		cJSON *rv = cJSON_DetachItemFromObjectCaseSensitive(
 			m, "resourceVersion");
 
-		o->sig = sig_of(t);
+		o->sig = sig_of(t, is_node);
 		if (rv)
 			cJSON_AddItemToObject(m, "resourceVersion", rv);
 	}

@@ -12,6 +12,14 @@
  * what placement reads (metadata, the scheduling fields of spec,
  * container resources, status.phase): a real pod's env, volumes and
  * images are most of its bytes.
+ *
+ * Nodes are slimmed too, to what placement reads (metadata with labels
+ * and annotations, spec.taints and .unschedulable, status.allocatable and
+ * .capacity) and the Ready condition's type, status and reason: a real
+ * Node's status.images, nodeInfo, other conditions and heartbeat times
+ * are 10-50 KB of it.  A Node's sig covers its status as well, so that a
+ * Node update placement cannot see (a kubelet heartbeat, new images)
+ * leaves it unchanged and starts no scheduling cycle (sched.c).
  */
 #ifndef BR_STORE_H
 #define BR_STORE_H
@@ -51,7 +59,8 @@ typedef struct br_obj {
 	uint64_t sig;		/* hash of metadata and spec (not the
 				 * resourceVersion): a pod change that
 				 * matters to placement changes it, a write
-				 * to status alone does not */
+				 * to status alone does not; a Node's covers
+				 * its slim status too */
 	/* store */
 	struct br_obj *chain;
 	size_t idx;

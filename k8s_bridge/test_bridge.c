@@ -502,6 +502,73 @@ static br_obj *mk(const char *json, bool pod)
 	return o;
 }
 
+/* A real Node, \p beat its heartbeat time, \p var the rest that varies. */
+static br_obj *mk_node(int beat, const char *label, const char *cpu,
+		       const char *ready)
+{
+	char js[2048];
+
+	snprintf(js, sizeof(js),
+		 "{\"metadata\":{\"name\":\"gpu-1\",\"uid\":\"u1\","
+		 "\"resourceVersion\":\"%d\",\"labels\":{\"pool\":\"%s\"},"
+		 "\"managedFields\":[{\"manager\":\"kubelet\"}]},"
+		 "\"spec\":{\"podCIDR\":\"10.0.0.0/24\",\"taints\":[{\"key\":"
+		 "\"k\",\"effect\":\"NoSchedule\"}]},\"status\":{"
+		 "\"capacity\":{\"cpu\":\"64\"},\"allocatable\":{\"cpu\":"
+		 "\"%s\"},\"conditions\":[{\"type\":\"MemoryPressure\","
+		 "\"status\":\"False\",\"lastHeartbeatTime\":\"t%d\"},"
+		 "{\"type\":\"Ready\",\"status\":\"%s\",\"reason\":"
+		 "\"KubeletReady\",\"message\":\"ok %d\","
+		 "\"lastHeartbeatTime\":\"t%d\"}],\"images\":[{\"names\":"
+		 "[\"img:%d\"],\"sizeBytes\":%d}],\"nodeInfo\":{\"bootID\":"
+		 "\"b\"}}}", beat, label, cpu, beat, ready, beat, beat, beat,
+		 beat);
+	return mk(js, false);
+}
+
+/*
+ * Nodes are slimmed to what placement reads; a heartbeat (times, images,
+ * the Ready message) leaves the sig alone, a change of a label, of
+ * allocatable or of readiness does not.
+ */
+static void test_store_node_slim(void)
+{
+	br_obj *a = mk_node(1, "a", "63", "True");
+	br_obj *b = mk_node(2, "a", "63", "True");
+	br_obj *l = mk_node(2, "b", "63", "True");
+	br_obj *c = mk_node(2, "a", "62", "True");
+	br_obj *r = mk_node(2, "a", "63", "False");
+	cJSON *j = br_obj_parse(a);
+
+	ok(a && b && l && c && r && j, "node slim: made");
+	ok(j && !br_jpath(j, "status.images") &&
+	   !br_jpath(j, "status.nodeInfo") && !br_jpath(j, "spec.podCIDR") &&
+	   !br_jpath(j, "metadata.managedFields"),
+	   "node slim: images, nodeInfo, podCIDR, managedFields dropped");
+	ok(j && br_jpath(j, "metadata.labels.pool") &&
+	   br_jpath(j, "spec.taints") && br_jpath(j, "status.allocatable.cpu")
+	   && br_jpath(j, "status.capacity.cpu") && a &&
+	   strcmp(a->rv, "1") == 0 && strcmp(a->uid, "u1") == 0,
+	   "node slim: labels, taints, allocatable, capacity, uid, rv kept");
+	ok(j && cJSON_GetArraySize(br_jpath(j, "status.conditions")) == 1 &&
+	   br_jstr(cJSON_GetArrayItem(br_jpath(j, "status.conditions"), 0),
+		   "status") &&
+	   !br_jget(cJSON_GetArrayItem(br_jpath(j, "status.conditions"), 0),
+		    "lastHeartbeatTime"),
+	   "node slim: the Ready condition only, without its times");
+	ok(a && a->len < 400, "node slim: %zu bytes", a ? a->len : 0);
+	ok(a && b && a->sig == b->sig, "node sig: a heartbeat changes nothing");
+	ok(a && l && a->sig != l->sig, "node sig: a label changes it");
+	ok(a && c && a->sig != c->sig, "node sig: allocatable changes it");
+	ok(a && r && a->sig != r->sig, "node sig: readiness changes it");
+	cJSON_Delete(j);
+	br_obj_free(a);
+	br_obj_free(b);
+	br_obj_free(l);
+	br_obj_free(c);
+	br_obj_free(r);
+}
+
 /* The gang annotation counts only in the pod's own namespace. */
 static void test_store_gang_ns(void)
 {
@@ -1505,6 +1572,7 @@ int main(void)
 	test_jframe();
 	test_store();
 	test_store_gang_ns();
+	test_store_node_slim();
 	test_too_large_rv();
 	test_map();
 	test_metrics();

@@ -19,6 +19,7 @@ TG_K8S_API=real (above).
 """
 
 import atexit
+import hashlib
 import http.client
 import json
 import os
@@ -896,3 +897,66 @@ def node_load(srv, resource="cpu"):
             tot += float(q[:-1]) / 1000 if q.endswith("m") else float(q)
         load[node] = load.get(node, 0) + tot
     return load
+
+
+def real_node(name, labels=None, allocatable=None, images=50, beat=0):
+    """A Node as a real kubelet writes it (about 20 KB with 50 images):
+    status.images, five conditions with heartbeat times, nodeInfo,
+    addresses, daemonEndpoints, the usual annotations.  \\p beat makes
+    the heartbeat times (what a kubelet heartbeat changes)."""
+    alloc = allocatable or {"cpu": "64", "memory": "512Gi", "pods": "110",
+                            "nvidia.com/gpu": "8",
+                            "ephemeral-storage": "1800Gi"}
+    hb = "2026-01-01T%02d:%02d:%02dZ" % (beat // 3600 % 24, beat // 60 % 60,
+                                         beat % 60)
+    conds = []
+    for t, st, why in (("MemoryPressure", "False", "KubeletHasSufficientMemory"),
+                       ("DiskPressure", "False", "KubeletHasNoDiskPressure"),
+                       ("PIDPressure", "False", "KubeletHasSufficientPID"),
+                       ("NetworkUnavailable", "False", "RouteCreated"),
+                       ("Ready", "True", "KubeletReady")):
+        conds.append({"type": t, "status": st, "reason": why,
+                      "message": "kubelet has %s" % why,
+                      "lastHeartbeatTime": hb,
+                      "lastTransitionTime": "2025-12-01T00:00:00Z"})
+    imgs = []
+    for i in range(images):
+        repo = ("123456789012.dkr.ecr.us-east-1.amazonaws.com/platform/"
+                "team-%02d/training-runtime-image-%03d" % (i % 7, i))
+        digest = hashlib.sha256(("%s/%d" % (name, i)).encode()).hexdigest()
+        imgs.append({"names": ["%s@sha256:%s" % (repo, digest),
+                               "%s:v1.%d.%d-cuda12.4.1-cudnn9-devel-ubuntu22.04" % (
+                                   repo, i % 9, i % 17)],
+                     "sizeBytes": 100000000 + i * 7919})
+    return {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": dict({"kubernetes.io/hostname": name,
+                            "kubernetes.io/os": "linux",
+                            "kubernetes.io/arch": "amd64",
+                            "node.kubernetes.io/instance-type": "gpu-8x"},
+                           **(labels or {})),
+            "annotations": {
+                "node.alpha.kubernetes.io/ttl": "0",
+                "volumes.kubernetes.io/controller-managed-attach-detach":
+                    "true",
+                "csi.volume.kubernetes.io/nodeid":
+                    '{"ebs.csi.aws.com":"i-0%s"}' % name[-8:]}},
+        "spec": {"podCIDR": "10.0.0.0/24", "podCIDRs": ["10.0.0.0/24"],
+                 "providerID": "aws:///us-east-1a/i-0%s" % name[-8:]},
+        "status": {
+            "capacity": dict(alloc), "allocatable": dict(alloc),
+            "conditions": conds,
+            "addresses": [{"type": "InternalIP", "address": "10.1.2.3"},
+                          {"type": "Hostname", "address": name}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "nodeInfo": {
+                "machineID": hashlib.md5(name.encode()).hexdigest(),
+                "systemUUID": "ec2b-%s" % name, "bootID": "b-%s" % name,
+                "kernelVersion": "6.1.0-18-cloud-amd64",
+                "osImage": "Debian GNU/Linux 12 (bookworm)",
+                "containerRuntimeVersion": "containerd://1.7.13",
+                "kubeletVersion": "v1.30.2", "kubeProxyVersion": "v1.30.2",
+                "operatingSystem": "linux", "architecture": "amd64"},
+            "images": imgs}}
