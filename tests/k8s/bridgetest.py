@@ -427,7 +427,10 @@ class RealApiServer:
         # gang's pods that way).  A pod KWOK never finalizes (its node
         # gone) is forced after the wait.
         c.req("DELETE", pods + "?gracePeriodSeconds=1")
-        if not wait_until(no_pods, 30):
+        if not wait_until(no_pods, 90):
+            note("reset: KWOK left pods terminating for 90 s; forcing "
+                 "their deletion (a part reusing their names may lose "
+                 "pods to KWOK's late delete)")
             c.req("DELETE", pods + "?gracePeriodSeconds=0")
             if not wait_until(no_pods, 30):
                 raise RuntimeError("reset: pods of the previous part "
