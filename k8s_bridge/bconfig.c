@@ -185,21 +185,10 @@ static int get_str(fctx *f, const cJSON *v, const char *path, char **dst)
 static int get_num(fctx *f, const cJSON *v, const char *path, double lo,
 		   double hi, double *out)
 {
-	double d;
+	char why[128];
 
-	if (cJSON_IsNumber(v))
-		d = v->valuedouble;
-	else if (!cJSON_IsString(v) ||
-		 !tg_f64_parse(v->valuestring, -DBL_MAX, DBL_MAX, &d))
-		return ferr(f, path, "must be a number");
-	if (d < lo || d > hi) {
-		char m[128];
-
-		snprintf(m, sizeof(m), "%g is outside %g..%g", d, lo, hi);
-		return ferr(f, path, m);
-	}
-	*out = d;
-	return 0;
+	return br_jnum(v, lo, hi, out, why, sizeof(why)) ?
+		ferr(f, path, why) : 0;
 }
 
 static int get_int(fctx *f, const cJSON *v, const char *path, double lo,

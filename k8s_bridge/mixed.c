@@ -49,21 +49,10 @@ static int cstr(const cJSON *v, char **dst, const char *src,
 static int cnum(const cJSON *v, double lo, double hi, double *out,
 		const char *src, const char *path, char *err, size_t errlen)
 {
-	double d;
+	char why[128];
 
-	if (cJSON_IsNumber(v))
-		d = v->valuedouble;
-	else if (!cJSON_IsString(v) ||
-		 !tg_f64_parse(v->valuestring, -DBL_MAX, DBL_MAX, &d))
-		return cerr(err, errlen, src, path, "must be a number");
-	if (d < lo || d > hi) {
-		char m[128];
-
-		snprintf(m, sizeof(m), "%g is outside %g..%g", d, lo, hi);
-		return cerr(err, errlen, src, path, m);
-	}
-	*out = d;
-	return 0;
+	return br_jnum(v, lo, hi, out, why, sizeof(why)) ?
+		cerr(err, errlen, src, path, why) : 0;
 }
 
 void br_mixed_conf_free(br_mixed_conf *mc)

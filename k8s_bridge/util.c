@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+
+#include <topogang/util.h>
 
 #include "util.h"
 
@@ -208,6 +211,26 @@ char *br_read_file(const char *path, size_t max, size_t *len, char *err,
 }
 
 /* ---- JSON -------------------------------------------------------------- */
+
+int br_jnum(const cJSON *v, double lo, double hi, double *out, char *why,
+	    size_t whylen)
+{
+	double d;
+
+	if (cJSON_IsNumber(v))
+		d = v->valuedouble;
+	else if (!cJSON_IsString(v) ||
+		 !tg_f64_parse(v->valuestring, -DBL_MAX, DBL_MAX, &d)) {
+		snprintf(why, whylen, "must be a number");
+		return -1;
+	}
+	if (d < lo || d > hi) {
+		snprintf(why, whylen, "%g is outside %g..%g", d, lo, hi);
+		return -1;
+	}
+	*out = d;
+	return 0;
+}
 
 const cJSON *br_jget(const cJSON *obj, const char *key)
 {

@@ -68,6 +68,13 @@ const char *br_jstr(const cJSON *obj, const char *key);
 /* A dotted path of object keys ("metadata.name"); NULL when absent. */
 const cJSON *br_jpath(const cJSON *obj, const char *path);
 const char *br_jpath_str(const cJSON *obj, const char *path);
+/*
+ * A configuration number: a JSON number or a string that parses as one
+ * (YAML's "0.5" quoted), within [lo, hi].  0, or -1 with \p why (what is
+ * wrong, without the key: the caller names the file and key).
+ */
+int br_jnum(const cJSON *v, double lo, double hi, double *out, char *why,
+	    size_t whylen);
 
 /* Percent-encodes everything outside RFC 3986 unreserved; caller frees. */
 char *br_urlencode(const char *s);

@@ -40,20 +40,11 @@ static int _err(char *err, size_t len, const char *fmt, ...)
 	return -1;
 }
 
+/* A layer or partition name: the request grammar's layer names, at most
+ * TGS_MAX_NAME bytes (what the records hold). */
 static bool _name_ok(const char *s, size_t n)
 {
-	size_t i;
-
-	if (!n || n > TGS_MAX_NAME)
-		return false;
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char) s[i];
-
-		if (!isalnum(c) && c != '-' && c != '_' && c != '.' &&
-		    c != '/')
-			return false;
-	}
-	return true;
+	return n <= TGS_MAX_NAME && tg_request_layer_ok(s, n);
 }
 
 extern void tgs_conf_init(tgs_conf *c)

@@ -90,6 +90,13 @@ tg_err tg_request_parse(tg_request *r, tg_request_kind kind,
 			const char *text, tg_errinfo *ei);
 
 /*
+ * Whether the \p n bytes at \p s make a layer name the grammar takes: 1
+ * to TG_REQUEST_MAX_LAYER bytes of letters, digits, '-', '_', '.' and
+ * '/' (topogang.conf's LayerName and Layer values are checked with it).
+ */
+bool tg_request_layer_ok(const char *s, size_t n);
+
+/*
  * Appends a copy of \p it (its layer checked as the parser checks it,
  * not for repeats: a gang's label-selector spreads may share a layer).
  * TG_ELIMIT past TG_REQUEST_MAX_ITEMS, TG_EINVAL for a bad layer name or

@@ -67,7 +67,7 @@ static bool layer_char(char c)
 	       c == '/';
 }
 
-static bool layer_ok(const char *s, size_t n)
+bool tg_request_layer_ok(const char *s, size_t n)
 {
 	size_t i;
 
@@ -198,7 +198,7 @@ static tg_err parse_item(tg_request *r, const char *text, const char *p,
 		return at(ei, TG_ELIMIT, text, p, "layer name longer than %d "
 			  "bytes (TG_REQUEST_MAX_LAYER)",
 			  TG_REQUEST_MAX_LAYER);
-	if (!layer_ok(p, ln))
+	if (!tg_request_layer_ok(p, ln))
 		return at(ei, TG_EPARSE, text, p, "'%.*s': bad layer name",
 			  (int)n, p);
 	if (r->n >= TG_REQUEST_MAX_ITEMS)
@@ -284,7 +284,7 @@ tg_err tg_request_add(tg_request *r, const tg_request_item *it,
 		return tgi_errf(ei, TG_EINVAL, "no request or item");
 	z = memchr(it->layer, '\0', sizeof(it->layer));
 	ln = z ? (size_t)(z - it->layer) : sizeof(it->layer);
-	if (!layer_ok(it->layer, ln))
+	if (!tg_request_layer_ok(it->layer, ln))
 		return tgi_errf(ei, TG_EINVAL, "'%.*s': bad layer name",
 				(int)TG_MIN(ln, 200), it->layer);
 	switch (r->kind) {
