@@ -40,6 +40,13 @@ tg_err tgi_verrf_at(tg_errinfo *ei, tg_err err, const char *source,
 /* The growable string is public: topogang/util.h's tg_buf. */
 
 /*
+ * Appends \p s as one shell word: as it is when it is not empty and holds
+ * only ASCII letters, digits and the characters of \p plain, else
+ * single-quoted (a ' written '\'').  For commands the exporters print.
+ */
+void tgi_buf_shell(tg_buf *b, const char *plain, const char *s);
+
+/*
  * Sorts \p n elements of \p size bytes at \p base by \p cmp, which gets
  * \p ctx as its third argument: no file-level state, so two threads sort
  * at once.  Stable (equal elements keep their input order), in place, no

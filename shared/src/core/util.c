@@ -772,3 +772,25 @@ void tgi_sort(void *base, size_t n, size_t size, tgi_cmp_fn cmp, void *ctx)
 			sort_merge(&s, a, a + block, n);
 	}
 }
+
+void tgi_buf_shell(tg_buf *b, const char *plain, const char *s)
+{
+	const char *p;
+	bool ok = *s != '\0';
+
+	for (p = s; *p && ok; p++)
+		ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		     (*p >= '0' && *p <= '9') || strchr(plain, *p);
+	if (ok) {
+		tg_buf_adds(b, s);
+		return;
+	}
+	tg_buf_add(b, "'", 1);
+	for (p = s; *p; p++) {
+		if (*p == '\'')
+			tg_buf_adds(b, "'\\''");
+		else
+			tg_buf_add(b, p, 1);
+	}
+	tg_buf_add(b, "'", 1);
+}

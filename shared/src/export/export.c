@@ -565,27 +565,6 @@ static tg_err ex_block(ex_ctx *c)
 
 /* ---- Kubernetes --------------------------------------------------------- */
 
-/* A word the shell takes as it is; else single-quoted. */
-static void ex_shell(tg_buf *b, const char *s)
-{
-	const char *p;
-	bool plain = *s != '\0';
-
-	for (p = s; *p && plain; p++)
-		plain = ex_alnum(*p) || strchr("._-/=:,@+", *p);
-	if (plain) {
-		tg_buf_adds(b, s);
-		return;
-	}
-	tg_buf_add(b, "'", 1);
-	for (p = s; *p; p++) {
-		if (*p == '\'')
-			tg_buf_adds(b, "'\\''");
-		else
-			tg_buf_add(b, p, 1);
-	}
-	tg_buf_add(b, "'", 1);
-}
 
 /* A JSON string literal. */
 static void ex_json(tg_buf *b, const char *s)
@@ -641,7 +620,7 @@ static tg_err ex_labels(ex_ctx *c, bool patch)
 				     "{\"labels\": {");
 		} else {
 			tg_buf_adds(&c->b, "kubectl label node ");
-			ex_shell(&c->b, node_name(t, pos));
+			tgi_buf_shell(&c->b, "._-/=:,@+", node_name(t, pos));
 			tg_buf_adds(&c->b, " --overwrite");
 		}
 		for (l = 0; l < t->nlayers; l++) {
@@ -663,7 +642,7 @@ static tg_err ex_labels(ex_ctx *c, bool patch)
 
 				snprintf(kv, sizeof(kv), "%s=%s", keys[l], v);
 				tg_buf_add(&c->b, " ", 1);
-				ex_shell(&c->b, kv);
+				tgi_buf_shell(&c->b, "._-/=:,@+", kv);
 			}
 			first = false;
 		}

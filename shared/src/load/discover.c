@@ -1429,28 +1429,6 @@ static void ni_json(const tg_nodeinfo *ni, const char *node, tg_buf *b,
 	tg_buf_adds(b, compact ? "}" : "\n}\n");
 }
 
-/* A shell word: plain when safe, else single-quoted. */
-static void ni_shell(tg_buf *b, const char *s)
-{
-	const char *p;
-	bool plain = *s != '\0';
-
-	for (p = s; *p && plain; p++)
-		plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-			(*p >= '0' && *p <= '9') || strchr("._-/=:", *p);
-	if (plain) {
-		tg_buf_adds(b, s);
-		return;
-	}
-	tg_buf_add(b, "'", 1);
-	for (p = s; *p; p++) {
-		if (*p == '\'')
-			tg_buf_adds(b, "'\\''");
-		else
-			tg_buf_add(b, p, 1);
-	}
-	tg_buf_add(b, "'", 1);
-}
 
 static void ni_labels(const tg_nodeinfo *ni, const char *node, tg_buf *b)
 {
@@ -1458,7 +1436,7 @@ static void ni_labels(const tg_nodeinfo *ni, const char *node, tg_buf *b)
 	char *s;
 
 	tg_buf_adds(b, "kubectl label node ");
-	ni_shell(b, node);
+	tgi_buf_shell(b, "._-/=:", node);
 	tg_buf_addf(b, " --overwrite " TG_LABEL_GPU_COUNT "=%u", ni->ngpus);
 	if (ni->nvlink_known && ni->ngpus) {
 		tg_buf_init(&lay, 64);
@@ -1471,7 +1449,7 @@ static void ni_labels(const tg_nodeinfo *ni, const char *node, tg_buf *b)
 			     ni_largest(ni));
 	}
 	tg_buf_adds(b, "\nkubectl annotate node ");
-	ni_shell(b, node);
+	tgi_buf_shell(b, "._-/=:", node);
 	tg_buf_adds(b, " --overwrite ");
 	tg_buf_init(&ann, TG_MAX_FILE);
 	tg_buf_adds(&ann, TG_ANNOT_GPU_TOPOLOGY "=");
@@ -1481,7 +1459,7 @@ static void ni_labels(const tg_nodeinfo *ni, const char *node, tg_buf *b)
 		b->err = TG_ENOMEM;
 		return;
 	}
-	ni_shell(b, s);
+	tgi_buf_shell(b, "._-/=:", s);
 	tgi_free(s);
 	tg_buf_add(b, "\n", 1);
 }
