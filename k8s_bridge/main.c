@@ -93,6 +93,11 @@ static int feed_init(char *err, size_t errlen)
 	for (i = 0; (name = tg_k8s_dialect_name(i)); i++) {
 		if (tg_k8s_dialect_group(name, &kind, &api, &res, &vers) != TG_OK)
 			continue;	/* gangs without an object */
+		if (!vers || !vers[0]) {
+			snprintf(err, errlen, "dialect %s: no version of %s/%s "
+				 "to watch", name, api, res);
+			return -1;
+		}
 		for (j = 0; j < NFEED; j++)
 			if (!strcmp(R_FEED[j].group, api) &&
 			    !strcmp(R_FEED[j].resource, res))

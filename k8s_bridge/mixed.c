@@ -1047,7 +1047,6 @@ static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 	}
 }
 
-/* Binds the gang's pending members on its running job's nodes. */
 /*
  * Whether Slurm job \p j can take gang \p g as it stands: a
  * heterogeneous job's components must still be the gang's pod sets, and
@@ -1251,11 +1250,12 @@ static unsigned bind_members(mcyc *c, const tg_gang *g, const br_sjob *j,
 	return n;
 }
 
+/* Binds the gang's pending members on its running job's nodes. */
 static void bind_gang(mcyc *c, const tg_gang *g, const br_sjob *j)
 {
 	unsigned cfirst[BR_MIXED_MAX_COMPS + 1], nb = 0, n;
 	const char **free_nodes;
-	uint64_t nslots;
+	uint64_t nslots = 0;
 	long nfree;
 	size_t i;
 	char id[16];

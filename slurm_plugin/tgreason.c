@@ -184,18 +184,23 @@ static bool _walk(bool fix)
  * soon as the pass ends, and squeue shows it, not "Resources", almost all
  * the time): a look under the job read lock, and the write lock only when
  * a reason was wiped (slurmctld clears state_desc after each failed
- * selection), so most walks block no writer.  Kicked walks are at least
- * TGR_KICK_MS apart, so a busy scheduler costs at most one walk then.
+ * selection), so most walks block no writer.  Walks are at least
+ * TGR_KICK_MS apart (from the end of one to the start of the next), so a
+ * scheduler that sets reasons many times a second costs at most
+ * 1000 / TGR_KICK_MS walks a second.
  */
 static void *_loop(void *arg)
 {
 	slurmctld_lock_t job_write_lock = { .job = WRITE_LOCK };
 	slurmctld_lock_t job_read_lock = { .job = READ_LOCK };
 
+	struct timespec last = { 0, 0 };	/* end of the last walk */
+
 	(void) arg;
 	for (;;) {
-		struct timespec ts;
+		struct timespec ts, now;
 		bool any;
+		long gap_ms;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += 1;
@@ -210,23 +215,28 @@ static void *_loop(void *arg)
 		kicked = false;
 		any = nreasons > 0;
 		slurm_mutex_unlock(&lock);
-		if (any)
-			nanosleep(&(struct timespec){ .tv_nsec =
-				TGR_KICK_MS * 1000000L }, NULL);
 		if (!any)
 			continue;
+		/* walks at least TGR_KICK_MS apart, end to start */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		gap_ms = (now.tv_sec - last.tv_sec) * 1000L +
+			 (now.tv_nsec - last.tv_nsec) / 1000000L;
+		if (gap_ms >= 0 && gap_ms < TGR_KICK_MS)
+			nanosleep(&(struct timespec){ .tv_nsec =
+				(TGR_KICK_MS - gap_ms) * 1000000L }, NULL);
 		lock_slurmctld(job_read_lock);
 		slurm_mutex_lock(&lock);
 		any = _walk(false);
 		slurm_mutex_unlock(&lock);
 		unlock_slurmctld(job_read_lock);
-		if (!any)
-			continue;
-		lock_slurmctld(job_write_lock);
-		slurm_mutex_lock(&lock);
-		(void) _walk(true);
-		slurm_mutex_unlock(&lock);
-		unlock_slurmctld(job_write_lock);
+		if (any) {
+			lock_slurmctld(job_write_lock);
+			slurm_mutex_lock(&lock);
+			(void) _walk(true);
+			slurm_mutex_unlock(&lock);
+			unlock_slurmctld(job_write_lock);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &last);
 	}
 	return NULL;
 }

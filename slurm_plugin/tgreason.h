@@ -8,8 +8,8 @@
  *  the core's message per pending job (at most TGR_MAX_REASONS jobs,
  *  TGR_MAX_LEN bytes each) and a thread puts it back as soon as the
  *  scheduling pass that wiped it releases the job lock (and once a second
- *  besides): it looks under the job read lock and takes the write lock only in the
- *  seconds when a reason was wiped.  Names are
+ *  besides): it looks under the job read lock and takes the write lock only
+ *  when a reason was wiped.  Names are
  *  prefixed tgr_.  Only slurmctld calls these.
 \*****************************************************************************/
 
@@ -22,10 +22,11 @@
 #define TGR_MAX_REASONS	4096	/* pending jobs with a core message; the
 				 * oldest is dropped past it */
 #define TGR_MAX_LEN	1000	/* bytes of state_desc written */
-#define TGR_KICK_MS	10	/* after a pass sets a reason, the walk
-				 * that restores it comes this much later
-				 * (under the job lock, once the pass
-				 * released it), at most once per period */
+#define TGR_KICK_MS	100	/* walks that put reasons back start at
+				 * least this long after the last one
+				 * ended (a pass that sets a reason
+				 * wakes the thread; it then waits for
+				 * the job lock that pass holds) */
 
 /* Starts the thread; \p ptype names the plugin in messages. */
 extern void tgr_start(const char *ptype);

@@ -416,7 +416,9 @@ class RealApiServer:
         pods = "/api/v1/namespaces/default/pods"
 
         def no_pods():
-            return not c.req("GET", pods)[1].get("items")
+            st, body = c.req("GET", pods)
+            return st == 200 and isinstance(body, dict) and \
+                not body.get("items")
         # Pods first, gracefully, while their nodes still exist: a bound
         # pod goes when KWOK (its kubelet) deletes it.  Never a force
         # delete of a pod KWOK has seen: a gracePeriodSeconds=0 delete
@@ -434,7 +436,7 @@ class RealApiServer:
             c.req("DELETE", pods + "?gracePeriodSeconds=0")
             if not wait_until(no_pods, 30):
                 raise RuntimeError("reset: pods of the previous part "
-                                   "still there after 60 s")
+                                   "still there after 120 s")
         for path in RESET_NAMESPACED + RESET_CLUSTER:
             if path != pods:
                 c.req("DELETE", path + "?gracePeriodSeconds=0")
