@@ -499,6 +499,39 @@ static void test_same_value(void)
 	tg_topology_destroy(t);
 }
 
+/*
+ * The same check past a layer of more than 4,096 domains: 5,000 racks
+ * (rack-N under zone-N) above two block-x under two racks.  The old
+ * pairwise look stopped after the first such layer and said nothing.
+ */
+static void test_same_value_big(void)
+{
+	tg_topology *t = tg_topology_create();
+	char name[32], zone[32], rack[32];
+	const char *path[3];
+	unsigned i, dup = 0;
+
+	tg_topology_add_layer(t, "zone", NULL);
+	tg_topology_add_layer(t, "rack", NULL);
+	tg_topology_add_layer(t, "block", NULL);
+	for (i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "n%u", i);
+		snprintf(zone, sizeof(zone), "zone-%u", i);
+		snprintf(rack, sizeof(rack), "rack-%u", i);
+		path[0] = zone;
+		path[1] = rack;
+		path[2] = i < 2 ? "block-x" : name;
+		tg_topology_add_node(t, name, path, NULL);
+	}
+	is_int(tg_topology_build(t, NULL), TG_OK, "big layer: build");
+	for (i = 0; i < tg_topology_nwarnings(t); i++)
+		dup += strstr(tg_topology_warning(t, i), "value block-x appears "
+			      "under zone-0/rack-0 and zone-1/rack-1") != NULL;
+	is_int(dup, 1, "a value under two parents is found in a layer after "
+	       "one of 5,000 domains");
+	tg_topology_destroy(t);
+}
+
 /* Full paths compared label by label with tg_name_cmp(), farthest
  * first: the tree order. */
 static int path_cmp(const char *a, const char *b)
@@ -1299,6 +1332,7 @@ int main(void)
 	test_resources();
 	test_build();
 	test_same_value();
+	test_same_value_big();
 	test_order();
 	test_warnings();
 	test_accel_rule();

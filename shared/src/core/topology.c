@@ -867,31 +867,75 @@ static tg_err build_fill(tg_topology *t)
 	return TG_OK;
 }
 
-/* Build step 5, hygiene: warns about a bare value under two parents. */
+/* Orders a layer's domains by value, then by index (tgi_sort). */
+static int hyg_cmp(const void *x, const void *y, void *ctx)
+{
+	const tg_topology *t = ctx;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	uint32_t va = t->dom[a].value, vb = t->dom[b].value;
+
+	if (va != vb)
+		return va < vb ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Build step 5, hygiene: warns about a bare value under two parents, for
+ * each domain and the next one of its layer with the same value, in
+ * domain order.  Sorted by value (it was a pairwise look that stopped
+ * after the first layer of more than 4,096 domains), so every layer is
+ * checked at any size.
+ */
 static tg_err build_hygiene(tg_topology *t)
 {
 	unsigned l;
+	uint32_t *ord = NULL, *next = NULL;
+	size_t cap = 0;
 
 	for (l = 1; l < t->nlayers; l++) {
-		uint32_t a, b;
+		uint32_t lo = t->layer_lo[l], n = t->layer_hi[l] - lo, i;
 
-		for (a = t->layer_lo[l]; a < t->layer_hi[l]; a++)
-			for (b = a + 1; b < t->layer_hi[l]; b++)
-				if (t->dom[a].value == t->dom[b].value) {
-					if (tgi_warn(t, "layer %s: value %s "
-						     "appears under %s and %s "
-						     "(two different domains)",
-						     t->layer_name[l],
-						     tgi_strtab_get(&t->strs,
-							t->dom[a].value),
-						     t->dom[t->dom[a].parent].path,
-						     t->dom[t->dom[b].parent].path))
-						return TG_ENOMEM;
-					break;
-				}
-		if (t->layer_hi[l] - t->layer_lo[l] > 4096)
-			break;	/* quadratic check: small fabrics only */
+		if (n < 2)
+			continue;
+		if (n > cap) {
+			tgi_free(ord);
+			tgi_free(next);
+			ord = tgi_malloc(n * sizeof(*ord));
+			next = tgi_malloc(n * sizeof(*next));
+			if (!ord || !next) {
+				tgi_free(ord);
+				tgi_free(next);
+				return TG_ENOMEM;
+			}
+			cap = n;
+		}
+		for (i = 0; i < n; i++) {
+			ord[i] = lo + i;
+			next[i] = TG_NONE;
+		}
+		tgi_sort(ord, n, sizeof(*ord), hyg_cmp, t);
+		for (i = 0; i + 1 < n; i++)
+			if (t->dom[ord[i]].value == t->dom[ord[i + 1]].value)
+				next[ord[i] - lo] = ord[i + 1];
+		for (i = 0; i < n; i++) {
+			uint32_t a = lo + i, b = next[i];
+
+			if (b == TG_NONE)
+				continue;
+			if (tgi_warn(t, "layer %s: value %s appears under %s "
+				     "and %s (two different domains)",
+				     t->layer_name[l],
+				     tgi_strtab_get(&t->strs, t->dom[a].value),
+				     t->dom[t->dom[a].parent].path,
+				     t->dom[t->dom[b].parent].path)) {
+				tgi_free(ord);
+				tgi_free(next);
+				return TG_ENOMEM;
+			}
+		}
 	}
+	tgi_free(ord);
+	tgi_free(next);
 	return TG_OK;
 }
 
