@@ -1065,12 +1065,20 @@ static void test_slurm_bodies(void)
 	ok(br_sjobs_parse("{\"jobs\":[{\"job_id\":1,\"nodes\":\"n[1-\"}]}",
 			  38, &js, err, sizeof(err)) < 0 &&
 	   strstr(err, "job 1"), "slurm jobs: a bad node list names the job");
+	/* exactly BR_SJOBS_MAX_NAMES names: taken */
+	is_int(br_sjobs_parse("{\"jobs\":[{\"job_id\":1,\"nodes\":"
+			      "\"a[000000-262143]\"}]}", 38, &js, err,
+			      sizeof(err)), 0,
+	       "slurm jobs: exactly BR_SJOBS_MAX_NAMES node names parse");
+	ok(js.n == 1 && js.v[0].nhosts == BR_SJOBS_MAX_NAMES,
+	   "slurm jobs: all of them kept");
+	br_sjobs_free(&js);
 	/* 2 x 150,000 names: past BR_SJOBS_MAX_NAMES in one answer */
 	ok(br_sjobs_parse("{\"jobs\":[{\"job_id\":1,\"nodes\":"
 			  "\"a[000000-149999]\"},{\"job_id\":2,\"nodes\":"
 			  "\"b[000000-149999]\"}]}", 38, &js, err,
-			  sizeof(err)) < 0 && strstr(err, "job 2") &&
-	   strstr(err, "262144 node names"),
+			  sizeof(err)) < 0 && js.n == 0 && !js.v &&
+	   strstr(err, "job 2") && strstr(err, "262144 node names"),
 	   "slurm jobs: node lists past BR_SJOBS_MAX_NAMES in one answer are "
 	   "an error naming the job and the limit");
 
