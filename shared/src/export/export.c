@@ -154,6 +154,23 @@ static tg_err ex_keys(ex_ctx *c, char (*kb)[TG_MAX_NAME + 1],
 	return TG_OK;
 }
 
+/* ex_keys() for the writers that label nodes: TG_EINVAL when no layer has
+ * a key (nothing to write). */
+static tg_err ex_keys_some(ex_ctx *c, char (*kb)[TG_MAX_NAME + 1],
+			   const char **keys)
+{
+	tg_err err = ex_keys(c, kb, keys);
+	unsigned l;
+
+	if (err)
+		return err;
+	for (l = 0; l < c->t->nlayers; l++)
+		if (keys[l])
+			return TG_OK;
+	return tgi_errf(c->ei, TG_EINVAL, "no layer has a label key: "
+			"nothing to write");
+}
+
 /* ---- shared walks ------------------------------------------------------- */
 
 static const char *dom_value(const tg_topology *t, uint32_t d)
@@ -588,17 +605,12 @@ static tg_err ex_labels(ex_ctx *c, bool patch)
 	char kb[TG_MAX_LAYERS][TG_MAX_NAME + 1];
 	const char *keys[TG_MAX_LAYERS];
 	uint32_t pos;
-	unsigned l, nk = 0;
+	unsigned l;
 	tg_err err;
 
-	err = ex_keys(c, kb, keys);
+	err = ex_keys_some(c, kb, keys);
 	if (err)
 		return err;
-	for (l = 0; l < t->nlayers; l++)
-		nk += keys[l] != NULL;
-	if (!nk)
-		return tgi_errf(c->ei, TG_EINVAL, "no layer has a label key: "
-				"nothing to write");
 	if (patch)
 		tg_buf_adds(&c->b, "[");
 	else {
@@ -689,17 +701,12 @@ static tg_err ex_crd(ex_ctx *c, tg_export_format fmt)
 	char kb[TG_MAX_LAYERS][TG_MAX_NAME + 1];
 	const char *keys[TG_MAX_LAYERS];
 	const char *name = c->o && c->o->name ? c->o->name : "default";
-	unsigned l, nk = 0;
+	unsigned l;
 	tg_err err;
 
-	err = ex_keys(c, kb, keys);
+	err = ex_keys_some(c, kb, keys);
 	if (err)
 		return err;
-	for (l = 0; l < t->nlayers; l++)
-		nk += keys[l] != NULL;
-	if (!nk)
-		return tgi_errf(c->ei, TG_EINVAL, "no layer has a label key: "
-				"nothing to write");
 	if (fmt == TG_EXPORT_KOORDINATOR) {
 		char parent[TG_MAX_NAME + 8] = "ClusterTopologyLayer";
 
