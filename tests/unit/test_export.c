@@ -556,6 +556,28 @@ static void test_compare_and_errors(void)
 	     "in 2 leaf domains: s1/l1 (n2); s1/l2 (n3)\n", "a merge");
 	is_int(ndiff, 5, "five disagreements");
 	tg_free(report);
+	{
+		/* every layer left out: the label writers have nothing */
+		static const char *const none[2] = { NULL, NULL };
+		static const tg_export_format f[] = {
+			TG_EXPORT_K8S_LABELS, TG_EXPORT_K8S_PATCH,
+			TG_EXPORT_KOORDINATOR,
+		};
+		tg_export_opts o;
+		unsigned i;
+
+		memset(&o, 0, sizeof(o));
+		o.keys = none;
+		o.nkeys = 2;
+		for (i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+			out = NULL;
+			is_int(tg_export(a, f[i], &o, &out, &ei), TG_EINVAL,
+			       "format %u, no label key: refused", f[i]);
+			like(ei.msg, "no layer has a label key",
+			     "format %u: says why", f[i]);
+			ok(!out, "format %u: nothing written", f[i]);
+		}
+	}
 
 	e = tg_topology_create();
 	is_int(tg_export(e, TG_EXPORT_SLURM_TREE, NULL, &out, &ei),
