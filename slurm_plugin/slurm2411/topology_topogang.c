@@ -941,9 +941,11 @@ static int _het_part(topology_eval_t *te, bitstr_t *part, bool must,
 }
 
 static void _known_note(job_record_t *jp);
-static void _held_trim(topology_eval_t *te);
+static bitstr_t *_held_trim(topology_eval_t *te, char *why, size_t wlen);
 
-extern int topology_p_eval_nodes(topology_eval_t *te)
+/* The job's nodes: a heterogeneous component's part, or the core's
+ * decision (called with state_lock held; releases it). */
+static int _eval(topology_eval_t *te)
 {
 	job_record_t *job_ptr = te->job_ptr;
 	char domain[sizeof(het_plan.domain)];
@@ -953,15 +955,6 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 	dec_t how;
 	int rc;
 
-	te->eval_nodes = NULL;		/* Slurm's default evaluation */
-	te->trump_others = false;
-	slurm_mutex_lock(&state_lock);
-	_known_note(job_ptr);		/* for preempt/topogang's victims */
-	if (!active) {
-		slurm_mutex_unlock(&state_lock);
-		return common_topo_choose_nodes(te);
-	}
-	_held_trim(te);
 	if ((part = _het_plan_part(job_ptr, time(NULL), &must, domain,
 				   sizeof(domain)))) {
 		slurm_mutex_unlock(&state_lock);
@@ -994,6 +987,44 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 	FREE_NULL_BITMAP(c.want);
 	tg_decision_free(c.d);
 	tg_gang_destroy(c.g);
+	return rc;
+}
+
+/*
+ * The nodes held for other preemptors (ReserveTime) are left out of
+ * node_map.  A job that does not fit in the rest is evaluated on the
+ * whole node_map with best_switch cleared, as _wait() does: cons_tres
+ * then passes a test-only evaluation (sbatch's submit check, which
+ * ignores allocations and must not refuse the job for a hold of a few
+ * seconds) and refuses every other one, so the job waits, with the
+ * hold as its reason.
+ */
+extern int topology_p_eval_nodes(topology_eval_t *te)
+{
+	job_record_t *job_ptr = te->job_ptr;
+	char why[TGS_ERRLEN] = "";
+	bitstr_t *full;
+	int rc;
+
+	te->eval_nodes = NULL;		/* Slurm's default evaluation */
+	te->trump_others = false;
+	slurm_mutex_lock(&state_lock);
+	_known_note(job_ptr);		/* for preempt/topogang's victims */
+	if (!active) {
+		slurm_mutex_unlock(&state_lock);
+		return common_topo_choose_nodes(te);
+	}
+	full = _held_trim(te, why, sizeof(why));
+	rc = _eval(te);
+	if (rc != SLURM_SUCCESS && full) {
+		bit_copybits(te->node_map, full);
+		if (tgr_set(job_ptr, why))
+			_log_decision("JobId=%u waits: %s", job_ptr->job_id,
+				      why);
+		rc = common_topo_choose_nodes(te);
+		job_ptr->best_switch = false;
+	}
+	FREE_NULL_BITMAP(full);
 	return rc;
 }
 
@@ -1554,11 +1585,16 @@ static void _held_plan(uint32_t job_id, bitstr_t *nodes, time_t now)
 	slot->nodes = nodes;
 }
 
-/* Takes the nodes held for other preemptors out of \p te's node_map
- * (state_lock held). */
-static void _held_trim(topology_eval_t *te)
+/*
+ * Takes the nodes held for other preemptors out of \p te's node_map
+ * (state_lock held).  Returns the node_map as it was (caller frees), with
+ * \p why naming the holds, or NULL when no hold touched it.
+ */
+static bitstr_t *_held_trim(topology_eval_t *te, char *why, size_t wlen)
 {
+	bitstr_t *full = NULL;
 	time_t now = time(NULL);
+	size_t off = 0;
 	char *nodes;
 
 	for (unsigned i = 0; site_conf.reserve_time && i < MAX_HELD; i++) {
@@ -1573,16 +1609,23 @@ static void _held_trim(topology_eval_t *te)
 		}
 		if (st < 0 || !bit_overlap_any(te->node_map, h->nodes))
 			continue;
+		if (!full)
+			full = bit_copy(te->node_map);
 		bit_and_not(te->node_map, h->nodes);
-		if (site_conf.debug) {
-			nodes = bitmap2node_name(h->nodes);
-			_log_decision("JobId=%u: %s held for JobId=%u, whose "
-				      "victims are leaving (ReserveTime=%u)",
-				      te->job_ptr->job_id, nodes, h->job_id,
-				      site_conf.reserve_time);
-			xfree(nodes);
-		}
+		nodes = bitmap2node_name(h->nodes);
+		if (off < wlen)
+			off += snprintf(why + off, wlen - off, "%s%s held for "
+					"JobId=%u, whose victims are leaving "
+					"(ReserveTime=%u)", off ? "; " :
+					"topogang: ", nodes, h->job_id,
+					site_conf.reserve_time);
+		_log_decision("JobId=%u: %s held for JobId=%u, whose victims "
+			      "are leaving (ReserveTime=%u)",
+			      te->job_ptr->job_id, nodes, h->job_id,
+			      site_conf.reserve_time);
+		xfree(nodes);
 	}
+	return full;
 }
 
 /* The core's victims from its decision \p d into vc. */
