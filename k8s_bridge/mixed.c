@@ -578,18 +578,21 @@ static void on_nodes(br_req *r, void *ud)
 		return;
 	if (r->status != 200) {
 		br_slurm_error(r->resp.s, why, sizeof(why));
-		snprintf(err, sizeof(err), "slurmrestd %s: %s (HTTP %ld)",
-			 x->mc->url, r->status ? (*why ? why : "HTTP error") :
-			 r->error, r->status);
+		snprintf(err, sizeof(err), "slurmrestd %s: %s", x->mc->url,
+			 r->status ? (*why ? why : "HTTP error") : r->error);
+		if (r->status)
+			snprintf(err + strlen(err), sizeof(err) - strlen(err),
+				 " (HTTP %ld)", r->status);
 	}
 	if (r->status != 200 ||
 	    br_snodes_parse(r->resp.s, x->ver, &ns, err, sizeof(err))) {
 		x->n_node_errors++;
-		if (!x->nodes_bad)
+		/* unreachable: the jobs poll says so (poll_failed) */
+		if (!x->nodes_bad && r->status)
 			br_log(BR_LOG_WARN, "slurmrestd nodes unreadable: the "
 			       "pool's picture keeps Slurm's last view of the "
 			       "nodes", "error", err, NULL);
-		x->nodes_bad = true;
+		x->nodes_bad = x->nodes_bad || r->status;
 		return;
 	}
 	x->nodes_bad = false;
