@@ -1568,8 +1568,20 @@ static void test_snodes_feed(void)
 /* nodes bodies of another shape, v0.0.38's: one error naming the node */
 static void test_snodes_shapes(void)
 {
-	char err[512] = "";
+	char err[512] = "", *body = corpus("nodes-22.05.json");
 	br_snodes ns;
+
+	/* a real slurmrestd 22.05 answer (v0.0.38) */
+	is_int(br_snodes_parse(body, 38, &ns, err, sizeof(err)), 0,
+	       "nodes-22.05.json: parsed (%s)", err);
+	ok(ns.n == 2 && strcmp(ns.v[0].state, "IDLE") == 0 &&
+	   !ns.v[0].unusable && strcmp(ns.v[1].name, "node-5") == 0 &&
+	   strcmp(ns.v[1].state, "MIXED") == 0 && ns.v[1].alloc_cpus == 1 &&
+	   ns.v[1].alloc_memory == 32000,
+	   "nodes-22.05.json: node-0 idle, node-5 mixed with 1 CPU and "
+	   "32000 MB allocated");
+	br_snodes_free(&ns);
+	free(body);
 
 	is_int(br_snodes_parse("{\"nodes\":[{\"name\":\"n1\",\"state\":"
 			       "\"idle\",\"state_flags\":[\"DRAIN\"],"
