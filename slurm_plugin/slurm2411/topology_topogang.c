@@ -505,9 +505,10 @@ typedef struct decide {
  *  - a component asked again (a new pass) places the gang afresh; a
  *    plan older than HET_PLAN_TTL serves nobody.
  *
- * Nodes a component could share but the evaluated one cannot use (an
- * exclusive component sees only idle nodes) are not offered to the
- * gang.  Components with -w, --contiguous, more than TG_MAX_PODSETS
+ * An exclusive component's view holds idle nodes only; where another
+ * component shares nodes, the partly busy nodes of the evaluated
+ * component's partition are offered too, with their free CPUs and GPUs
+ * (_het_offer_busy), so that component can go beside a running job.  Components with -w, --contiguous, more than TG_MAX_PODSETS
  * components or a component no longer pending are placed one by one,
  * as other jobs.  A heterogeneous gang does not preempt (slurmctld
  * preempts per component).
@@ -624,6 +625,8 @@ static void _het_plan_keep(const decide_t *c)
 	slurm_mutex_unlock(&state_lock);
 }
 
+static void _het_offer_busy(topology_eval_t *te);
+
 /*
  * The gang of a heterogeneous job's components on the evaluated one's
  * view (state_lock held): a pod set per component, one member a node
@@ -672,6 +675,8 @@ static int _het_gang(topology_eval_t *te, decide_t *c)
 		snprintf(c->why, sizeof(c->why), "bad node resources");
 		return SLURM_ERROR;
 	}
+	if (!all_excl)
+		_het_offer_busy(te);
 	snprintf(name, sizeof(name), "JobId=%u", te->job_ptr->het_job_id);
 	if (!(c->g = tg_gang_create(name)))
 		goto oom;
@@ -1470,6 +1475,67 @@ static bool _vic_jobs(vjobs_t *v)
 		}
 	xfree(cnt);
 	return whole;
+}
+
+/*
+ * For a heterogeneous gang whose components share nodes: the nodes of
+ * the evaluated component's partition that run jobs and are not in its
+ * node_map (an exclusive component's view holds idle nodes only) join
+ * the model with their free CPUs (cpus_efctv less the CPUs of the known
+ * running jobs there: job_resrcs->cpus) and free GPUs, so a shared
+ * component can go beside a running job, as on 22.05.  A node whose jobs
+ * the known set does not all cover, or that is down, drained or not
+ * responding, is not offered; cons_tres checks the component's own
+ * evaluation on its part (state_lock held, and the job lock).
+ */
+static void _het_offer_busy(topology_eval_t *te)
+{
+	bitstr_t *part = te->job_ptr->part_ptr ?
+			 te->job_ptr->part_ptr->node_bitmap : NULL;
+	uint32_t *used, *njobs;
+
+	if (!part)
+		return;
+	used = xcalloc(node_record_count + 1, sizeof(*used));
+	njobs = xcalloc(node_record_count + 1, sizeof(*njobs));
+	for (size_t i = 0; i < known.cap; i++) {
+		job_record_t *jp = known.slot[i] ?
+				   find_job_record(known.slot[i]) : NULL;
+		job_resources_t *jr = jp ? jp->job_resrcs : NULL;
+		int off = 0;
+
+		if (!_job_on_nodes(jp) || !jr || !jr->node_bitmap || !jr->cpus)
+			continue;
+		for (int k = 0; next_node_bitmap(jr->node_bitmap, &k);
+		     k++, off++) {
+			if (k >= node_record_count || off >= jr->nhosts)
+				break;
+			used[k] += jr->cpus[off];
+			njobs[k]++;
+		}
+	}
+	for (unsigned i = 0; i < ntg; i++) {
+		uint32_t x = tg2slurm[i];
+		node_record_t *np = x != NO_VAL ? node_record_table_ptr[x] :
+				    NULL;
+		gres_node_state_t *gs;
+		nodeval_t v = { .pods = POD_SLOTS_SHARED, .in = true };
+
+		if (!np || bit_test(te->node_map, x) || !bit_test(part, x) ||
+		    !np->run_job_cnt || np->sus_job_cnt ||
+		    njobs[x] < np->run_job_cnt || IS_NODE_DOWN(np) ||
+		    IS_NODE_DRAIN(np) || IS_NODE_NO_RESPOND(np) ||
+		    IS_NODE_COMPLETING(np) || used[x] >= np->cpus_efctv)
+			continue;
+		v.cpu = (int64_t) (np->cpus_efctv - used[x]) * 1000;
+		if ((gs = tgj_node_gpu_state(np)) &&
+		    gs->gres_cnt_avail > gs->gres_cnt_alloc)
+			v.gpu = (int64_t) (gs->gres_cnt_avail -
+					   gs->gres_cnt_alloc);
+		(void) _model_node(i, &v);
+	}
+	xfree(used);
+	xfree(njobs);
 }
 
 /*
