@@ -508,9 +508,10 @@ typedef struct decide {
  * An exclusive component's view holds idle nodes only; where another
  * component shares nodes, the partly busy nodes of the evaluated
  * component's partition are offered too, with their free CPUs and GPUs
- * (_het_offer_busy), so that component can go beside a running job.  Components with -w, --contiguous, more than TG_MAX_PODSETS
- * components or a component no longer pending are placed one by one,
- * as other jobs.  A heterogeneous gang does not preempt (slurmctld
+ * (_het_offer_busy), so that component can go beside a running job.
+ * Components with -w, --contiguous, more than TG_MAX_PODSETS components
+ * or a component no longer pending are placed one by one, as other
+ * jobs.  A heterogeneous gang does not preempt (slurmctld
  * preempts per component).
  */
 #define HET_PLAN_TTL	30	/* seconds a plan serves its components */
