@@ -430,12 +430,23 @@ static int _model_node(unsigned i, const nodeval_t *v)
 	return SLURM_SUCCESS;
 }
 
+/* A node's GPUs no job holds, by slurmctld's GRES counts. */
+static int64_t _free_gpus(node_record_t *np)
+{
+	gres_node_state_t *gs = np ? tgj_node_gpu_state(np) : NULL;
+
+	return (gs && gs->gres_cnt_avail > gs->gres_cnt_alloc) ?
+	       (int64_t) (gs->gres_cnt_avail - gs->gres_cnt_alloc) : 0;
+}
+
 /*
  * The model's nodes as cons_tres offers them to this job (state_lock),
- * each with \p pods pod slots.  A node offers the CPUs cons_tres gives
- * this job (avail_cpus, limited by its tasks), or with \p free_cpus the
- * node's free CPUs (max_cpus: job_test.c line 3196), for a
- * heterogeneous gang whose other components ask more than this one.
+ * each with \p pods pod slots.  A node offers the CPUs and GPUs cons_tres
+ * gives this job (avail_cpus, limited by its tasks; avail_gpus), or with
+ * \p free_cpus the node's free CPUs (max_cpus: job_test.c line 3196) and
+ * free GPUs (slurmctld's GRES counts: a job that asks none is offered
+ * none), for a heterogeneous gang whose other components ask more than
+ * this one.
  * Only the nodes whose offer differs from the previous evaluation's are
  * written: an unchanged model keeps the core's cached slot counts.
  */
@@ -455,6 +466,8 @@ static int _model_set(topology_eval_t *te, int64_t pods, bool free_cpus)
 					   ar->avail_cpus) * 1000;
 			v.gpu = (int64_t) ar->avail_gpus;
 		}
+		if (v.in && free_cpus)
+			v.gpu = MAX(v.gpu, _free_gpus(node_record_table_ptr[x]));
 		if (_model_node(i, &v))
 			return SLURM_ERROR;
 	}
@@ -1519,7 +1532,6 @@ static void _het_offer_busy(topology_eval_t *te)
 		uint32_t x = tg2slurm[i];
 		node_record_t *np = x != NO_VAL ? node_record_table_ptr[x] :
 				    NULL;
-		gres_node_state_t *gs;
 		nodeval_t v = { .pods = POD_SLOTS_SHARED, .in = true };
 
 		if (!np || bit_test(te->node_map, x) || !bit_test(part, x) ||
@@ -1529,10 +1541,7 @@ static void _het_offer_busy(topology_eval_t *te)
 		    IS_NODE_COMPLETING(np) || used[x] >= np->cpus_efctv)
 			continue;
 		v.cpu = (int64_t) (np->cpus_efctv - used[x]) * 1000;
-		if ((gs = tgj_node_gpu_state(np)) &&
-		    gs->gres_cnt_avail > gs->gres_cnt_alloc)
-			v.gpu = (int64_t) (gs->gres_cnt_avail -
-					   gs->gres_cnt_alloc);
+		v.gpu = _free_gpus(np);
 		(void) _model_node(i, &v);
 	}
 	xfree(used);
