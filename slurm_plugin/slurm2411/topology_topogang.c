@@ -443,14 +443,14 @@ static int64_t _free_gpus(node_record_t *np)
  * The model's nodes as cons_tres offers them to this job (state_lock),
  * each with \p pods pod slots.  A node offers the CPUs and GPUs cons_tres
  * gives this job (avail_cpus, limited by its tasks; avail_gpus), or with
- * \p free_cpus the node's free CPUs (max_cpus: job_test.c line 3196) and
+ * \p free_view the node's free CPUs (max_cpus: job_test.c line 3196) and
  * free GPUs (slurmctld's GRES counts: a job that asks none is offered
  * none), for a heterogeneous gang whose other components ask more than
  * this one.
  * Only the nodes whose offer differs from the previous evaluation's are
  * written: an unchanged model keeps the core's cached slot counts.
  */
-static int _model_set(topology_eval_t *te, int64_t pods, bool free_cpus)
+static int _model_set(topology_eval_t *te, int64_t pods, bool free_view)
 {
 	for (unsigned i = 0; i < ntg; i++) {
 		uint32_t x = tg2slurm[i];
@@ -461,12 +461,12 @@ static int _model_set(topology_eval_t *te, int64_t pods, bool free_cpus)
 			ar = te->avail_res_array[x];
 		v.in = ar && ar->avail_cpus > 0;
 		if (v.in) {
-			v.cpu = (int64_t) (free_cpus ?
+			v.cpu = (int64_t) (free_view ?
 					   MAX(ar->max_cpus, ar->avail_cpus) :
 					   ar->avail_cpus) * 1000;
 			v.gpu = (int64_t) ar->avail_gpus;
 		}
-		if (v.in && free_cpus)
+		if (v.in && free_view)
 			v.gpu = MAX(v.gpu, _free_gpus(node_record_table_ptr[x]));
 		if (_model_node(i, &v))
 			return SLURM_ERROR;
