@@ -2143,7 +2143,8 @@ static int _test_het_part(job_record_t *job_ptr, bitstr_t *bitmap,
 			 "%s, this component's part of heterogeneous JobId=%u "
 			 "in %s", nodes, job_ptr->het_job_id, het_plan.domain);
 		if (het_plan.must) {
-			if (tgr_set(job_ptr, why))
+			if (tgr_set(job_ptr, why) &&
+			    tgr_once(job_ptr->job_id, "het-refused-must"))
 				error("%s: %pJ: %s; the job waits (its request "
 				      "has a must layer)", plugin_type, job_ptr,
 				      why);
@@ -2465,7 +2466,8 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	if (tg_gang_check(c.t, c.g, &ei)) {
 		/* the request itself is wrong (an unknown layer ...) */
 		snprintf(why, sizeof(why), "topogang: %s", ei.msg);
-		if (tgr_set(job_ptr, why))
+		if (tgr_set(job_ptr, why) &&
+		    tgr_once(job_ptr->job_id, "bad-request"))
 			info("%s: %pJ: %s", plugin_type, job_ptr, why);
 		goto out;
 	}

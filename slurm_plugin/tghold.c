@@ -39,6 +39,7 @@
 #include "topogang/util.h"
 
 #include "tghold.h"
+#include "tgreason.h"
 
 static const char *ptype = "select/topogang";
 static tgh_hold_t holds[TGH_MAX_HOLDS];
@@ -102,9 +103,10 @@ static tgh_hold_t *_add(uint32_t job_id, bitstr_t *nodes,
 	if (h)
 		_drop_at((unsigned) (h - holds));
 	if (nholds >= TGH_MAX_HOLDS) {
-		error("%s: more than %d jobs hold nodes freed by preemption "
-		      "(TGH_MAX_HOLDS); JobId=%u's nodes are not held", ptype,
-		      TGH_MAX_HOLDS, job_id);
+		if (tgr_once(job_id, "holds-full"))
+			error("%s: more than %d jobs hold nodes freed by "
+			      "preemption (TGH_MAX_HOLDS); JobId=%u's nodes "
+			      "are not held", ptype, TGH_MAX_HOLDS, job_id);
 		return NULL;
 	}
 	h = &holds[nholds++];
