@@ -2536,14 +2536,23 @@ extern int fini(void)
 	return SLURM_SUCCESS;
 }
 
-/* Saves the holds of preemptors with slurmctld's state (tghold.h). */
+/*
+ * Saves the holds of preemptors with slurmctld's state (tghold.h).
+ * slurmctld calls this holding none of its locks (save_all_state); the
+ * holds look at job records, so the job read lock is taken, before the
+ * plugin's own lock as in a node selection.
+ */
 extern int select_p_state_save(char *dir_name)
 {
+	slurmctld_lock_t job_read_lock = { .job = READ_LOCK };
+
 	if (active) {
+		lock_slurmctld(job_read_lock);
 		slurm_mutex_lock(&state_lock);
 		tgh_update(NULL, time(NULL));
 		(void) tgh_save(dir_name);
 		slurm_mutex_unlock(&state_lock);
+		unlock_slurmctld(job_read_lock);
 	}
 	return (*(inner.state_save))(dir_name);
 }
