@@ -23,6 +23,16 @@ void br_hist_observe(br_hist *h, double s)
 	h->sum += s;
 }
 
+void br_hist_merge(br_hist *h, const br_hist *from)
+{
+	unsigned i;
+
+	for (i = 0; i <= BR_HIST_BUCKETS; i++)
+		h->b[i] += from->b[i];
+	h->count += from->count;
+	h->sum += from->sum;
+}
+
 void br_metrics_header(tg_buf *b, const char *name, const char *type,
 		       const char *help)
 {

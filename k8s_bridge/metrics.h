@@ -38,6 +38,8 @@ typedef struct br_metrics {
 } br_metrics;
 
 void br_hist_observe(br_hist *h, double seconds);
+/* Adds \p from's observations to \p h. */
+void br_hist_merge(br_hist *h, const br_hist *from);
 
 /* Appends the counters and histograms above to \p b. */
 void br_metrics_render(const br_metrics *m, tg_buf *b);
