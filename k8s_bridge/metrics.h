@@ -28,6 +28,7 @@ typedef struct br_metrics {
 	uint64_t gangs_repaired;	/* half-bound gangs completed */
 	uint64_t gangs_reset;		/* half-bound gangs evicted */
 	uint64_t cycles;
+	uint64_t cycles_modelless;	/* nothing to decide: no model */
 	uint64_t events_sent;		/* events.k8s.io Events posted */
 	uint64_t events_dropped;	/* over the queue's bound */
 	uint64_t api_requests;

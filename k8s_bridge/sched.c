@@ -97,6 +97,12 @@ typedef struct evseries {
 	bool dirty;		/* in series_dirty */
 } evseries;
 
+typedef struct pgcount {
+	unsigned scheduled;	/* members bound (or assumed) by us */
+	unsigned running;	/* of those, phase Running */
+	bool pending;		/* in our queue */
+} pgcount;
+
 struct br_sched {
 	br_sched_env env;
 	br_map gangs;		/* gstate by gang name */
@@ -124,6 +130,12 @@ struct br_sched {
 	br_req *evfly[EVENTS_INFLIGHT];
 	uint64_t ev_dropped;
 	br_map series;		/* evseries by identity (send_event) */
+	/* kept from the watch events, so that a cycle with nothing to
+	 * decide needs no model (model_needed) */
+	size_t npending;	/* pods pending for our scheduler name */
+	bool nodes_changed;	/* a Node changed in what placement reads
+				 * since the last model (warnings, events) */
+	br_map pgc;		/* pgcount of bound members by gang */
 	pthread_t reaper;	/* frees the last cycle (reap) */
 	bool reaping;		/* reaper to join */
 	bool reaped;		/* it is done (atomic) */
@@ -160,6 +172,7 @@ struct view;
 typedef struct cyc {
 	br_sched *s;
 	int64_t now;
+	int64_t t0_us;		/* wall clock at the start */
 	uint64_t seq;		/* s->seq at the start */
 	tg_k8s *k;
 	tg_topology *t;
@@ -322,7 +335,9 @@ br_sched *br_sched_create(const br_sched_env *env)
 	br_map_init(&s->warned_nodes, NULL);
 	br_map_init(&s->warnings, NULL);
 	br_map_init(&s->series, free_series);
+	br_map_init(&s->pgc, free);
 	s->dirty = true;
+	s->nodes_changed = true;
 	return s;
 }
 
@@ -350,6 +365,7 @@ void br_sched_destroy(br_sched *s)
 	br_map_free(&s->warned_nodes);
 	br_map_free(&s->warnings);
 	br_map_free(&s->series);
+	br_map_free(&s->pgc);
 	sv_free(&s->series_dirty);
 	free(s);
 }
@@ -379,6 +395,94 @@ static bool pg_status_feed(const br_informer *inf)
 		strcmp(d->group, "scheduling.sigs.k8s.io") == 0);
 }
 
+static bool pending_ours(const br_sched *s, const br_obj *o)
+{
+	return o && !o->node &&
+	       strcmp(o->sched, s->env.cfg->scheduler_name) == 0;
+}
+
+/* A bound member of a gang, as the PodGroup status counts it. */
+static void pg_track(br_map *m, const br_obj *o, int d)
+{
+	pgcount *pc;
+
+	if (!o || !o->node || !o->ann_gang || o->deleting)
+		return;
+	pc = br_map_get(m, o->ann_gang);
+	if (!pc) {
+		pc = br_xcalloc(1, sizeof(*pc));
+		br_map_put(m, o->ann_gang, pc);
+	}
+	pc->scheduled += d;
+	if (o->running)
+		pc->running += d;
+	if (!pc->scheduled && !pc->running)
+		br_map_del(m, o->ann_gang);
+}
+
+/*
+ * The counts kept from the pod events (every event, leading or not):
+ * pods pending for us, and the bound members of each gang.  An event
+ * takes the old object's share away and adds the new one's, so the
+ * counts equal a walk of the cache at every moment (re-lists come as
+ * events too: informer.c swap_in_list); br_sched_check() compares them.
+ */
+static void track_pod(br_sched *s, const br_obj *old, const br_obj *cur)
+{
+	if (pending_ours(s, old))
+		s->npending--;
+	if (pending_ours(s, cur))
+		s->npending++;
+	pg_track(&s->pgc, old, -1);
+	pg_track(&s->pgc, cur, 1);
+}
+
+/* One map's counts against the other's; false (\p err) at the first
+ * difference. */
+static bool pg_same(const br_map *a, const br_map *b, const char *what,
+		    char *err, size_t n)
+{
+	br_map_ent *e;
+	size_t slot;
+
+	for (e = br_map_first(a, &slot); e; e = br_map_next(a, &slot, e)) {
+		const pgcount *x = e->val, *y = br_map_get(b, e->key);
+
+		if (!y || x->scheduled != y->scheduled ||
+		    x->running != y->running) {
+			snprintf(err, n, "gang %s: %s %u scheduled, %u "
+				 "running; the other %u, %u", e->key, what,
+				 x->scheduled, x->running,
+				 y ? y->scheduled : 0, y ? y->running : 0);
+			return false;
+		}
+	}
+	return true;
+}
+
+bool br_sched_check(const br_sched *s, char *err, size_t n)
+{
+	const br_store *st = br_informer_store(s->env.pods);
+	size_t i, pending = 0;
+	br_map walk;
+	bool ok;
+
+	br_map_init(&walk, free);
+	for (i = 0; i < st->n; i++) {
+		pending += pending_ours(s, st->all[i]);
+		pg_track(&walk, st->all[i], 1);
+	}
+	ok = pg_same(&s->pgc, &walk, "kept", err, n) &&
+	     pg_same(&walk, &s->pgc, "cache walk", err, n);
+	if (ok && pending != s->npending) {
+		snprintf(err, n, "pods pending for us: %zu kept, %zu in the "
+			 "cache", s->npending, pending);
+		ok = false;
+	}
+	br_map_free(&walk);
+	return ok;
+}
+
 void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 		       const br_obj *old, const br_obj *cur)
 {
@@ -405,9 +509,12 @@ void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 		    old->sig == cur->sig && inf == s->env.nodes)
 			return;	/* a kubelet heartbeat, new images: nothing
 				 * placement reads (see store.h) */
+		if (inf == s->env.nodes)
+			s->nodes_changed = true;
 		mark(s, true);
 		return;
 	}
+	track_pod(s, old, cur);
 	{
 		const br_obj *o = cur ? cur : old;
 		bool other = !o->node && strcmp(o->sched, ours) != 0 &&
@@ -2128,12 +2235,6 @@ static void do_repairs(cyc *c)
 
 /* ---- PodGroup status -------------------------------------------------- */
 
-typedef struct pgcount {
-	unsigned scheduled;	/* members bound (or assumed) by us */
-	unsigned running;	/* of those, phase Running */
-	bool pending;		/* in our queue */
-} pgcount;
-
 static pgcount *pg_count(br_map *m, const char *gang)
 {
 	pgcount *pc = br_map_get(m, gang);
@@ -2177,25 +2278,24 @@ static int64_t jint(const cJSON *v, int64_t dflt)
  * patch of the status subresource (custom resources take no strategic
  * merge), only when something changed.
  */
-/* Members bound (or assumed) and running, by gang; pending gangs. */
+/* Members bound (or assumed) and running, by gang; pending gangs.  The
+ * bound ones are kept from the watch events (s->pgc), not counted from
+ * the cache: O(gangs), not O(pods). */
 static void pg_counts(cyc *c, br_map *counts)
 {
 	br_sched *s = c->s;
 	const br_store *pods = br_informer_store(s->env.pods);
 	br_map_ent *e;
-	size_t slot, i;
+	size_t slot;
 	unsigned g;
 
-	for (i = 0; i < pods->n; i++) {
-		const br_obj *o = pods->all[i];
+	for (e = br_map_first(&s->pgc, &slot); e;
+	     e = br_map_next(&s->pgc, &slot, e)) {
+		const pgcount *from = e->val;
+		pgcount *pc = pg_count(counts, e->key);
 
-		if (o->node && o->ann_gang && !o->deleting) {
-			pgcount *pc = pg_count(counts, o->ann_gang);
-
-			pc->scheduled++;
-			if (o->running)
-				pc->running++;
-		}
+		pc->scheduled = from->scheduled;
+		pc->running = from->running;
 	}
 	for (e = br_map_first(&s->assumed, &slot); e;
 	     e = br_map_next(&s->assumed, &slot, e)) {
@@ -2205,7 +2305,7 @@ static void pg_counts(cyc *c, br_map *counts)
 		if (o && !o->node && strcmp(o->uid, a->uid) == 0)
 			pg_count(counts, a->gang)->scheduled++;
 	}
-	for (g = 0; g < tg_k8s_ngangs(c->k); g++)
+	for (g = 0; c->k && g < tg_k8s_ngangs(c->k); g++)
 		pg_count(counts, tg_gang_name(tg_k8s_gang(c->k, g)))->pending =
 			true;
 }
@@ -2579,6 +2679,35 @@ static void cycle_writes(br_sched *s, cyc *c)
 	next_timers(c);
 }
 
+/*
+ * Whether a cycle needs the core's model: something could be decided
+ * (a pod pending for us), or written from the model (assumptions to
+ * keep, victims to evict, node warnings after a Node changed, the /ui
+ * picture, mixed mode's Slurm view).  Otherwise the cycle does only what
+ * the kept counts allow (PodGroup status, timers): O(changes), not
+ * O(cluster).
+ */
+static bool model_needed(const br_sched *s)
+{
+	return s->npending || s->assumed.n || s->victims.n ||
+	       s->nodes_changed || s->env.mixed || s->env.cfg->ui;
+}
+
+/* A cycle without a model (see model_needed); its time goes to the
+ * snapshot histogram, as the model's would. */
+static void modelless_cycle(br_sched *s, cyc *c)
+{
+	s->env.m->cycles_modelless++;
+	s->pending = 0;
+	s->waiting = 0;
+	if (leading(s))
+		do_podgroups(c);
+	next_timers(c);
+	s->last_snap_ms = 0;
+	br_hist_observe(&s->env.m->snapshot,
+			(br_wall_us() - c->t0_us) / 1e6);
+}
+
 void br_sched_cycle(br_sched *s)
 {
 	cyc *c;
@@ -2603,7 +2732,13 @@ void br_sched_cycle(br_sched *s)
 	s->dirty = false;
 	s->next_due_ms = 0;
 	s->last_cycle_ms = c->now;
+	c->t0_us = br_wall_us();
 	expire_state(s, c->now);
+	if (!model_needed(s)) {
+		modelless_cycle(s, c);
+		goto out;
+	}
+	s->nodes_changed = false;
 	views_take(s, c);
 	run_worker(s, c);
 	t1 = br_now_ms();
@@ -2611,6 +2746,7 @@ void br_sched_cycle(br_sched *s)
 	if (!c->built) {
 		s->error_until_ms = c->now + SNAP_ERROR_RETRY_MS;
 		s->dirty = true;
+		s->nodes_changed = true;
 		goto out;
 	}
 	after_build(c);

@@ -118,6 +118,13 @@ void br_sched_destroy(br_sched *s);
 void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 		       const br_obj *old, const br_obj *cur);
 
+/*
+ * Whether the counts kept from the events (pods pending for us, bound
+ * members by gang) equal a walk of the pod cache; false with the first
+ * difference in \p err.  For tests.
+ */
+bool br_sched_check(const br_sched *s, char *err, size_t n);
+
 /* Whether a cycle is due now. */
 bool br_sched_due(const br_sched *s, int64_t now_ms);
 /* Runs one cycle (drives the loop while it waits for the server). */
