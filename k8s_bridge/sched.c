@@ -12,9 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #include <topogang/topogang.h>
 
@@ -2594,11 +2591,6 @@ static void *reap_work(void *arg)
 	br_sched *s = c->s;
 
 	cyc_free(c);
-#ifdef __GLIBC__
-	/* the snapshot's trees are the daemon's largest allocations; give
-	 * their pages back rather than keep the peak resident */
-	malloc_trim(0);
-#endif
 	__atomic_store_n(&s->reaped, true, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -2614,7 +2606,8 @@ static void reap_join(br_sched *s)
 }
 
 /* Frees the cycle on a thread of its own: 100,000 objects' references
- * and the model are tens of milliseconds the loop need not wait. */
+ * and the model are tens of milliseconds the loop need not wait.  No
+ * malloc_trim() (see sched.h). */
 static void reap(br_sched *s, cyc *c)
 {
 	reap_join(s);
