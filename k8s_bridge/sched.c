@@ -1484,7 +1484,10 @@ static void log_decision(cyc *c, const plan *p, double ms)
 }
 
 /*
- * Decides the queue in order (worker thread).  Past CYCLE_BUDGET_MS of
+ * Decides the queue in order, on the worker thread: it may touch only
+ * the cycle (c) and the gang states (s->gangs); metrics, Events, the
+ * caches and the rest of the scheduler belong to the I/O thread (see
+ * cyc; test-bridge-tsan checks).  Past CYCLE_BUDGET_MS of
  * deciding, the gangs left wait for the next cycle, which comes at once
  * (c->skipped, logged): a cycle's length has a bound, and so has the
  * time its writes wait.
