@@ -2,11 +2,12 @@
  * k8s_bridge/main.c - topogang-bridge: a topology-aware gang scheduler
  * for Kubernetes on the shared placement core.
  *
- * One thread, one loop: the curl multi handle (informers' lists and
+ * One I/O thread, one loop: the curl multi handle (informers' lists and
  * watches, the lease, the scheduler's writes) and the HTTP endpoint's
  * sockets are waited on together; timers run on every turn.  The
- * scheduler runs a cycle from the loop when one is due; while a cycle
- * waits for the API server it turns the same loop (br_http_wait), so
+ * scheduler runs a cycle from the loop when one is due; while the
+ * cycle's worker thread builds the model and decides (sched.h), and
+ * while its writes wait for the API server, it turns the same loop, so
  * watches, the lease and /healthz keep going.
  *
  * Exit status: 0 after SIGTERM/SIGINT (the lease released), 2 for bad

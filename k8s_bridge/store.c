@@ -300,6 +300,7 @@ br_obj *br_obj_from_json(cJSON *j, const char *kind, const char *api_version,
 	if (is_pod)
 		translate_group(j, md);
 	o = br_xcalloc(1, sizeof(*o));
+	o->refs = 1;
 	ns = br_jstr(md, "namespace");
 	if (is_pod && (!ns || !*ns))
 		ns = "default";
@@ -379,9 +380,16 @@ br_obj *br_obj_from_json(cJSON *j, const char *kind, const char *api_version,
 	return o;
 }
 
+br_obj *br_obj_ref(br_obj *o)
+{
+	if (o)
+		__atomic_add_fetch(&o->refs, 1, __ATOMIC_RELAXED);
+	return o;
+}
+
 void br_obj_free(br_obj *o)
 {
-	if (!o)
+	if (!o || __atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
 	free(o->key);	/* and ns, name, uid, rv, node, sched with it */
 	if (o->text)

@@ -28,7 +28,9 @@
 #include "log.h"
 #include "map.h"
 #include "metrics.h"
+#include "informer.h"
 #include "mixed.h"
+#include "sched.h"
 #include "slurmrest.h"
 #include "store.h"
 #include "util.h"
@@ -1690,6 +1692,134 @@ static void test_mixed_conf(void)
 	br_config_free(&c);
 }
 
+
+/* A random pod for test_sched_counts: pending or bound, ours or not, in
+ * a gang or not, running, terminating. */
+static br_obj *rand_pod(unsigned i, unsigned rv, unsigned *seed)
+{
+	char js[1024], gang[64] = "", del[80] = "", node[40] = "";
+	unsigned r = (unsigned)rand_r(seed);
+
+	if (r % 3)
+		snprintf(gang, sizeof(gang), ",\"annotations\":{"
+			 "\"topogang.io/gang\":\"ns/g%u\"}", (r >> 2) % 4);
+	if ((r >> 4) % 5 == 0)
+		snprintf(del, sizeof(del), ",\"deletionTimestamp\":"
+			 "\"2026-01-01T00:00:00Z\"");
+	if ((r >> 7) % 2)
+		snprintf(node, sizeof(node), "\"nodeName\":\"n%u\",",
+			 (r >> 8) % 3);
+	snprintf(js, sizeof(js), "{\"metadata\":{\"name\":\"p%u\","
+		 "\"namespace\":\"ns\",\"uid\":\"u%u\",\"resourceVersion\":"
+		 "\"%u\"%s%s},\"spec\":{%s\"schedulerName\":\"%s\","
+		 "\"containers\":[{\"name\":\"c\"}]},\"status\":{\"phase\":"
+		 "\"%s\"}}", i, (r >> 10) % 2, rv, gang, del, node,
+		 (r >> 11) % 4 ? "topogang" : "default-scheduler",
+		 (r >> 13) % 2 ? "Running" : "Pending");
+	return mk(js, true);
+}
+
+/*
+ * The counts the scheduler keeps from pod events (pods pending for it,
+ * bound members by gang: what lets a cycle with nothing to decide skip
+ * the model) equal a walk of the cache after every step of random
+ * add/update/delete sequences; and the check does catch a delta that was
+ * not applied.
+ */
+static void test_sched_counts(void)
+{
+	static const br_resdef rp = { "pods", "", { "v1" }, "Pod", NULL,
+				      false, true };
+	static const br_resdef rn = { "nodes", "", { "v1" }, "Node", NULL,
+				      false, false };
+	br_config cfg;
+	br_metrics m;
+	br_sched_env env;
+	br_http *h;
+	br_informer *pods, *nodes;
+	br_sched *s;
+	char err[256] = "", first[256] = "";
+	unsigned seed = 15, step, bad = 0;
+	br_obj *o, *old;
+
+	br_config_init(&cfg);
+	memset(&m, 0, sizeof(m));
+	h = br_http_create(&cfg, err, sizeof(err));
+	if (!h) {
+		ok(0, "sched counts: an HTTP handle (%s)", err);
+		br_config_free(&cfg);
+		return;
+	}
+	pods = br_informer_create(h, &cfg, &rp, NULL, NULL);
+	nodes = br_informer_create(h, &cfg, &rn, NULL, NULL);
+	memset(&env, 0, sizeof(env));
+	env.h = h;
+	env.cfg = &cfg;
+	env.m = &m;
+	env.pods = pods;
+	env.nodes = nodes;
+	s = br_sched_create(&env);
+	for (step = 0; step < 5000; step++) {
+		unsigned i = (unsigned)rand_r(&seed) % 40;
+		char key[32];
+
+		snprintf(key, sizeof(key), "ns/p%u", i);
+		if (rand_r(&seed) % 4 == 0) {
+			old = br_store_take(br_informer_store_mut(pods), key);
+			if (old)
+				br_sched_on_event(s, pods, BR_EV_DELETED, old,
+						  NULL);
+		} else {
+			o = rand_pod(i, step, &seed);
+			old = br_store_put(br_informer_store_mut(pods), o);
+			br_sched_on_event(s, pods, old ? BR_EV_MODIFIED :
+					  BR_EV_ADDED, old, o);
+		}
+		br_obj_free(old);
+		if (!br_sched_check(s, err, sizeof(err)) && !bad++)
+			snprintf(first, sizeof(first), "step %u: %s", step,
+				 err);
+	}
+	ok(bad == 0, "sched counts: kept from 5,000 random pod events, equal "
+	   "to a walk of the cache after each (%u differ%s%s)", bad,
+	   bad ? "; first: " : "", first);
+	ok(br_informer_store(pods)->n > 0, "sched counts: pods left in the "
+	   "cache at the end (%zu)", br_informer_store(pods)->n);
+	/* a delta not applied: the check says so */
+	o = mk("{\"metadata\":{\"name\":\"extra\",\"namespace\":\"ns\","
+	       "\"uid\":\"x\",\"resourceVersion\":\"1\"},\"spec\":{"
+	       "\"schedulerName\":\"topogang\",\"containers\":[{\"name\":"
+	       "\"c\"}]}}", true);
+	br_obj_free(br_store_put(br_informer_store_mut(pods), o));
+	ok(!br_sched_check(s, err, sizeof(err)) &&
+	   strstr(err, "pending for us"), "sched counts: a pod event not "
+	   "applied is caught: %s", err);
+	br_sched_destroy(s);
+	br_informer_destroy(pods);
+	br_informer_destroy(nodes);
+	br_http_destroy(h);
+	br_config_free(&cfg);
+}
+
+/* An object outlives its removal from the store while a cycle holds a
+ * reference (the worker reads it; ASan would see a use after free). */
+static void test_obj_refs(void)
+{
+	br_store st;
+	br_obj *o = mk("{\"metadata\":{\"name\":\"r\",\"uid\":\"u\","
+		       "\"resourceVersion\":\"1\"},\"spec\":{}}", true);
+	br_obj *ref;
+
+	br_store_init(&st);
+	br_store_put(&st, o);
+	ref = br_obj_ref(o);
+	br_obj_free(br_store_take(&st, "default/r"));
+	ok(ref == o && strstr(ref->text, "\"r\"") != NULL,
+	   "store: a referenced object survives its removal");
+	br_obj_free(ref);
+	br_store_free(&st);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -1713,6 +1843,8 @@ int main(void)
 	test_store();
 	test_store_gang_ns();
 	test_store_node_slim();
+	test_obj_refs();
+	test_sched_counts();
 	test_too_large_rv();
 	test_map();
 	test_metrics();
