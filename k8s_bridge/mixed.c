@@ -304,6 +304,8 @@ struct br_mixed {
 	br_map cancels;		/* job id -> int64_t ms of the last try */
 	br_map evicts;		/* pod key -> int64_t ms of the last try */
 	br_map notes;		/* pod key -> last message written */
+	br_map foreign;		/* job id -> 1: marked as ours by its
+				 * comment, run by another user (warned) */
 	br_map binding;		/* pod key -> int64_t ms: bound by us, the
 				 * watch has not shown it yet */
 	/* counters */
@@ -341,6 +343,7 @@ br_mixed *br_mixed_create(const br_config *cfg, br_http *kh, br_metrics *m,
 	br_map_init(&x->cancels, free);
 	br_map_init(&x->evicts, free);
 	br_map_init(&x->notes, free);
+	br_map_init(&x->foreign, NULL);
 	br_map_init(&x->binding, free);
 	snprintf(x->why, sizeof(x->why), "slurmrestd not polled yet");
 	return x;
@@ -356,6 +359,7 @@ void br_mixed_destroy(br_mixed *x)
 	br_map_free(&x->cancels);
 	br_map_free(&x->evicts);
 	br_map_free(&x->notes);
+	br_map_free(&x->foreign);
 	br_map_free(&x->binding);
 	br_config_free(&x->scfg);
 	free(x);
@@ -380,7 +384,8 @@ void br_mixed_metrics(const br_mixed *x, tg_buf *b)
 	size_t i, ours = 0, run = 0;
 
 	for (i = 0; i < x->jobs.n; i++)
-		if (br_sjob_ours(&x->jobs.v[i], x->cfg->scheduler_name) &&
+		if (br_sjob_ours(&x->jobs.v[i], x->cfg->scheduler_name,
+				 x->mc->user) &&
 		    br_sjob_live(&x->jobs.v[i])) {
 			ours++;
 			run += br_sjob_running(&x->jobs.v[i]);
@@ -478,6 +483,37 @@ static void on_spec(br_req *r, void *ud)
 	x->next_poll_ms = 0;
 }
 
+/*
+ * Jobs whose comment marks them as the bridge's but that run as another
+ * user than mixed.user are no gang's (br_sjob_ours()): one warning per
+ * job while it is listed.
+ */
+static void warn_foreign(br_mixed *x)
+{
+	br_map now;
+	size_t i;
+
+	br_map_init(&now, NULL);
+	for (i = 0; i < x->jobs.n; i++) {
+		const br_sjob *j = &x->jobs.v[i];
+		char id[16];
+
+		if (!br_sjob_marked(j, x->cfg->scheduler_name) ||
+		    br_sjob_ours(j, x->cfg->scheduler_name, x->mc->user))
+			continue;
+		snprintf(id, sizeof(id), "%u", j->id);
+		if (!br_map_get(&x->foreign, id))
+			br_log(BR_LOG_WARN, "a Slurm job carries the bridge's "
+			       "comment but runs as another user: not a "
+			       "gang's job (ignored)", "job", id, "user",
+			       j->user, "expected_user", x->mc->user, "name",
+			       j->name, NULL);
+		br_map_put(&now, id, (void *)1);
+	}
+	br_map_free(&x->foreign);
+	x->foreign = now;
+}
+
 static void on_list(br_req *r, void *ud)
 {
 	br_mixed *x = ud;
@@ -508,6 +544,7 @@ static void on_list(br_req *r, void *ud)
 	x->listed = true;
 	x->up = true;
 	x->why[0] = '\0';
+	warn_foreign(x);
 	for (i = 0; i < js.n; i++) {
 		char id[16];
 
@@ -732,7 +769,7 @@ static const br_sjob *job_of(const br_mixed *x, const char *gang)
 		const br_sjob *j = &x->jobs.v[i];
 
 		if (br_sjob_live(j) && strcmp(j->name, gang) == 0 &&
-		    br_sjob_ours(j, x->cfg->scheduler_name) &&
+		    br_sjob_ours(j, x->cfg->scheduler_name, x->mc->user) &&
 		    (!best || j->id < best->id))
 			best = j;
 	}
@@ -1361,8 +1398,9 @@ static void cancel_orphans(mcyc *c)
 		const submit_st *st;
 		bool has = false;
 
-		if (!br_sjob_live(j) || !br_sjob_ours(j, x->cfg->scheduler_name)
-		    || strcmp(j->state, "COMPLETING") == 0)
+		if (!br_sjob_live(j) ||
+		    !br_sjob_ours(j, x->cfg->scheduler_name, x->mc->user) ||
+		    strcmp(j->state, "COMPLETING") == 0)
 			continue;
 		first = job_of(x, j->name);
 		if (first && first->id != j->id) {

@@ -1139,6 +1139,72 @@ static void build_indexes(cyc *c)
 }
 
 /*
+ * The controller of a pod (the uid of its ownerReferences entry with
+ * controller: true), into \p buf; "" when it has none.
+ */
+static const char *pod_controller(const br_obj *o, char *buf, size_t n)
+{
+	cJSON *j = br_obj_parse(o);
+	const cJSON *r;
+
+	buf[0] = '\0';
+	cJSON_ArrayForEach(r, br_jpath(j, "metadata.ownerReferences"))
+		if (cJSON_IsTrue(br_jget(r, "controller")) &&
+		    br_jstr(r, "uid")) {
+			snprintf(buf, n, "%s", br_jstr(r, "uid"));
+			break;
+		}
+	cJSON_Delete(j);
+	return buf;
+}
+
+/*
+ * The gang annotation counts only with a matching owner where one exists:
+ * when the gang's pending members have a controller (a Job, a
+ * LeaderWorkerSet, ...), a bound pod of the same namespace whose
+ * controller is another one (or none) is no member: it does not pin,
+ * delay or reset the gang (a warning says so), and it is not evicted by a
+ * repair.  Returns \p b, or NULL when no bound member is left.
+ */
+static bound_info *owned_members(cyc *c, const tg_gang *g, bound_info *b)
+{
+	const br_store *pods = br_informer_store(c->s->env.pods);
+	char want[128] = "", got[128];
+	unsigned r, n = tg_gang_nmembers(g);
+	size_t i, k = 0;
+
+	for (r = 0; r < n && !want[0]; r++) {
+		const char *m = tg_gang_member(g, r);
+		const br_obj *o = m ? br_store_get(pods, m) : NULL;
+
+		if (o)
+			pod_controller(o, want, sizeof(want));
+	}
+	if (!b || !want[0])
+		return b;
+	for (i = 0; i < b->keys.n; i++) {
+		const br_obj *o = br_store_get(pods, b->keys.v[i]);
+
+		if (!o || strcmp(pod_controller(o, got, sizeof(got)),
+				 want) == 0) {
+			b->keys.v[k++] = b->keys.v[i];
+			continue;
+		}
+		br_log(BR_LOG_WARN, "a bound pod carries the gang annotation "
+		       "but another controller than the gang's pods: not a "
+		       "member (it does not pin the gang)", "gang",
+		       tg_gang_name(g), "pod", b->keys.v[i], "controller",
+		       *got ? got : "(none)", "gang_controller", want, NULL);
+		free(b->keys.v[i]);
+	}
+	b->keys.n = k;
+	if (k)
+		return b;
+	br_map_del(&c->bound, tg_gang_name(g));
+	return NULL;
+}
+
+/*
  * Pins a half-bound gang's pending members to the domain recorded on its
  * bound members: a node selector per layer of the domain's path.  False
  * when the domain cannot be expressed (gone, or a layer without a label).
@@ -1293,7 +1359,8 @@ static void decide(cyc *c)
 		tg_gang *g = tg_k8s_gang(c->k, i);
 		const char *name = tg_gang_name(g);
 		gstate *gs = gang_state(s, name);
-		bound_info *b = br_map_get(&c->bound, name);
+		bound_info *b = owned_members(c, g,
+					      br_map_get(&c->bound, name));
 		tg_decision *d = NULL;
 		tg_errinfo ei;
 		int64_t t0, at;

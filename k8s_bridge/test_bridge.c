@@ -24,6 +24,7 @@
 #include "event.h"
 #include "http.h"
 #include "httpd.h"
+#include "feed.h"
 #include "jframe.h"
 #include "log.h"
 #include "map.h"
@@ -1003,7 +1004,8 @@ static void test_slurm_bodies(void)
 {
 	const char *jobs =
 		"{\"meta\":{},\"errors\":[],\"jobs\":["
-		"{\"job_id\":7,\"name\":\"default/train\",\"comment\":"
+		"{\"job_id\":7,\"name\":\"default/train\",\"user_name\":"
+		"\"root\",\"comment\":"
 		"\"topogang-bridge/topogang gang=default/train\","
 		"\"job_state\":\"RUNNING\",\"state_reason\":\"None\","
 		"\"nodes\":\"node-[5-8]\",\"partition\":\"low\","
@@ -1053,9 +1055,9 @@ static void test_slurm_bodies(void)
 	ok(js.n == 3 && br_sjob_running(&js.v[0]) && br_sjob_live(&js.v[1]) &&
 	   !br_sjob_running(&js.v[1]) && !br_sjob_live(&js.v[2]),
 	   "slurm jobs: RUNNING / PENDING / COMPLETED");
-	ok(js.n == 3 && br_sjob_ours(&js.v[0], "topogang") &&
-	   !br_sjob_ours(&js.v[1], "topogang") &&
-	   !br_sjob_ours(&js.v[2], "topogang"),
+	ok(js.n == 3 && br_sjob_ours(&js.v[0], "topogang", "root") &&
+	   !br_sjob_ours(&js.v[1], "topogang", "root") &&
+	   !br_sjob_ours(&js.v[2], "topogang", "root"),
 	   "slurm jobs: ours by the comment's mark and scheduler name");
 	br_sjobs_free(&js);
 	ok(br_sjobs_parse("{\"errors\":[{\"description\":\"no auth\","
@@ -1354,7 +1356,7 @@ static void check_2411_jobs(const char *file, unsigned ver)
 	   strcmp(r->hosts[1], "node-6") == 0 && r->tasks == 6 &&
 	   r->cpus_per_task == 2 && r->slots && r->slots[0] == 4 &&
 	   r->slots[1] == 2 && !br_sjob_preempting(r) &&
-	   br_sjob_ours(r, "topogang"),
+	   br_sjob_ours(r, "topogang", "root"),
 	   "%s: job_state array, numbers as {set, number}, slots from the "
 	   "allocation (8 and 4 CPUs over 2)", file);
 	ok(js.n == 4 && js.v[1].id == 2 && !br_sjob_live(&js.v[1]) &&
@@ -1558,6 +1560,67 @@ static void test_mixed_conf(void)
 	br_config_free(&c);
 }
 
+/* Mixed mode: a job is the bridge's by its comment and its user. */
+static void test_slurm_user(void)
+{
+	const char *jobs =
+		"{\"jobs\":["
+		"{\"job_id\":1,\"name\":\"team/g\",\"user_name\":\"k8s\","
+		"\"comment\":\"topogang-bridge/topogang gang=team/g\","
+		"\"job_state\":\"PENDING\",\"nodes\":\"\"},"
+		"{\"job_id\":2,\"name\":\"team/g\",\"user_name\":"
+		"\"mallory\",\"comment\":\"topogang-bridge/topogang "
+		"gang=team/g\",\"job_state\":\"PENDING\",\"nodes\":\"\"},"
+		"{\"job_id\":3,\"name\":\"team/g\",\"comment\":"
+		"\"topogang-bridge/topogang gang=team/g\","
+		"\"job_state\":\"PENDING\",\"nodes\":\"\"}]}";
+	br_sjobs js;
+	char err[512];
+
+	is_int(br_sjobs_parse(jobs, 38, &js, err, sizeof(err)), 0,
+	       "slurm user: parsed");
+	ok(js.n == 3 && strcmp(js.v[0].user, "k8s") == 0 &&
+	   strcmp(js.v[1].user, "mallory") == 0 && !*js.v[2].user,
+	   "slurm user: user_name read (\"\" when absent)");
+	ok(js.n == 3 && br_sjob_ours(&js.v[0], "topogang", "k8s"),
+	   "slurm user: marked and run as mixed.user: the bridge's");
+	ok(js.n == 3 && br_sjob_marked(&js.v[1], "topogang") &&
+	   !br_sjob_ours(&js.v[1], "topogang", "k8s"),
+	   "slurm user: the same comment from another user: not the "
+	   "bridge's");
+	ok(js.n == 3 && !br_sjob_ours(&js.v[2], "topogang", "k8s") &&
+	   !br_sjob_ours(&js.v[0], "topogang", "root"),
+	   "slurm user: a record without a user, or another mixed.user: "
+	   "not the bridge's");
+	br_sjobs_free(&js);
+}
+
+/* The feeds: the dialects' objects, then the fixed ones; the limit. */
+static void test_feed(void)
+{
+	br_resdef f[BR_MAX_FEED];
+	unsigned n = 0, i, pvc = 0, pv = 0;
+	char err[512] = "";
+
+	is_int(br_feed_init(f, BR_MAX_FEED, BR_MAX_DIALECT_FEEDS, &n, err,
+			    sizeof(err)), 0, "feed: the daemon's feeds (%s)",
+	       err);
+	for (i = 0; i < n; i++) {
+		pvc += strcmp(f[i].resource, "persistentvolumeclaims") == 0;
+		pv += strcmp(f[i].resource, "persistentvolumes") == 0;
+	}
+	ok(n > BR_FEED_NMORE + 1 && pvc == 1 && pv == 1,
+	   "feed: %u feeds, PersistentVolumeClaims and PersistentVolumes "
+	   "among them", n);
+	err[0] = '\0';
+	is_int(br_feed_init(f, BR_MAX_FEED, 1, &n, err, sizeof(err)), -1,
+	       "feed: more dialect objects than MAX_DIALECT_FEEDS is an "
+	       "error");
+	ok(strstr(err, "more than MAX_DIALECT_FEEDS (1) dialect group "
+		  "objects") != NULL && !strchr(err, '\n'),
+	   "feed: one line naming the limit: %s", err);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -1587,6 +1650,8 @@ int main(void)
 	test_httpd();
 	test_hostlists();
 	test_slurm_bodies();
+	test_slurm_user();
+	test_feed();
 	test_slurm_submit();
 	test_slurm_answers();
 	test_slurm_2411();
