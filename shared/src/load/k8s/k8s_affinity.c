@@ -111,15 +111,15 @@ static tg_err node_expr(gctx *c, unsigned ps, const kobj *o, const cJSON *e,
  * holding the expressions of the chosen ones.  Terms without
  * matchExpressions are left out (matchFields is not modeled).
  */
-typedef struct nsel {
+typedef struct nodesel {
 	const kobj *o;
 	char base[120];		/* path of nodeSelectorTerms */
 	const cJSON *t[TG_MAX_TERMS];
 	unsigned n;
-} nsel;
+} nodesel;
 
 static tg_err nsel_read(gctx *c, const kobj *o, const cJSON *terms,
-			const char *base, nsel *s)
+			const char *base, nodesel *s)
 {
 	bctx *b = c->b;
 	const cJSON *t;
@@ -159,7 +159,8 @@ static tg_err nsel_read(gctx *c, const kobj *o, const cJSON *terms,
 }
 
 /* The product of \p n selectors as the pod set's terms. */
-static tg_err nsel_product(gctx *c, unsigned ps, const nsel *s, unsigned n)
+static tg_err nsel_product(gctx *c, unsigned ps, const nodesel *s,
+			   unsigned n)
 {
 	unsigned total = 1, term, i;
 	char q[300];
@@ -206,7 +207,7 @@ static tg_err node_affinity(gctx *c, unsigned ps, const kpod *p,
 	const kobj *o = p->o;
 	const char *base = "spec.affinity.nodeAffinity";
 	const cJSON *req = NULL, *terms = NULL, *pref = NULL;
-	nsel *s;
+	nodesel *s;
 	char q[300], q2[300];
 	unsigned n = 0, i;
 	tg_err err = TG_OK;
@@ -232,7 +233,7 @@ static tg_err node_affinity(gctx *c, unsigned ps, const kpod *p,
 	err = tgk_field(b, o, req, q, "nodeSelectorTerms", T_ARR, &terms);
 	if (err)
 		return err;
-	s = tgi_calloc(p->npvs + 1, sizeof(nsel));
+	s = tgi_calloc(p->npvs + 1, sizeof(nodesel));
 	if (!s)
 		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 	tgk_pjoin(q2, sizeof(q2), q, "nodeSelectorTerms");

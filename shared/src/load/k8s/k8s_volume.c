@@ -22,6 +22,9 @@
 
 #include "k8s_load.h"
 
+/* The PV controller's mark of a finished binding (volume.AnnBindCompleted) */
+#define ANN_BIND_COMPLETED	"pv.kubernetes.io/bind-completed"
+
 /* Whether \p c (an ephemeral volume's claim) names \p pod its controller. */
 static bool owned_by(const kobj *c, const kobj *pod)
 {
@@ -30,7 +33,9 @@ static bool owned_by(const kobj *c, const kobj *pod)
 	const char *uid = tgk_jstr(tgk_jget(pod->j, "metadata"), "uid");
 	const cJSON *r;
 
-	cJSON_ArrayForEach(r, cJSON_IsArray(refs) ? refs : NULL) {
+	if (!cJSON_IsArray(refs))
+		return false;
+	cJSON_ArrayForEach(r, refs) {
 		const cJSON *ctl = tgk_jget(r, "controller");
 
 		if (cJSON_IsTrue(ctl) && tgk_jstr(r, "kind") &&
@@ -81,15 +86,20 @@ static tg_err claim_pv(bctx *b, const kpod *p, const char *path,
 		err = tgk_field(b, c, spec, "spec", "volumeName", T_STR, &vn);
 	if (err)
 		return err;
-	if (!vn || !*vn->valuestring)
+	/* bound as kube-scheduler's volumeBinder.isPVCFullyBound reads it:
+	 * spec.volumeName and the PV controller's bind-completed mark */
+	if (!vn || !*vn->valuestring ||
+	    !tgk_jget(tgk_jget(md, "annotations"), ANN_BIND_COMPLETED))
 		return tgk_oerr(b, o, NULL, TG_EINVAL, "%s: "
 				"PersistentVolumeClaim %s/%.100s is not bound "
-				"to a PersistentVolume: unbound claims "
+				"to a PersistentVolume%s: unbound claims "
 				"(WaitForFirstConsumer provisioning, the "
 				"volume.kubernetes.io/selected-node "
 				"annotation) are not supported; the pod is "
 				"not placed until the claim is bound", path,
-				o->ns, claim);
+				o->ns, claim, vn && *vn->valuestring ?
+				" (spec.volumeName set, no " ANN_BIND_COMPLETED
+				" annotation yet)" : "");
 	v = tgk_find_obj(b, C_PV, "PersistentVolume", "", "", vn->valuestring);
 	if (!v)
 		return tgk_oerr(b, o, NULL, TG_ENOENT, "%s: PersistentVolume "
