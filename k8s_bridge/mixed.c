@@ -964,6 +964,48 @@ static bool task_eq(const br_sjob_task *a, const br_sjob_task *b)
 	       a->mem_per_cpu == b->mem_per_cpu;
 }
 
+/*
+ * A member's volume that has a claim (persistentVolumeClaim, ephemeral),
+ * into \p buf ("POD: spec.volumes[i] (claim NAME)"); false when none.
+ * Slurm places the job without the claims' PersistentVolumes, whose node
+ * affinity it cannot honour: such a gang is not submitted (the core's
+ * own placement follows them, k8s_volume.c).
+ */
+static bool member_claim(mcyc *c, const tg_gang *g, char *buf, size_t n)
+{
+	const br_store *pods = br_informer_store(c->x->pods);
+	unsigned r, nm = tg_gang_nmembers(g);
+
+	for (r = 0; r < nm; r++) {
+		const char *m = tg_gang_member(g, r);
+		const br_obj *o = m ? br_store_get(pods, m) : NULL;
+		cJSON *j = o ? br_obj_parse(o) : NULL;
+		const cJSON *v;
+		unsigned i = 0;
+		bool hit = false;
+
+		cJSON_ArrayForEach(v, br_jpath(j, "spec.volumes")) {
+			const char *cn = br_jpath_str(v, "persistentVolumeClaim."
+						      "claimName");
+
+			if (cn || br_jget(v, "ephemeral")) {
+				snprintf(buf, n, "%s: spec.volumes[%u] (%s%s)",
+					 m, i, cn ? "claim " : "ephemeral "
+					 "volume ", cn ? cn :
+					 br_jstr(v, "name") ? br_jstr(v, "name") :
+					 "");
+				hit = true;
+				break;
+			}
+			i++;
+		}
+		cJSON_Delete(j);
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
 static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 {
 	br_mixed *x = c->x;
@@ -983,6 +1025,16 @@ static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 	br_req *r;
 
 	memset(&sp, 0, sizeof(sp));
+	if (member_claim(c, g, why, sizeof(why))) {
+		char note[MSG_MAX + 160];
+
+		snprintf(note, sizeof(note), "not submitted to Slurm: %s: "
+			 "Slurm cannot honour a PersistentVolume's node "
+			 "affinity; mixed mode does not place pods with "
+			 "volume claims", why);
+		note_members(c, g, "UnsupportedVolume", note, 0);
+		return;
+	}
 	if (request_text(mc, g, TG_REQUEST_GATHER, gather, sizeof(gather),
 			 why, sizeof(why)) ||
 	    request_text(mc, g, TG_REQUEST_SPREAD, spread, sizeof(spread),
