@@ -65,7 +65,7 @@ int br_feed_init(br_resdef *out, unsigned cap, unsigned max_dialect,
 		if (j < nf)
 			continue;
 		if (nf == max_dialect) {
-			snprintf(err, errlen, "more than MAX_DIALECT_FEEDS "
+			snprintf(err, errlen, "more than BR_MAX_DIALECT_FEEDS "
 				 "(%u) dialect group objects (dialect %s's "
 				 "%s/%s would be one more)", max_dialect,
 				 name, api, res);

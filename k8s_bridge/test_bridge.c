@@ -590,6 +590,12 @@ static void test_store_gang_ns(void)
 	br_obj_free(y);
 }
 
+/* volumes: a configMap (dropped but its name), a claim, an ephemeral one */
+#define VOLS "[{\"name\":\"cfg\",\"configMap\":{\"name\":\"x\"}}," \
+	"{\"name\":\"d\",\"persistentVolumeClaim\":{\"claimName\":\"c\"," \
+	"\"readOnly\":true}},{\"name\":\"e\",\"ephemeral\":{" \
+	"\"volumeClaimTemplate\":{\"spec\":{}}}}]"
+
 static void test_store(void)
 {
 	br_store s;
@@ -605,7 +611,7 @@ static void test_store(void)
 	       "\"spec\":{\"schedulerName\":\"topogang\",\"containers\":[{"
 	       "\"name\":\"c\",\"image\":\"busybox\",\"env\":[{\"name\":\"A\"}],"
 	       "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
-	       "\"volumes\":[{}],\"schedulingGates\":[{\"name\":\"g\"}]},"
+	       "\"volumes\":" VOLS ",\"schedulingGates\":[{\"name\":\"g\"}]},"
 	       "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":"
 	       "\"PodScheduled\",\"status\":\"False\",\"message\":\"m\"}]}}",
 	       true);
@@ -622,18 +628,28 @@ static void test_store(void)
 	   !br_jget(br_jpath(j, "metadata.annotations"),
 		    "kubectl.kubernetes.io/last-applied-configuration"),
 	   "store: managedFields and last-applied dropped");
-	ok(!br_jpath(j, "spec.volumes") &&
-	   !br_jget(cJSON_GetArrayItem(br_jpath(j, "spec.containers"), 0),
+	ok(!br_jget(cJSON_GetArrayItem(br_jpath(j, "spec.containers"), 0),
 		    "env") &&
 	   br_jpath_str(cJSON_GetArrayItem(br_jpath(j, "spec.containers"), 0),
 			"resources.requests.cpu"),
-	   "store: a pod keeps its resources, not its env or volumes");
+	   "store: a pod keeps its resources, not its env");
+	{
+		char *v = cJSON_PrintUnformatted(br_jpath(j, "spec.volumes"));
+
+		is_str(v, "[{\"name\":\"cfg\"},{\"name\":\"d\","
+		       "\"persistentVolumeClaim\":{\"claimName\":\"c\"}},"
+		       "{\"name\":\"e\",\"ephemeral\":{}}]",
+		       "store: volumes keep their names and claims only "
+		       "(k8s_volume.c reads them)");
+		cJSON_free(v);
+	}
 	cJSON_Delete(j);
 	old = mk("{\"metadata\":{\"name\":\"p\",\"uid\":\"u1\","
 		 "\"resourceVersion\":\"8\",\"annotations\":{"
 		 "\"topogang.io/gang\":\"default/g\"}},\"spec\":{"
 		 "\"schedulerName\":\"topogang\",\"containers\":[{"
 		 "\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
+		 "\"volumes\":" VOLS ","
 		 "\"schedulingGates\":[{\"name\":\"g\"}]},\"status\":{"
 		 "\"phase\":\"Pending\"}}", true);
 	ok(old->sig == o->sig, "store: a status-only change keeps the "
@@ -1614,9 +1630,9 @@ static void test_feed(void)
 	   "among them", n);
 	err[0] = '\0';
 	is_int(br_feed_init(f, BR_MAX_FEED, 1, &n, err, sizeof(err)), -1,
-	       "feed: more dialect objects than MAX_DIALECT_FEEDS is an "
+	       "feed: more dialect objects than BR_MAX_DIALECT_FEEDS is an "
 	       "error");
-	ok(strstr(err, "more than MAX_DIALECT_FEEDS (1) dialect group "
+	ok(strstr(err, "more than BR_MAX_DIALECT_FEEDS (1) dialect group "
 		  "objects") != NULL && !strchr(err, '\n'),
 	   "feed: one line naming the limit: %s", err);
 }
