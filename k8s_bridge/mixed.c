@@ -1006,6 +1006,20 @@ static bool member_claim(mcyc *c, const tg_gang *g, char *buf, size_t n)
 	return false;
 }
 
+/* A gang with a volume claim is not submitted; its members say why. */
+static bool refuse_claims(mcyc *c, const tg_gang *g)
+{
+	char why[MSG_MAX], note[MSG_MAX + 160];
+
+	if (!member_claim(c, g, why, sizeof(why)))
+		return false;
+	snprintf(note, sizeof(note), "not submitted to Slurm: %s: Slurm "
+		 "cannot honour a PersistentVolume's node affinity; mixed "
+		 "mode does not place pods with volume claims", why);
+	note_members(c, g, "UnsupportedVolume", note, 0);
+	return true;
+}
+
 static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 {
 	br_mixed *x = c->x;
@@ -1025,16 +1039,6 @@ static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
 	br_req *r;
 
 	memset(&sp, 0, sizeof(sp));
-	if (member_claim(c, g, why, sizeof(why))) {
-		char note[MSG_MAX + 160];
-
-		snprintf(note, sizeof(note), "not submitted to Slurm: %s: "
-			 "Slurm cannot honour a PersistentVolume's node "
-			 "affinity; mixed mode does not place pods with "
-			 "volume claims", why);
-		note_members(c, g, "UnsupportedVolume", note, 0);
-		return;
-	}
 	if (request_text(mc, g, TG_REQUEST_GATHER, gather, sizeof(gather),
 			 why, sizeof(why)) ||
 	    request_text(mc, g, TG_REQUEST_SPREAD, spread, sizeof(spread),
@@ -1587,7 +1591,8 @@ void br_mixed_cycle(br_mixed *x, br_sched *s, tg_k8s *k, tg_topology *t)
 				 * submitted whole once they are gone */
 				continue;
 			}
-			submit(&c, g, tg_gang_nmembers(g));
+			if (!refuse_claims(&c, g))
+				submit(&c, g, tg_gang_nmembers(g));
 			continue;
 		}
 		if (br_sjob_preempting(j)) {

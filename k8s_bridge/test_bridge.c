@@ -590,6 +590,19 @@ static void test_store_gang_ns(void)
 	br_obj_free(y);
 }
 
+/* A slimmed pod's volumes: names and claims only (k8s_volume.c). */
+static void store_volumes(const cJSON *j)
+{
+	char *v = cJSON_PrintUnformatted(br_jpath(j, "spec.volumes"));
+
+	is_str(v, "[{\"name\":\"cfg\"},{\"name\":\"d\","
+	       "\"persistentVolumeClaim\":{\"claimName\":\"c\"}},"
+	       "{\"name\":\"e\",\"ephemeral\":{}}]",
+	       "store: volumes keep their names and claims only "
+	       "(k8s_volume.c reads them)");
+	cJSON_free(v);
+}
+
 /* volumes: a configMap (dropped but its name), a claim, an ephemeral one */
 #define VOLS "[{\"name\":\"cfg\",\"configMap\":{\"name\":\"x\"}}," \
 	"{\"name\":\"d\",\"persistentVolumeClaim\":{\"claimName\":\"c\"," \
@@ -633,16 +646,7 @@ static void test_store(void)
 	   br_jpath_str(cJSON_GetArrayItem(br_jpath(j, "spec.containers"), 0),
 			"resources.requests.cpu"),
 	   "store: a pod keeps its resources, not its env");
-	{
-		char *v = cJSON_PrintUnformatted(br_jpath(j, "spec.volumes"));
-
-		is_str(v, "[{\"name\":\"cfg\"},{\"name\":\"d\","
-		       "\"persistentVolumeClaim\":{\"claimName\":\"c\"}},"
-		       "{\"name\":\"e\",\"ephemeral\":{}}]",
-		       "store: volumes keep their names and claims only "
-		       "(k8s_volume.c reads them)");
-		cJSON_free(v);
-	}
+	store_volumes(j);
 	cJSON_Delete(j);
 	old = mk("{\"metadata\":{\"name\":\"p\",\"uid\":\"u1\","
 		 "\"resourceVersion\":\"8\",\"annotations\":{"

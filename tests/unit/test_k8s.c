@@ -1559,6 +1559,9 @@ static const char volumes_text[] =
 	    "resourceClaimName: gc}]")
 	POD("eph", "", CPU("1") ", volumes: [{name: s, ephemeral: "
 	    "{volumeClaimTemplate: {spec: {}}}}]")
+	PV("pv-empty", "")
+	PVC("c-empty", "pv-empty", BOUND)
+	POD("emptypv", "", CPU("1") VOL("c-empty"))
 	/* a claim the pod does not own: not its ephemeral volume's */
 	PVC("eph2-s", "pv-2", BOUND)
 	POD("eph2", "", CPU("1") ", volumes: [{name: s, ephemeral: "
@@ -1622,6 +1625,10 @@ static void test_volumes(void)
 	     "POD-VOLUME is looked up");
 	like(failed_msg(&l, "default/eph2"), "default/eph2-s was not created "
 	     "for this pod", "... and must be owned by the pod");
+	like(failed_msg(&l, "default/emptypv"), "PersistentVolume pv-empty: "
+	     "spec.nodeAffinity.required.nodeSelectorTerms: none",
+	     "a volume whose node affinity has no term fails the gang, "
+	     "naming the volume");
 	ok(!warning_like(&l, "PersistentVolume"),
 	   "claims and volumes are read, not 'ignored'");
 	load_free(&l);

@@ -58,8 +58,7 @@ static tg_err claim_pv(bctx *b, const kpod *p, const char *path,
 		       const char *claim, bool ephemeral, const kobj **pv)
 {
 	const kobj *o = p->o, *c, *v;
-	const cJSON *md, *spec, *vn, *na, *req;
-	char q[300];
+	const cJSON *md, *spec, *vn, *na, *req, *terms;
 	tg_err err;
 
 	*pv = NULL;
@@ -114,10 +113,14 @@ static tg_err claim_pv(bctx *b, const kpod *p, const char *path,
 				T_OBJ, &req);
 	if (err || !req)
 		return err;
-	snprintf(q, sizeof(q), "spec.nodeAffinity.required");
-	if (cJSON_GetArraySize(tgk_jget(req, "nodeSelectorTerms")) == 0)
-		return tgk_oerr(b, v, req, TG_EINVAL, "%s.nodeSelectorTerms: "
-				"none (no node would match)", q);
+	err = tgk_field(b, v, req, "spec.nodeAffinity.required",
+			"nodeSelectorTerms", T_ARR, &terms);
+	if (err)
+		return err;
+	if (cJSON_GetArraySize(terms) == 0)
+		return tgk_oerr(b, v, req, TG_EINVAL, "spec.nodeAffinity."
+				"required.nodeSelectorTerms: none (no node "
+				"would match)");
 	*pv = v;
 	return TG_OK;
 }
