@@ -288,6 +288,11 @@ struct br_mixed {
 	br_metrics *m;
 	br_informer *nodes, *pods;
 	br_sjobs jobs;		/* the last list */
+	br_snodes snodes;	/* the last nodes answer (feed_nodes) */
+	br_req *nlist;		/* in flight: the nodes */
+	int64_t next_nodes_ms;
+	bool nodes_bad;		/* the last nodes poll failed (logged) */
+	uint64_t nodes_sig, n_node_errors;
 	bool listed;		/* at least once */
 	bool up;		/* the last poll answered */
 	bool changed;
@@ -355,6 +360,7 @@ void br_mixed_destroy(br_mixed *x)
 		return;
 	br_http_destroy(x->sh);	/* cancels (and frees) what is in flight */
 	br_sjobs_free(&x->jobs);
+	br_snodes_free(&x->snodes);
 	br_map_free(&x->subs);
 	br_map_free(&x->cancels);
 	br_map_free(&x->evicts);
@@ -409,6 +415,15 @@ void br_mixed_metrics(const br_mixed *x, tg_buf *b)
 	      (double)x->n_evicted);
 	gauge(b, "topogang_slurm_poll_errors_total", "counter", "Job list "
 	      "polls that failed.", (double)x->n_poll_errors);
+	for (i = run = 0; i < x->snodes.n; i++)
+		run += x->snodes.v[i].unusable;
+	gauge(b, "topogang_slurm_nodes", "gauge", "Nodes in slurmrestd's "
+	      "last nodes answer.", (double)x->snodes.n);
+	gauge(b, "topogang_slurm_nodes_unusable", "gauge", "Of them, nodes "
+	      "Slurm does not give to jobs (DOWN, DRAIN, FAIL, "
+	      "NOT_RESPONDING, FUTURE).", (double)run);
+	gauge(b, "topogang_slurm_node_poll_errors_total", "counter", "Node "
+	      "list polls that failed.", (double)x->n_node_errors);
 }
 
 /* ---- polling ----------------------------------------------------------- */
@@ -581,6 +596,58 @@ static br_req *api_req(const br_mixed *x, const char *method,
 	return r;
 }
 
+/*
+ * The GET nodes answer: Slurm's view of the pool's nodes, fed into the
+ * model at the end of each cycle (br_mixed_feed_nodes).  A failure keeps the
+ * last view and is logged when it starts: the jobs, not the nodes, say
+ * what the bridge may bind.
+ */
+static void on_nodes(br_req *r, void *ud)
+{
+	br_mixed *x = ud;
+	uint64_t sig = 1469598103934665603ull;
+	char err[600], why[300];
+	br_snodes ns;
+	size_t i;
+
+	x->nlist = NULL;
+	if (r->cancelled)
+		return;
+	if (r->status != 200) {
+		br_slurm_error(r->resp.s, why, sizeof(why));
+		snprintf(err, sizeof(err), "slurmrestd %s: %s", x->mc->url,
+			 r->status ? (*why ? why : "HTTP error") : r->error);
+		if (r->status)
+			snprintf(err + strlen(err), sizeof(err) - strlen(err),
+				 " (HTTP %ld)", r->status);
+	}
+	if (r->status != 200 ||
+	    br_snodes_parse(r->resp.s, x->ver, &ns, err, sizeof(err))) {
+		x->n_node_errors++;
+		/* unreachable: the jobs poll says so (poll_failed) */
+		if (!x->nodes_bad && r->status)
+			br_log(BR_LOG_WARN, "slurmrestd nodes unreadable: the "
+			       "pool's picture keeps Slurm's last view of the "
+			       "nodes", "error", err, NULL);
+		x->nodes_bad = x->nodes_bad || r->status;
+		return;
+	}
+	x->nodes_bad = false;
+	for (i = 0; i < ns.n; i++) {
+		char v[48];
+
+		snprintf(v, sizeof(v), "%d %u %llu", ns.v[i].unusable,
+			 ns.v[i].alloc_cpus,
+			 (unsigned long long)ns.v[i].alloc_memory);
+		sig = fnv(fnv(fnv(sig, ns.v[i].name), ns.v[i].state), v);
+	}
+	br_snodes_free(&x->snodes);
+	x->snodes = ns;
+	if (sig != x->nodes_sig)
+		x->changed = true;
+	x->nodes_sig = sig;
+}
+
 bool br_mixed_tick(br_mixed *x, int64_t now)
 {
 	bool ch;
@@ -595,6 +662,17 @@ bool br_mixed_tick(br_mixed *x, int64_t now)
 		if (br_http_submit(x->sh, r, x->ver ? on_list : on_spec, NULL,
 				   x) != 0) {
 			x->list = NULL;
+			br_req_free(r);
+		}
+	}
+	/* the nodes, as often as the jobs, once a version is agreed */
+	if (x->ver && x->up && !x->nlist && now >= x->next_nodes_ms) {
+		br_req *r = api_req(x, "GET", x->api, "/nodes");
+
+		x->next_nodes_ms = now + (int64_t)(x->mc->poll_s * 1000);
+		x->nlist = r;
+		if (br_http_submit(x->sh, r, on_nodes, NULL, x) != 0) {
+			x->nlist = NULL;
 			br_req_free(r);
 		}
 	}
@@ -1532,6 +1610,60 @@ static void prune(br_mixed *x, int64_t now)
 	free(dead);
 }
 
+/* ---- Slurm's nodes into the pool's picture ---------------------------- */
+
+/* What Slurm holds on \p id beyond the pods \p t has there, as one
+ * allocation (see br_mixed_feed_nodes); true when one was added. */
+static bool feed_alloc(tg_topology *t, tg_node_id id, const br_snode *n)
+{
+	int64_t cpu = (int64_t)n->alloc_cpus * 1000 -
+		      (tg_topology_node_allocatable(t, id, TG_RES_CPU) -
+		       tg_topology_node_free(t, id, TG_RES_CPU));
+	int64_t mem = (int64_t)(n->alloc_memory << 20) -
+		      (tg_topology_node_allocatable(t, id, TG_RES_MEMORY) -
+		       tg_topology_node_free(t, id, TG_RES_MEMORY));
+	tg_alloc_spec a;
+	tg_shape sh;
+	char pod[300];
+
+	if (cpu <= 0 && mem <= 0)
+		return false;
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_CPU] = cpu > 0 ? cpu : 0;
+	sh.v[TG_RES_MEMORY] = mem > 0 ? mem : 0;
+	snprintf(pod, sizeof(pod), "slurm/%.250s", n->name);
+	memset(&a, 0, sizeof(a));
+	a.pod = pod;
+	a.gang = "slurm";
+	a.node = id;
+	a.shape = &sh;
+	a.preemptible = false;
+	return tg_topology_add_alloc(t, &a) == TG_OK;
+}
+
+unsigned br_mixed_feed_nodes(const br_snodes *ns, tg_topology *t,
+			     const br_map *k8s_node)
+{
+	unsigned changed = 0;
+	size_t i;
+
+	for (i = 0; t && i < ns->n; i++) {
+		const br_snode *n = &ns->v[i];
+		const char *kn = br_map_get(k8s_node, n->name);
+		tg_node_id id;
+		bool ch = false;
+
+		if (!kn || tg_topology_node_find(t, kn, &id) != TG_OK)
+			continue;
+		if (n->unusable &&
+		    tg_topology_node_set_unschedulable(t, id, true) == TG_OK)
+			ch = true;
+		ch = feed_alloc(t, id, n) || ch;
+		changed += ch;
+	}
+	return changed;
+}
+
 void br_mixed_cycle(br_mixed *x, br_sched *s, tg_k8s *k, tg_topology *t)
 {
 	mcyc c;
@@ -1611,6 +1743,9 @@ void br_mixed_cycle(br_mixed *x, br_sched *s, tg_k8s *k, tg_topology *t)
 				 j->id, j->partition, j->state);
 		note_members(&c, g, "SlurmJobPending", msg, j->id);
 	}
+	/* Slurm's view of the nodes into the pool's picture, after every
+	 * binding decision (its allocations include our jobs' own) */
+	br_mixed_feed_nodes(&x->snodes, c.t, &c.k8s_node);
 write:
 	if (c.nreq && br_sched_leading(s))
 		br_sched_run_batch(s, c.reqs, c.nreq);

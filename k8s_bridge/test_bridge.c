@@ -1508,6 +1508,134 @@ static void test_2411_submit(void)
 	   "minutes: not a Slurm time -> -1");
 }
 
+/* A 24.11 nodes answer (v0.0.40 or v0.0.42, the real slurmrestd's):
+ * node-0 runs a job of 4 CPUs and 4000 MB, node-3 is drained, node-4
+ * down. */
+static void check_2411_nodes(const char *file, unsigned ver)
+{
+	char *body = corpus(file), err[512] = "";
+	br_snodes ns;
+
+	is_int(br_snodes_parse(body, ver, &ns, err, sizeof(err)), 0,
+	       "%s: parsed (%s)", file, err);
+	ok(ns.n == 12 && strcmp(ns.v[0].name, "node-0") == 0 &&
+	   strcmp(ns.v[0].state, "MIXED") == 0 && !ns.v[0].unusable &&
+	   ns.v[0].cpus == 8 && ns.v[0].alloc_cpus == 4 &&
+	   ns.v[0].real_memory == 32000 && ns.v[0].alloc_memory == 4000,
+	   "%s: 12 nodes; node-0 MIXED, 4 of 8 CPUs and 4000 of 32000 MB "
+	   "allocated", file);
+	ok(ns.n == 12 && strcmp(ns.v[3].state, "IDLE") == 0 &&
+	   ns.v[3].unusable && strcmp(ns.v[3].reason, "maint") == 0 &&
+	   strcmp(ns.v[4].state, "DOWN") == 0 && ns.v[4].unusable &&
+	   !ns.v[2].unusable,
+	   "%s: node-3 [IDLE, DRAIN] and node-4 DOWN unusable, node-2 not",
+	   file);
+	br_snodes_free(&ns);
+	free(body);
+}
+
+/* The nodes fed into a pool's model: node-3 drained, node-0's Slurm job
+ * beside a pod of ours. */
+static void test_snodes_feed(void)
+{
+	static const char body[] =
+		"{\"nodes\":[{\"name\":\"node-0\",\"state\":[\"MIXED\"],"
+		"\"cpus\":8,\"alloc_cpus\":6,\"real_memory\":32000,"
+		"\"alloc_memory\":6000},{\"name\":\"node-3\",\"state\":"
+		"[\"IDLE\",\"DRAIN\"],\"cpus\":8,\"alloc_cpus\":0},"
+		"{\"name\":\"gone\",\"state\":[\"DOWN\"]}]}";
+	tg_topology *t = tg_topology_create();
+	const char *names[] = { "node-0", "node-3" };
+	tg_shape sh = { { 2000, INT64_C(2000) << 20, 0, 0 } };
+	tg_alloc_spec a = { .pod = "default/p0", .gang = "default/g",
+			    .shape = &sh };
+	char err[512] = "", *json = NULL;
+	tg_errinfo ei = { "" };
+	br_snodes ns;
+	br_map km;
+	tg_node_id id[2];
+
+	br_map_init(&km, free);
+	for (unsigned i = 0; i < 2; i++) {
+		ok(tg_topology_add_node(t, names[i], NULL, &id[i]) == TG_OK &&
+		   tg_topology_node_set_resource(t, id[i], TG_RES_CPU,
+						 8000) == TG_OK &&
+		   tg_topology_node_set_resource(t, id[i], TG_RES_MEMORY,
+						 INT64_C(32000) << 20) == TG_OK,
+		   "feed: node %s", names[i]);
+		br_map_put(&km, names[i], br_xstrdup(names[i]));
+	}
+	ok(tg_topology_build(t, &ei) == TG_OK, "feed: built (%s)", ei.msg);
+	a.node = id[0];
+	ok(tg_topology_add_alloc(t, &a) == TG_OK, "feed: a pod of ours "
+	   "(2 CPUs, 2000 MiB) on node-0");
+	is_int(br_snodes_parse(body, 42, &ns, err, sizeof(err)), 0,
+	       "feed: parsed (%s)", err);
+	is_int(br_mixed_feed_nodes(&ns, t, &km), 2, "feed: 2 nodes changed (the "
+	       "one without a Kubernetes node skipped)");
+	is_int(tg_topology_node_free(t, id[0], TG_RES_CPU), 2000,
+	       "feed: node-0 has 2 CPUs free (6 Slurm holds, 2 of them "
+	       "through our pod)");
+	is_int(tg_topology_node_free(t, id[0], TG_RES_MEMORY),
+	       INT64_C(26000) << 20, "feed: node-0 has 26000 MiB free");
+	ok(tg_draw_render(t, TG_DRAW_JSON, NULL, &json, &ei) == TG_OK &&
+	   json && strstr(json, "unschedulable"),
+	   "feed: the pool's picture flags drained node-3 unschedulable");
+	tg_free(json);
+	br_snodes_free(&ns);
+	br_map_free(&km);
+	tg_topology_destroy(t);
+}
+
+/* nodes bodies of another shape, v0.0.38's: one error naming the node */
+static void test_snodes_shapes(void)
+{
+	char err[512] = "", *body = corpus("nodes-22.05.json");
+	br_snodes ns;
+
+	/* a real slurmrestd 22.05 answer (v0.0.38) */
+	is_int(br_snodes_parse(body, 38, &ns, err, sizeof(err)), 0,
+	       "nodes-22.05.json: parsed (%s)", err);
+	ok(ns.n == 2 && strcmp(ns.v[0].state, "IDLE") == 0 &&
+	   !ns.v[0].unusable && strcmp(ns.v[1].name, "node-5") == 0 &&
+	   strcmp(ns.v[1].state, "MIXED") == 0 && ns.v[1].alloc_cpus == 1 &&
+	   ns.v[1].alloc_memory == 32000,
+	   "nodes-22.05.json: node-0 idle, node-5 mixed with 1 CPU and "
+	   "32000 MB allocated");
+	br_snodes_free(&ns);
+	free(body);
+
+	is_int(br_snodes_parse("{\"nodes\":[{\"name\":\"n1\",\"state\":"
+			       "\"idle\",\"state_flags\":[\"DRAIN\"],"
+			       "\"cpus\":4}]}", 38, &ns, err, sizeof(err)), 0,
+	       "nodes v0.0.38: parsed (%s)", err);
+	ok(ns.n == 1 && strcmp(ns.v[0].state, "IDLE") == 0 &&
+	   ns.v[0].unusable && ns.v[0].cpus == 4,
+	   "nodes v0.0.38: \"idle\" with state_flags [DRAIN] is unusable");
+	br_snodes_free(&ns);
+	ok(br_snodes_parse("{\"nodes\":[{\"name\":\"n1\",\"state\":"
+			   "\"IDLE\"}]}", 42, &ns, err, sizeof(err)) < 0 &&
+	   ns.n == 0 && strstr(err, "node n1") && strstr(err, "\"state\"") &&
+	   strstr(err, "v0.0.42"),
+	   "nodes v0.0.42: a state string is an error naming node and field "
+	   "(%s)", err);
+	ok(br_snodes_parse("{\"nodes\":[{\"name\":\"n1\",\"state\":"
+			   "[\"IDLE\"],\"alloc_cpus\":{\"set\":true}}]}",
+			   42, &ns, err, sizeof(err)) < 0 &&
+	   strstr(err, "node n1") && strstr(err, "\"alloc_cpus\""),
+	   "nodes v0.0.42: a bad number object names node and field (%s)",
+	   err);
+	ok(br_snodes_parse("{\"nodes\":[{\"state\":[\"IDLE\"]}]}", 42,
+			   &ns, err, sizeof(err)) < 0 && strstr(err, "no name"),
+	   "nodes: an entry without a name (%s)", err);
+	ok(br_snodes_parse("{\"errors\":[{\"description\":\"no auth\"}]}",
+			   42, &ns, err, sizeof(err)) < 0 &&
+	   strstr(err, "no nodes array") && strstr(err, "no auth"),
+	   "nodes: no nodes array, slurmrestd's error named (%s)", err);
+	ok(br_snodes_parse("<html>", 42, &ns, err, sizeof(err)) < 0 &&
+	   strstr(err, "not JSON"), "nodes: not JSON");
+}
+
 static void test_slurm_2411(void)
 {
 	test_slurm_version();
@@ -1515,6 +1643,10 @@ static void test_slurm_2411(void)
 	check_2411_jobs("jobs-24.11-v0.0.42.json", 42);
 	test_2411_bad_fields();
 	test_2411_submit();
+	check_2411_nodes("nodes-24.11-v0.0.40.json", 40);
+	check_2411_nodes("nodes-24.11-v0.0.42.json", 42);
+	test_snodes_shapes();
+	test_snodes_feed();
 }
 
 static void test_mixed_conf(void)
