@@ -309,6 +309,8 @@ struct br_mixed {
 	br_map cancels;		/* job id -> int64_t ms of the last try */
 	br_map evicts;		/* pod key -> int64_t ms of the last try */
 	br_map notes;		/* pod key -> last message written */
+	br_map foreign;		/* job id -> 1: marked as ours by its
+				 * comment, run by another user (warned) */
 	br_map binding;		/* pod key -> int64_t ms: bound by us, the
 				 * watch has not shown it yet */
 	/* counters */
@@ -346,6 +348,7 @@ br_mixed *br_mixed_create(const br_config *cfg, br_http *kh, br_metrics *m,
 	br_map_init(&x->cancels, free);
 	br_map_init(&x->evicts, free);
 	br_map_init(&x->notes, free);
+	br_map_init(&x->foreign, NULL);
 	br_map_init(&x->binding, free);
 	snprintf(x->why, sizeof(x->why), "slurmrestd not polled yet");
 	return x;
@@ -362,6 +365,7 @@ void br_mixed_destroy(br_mixed *x)
 	br_map_free(&x->cancels);
 	br_map_free(&x->evicts);
 	br_map_free(&x->notes);
+	br_map_free(&x->foreign);
 	br_map_free(&x->binding);
 	br_config_free(&x->scfg);
 	free(x);
@@ -386,7 +390,8 @@ void br_mixed_metrics(const br_mixed *x, tg_buf *b)
 	size_t i, ours = 0, run = 0;
 
 	for (i = 0; i < x->jobs.n; i++)
-		if (br_sjob_ours(&x->jobs.v[i], x->cfg->scheduler_name) &&
+		if (br_sjob_ours(&x->jobs.v[i], x->cfg->scheduler_name,
+				 x->mc->user) &&
 		    br_sjob_live(&x->jobs.v[i])) {
 			ours++;
 			run += br_sjob_running(&x->jobs.v[i]);
@@ -493,6 +498,37 @@ static void on_spec(br_req *r, void *ud)
 	x->next_poll_ms = 0;
 }
 
+/*
+ * Jobs whose comment marks them as the bridge's but that run as another
+ * user than mixed.user are no gang's (br_sjob_ours()): one warning per
+ * job while it is listed.
+ */
+static void warn_foreign(br_mixed *x)
+{
+	br_map now;
+	size_t i;
+
+	br_map_init(&now, NULL);
+	for (i = 0; i < x->jobs.n; i++) {
+		const br_sjob *j = &x->jobs.v[i];
+		char id[16];
+
+		if (!br_sjob_marked(j, x->cfg->scheduler_name) ||
+		    br_sjob_ours(j, x->cfg->scheduler_name, x->mc->user))
+			continue;
+		snprintf(id, sizeof(id), "%u", j->id);
+		if (!br_map_get(&x->foreign, id))
+			br_log(BR_LOG_WARN, "a Slurm job carries the bridge's "
+			       "comment but runs as another user: not a "
+			       "gang's job (ignored)", "job", id, "user",
+			       j->user, "expected_user", x->mc->user, "name",
+			       j->name, NULL);
+		br_map_put(&now, id, (void *)1);
+	}
+	br_map_free(&x->foreign);
+	x->foreign = now;
+}
+
 static void on_list(br_req *r, void *ud)
 {
 	br_mixed *x = ud;
@@ -523,6 +559,7 @@ static void on_list(br_req *r, void *ud)
 	x->listed = true;
 	x->up = true;
 	x->why[0] = '\0';
+	warn_foreign(x);
 	for (i = 0; i < js.n; i++) {
 		char id[16];
 
@@ -810,7 +847,7 @@ static const br_sjob *job_of(const br_mixed *x, const char *gang)
 		const br_sjob *j = &x->jobs.v[i];
 
 		if (br_sjob_live(j) && strcmp(j->name, gang) == 0 &&
-		    br_sjob_ours(j, x->cfg->scheduler_name) &&
+		    br_sjob_ours(j, x->cfg->scheduler_name, x->mc->user) &&
 		    (!best || j->id < best->id))
 			best = j;
 	}
@@ -1003,6 +1040,62 @@ static bool task_eq(const br_sjob_task *a, const br_sjob_task *b)
 	return a->cpus_per_task == b->cpus_per_task &&
 	       a->gpus_per_task == b->gpus_per_task &&
 	       a->mem_per_cpu == b->mem_per_cpu;
+}
+
+/*
+ * A member's volume that has a claim (persistentVolumeClaim, ephemeral),
+ * into \p buf ("POD: spec.volumes[i] (claim NAME)"); false when none.
+ * Slurm places the job without the claims' PersistentVolumes, whose node
+ * affinity it cannot honour: such a gang is not submitted (the core's
+ * own placement follows them, k8s_volume.c).
+ */
+static bool member_claim(mcyc *c, const tg_gang *g, char *buf, size_t n)
+{
+	const br_store *pods = br_informer_store(c->x->pods);
+	unsigned r, nm = tg_gang_nmembers(g);
+
+	for (r = 0; r < nm; r++) {
+		const char *m = tg_gang_member(g, r);
+		const br_obj *o = m ? br_store_get(pods, m) : NULL;
+		cJSON *j = o ? br_obj_parse(o) : NULL;
+		const cJSON *v;
+		unsigned i = 0;
+		bool hit = false;
+
+		cJSON_ArrayForEach(v, br_jpath(j, "spec.volumes")) {
+			const char *cn = br_jpath_str(v, "persistentVolumeClaim."
+						      "claimName");
+
+			if (cn || br_jget(v, "ephemeral")) {
+				snprintf(buf, n, "%s: spec.volumes[%u] (%s%s)",
+					 m, i, cn ? "claim " : "ephemeral "
+					 "volume ", cn ? cn :
+					 br_jstr(v, "name") ? br_jstr(v, "name") :
+					 "");
+				hit = true;
+				break;
+			}
+			i++;
+		}
+		cJSON_Delete(j);
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
+/* A gang with a volume claim is not submitted; its members say why. */
+static bool refuse_claims(mcyc *c, const tg_gang *g)
+{
+	char why[MSG_MAX], note[MSG_MAX + 160];
+
+	if (!member_claim(c, g, why, sizeof(why)))
+		return false;
+	snprintf(note, sizeof(note), "not submitted to Slurm: %s: Slurm "
+		 "cannot honour a PersistentVolume's node affinity; mixed "
+		 "mode does not place pods with volume claims", why);
+	note_members(c, g, "UnsupportedVolume", note, 0);
+	return true;
 }
 
 static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
@@ -1439,8 +1532,9 @@ static void cancel_orphans(mcyc *c)
 		const submit_st *st;
 		bool has = false;
 
-		if (!br_sjob_live(j) || !br_sjob_ours(j, x->cfg->scheduler_name)
-		    || strcmp(j->state, "COMPLETING") == 0)
+		if (!br_sjob_live(j) ||
+		    !br_sjob_ours(j, x->cfg->scheduler_name, x->mc->user) ||
+		    strcmp(j->state, "COMPLETING") == 0)
 			continue;
 		first = job_of(x, j->name);
 		if (first && first->id != j->id) {
@@ -1629,7 +1723,8 @@ void br_mixed_cycle(br_mixed *x, br_sched *s, tg_k8s *k, tg_topology *t)
 				 * submitted whole once they are gone */
 				continue;
 			}
-			submit(&c, g, tg_gang_nmembers(g));
+			if (!refuse_claims(&c, g))
+				submit(&c, g, tg_gang_nmembers(g));
 			continue;
 		}
 		if (br_sjob_preempting(j)) {

@@ -1340,6 +1340,87 @@ static void build_indexes(cyc *c)
 }
 
 /*
+ * Who owns a pod, for the gang annotation's owner rule, into \p buf; ""
+ * when nobody.  The workload a gang's pods share: a LeaderWorkerSet's or a
+ * JobSet's pods have several controllers (the leader's and the workers'
+ * StatefulSets, a Job per replicated job), so their workload's label
+ * stands for it ("LeaderWorkerSet/NAME", "JobSet/NAME", as their
+ * controllers label every pod); else the controller (the uid of the
+ * ownerReferences entry with controller: true).
+ */
+static const char *pod_owner(const br_obj *o, char *buf, size_t n)
+{
+	static const char *const wl[][2] = {
+		{ "leaderworkerset.sigs.k8s.io/name", "LeaderWorkerSet" },
+		{ "jobset.sigs.k8s.io/jobset-name", "JobSet" } };
+	cJSON *j = br_obj_parse(o);
+	const cJSON *labels = br_jpath(j, "metadata.labels"), *refs, *r;
+	size_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(wl) / sizeof(wl[0]) && !buf[0]; i++)
+		if (br_jstr(labels, wl[i][0]))
+			snprintf(buf, n, "%s/%s", wl[i][1],
+				 br_jstr(labels, wl[i][0]));
+	refs = buf[0] ? NULL : br_jpath(j, "metadata.ownerReferences");
+	cJSON_ArrayForEach(r, refs)
+		if (cJSON_IsTrue(br_jget(r, "controller")) &&
+		    br_jstr(r, "uid")) {
+			snprintf(buf, n, "%s", br_jstr(r, "uid"));
+			break;
+		}
+	cJSON_Delete(j);
+	return buf;
+}
+
+/*
+ * The gang annotation counts only with a matching owner where one exists:
+ * when the gang's pending members have an owner (pod_owner(): a Job, a
+ * LeaderWorkerSet, ...), a bound pod of the same namespace owned by
+ * another one (or by none) is no member: it does not pin, delay or reset
+ * the gang (a warning says so), and it is not evicted by a repair.
+ * Returns \p b, or NULL when no bound member is left.
+ */
+static bound_info *owned_members(cyc *c, const tg_gang *g, bound_info *b)
+{
+	const br_store *pods = br_informer_store(c->s->env.pods);
+	char want[300] = "", got[300];
+	unsigned r, n = tg_gang_nmembers(g);
+	size_t i, k = 0;
+
+	if (!b)
+		return NULL;
+	for (r = 0; r < n && !want[0]; r++) {
+		const char *m = tg_gang_member(g, r);
+		const br_obj *o = m ? br_store_get(pods, m) : NULL;
+
+		if (o)
+			pod_owner(o, want, sizeof(want));
+	}
+	if (!want[0])
+		return b;
+	for (i = 0; i < b->keys.n; i++) {
+		const br_obj *o = br_store_get(pods, b->keys.v[i]);
+
+		if (!o || strcmp(pod_owner(o, got, sizeof(got)), want) == 0) {
+			b->keys.v[k++] = b->keys.v[i];
+			continue;
+		}
+		br_log(BR_LOG_WARN, "a bound pod carries the gang annotation "
+		       "but another owner than the gang's pods: not a member "
+		       "(it does not pin the gang)", "gang", tg_gang_name(g),
+		       "pod", b->keys.v[i], "owner", *got ? got : "(none)",
+		       "gang_owner", want, NULL);
+		free(b->keys.v[i]);
+	}
+	b->keys.n = k;
+	if (k)
+		return b;
+	br_map_del(&c->bound, tg_gang_name(g));
+	return NULL;
+}
+
+/*
  * Pins a half-bound gang's pending members to the domain recorded on its
  * bound members: a node selector per layer of the domain's path.  False
  * when the domain cannot be expressed (gone, or a layer without a label).
@@ -1503,7 +1584,8 @@ static void decide(cyc *c)
 		tg_gang *g = tg_k8s_gang(c->k, i);
 		const char *name = tg_gang_name(g);
 		gstate *gs = gang_state(s, name);
-		bound_info *b = br_map_get(&c->bound, name);
+		bound_info *b = owned_members(c, g,
+					      br_map_get(&c->bound, name));
 		tg_decision *d = NULL;
 		tg_errinfo ei;
 		int64_t t0, at;

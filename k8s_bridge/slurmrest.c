@@ -76,6 +76,7 @@ static void sjob_free(br_sjob *j)
 
 	free(j->name);
 	free(j->comment);
+	free(j->user);
 	free(j->state);
 	free(j->reason);
 	free(j->nodes);
@@ -458,6 +459,7 @@ static int job_rec(br_sjob *j, const cJSON *e, unsigned ver, size_t *names,
 
 	j->name = dupj(e, "name");
 	j->comment = dupj(e, "comment");
+	j->user = dupj(e, "user_name");
 	j->reason = dupj(e, "state_reason");
 	j->nodes = dupj(e, "nodes");
 	j->partition = dupj(e, "partition");
@@ -723,7 +725,7 @@ bool br_sjob_preempting(const br_sjob *j)
 	return br_sjob_running(j) && j->preempt_time > 0;
 }
 
-bool br_sjob_ours(const br_sjob *j, const char *sched)
+bool br_sjob_marked(const br_sjob *j, const char *sched)
 {
 	size_t ml = strlen(BR_SLURM_MARK), sl = strlen(sched);
 
@@ -733,6 +735,11 @@ bool br_sjob_ours(const br_sjob *j, const char *sched)
 	       strncmp(j->comment + ml + 1, sched, sl) == 0 &&
 	       (j->comment[ml + 1 + sl] == ' ' ||
 		j->comment[ml + 1 + sl] == '\0');
+}
+
+bool br_sjob_ours(const br_sjob *j, const char *sched, const char *user)
+{
+	return strcmp(j->user, user) == 0 && br_sjob_marked(j, sched);
 }
 
 /* {"set": true, "infinite": false, "number": v}: v0.0.40+'s numbers. */

@@ -65,6 +65,7 @@ typedef struct br_sjob {
 	uint32_t id;
 	char *name;		/* the gang, "namespace/group" */
 	char *comment;
+	char *user;		/* "user_name": who the job runs as */
 	char *state;		/* "PENDING", "RUNNING", "COMPLETING", ... */
 	char *reason;		/* state_reason ("Resources", "None") */
 	char *nodes;		/* hostlist, "" while pending */
@@ -168,8 +169,15 @@ bool br_sjob_live(const br_sjob *j);
 bool br_sjob_running(const br_sjob *j);
 /* Running but preempted: in its partition's GraceTime, SIGTERM sent. */
 bool br_sjob_preempting(const br_sjob *j);
-/* Whether the comment marks it as a bridge job of \p sched. */
-bool br_sjob_ours(const br_sjob *j, const char *sched);
+/*
+ * Whether it is a bridge job of \p sched: the comment's mark names the
+ * scheduler and the job runs as \p user (the user the bridge submits as,
+ * mixed.user): any Slurm user can write the comment, so a job of another
+ * user (or one whose record names none) is not the bridge's.
+ */
+bool br_sjob_ours(const br_sjob *j, const char *sched, const char *user);
+/* Whether the comment alone marks it as a bridge job of \p sched. */
+bool br_sjob_marked(const br_sjob *j, const char *sched);
 
 /*
  * Expands a Slurm hostlist (ranges, zero-padded ranges, several bracket

@@ -24,6 +24,7 @@
 #include "event.h"
 #include "http.h"
 #include "httpd.h"
+#include "feed.h"
 #include "jframe.h"
 #include "log.h"
 #include "map.h"
@@ -591,6 +592,25 @@ static void test_store_gang_ns(void)
 	br_obj_free(y);
 }
 
+/* A slimmed pod's volumes: names and claims only (k8s_volume.c). */
+static void store_volumes(const cJSON *j)
+{
+	char *v = cJSON_PrintUnformatted(br_jpath(j, "spec.volumes"));
+
+	is_str(v, "[{\"name\":\"cfg\"},{\"name\":\"d\","
+	       "\"persistentVolumeClaim\":{\"claimName\":\"c\"}},"
+	       "{\"name\":\"e\",\"ephemeral\":{}}]",
+	       "store: volumes keep their names and claims only "
+	       "(k8s_volume.c reads them)");
+	cJSON_free(v);
+}
+
+/* volumes: a configMap (dropped but its name), a claim, an ephemeral one */
+#define VOLS "[{\"name\":\"cfg\",\"configMap\":{\"name\":\"x\"}}," \
+	"{\"name\":\"d\",\"persistentVolumeClaim\":{\"claimName\":\"c\"," \
+	"\"readOnly\":true}},{\"name\":\"e\",\"ephemeral\":{" \
+	"\"volumeClaimTemplate\":{\"spec\":{}}}}]"
+
 static void test_store(void)
 {
 	br_store s;
@@ -606,7 +626,7 @@ static void test_store(void)
 	       "\"spec\":{\"schedulerName\":\"topogang\",\"containers\":[{"
 	       "\"name\":\"c\",\"image\":\"busybox\",\"env\":[{\"name\":\"A\"}],"
 	       "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
-	       "\"volumes\":[{}],\"schedulingGates\":[{\"name\":\"g\"}]},"
+	       "\"volumes\":" VOLS ",\"schedulingGates\":[{\"name\":\"g\"}]},"
 	       "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":"
 	       "\"PodScheduled\",\"status\":\"False\",\"message\":\"m\"}]}}",
 	       true);
@@ -623,18 +643,19 @@ static void test_store(void)
 	   !br_jget(br_jpath(j, "metadata.annotations"),
 		    "kubectl.kubernetes.io/last-applied-configuration"),
 	   "store: managedFields and last-applied dropped");
-	ok(!br_jpath(j, "spec.volumes") &&
-	   !br_jget(cJSON_GetArrayItem(br_jpath(j, "spec.containers"), 0),
+	ok(!br_jget(cJSON_GetArrayItem(br_jpath(j, "spec.containers"), 0),
 		    "env") &&
 	   br_jpath_str(cJSON_GetArrayItem(br_jpath(j, "spec.containers"), 0),
 			"resources.requests.cpu"),
-	   "store: a pod keeps its resources, not its env or volumes");
+	   "store: a pod keeps its resources, not its env");
+	store_volumes(j);
 	cJSON_Delete(j);
 	old = mk("{\"metadata\":{\"name\":\"p\",\"uid\":\"u1\","
 		 "\"resourceVersion\":\"8\",\"annotations\":{"
 		 "\"topogang.io/gang\":\"default/g\"}},\"spec\":{"
 		 "\"schedulerName\":\"topogang\",\"containers\":[{"
 		 "\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
+		 "\"volumes\":" VOLS ","
 		 "\"schedulingGates\":[{\"name\":\"g\"}]},\"status\":{"
 		 "\"phase\":\"Pending\"}}", true);
 	ok(old->sig == o->sig, "store: a status-only change keeps the "
@@ -1005,7 +1026,8 @@ static void test_slurm_bodies(void)
 {
 	const char *jobs =
 		"{\"meta\":{},\"errors\":[],\"jobs\":["
-		"{\"job_id\":7,\"name\":\"default/train\",\"comment\":"
+		"{\"job_id\":7,\"name\":\"default/train\",\"user_name\":"
+		"\"root\",\"comment\":"
 		"\"topogang-bridge/topogang gang=default/train\","
 		"\"job_state\":\"RUNNING\",\"state_reason\":\"None\","
 		"\"nodes\":\"node-[5-8]\",\"partition\":\"low\","
@@ -1055,9 +1077,9 @@ static void test_slurm_bodies(void)
 	ok(js.n == 3 && br_sjob_running(&js.v[0]) && br_sjob_live(&js.v[1]) &&
 	   !br_sjob_running(&js.v[1]) && !br_sjob_live(&js.v[2]),
 	   "slurm jobs: RUNNING / PENDING / COMPLETED");
-	ok(js.n == 3 && br_sjob_ours(&js.v[0], "topogang") &&
-	   !br_sjob_ours(&js.v[1], "topogang") &&
-	   !br_sjob_ours(&js.v[2], "topogang"),
+	ok(js.n == 3 && br_sjob_ours(&js.v[0], "topogang", "root") &&
+	   !br_sjob_ours(&js.v[1], "topogang", "root") &&
+	   !br_sjob_ours(&js.v[2], "topogang", "root"),
 	   "slurm jobs: ours by the comment's mark and scheduler name");
 	br_sjobs_free(&js);
 	ok(br_sjobs_parse("{\"errors\":[{\"description\":\"no auth\","
@@ -1356,7 +1378,7 @@ static void check_2411_jobs(const char *file, unsigned ver)
 	   strcmp(r->hosts[1], "node-6") == 0 && r->tasks == 6 &&
 	   r->cpus_per_task == 2 && r->slots && r->slots[0] == 4 &&
 	   r->slots[1] == 2 && !br_sjob_preempting(r) &&
-	   br_sjob_ours(r, "topogang"),
+	   br_sjob_ours(r, "topogang", "root"),
 	   "%s: job_state array, numbers as {set, number}, slots from the "
 	   "allocation (8 and 4 CPUs over 2)", file);
 	ok(js.n == 4 && js.v[1].id == 2 && !br_sjob_live(&js.v[1]) &&
@@ -1820,6 +1842,67 @@ static void test_obj_refs(void)
 	br_store_free(&st);
 }
 
+/* Mixed mode: a job is the bridge's by its comment and its user. */
+static void test_slurm_user(void)
+{
+	const char *jobs =
+		"{\"jobs\":["
+		"{\"job_id\":1,\"name\":\"team/g\",\"user_name\":\"k8s\","
+		"\"comment\":\"topogang-bridge/topogang gang=team/g\","
+		"\"job_state\":\"PENDING\",\"nodes\":\"\"},"
+		"{\"job_id\":2,\"name\":\"team/g\",\"user_name\":"
+		"\"mallory\",\"comment\":\"topogang-bridge/topogang "
+		"gang=team/g\",\"job_state\":\"PENDING\",\"nodes\":\"\"},"
+		"{\"job_id\":3,\"name\":\"team/g\",\"comment\":"
+		"\"topogang-bridge/topogang gang=team/g\","
+		"\"job_state\":\"PENDING\",\"nodes\":\"\"}]}";
+	br_sjobs js;
+	char err[512];
+
+	is_int(br_sjobs_parse(jobs, 38, &js, err, sizeof(err)), 0,
+	       "slurm user: parsed");
+	ok(js.n == 3 && strcmp(js.v[0].user, "k8s") == 0 &&
+	   strcmp(js.v[1].user, "mallory") == 0 && !*js.v[2].user,
+	   "slurm user: user_name read (\"\" when absent)");
+	ok(js.n == 3 && br_sjob_ours(&js.v[0], "topogang", "k8s"),
+	   "slurm user: marked and run as mixed.user: the bridge's");
+	ok(js.n == 3 && br_sjob_marked(&js.v[1], "topogang") &&
+	   !br_sjob_ours(&js.v[1], "topogang", "k8s"),
+	   "slurm user: the same comment from another user: not the "
+	   "bridge's");
+	ok(js.n == 3 && !br_sjob_ours(&js.v[2], "topogang", "k8s") &&
+	   !br_sjob_ours(&js.v[0], "topogang", "root"),
+	   "slurm user: a record without a user, or another mixed.user: "
+	   "not the bridge's");
+	br_sjobs_free(&js);
+}
+
+/* The feeds: the dialects' objects, then the fixed ones; the limit. */
+static void test_feed(void)
+{
+	br_resdef f[BR_MAX_FEED];
+	unsigned n = 0, i, pvc = 0, pv = 0;
+	char err[512] = "";
+
+	is_int(br_feed_init(f, BR_MAX_FEED, BR_MAX_DIALECT_FEEDS, &n, err,
+			    sizeof(err)), 0, "feed: the daemon's feeds (%s)",
+	       err);
+	for (i = 0; i < n; i++) {
+		pvc += strcmp(f[i].resource, "persistentvolumeclaims") == 0;
+		pv += strcmp(f[i].resource, "persistentvolumes") == 0;
+	}
+	ok(n > BR_FEED_NMORE + 1 && pvc == 1 && pv == 1,
+	   "feed: %u feeds, PersistentVolumeClaims and PersistentVolumes "
+	   "among them", n);
+	err[0] = '\0';
+	is_int(br_feed_init(f, BR_MAX_FEED, 1, &n, err, sizeof(err)), -1,
+	       "feed: more dialect objects than BR_MAX_DIALECT_FEEDS is an "
+	       "error");
+	ok(strstr(err, "more than BR_MAX_DIALECT_FEEDS (1) dialect group "
+		  "objects") != NULL && !strchr(err, '\n'),
+	   "feed: one line naming the limit: %s", err);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -1851,6 +1934,8 @@ int main(void)
 	test_httpd();
 	test_hostlists();
 	test_slurm_bodies();
+	test_slurm_user();
+	test_feed();
 	test_slurm_submit();
 	test_slurm_answers();
 	test_slurm_2411();

@@ -257,6 +257,8 @@ def _catalog():
         R("rbac.authorization.k8s.io", "v1", "roles", "Role", True, subs=()),
         R("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding",
           True, subs=()),
+        R("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy",
+          True, ("netpol",), subs=()),
         R("apiextensions.k8s.io", "v1", "customresourcedefinitions",
           "CustomResourceDefinition", False, ("crd", "crds"),
           singular="customresourcedefinition"),
