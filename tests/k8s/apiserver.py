@@ -1574,6 +1574,10 @@ class App:
         self.stats = Stats()
         self.token = args.token
         self.token_file = args.token_file
+        # shutdown: no write is answered that the state file misses
+        self.gate = threading.Condition()
+        self.stopping = False
+        self.writes_in_flight = 0
         self.watch_lock = threading.Lock()
         self.watches = {}
         self.watch_seq = 0
@@ -2603,10 +2607,22 @@ class Handler(BaseHTTPRequestHandler):
         except (OSError, ValueError):
             self.close_connection = True
             return
+        counted = False
         try:
             if path.startswith("/_test/") or path == "/_test":
                 self.control(app, method, path, q, body)
             else:
+                with app.gate:
+                    if app.stopping:
+                        # kube-apiserver's WithWaitGroup once shutdown
+                        # began
+                        self.close_connection = True
+                        raise ApiError(503, "ServiceUnavailable",
+                                       "apiserver is shutting down",
+                                       headers={"Retry-After": "1"})
+                    if method != "GET":
+                        app.writes_in_flight += 1
+                        counted = True
                 if not app.auth_ok(self.headers.get("Authorization")):
                     raise ApiError(401, "Unauthorized", "Unauthorized")
                 is_watch = method == "GET" and qbool(q.get("watch"))
@@ -2644,6 +2660,10 @@ class Handler(BaseHTTPRequestHandler):
                 except OSError:
                     self.close_connection = True
         finally:
+            if counted:
+                with app.gate:
+                    app.writes_in_flight -= 1
+                    app.gate.notify_all()
             if not path.startswith("/_test"):
                 app.stats.record(method, path, query, self.status_sent)
             if app.log_fp:
@@ -3722,7 +3742,13 @@ class Server(ThreadingHTTPServer):
         return sock, addr
 
     def app_shutdown(self):
+        """Stops as kube-apiserver does: new requests get 503 "apiserver
+        is shutting down", the writes in flight finish, then the state is
+        saved -- a write answered is a write kept (etcd loses none)."""
         app = self.app
+        with app.gate:
+            app.stopping = True
+            app.gate.wait_for(lambda: app.writes_in_flight == 0, 10)
         if app.args.state_file:
             try:
                 app.save_state(app.args.state_file)
