@@ -1,6 +1,6 @@
 /*****************************************************************************\
- *  tghold.c - nodes held for a preemptor (select/topogang, Slurm 22.05);
- *  see tghold.h.
+ *  tghold.c - nodes held for a preemptor, shared by select/topogang
+ *  (Slurm 22.05) and topology/topogang (Slurm 24.11); see tghold.h.
  *
  *  The file TGH_FILE in StateSaveLocation, one line a taken hold:
  *    TGH1                                   (the format's version, first)
@@ -28,6 +28,7 @@
 #include "slurm/slurm.h"
 #include "slurm/slurm_errno.h"
 
+#include "src/common/slurm_xlator.h"
 #include "src/common/bitstring.h"
 #include "src/common/log.h"
 #include "src/common/node_conf.h"
@@ -40,6 +41,21 @@
 
 #include "tghold.h"
 #include "tgreason.h"
+
+/*
+ * The one Slurm call here whose signature differs between the versions
+ * built: node_name2bitmap() gained an invalid_hostlist argument in 23.02
+ * (src/common/node_conf.h).  Everything else used here (job_record_t,
+ * details->preempt_start_time, find_job_record, bitmap2node_name,
+ * find_node_record, node_record_table_ptr, slurm_conf) is the same in
+ * 22.05 and 24.11.
+ */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+#define _names2bitmap(names, bitmap) \
+	node_name2bitmap((names), false, (bitmap), NULL)
+#else
+#define _names2bitmap(names, bitmap) node_name2bitmap((names), false, (bitmap))
+#endif
 
 static const char *ptype = "select/topogang";
 static tgh_hold_t holds[TGH_MAX_HOLDS];
@@ -326,7 +342,7 @@ static bool _parse_line(char *line, const char *path, unsigned lineno)
 		      "hold is dropped", ptype, path, lineno);
 		return false;
 	}
-	if (node_name2bitmap(f[2], false, &nodes)) {
+	if (_names2bitmap(f[2], &nodes)) {
 		error("%s: %s:%u: JobId=%" PRIu64 ": unknown nodes in %s; that "
 		      "hold is dropped", ptype, path, lineno, id, f[2]);
 		FREE_NULL_BITMAP(nodes);

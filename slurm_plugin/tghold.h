@@ -1,24 +1,32 @@
 /*****************************************************************************\
- *  tghold.h - nodes held for a preemptor (select/topogang, Slurm 22.05).
+ *  tghold.h - nodes held for a preemptor, one implementation for both
+ *  plugins: select/topogang (Slurm 22.05) and topology/topogang (Slurm
+ *  24.11).  Only types and calls both versions share are used (tghold.c
+ *  names the one call whose signature differs).
  *
  *  When the core chooses victims for a job, the nodes they free are held
  *  for that job (the preemptor) until it starts or ReserveTime passes, so
  *  no other job takes them while the victims leave.  A hold goes through
  *  two steps:
- *   - tentative, when select_p_job_test hands slurmctld a preemptee list
- *     in run-now mode: slurmctld may still refuse the selection after the
- *     plugin returns (an accounting limit, its node-count checks, another
- *     node set tried) and then preempts nothing;
+ *   - tentative, when the core's victims go to slurmctld: on 22.05 when
+ *     select_p_job_test hands it a preemptee list in run-now mode, on
+ *     24.11 when preempt/topogang orders the preemptee candidates
+ *     (topology_topogang.c _vic_set).  slurmctld may still refuse the
+ *     selection after that (an accounting limit, its node-count checks,
+ *     another node set tried) and then preempts nothing;
  *   - taken, once slurmctld has committed the preemption: it sets the
  *     preemptor's details->preempt_start_time when it signals or requeues
- *     the victims (node_scheduler.c select_nodes after _preempt_jobs).
- *     tgh_update() notices the new time and takes the hold; a tentative
- *     hold still uncommitted when the next job is tested is dropped.
+ *     the victims (node_scheduler.c select_nodes after _preempt_jobs, in
+ *     both versions).  tgh_update() notices the new time and takes the
+ *     hold; a tentative hold still uncommitted when the next job is
+ *     tested is dropped.
  *  Only taken holds are enforced (tgh_trim, tgh_find) and saved: they are
- *  written to StateSaveLocation/TGH_FILE when they change and at every
- *  select_p_state_save, and read back by select_p_state_restore, so they
- *  survive a slurmctld restart.  Names are prefixed tgh_.  Callers hold
- *  the plugin's state lock; only slurmctld calls these.
+ *  written to StateSaveLocation/TGH_FILE whenever they change (and at
+ *  every select_p_state_save on 22.05), and read back at slurmctld's
+ *  start (22.05: select_p_state_restore; 24.11: the first
+ *  topology_p_build_config), so they survive a slurmctld restart, which
+ *  on 24.11 `scontrol reconfigure` is.  Names are prefixed tgh_.  Callers
+ *  hold the plugin's state lock; only slurmctld calls these.
 \*****************************************************************************/
 
 #ifndef _TOPOGANG_TGHOLD_H

@@ -81,6 +81,7 @@
 #pragma weak queue_job_scheduler
 
 #include "tgconf.h"
+#include "tghold.h"
 #include "tgjob.h"
 #include "tgreason.h"
 
@@ -1577,89 +1578,24 @@ static vic_t _vic_stale(job_record_t *jp)
 
 /*
  * ReserveTime (topogang.conf): the nodes the core chose for a preemptor
- * stay held for it while its victims leave, as select/topogang holds
- * them on 22.05, so that no other job takes the nodes freed for it.
- * A hold is planned when the core picks victims (_vic_set: the
- * preemptor's nodes) and is in force once slurmctld starts killing them
- * for that job -- select_nodes() sets the preemptor's
+ * stay held for it while its victims leave, so that no other job takes
+ * the nodes freed for it.  The holds are select/topogang's (22.05), one
+ * implementation: ../tghold.c.  A hold is proposed when the core picks
+ * victims (_vic_set: the preemptor's nodes) and taken once slurmctld
+ * commits the preemption -- select_nodes() sets the preemptor's
  * details->preempt_start_time when it preempts (node_scheduler.c line
- * 2828) -- until ReserveTime seconds after that, or until the preemptor
+ * 2829) -- until ReserveTime seconds after that, or until the preemptor
  * no longer waits.  Every other job's evaluation (run-now, will-run,
  * backfill, test-only) sees node_map without the held nodes
- * (_held_trim).  At most MAX_HELD preemptors are planned; the oldest
- * plan not yet in force gives way, and a preemptor that finds every slot
- * in force is not held, with an error naming the limit.
+ * (_held_trim).  Taken holds are saved in StateSaveLocation whenever they
+ * change and read back at slurmctld's start (topology_p_build_config),
+ * so a restart (24.11's `scontrol reconfigure` is one) keeps them.
+ * Unlike on 22.05, a proposal is not dropped when the next job is
+ * tested: the core's answer is cached while nothing it reads changes
+ * (_vic_answer), so a later selection may commit on it without a new
+ * proposal.  A proposal lasts until slurmctld commits it, the core
+ * answers for that job again (_vic_compute), or the job no longer waits.
  */
-#define MAX_HELD	64	/* preemptors whose nodes are held */
-
-static struct held {
-	uint32_t job_id;	/* 0: empty */
-	time_t made;		/* planned at */
-	bitstr_t *nodes;	/* the preemptor's nodes */
-} held[MAX_HELD];		/* under state_lock */
-
-static void _held_free(struct held *h)
-{
-	FREE_NULL_BITMAP(h->nodes);
-	memset(h, 0, sizeof(*h));
-}
-
-/* Whether \p h is in force at \p now; 0 drops it (its job no longer
- * waits, or ReserveTime passed since its victims were killed). */
-static int _held_state(struct held *h, time_t now)
-{
-	job_record_t *jp = find_job_record(h->job_id);
-	time_t t;
-
-	if (!jp || !IS_JOB_PENDING(jp) || !jp->details)
-		return 0;
-	t = jp->details->preempt_start_time;
-	if (!t || t < h->made)
-		return -1;	/* planned, not preempting (yet) */
-	return (now - t < (time_t) site_conf.reserve_time) ? 1 : 0;
-}
-
-/* A slot for \p job_id's plan: its own, else a free one (dropping the
- * holds that ended), else the oldest plan not in force; NULL if every
- * slot holds nodes now. */
-static struct held *_held_slot(uint32_t job_id, time_t now)
-{
-	struct held *old = NULL;
-	unsigned i;
-
-	for (i = 0; i < MAX_HELD; i++)
-		if (held[i].job_id == job_id)
-			return &held[i];
-	for (i = 0; i < MAX_HELD; i++) {
-		if (held[i].job_id && !_held_state(&held[i], now))
-			_held_free(&held[i]);
-		if (!held[i].job_id)
-			return &held[i];
-	}
-	for (i = 0; i < MAX_HELD; i++)
-		if (_held_state(&held[i], now) < 0 &&
-		    (!old || held[i].made < old->made))
-			old = &held[i];
-	return old;
-}
-
-/* Plans a hold of \p nodes (taken) for \p job_id (state_lock held). */
-static void _held_plan(uint32_t job_id, bitstr_t *nodes, time_t now)
-{
-	struct held *slot = _held_slot(job_id, now);
-
-	if (!slot) {
-		error("%s: more than %u preemptors hold nodes (MAX_HELD); "
-		      "JobId=%u's nodes are not held", plugin_type, MAX_HELD,
-		      job_id);
-		FREE_NULL_BITMAP(nodes);
-		return;
-	}
-	_held_free(slot);
-	slot->job_id = job_id;
-	slot->made = now;
-	slot->nodes = nodes;
-}
 
 /*
  * Takes the nodes held for other preemptors out of \p te's node_map
@@ -1669,21 +1605,16 @@ static void _held_plan(uint32_t job_id, bitstr_t *nodes, time_t now)
 static bitstr_t *_held_trim(topology_eval_t *te, char *why, size_t wlen)
 {
 	bitstr_t *full = NULL;
-	time_t now = time(NULL);
 	size_t off = 0;
 	char *nodes;
 
-	for (unsigned i = 0; site_conf.reserve_time && i < MAX_HELD; i++) {
-		struct held *h = &held[i];
-		int st;
+	/* takes the holds slurmctld committed, drops the ended ones */
+	tgh_update(NULL, time(NULL));
+	for (unsigned i = 0; i < tgh_count(); i++) {
+		tgh_hold_t *h = tgh_at(i);
 
-		if (!h->job_id || h->job_id == te->job_ptr->job_id)
-			continue;
-		if (!(st = _held_state(h, now))) {
-			_held_free(h);
-			continue;
-		}
-		if (st < 0 || !bit_overlap_any(te->node_map, h->nodes))
+		if (!h || h->job_id == te->job_ptr->job_id ||
+		    !bit_overlap_any(full ? full : te->node_map, h->nodes))
 			continue;
 		if (!full)
 			full = bit_copy(te->node_map);
@@ -1731,7 +1662,11 @@ static void _vic_set(job_record_t *jp, const tg_topology *t,
 		if (np)
 			bit_set(want, np->index);
 	}
-	_held_plan(jp->job_id, want, time(NULL));
+	/* a hold slurmctld already committed stays as it is (after a
+	 * restart the core is asked again while the victims leave) */
+	if (site_conf.reserve_time && !tgh_find(jp->job_id))
+		tgh_propose(jp, want, NULL, 0, site_conf.reserve_time);
+	FREE_NULL_BITMAP(want);
 }
 
 /* The core's victims for \p jp on the live cluster (state_lock held). */
@@ -1752,6 +1687,11 @@ static void _vic_compute(job_record_t *jp,
 	xfree(vc.ids);
 	vc.n = 0;
 	vc.how = VIC_ANY;
+	/* the holds slurmctld committed are taken; jp's own uncommitted
+	 * proposal gives way to this answer (_vic_set proposes again) */
+	tgh_update(NULL, time(NULL));
+	if (!tgh_find(jp->job_id))
+		tgh_drop(jp->job_id);
 	if (!t || !(g = _vic_gang(t, jp, &excl, &req, why, sizeof(why))))
 		goto out;
 	_vic_nodes(t, jp, excl);
@@ -1936,6 +1876,7 @@ extern int init(void)
 	tgs_conf_init(&site_conf);
 	_fault_init();
 	tgr_start(plugin_type);
+	tgh_init(plugin_type);
 	scan_stop = false;
 	if (pthread_create(&scan_thread, NULL, _scan_loop, NULL))
 		error("%s: cannot start the running-job scan: %m; victims by "
@@ -1970,8 +1911,7 @@ extern int fini(void)
 	memset(&vc, 0, sizeof(vc));
 	_vcache_drop();
 	vic_calls = vic_runs = 0;
-	for (unsigned i = 0; i < MAX_HELD; i++)
-		_held_free(&held[i]);
+	tgh_free();
 	_het_plan_drop();
 	_ids_free(&known);
 	known_full = false;
@@ -1984,12 +1924,17 @@ extern int fini(void)
 }
 
 /* slurmctld's start (24.11's reconfigure is a start too): the node table
- * is read, the files are loaded. */
+ * is read, the files are loaded, the holds of preemptors saved before
+ * the restart are read back (tghold.h; node names, so the table must be
+ * built). */
 extern int topology_p_build_config(void)
 {
 	if (!running_in_slurmctld() || !node_record_count)
 		return SLURM_SUCCESS;
 	(void) _load();
+	slurm_mutex_lock(&state_lock);
+	(void) tgh_restore(slurm_conf.state_save_location);
+	slurm_mutex_unlock(&state_lock);
 	/* never fatal: without a topology Slurm's evaluation places */
 	return SLURM_SUCCESS;
 }
