@@ -1238,6 +1238,8 @@ typedef struct ctx {
 	uint32_t ntg;
 	bool must;			/* a MUST layer or a hard spread */
 	bool slice;			/* a --topo-slice */
+	bool wr_switches;		/* will-run: a placement must keep to
+					 * --switches=N (_will_run_switches) */
 	unsigned nreq;			/* required nodes (-w) */
 	char gather_txt[512];
 	const char *gather_src;
@@ -1891,17 +1893,22 @@ static void _wr_set(const wr_end_t *v, size_t *cur, size_t p)
 }
 
 /* The core's placement of the job with the first \p p jobs of \p v out of
- * the model; NULL unless it is placed without preempting. */
+ * the model; NULL unless it is placed without preempting (and, for
+ * c->wr_switches, on at most --switches=N leaf switches). */
 static tg_decision *_wr_place(ctx_t *c, const wr_end_t *v, size_t *cur,
 			      size_t p)
 {
 	tg_decision *d = NULL;
 	tg_errinfo ei;
+	char why[TGS_ERRLEN];
 
 	memset(&ei, 0, sizeof(ei));
 	_wr_set(v, cur, p);
 	if (tg_place(c->t, c->g, &d, &ei) != TG_OK ||
-	    tg_decision_status(d) != TG_STATUS_PLACED) {
+	    tg_decision_status(d) != TG_STATUS_PLACED ||
+	    (c->wr_switches &&
+	     tgj_switches_wait(c->job_ptr, c->t, d, time(NULL), why,
+			       sizeof(why)))) {
 		tg_decision_free(d);
 		return NULL;
 	}
@@ -1987,11 +1994,41 @@ static int _will_run_core(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a)
 		job_ptr->start_time = t;
 	}
 	FREE_NULL_BITMAP(want);
-	_log_decision("JobId=%u mode=%u: no room now; the core places it in "
-		      "%s when running jobs end at %ld (%s): start %ld",
-		      job_ptr->job_id, a->mode, tg_decision_domain(c->d),
-		      (long) t, how, (long) job_ptr->start_time);
+	if (c->wr_switches)
+		_log_decision("JobId=%u mode=%u: no room now on %u leaf "
+			      "switches; the core places it on %u in %s "
+			      "when running jobs end at %ld (%s): start %ld",
+			      job_ptr->job_id, a->mode, job_ptr->req_switch,
+			      job_ptr->req_switch, tg_decision_domain(c->d),
+			      (long) t, how, (long) job_ptr->start_time);
+	else
+		_log_decision("JobId=%u mode=%u: no room now; the core places "
+			      "it in %s when running jobs end at %ld (%s): "
+			      "start %ld", job_ptr->job_id, a->mode,
+			      tg_decision_domain(c->d), (long) t, how,
+			      (long) job_ptr->start_time);
 	return _try_end(rc, bitmap, orig, given, a);
+}
+
+/*
+ * Will-run for a --switches=N job (N > 1) still within its wait whose
+ * placement now spans more leaf switches: as _will_run_core, the running
+ * jobs leaving the model in end-time order until the core places it on
+ * at most N leaf switches; its start is that end time or cons_tres's
+ * estimate on those nodes, the later.  So backfill reserves nodes for it
+ * (cons_tres's own will-run does the same for topology/tree).
+ */
+static int _will_run_switches(ctx_t *c, bitstr_t *bitmap,
+			      const jt_args_t *a)
+{
+	int rc;
+
+	if (c->nhet)
+		return SLURM_ERROR;
+	c->wr_switches = true;
+	rc = _will_run_core(c, bitmap, a);
+	c->wr_switches = false;
+	return rc;
 }
 
 /* Will-run for a job with a must layer or a hard spread: inside one
@@ -2580,6 +2617,9 @@ static int _test_core(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
 		if (tgr_set(job_ptr, why))
 			_log_decision("JobId=%u mode=%u: %s", job_ptr->job_id,
 				      a->mode, why);
+		if (SELECT_IS_MODE_WILL_RUN(a->mode))
+			/* when it fits on N: backfill reserves that */
+			return _will_run_switches(c, bitmap, a);
 		return SLURM_ERROR;
 	}
 	if (tg_decision_status(c->d) == TG_STATUS_UNSCHEDULABLE)
