@@ -183,7 +183,8 @@ struct tg_topology {
 	 * gnext[i] is index + 1 of the next allocation of allocation i's
 	 * gang (0 = end).  Chains may hold removed allocations (readers
 	 * skip them) until tgi_alloc_compact(); removing a whole gang cuts
-	 * its chain to the (dead) head.
+	 * its chain to the (dead) head.  Built on first use
+	 * (ngang_slots 0 until then).
 	 */
 	uint32_t *gnext;	/* alloccap entries */
 	uint32_t *gang_of;

@@ -190,6 +190,9 @@ static tg_err check_gang_index(const tg_topology *t, tg_errinfo *ei)
 	size_t j, live = 0, len;
 	uint32_t k, gid;
 
+	if (!t->ngang_slots)
+		return TG_OK;	/* not built yet (built on first use) */
+
 	for (j = 0; j < t->ngang_slots; j++) {
 		if (!t->gang_of[j])
 			continue;

@@ -1238,12 +1238,41 @@ static tg_err gang_reserve(tg_topology *t)
 	return gang_rehash(t, n);
 }
 
-/* The head (index + 1) of gang \p gang's chain; 0 when none. */
-static uint32_t gang_head(const tg_topology *t, const char *gang)
+/*
+ * The gang index is built on first use (a host that never removes or
+ * changes a gang, as `topogang bench` and the bridge's snapshots, pays
+ * nothing for it; from then on 4 bytes an allocation and 4 to 12 a
+ * gang).  TG_ENOMEM leaves it off.
+ */
+static tg_err gang_index_on(tg_topology *t)
+{
+	size_t n = 64;
+
+	if (t->ngang_slots)
+		return TG_OK;
+	t->gnext = tgi_malloc((t->alloccap ? t->alloccap : 1) *
+			      sizeof(uint32_t));
+	if (!t->gnext)
+		return TG_ENOMEM;
+	/* every allocation its own gang at most: slots 2/3 full */
+	while ((t->nallocs + 1) * 3 > n * 2)
+		n *= 2;
+	if (gang_rehash(t, n)) {
+		tgi_free(t->gnext);
+		t->gnext = NULL;
+		return TG_ENOMEM;
+	}
+	return TG_OK;
+}
+
+/* The head (index + 1) of gang \p gang's chain; 0 when none (*err
+ * TG_ENOMEM when the index could not be built). */
+static uint32_t gang_head(tg_topology *t, const char *gang, tg_err *err)
 {
 	uint32_t id;
 
-	if (!t->ngang_slots || !(id = tgi_strtab_find(&t->strs, gang)))
+	if ((*err = gang_index_on(t)) ||
+	    !(id = tgi_strtab_find(&t->strs, gang)))
 		return 0;
 	return *gang_slot(t, id);
 }
@@ -1761,13 +1790,15 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 		if (!na)
 			return TG_ENOMEM;
 		t->allocs = na;
-		nn = tgi_realloc(t->gnext, ncap * sizeof(*nn));
-		if (!nn)
-			return TG_ENOMEM;
-		t->gnext = nn;
+		if (t->ngang_slots) {
+			nn = tgi_realloc(t->gnext, ncap * sizeof(*nn));
+			if (!nn)
+				return TG_ENOMEM;
+			t->gnext = nn;
+		}
 		t->alloccap = ncap;
 	}
-	if ((err = gang_reserve(t)))
+	if (t->ngang_slots && (err = gang_reserve(t)))
 		return err;
 	/* GPUs: the given ones, plus free ones picked for the rest */
 	gpus = s->gpus;
@@ -1798,7 +1829,8 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 		t->nnominated++;
 	slot = alloc_slot(t, pod);
 	*slot = (uint32_t)i + 1;
-	gang_link(t, (uint32_t)i);
+	if (t->ngang_slots)
+		gang_link(t, (uint32_t)i);
 	t->nlive++;
 	tgi_node_take(t, s->node, shape, gpus);
 	return TG_OK;
@@ -1874,6 +1906,8 @@ void tgi_alloc_revive(tg_topology *t, uint32_t i)
 	*alloc_slot(t, a->pod) = i + 1;
 	/* back on its gang's chain if tg_topology_remove_gang() cut it
 	 * off (the gang keeps its slot: the chain's dead head) */
+	if (!t->ngang_slots)
+		return;
 	for (k = *gang_slot(t, a->gang); k && k != i + 1; k = t->gnext[k - 1])
 		;
 	if (!k)
@@ -1882,11 +1916,24 @@ void tgi_alloc_revive(tg_topology *t, uint32_t i)
 
 unsigned tg_topology_remove_gang(tg_topology *t, const char *gang)
 {
-	uint32_t head, k;
+	uint32_t head, k, id;
 	unsigned n = 0;
+	tg_err err;
+	size_t i;
 
-	if (!t || !gang || !(head = gang_head(t, gang)))
+	if (!t || !gang)
 		return 0;
+	if (!(head = gang_head(t, gang, &err))) {
+		if (err != TG_ENOMEM || !(id = tgi_strtab_find(&t->strs, gang)))
+			return 0;
+		/* no memory for the index: a scan, as before it */
+		for (i = 0; i < t->nallocs; i++)
+			if (t->allocs[i].live && t->allocs[i].gang == id) {
+				remove_at(t, (uint32_t)i);
+				n++;
+			}
+		return n;
+	}
 	for (k = head; k; k = t->gnext[k - 1])
 		if (t->allocs[k - 1].live) {
 			remove_at(t, k - 1);
@@ -1909,8 +1956,8 @@ tg_err tg_topology_set_gang_preemption(tg_topology *t, const char *gang,
 
 	if (!t || !gang)
 		return TG_EINVAL;
-	if (!(head = gang_head(t, gang)))
-		return TG_ENOENT;
+	if (!(head = gang_head(t, gang, &err)))
+		return err ? err : TG_ENOENT;
 	for (k = head; k; k = t->gnext[k - 1])
 		n += t->allocs[k - 1].live;
 	if (!n)
