@@ -73,6 +73,10 @@
 #include "tgconf.h"
 #include "tgjob.h"
 #include "tgreason.h"
+/* the model's job-id map on Slurm's allocator */
+#define TGJX_CALLOC(n, size) xcalloc((n), (size))
+#define TGJX_FREE(p) xfree(p)
+#include "tgjobidx.h"
 
 /*
  * These variables are required by the generic plugin interface.  If they
@@ -656,9 +660,7 @@ typedef struct model {
 	bool *links;			/* node had Links= when built */
 	mjob_t *jobs;			/* running jobs in t, unordered */
 	size_t njobs, cap;
-	uint32_t *slots;		/* job id -> index + 1 in jobs (open
-					 * addressing, at most half full) */
-	size_t nslots;
+	tgjx_t idx;			/* job id -> index in jobs */
 	uint32_t *held;			/* job ids of held-node allocations */
 	size_t nheld, heldcap;
 	uint64_t adds;
@@ -688,7 +690,7 @@ static void _model_drop(void)
 	xfree(model.tg2slurm);
 	xfree(model.links);
 	xfree(model.jobs);
-	xfree(model.slots);
+	tgjx_free(&model.idx);
 	xfree(model.held);
 	xfree(model.unsched);
 	xfree(model.begun);
@@ -698,70 +700,29 @@ static void _model_drop(void)
 	memset(&model, 0, sizeof(model));
 }
 
-static size_t _mjob_home(uint32_t job_id)
-{
-	return (size_t) (job_id * 2654435761u) & (model.nslots - 1);
-}
-
-/* The slot of \p job_id: where it is, or the empty one it would take. */
-static size_t _mjob_slot(uint32_t job_id)
-{
-	size_t j = _mjob_home(job_id);
-
-	while (model.slots[j] &&
-	       model.jobs[model.slots[j] - 1].job_id != job_id)
-		j = (j + 1) & (model.nslots - 1);
-	return j;
-}
-
 static mjob_t *_mjob_find(uint32_t job_id)
 {
-	size_t j;
+	uint32_t k = tgjx_get(&model.idx, job_id);
 
-	if (!model.njobs)
-		return NULL;
-	j = _mjob_slot(job_id);
-	return model.slots[j] ? &model.jobs[model.slots[j] - 1] : NULL;
+	return k ? &model.jobs[k - 1] : NULL;
 }
 
-/* Room for one more job: jobs grow, slots at most half full. */
-static void _mjob_reserve(void)
+/* Records job \p job_id at model.jobs[\p i] in the index. */
+static void _mjob_index(uint32_t job_id, size_t i)
 {
-	size_t i;
-
-	if (model.njobs >= model.cap) {
-		model.cap = model.cap ? model.cap * 2 : 256;
-		xrecalloc(model.jobs, model.cap, sizeof(mjob_t));
-	}
-	if ((model.njobs + 1) * 2 <= model.nslots)
-		return;
-	model.nslots = model.nslots ? model.nslots * 2 : 512;
-	xfree(model.slots);
-	model.slots = xcalloc(model.nslots, sizeof(uint32_t));
-	for (i = 0; i < model.njobs; i++)
-		model.slots[_mjob_slot(model.jobs[i].job_id)] = i + 1;
+	/* xcalloc() does not return NULL: never -1 here */
+	(void) tgjx_set(&model.idx, job_id, (uint32_t) i);
 }
 
-/* Drops model.jobs[i] from the array (the last takes its place) and
- * from the slots (later entries of its probe run shift back). */
+/* Drops model.jobs[i] (the last takes its place). */
 static void _mjob_unlist(size_t i)
 {
-	size_t j = _mjob_slot(model.jobs[i].job_id), k, h;
-	size_t mask = model.nslots - 1, last = model.njobs - 1;
+	size_t last = model.njobs - 1;
 
-	model.slots[j] = 0;
-	for (k = (j + 1) & mask; model.slots[k]; k = (k + 1) & mask) {
-		h = _mjob_home(model.jobs[model.slots[k] - 1].job_id);
-		/* stays unless its home is cyclically outside (j, k] */
-		if (j <= k ? (h > j && h <= k) : (h > j || h <= k))
-			continue;
-		model.slots[j] = model.slots[k];
-		model.slots[k] = 0;
-		j = k;
-	}
+	tgjx_del(&model.idx, model.jobs[i].job_id);
 	if (i != last) {
 		model.jobs[i] = model.jobs[last];
-		model.slots[_mjob_slot(model.jobs[i].job_id)] = i + 1;
+		_mjob_index(model.jobs[i].job_id, i);
 	}
 	model.njobs--;
 }
@@ -900,13 +861,16 @@ static void _model_insert_job(job_record_t *jp)
 {
 	mjob_t *mj;
 
-	_mjob_reserve();
+	if (model.njobs >= model.cap) {
+		model.cap = model.cap ? model.cap * 2 : 256;
+		xrecalloc(model.jobs, model.cap, sizeof(mjob_t));
+	}
 	mj = &model.jobs[model.njobs];
 	memset(mj, 0, sizeof(*mj));
 	mj->job_id = jp->job_id;
 	mj->seen = true;
 	mj->rank = tgj_preempt_rank(jp);
-	model.slots[_mjob_slot(jp->job_id)] = ++model.njobs;
+	_mjob_index(jp->job_id, model.njobs++);
 	model.prev_ok = false;
 	_model_add_job(jp, false);
 }
