@@ -363,7 +363,6 @@ static bool parse_occupancy(const char *s, unsigned *lo, unsigned *hi)
 	return true;
 }
 
-/* 0 ok, 1 help printed, 2 bad usage (reported). */
 /* Which option lists were given (the others take their defaults). */
 typedef struct given {
 	bool gpus, gang, repeat;
@@ -374,7 +373,7 @@ static int set_gpus(opts *o, const char *v)
 {
 	unsigned k;
 
-	if (!v || !parse_list(v, MAX_BENCH_GPUS, o->gpus, &o->ngpus)) {
+	if (!parse_list(v, MAX_BENCH_GPUS, o->gpus, &o->ngpus)) {
 		cli_err("bench: --gpus wants a list of GPU counts such as "
 			"1k,10k,100k,1M");
 		return 2;
@@ -389,12 +388,12 @@ static int set_gpus(opts *o, const char *v)
 	return 0;
 }
 
-/* Sets the option \p name (one of value_opts) to \p v (NULL: missing);
- * 0, or 2 with a message. */
+/* Sets the option \p name (one of bench_values) to \p v; 0, or 2 with a
+ * message. */
 static int set_value(opts *o, given *gv, const char *name, const char *v)
 {
 	if (!strcmp(name, "--output")) {
-		if (!v || (strcmp(v, "json") && strcmp(v, "text"))) {
+		if (strcmp(v, "json") && strcmp(v, "text")) {
 			cli_err("bench: --output wants text or json");
 			return 2;
 		}
@@ -403,21 +402,20 @@ static int set_value(opts *o, given *gv, const char *name, const char *v)
 		gv->gpus = true;
 		return set_gpus(o, v);
 	} else if (!strcmp(name, "--gang-gpus")) {
-		if (!v || !parse_list(v, MAX_BENCH_GPUS, o->gang, &o->ngang)) {
+		if (!parse_list(v, MAX_BENCH_GPUS, o->gang, &o->ngang)) {
 			cli_err("bench: --gang-gpus wants a list of GPU "
 				"counts such as 8,64,1k");
 			return 2;
 		}
 		gv->gang = true;
 	} else if (!strcmp(name, "--member-gpus")) {
-		if (!v || !parse_list(v, GPUS_PER_NODE, o->member,
-				      &o->nmember)) {
+		if (!parse_list(v, GPUS_PER_NODE, o->member, &o->nmember)) {
 			cli_err("bench: --member-gpus wants a list of counts "
 				"from 1 to %d", GPUS_PER_NODE);
 			return 2;
 		}
 	} else if (!strcmp(name, "--repeat")) {
-		if (!v || !parse_count(v, strlen(v), MAX_REPEAT, &o->repeat) ||
+		if (!parse_count(v, strlen(v), MAX_REPEAT, &o->repeat) ||
 		    !o->repeat) {
 			cli_err("bench: --repeat wants a count from 1 to %llu",
 				MAX_REPEAT);
@@ -425,18 +423,18 @@ static int set_value(opts *o, given *gv, const char *name, const char *v)
 		}
 		gv->repeat = true;
 	} else if (!strcmp(name, "--churn")) {
-		if (!v || !parse_count(v, strlen(v), MAX_CHURN, &o->churn)) {
+		if (!parse_count(v, strlen(v), MAX_CHURN, &o->churn)) {
 			cli_err("bench: --churn wants a count from 0 to %d",
 				MAX_CHURN);
 			return 2;
 		}
 	} else if (!strcmp(name, "--seed")) {
-		if (!v || !parse_count(v, strlen(v), UINT64_MAX, &o->seed)) {
+		if (!parse_count(v, strlen(v), UINT64_MAX, &o->seed)) {
 			cli_err("bench: --seed wants a number");
 			return 2;
 		}
 	} else if (!strcmp(name, "--occupancy")) {
-		if (!v || !parse_occupancy(v, &o->occ_lo, &o->occ_hi)) {
+		if (!parse_occupancy(v, &o->occ_lo, &o->occ_hi)) {
 			cli_err("bench: --occupancy wants LO-HI percent, "
 				"0 <= LO <= HI <= 100");
 			return 2;
@@ -470,14 +468,43 @@ static void set_defaults(opts *o, const given *gv)
 		o->repeat = ADAPTIVE_MIN;
 }
 
+static const char *const bench_flags[] = { "--preempt", "--quick", NULL };
+static const char *const bench_values[] = {
+	"--output", "--gpus", "--gang-gpus", "--member-gpus", "--repeat",
+	"--churn", "--seed", "--occupancy", NULL
+};
+
+/* What cli_opts_parse() sets. */
+typedef struct parse_ctx {
+	opts *o;
+	given gv;
+} parse_ctx;
+
+static int on_flag(void *arg, unsigned k)
+{
+	opts *o = ((parse_ctx *)arg)->o;
+
+	if (!strcmp(bench_flags[k], "--preempt"))
+		o->preempt = true;
+	else
+		o->quick = true;
+	return 0;
+}
+
+static int on_value(void *arg, unsigned k, const char *v)
+{
+	parse_ctx *pc = arg;
+
+	return set_value(pc->o, &pc->gv, bench_values[k], v);
+}
+
+/* 0 ok, 1 help printed, 2 bad usage (reported). */
 static int parse_opts(int argc, char **argv, opts *o)
 {
-	static const char *const value_opts[] = {
-		"--output", "--gpus", "--gang-gpus", "--member-gpus",
-		"--repeat", "--churn", "--seed", "--occupancy", NULL
-	};
-	given gv = { false, false, false };
-	int i, rc;
+	parse_ctx pc = { o, { false, false, false } };
+	const cli_opts co = { "bench", bench_flags, bench_values, usage,
+			      on_flag, on_value, &pc };
+	int rc;
 
 	memset(o, 0, sizeof(*o));
 	o->seed = 1;
@@ -486,36 +513,9 @@ static int parse_opts(int argc, char **argv, opts *o)
 	o->member[0] = 8;
 	o->member[1] = 4;
 	o->nmember = 2;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = NULL;
-		bool m = false;
-		unsigned k;
-
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return 1;
-		}
-		if (!strcmp(a, "--preempt")) {
-			o->preempt = true;
-			continue;
-		}
-		if (!strcmp(a, "--quick")) {
-			o->quick = true;
-			continue;
-		}
-		for (k = 0; value_opts[k]; k++)
-			if ((v = cli_opt_value(argc, argv, &i, value_opts[k],
-					       &m)) || m)
-				break;
-		if (!value_opts[k]) {
-			cli_err("bench: unknown option '%s' (see topogang "
-				"bench --help)", a);
-			return 2;
-		}
-		if ((rc = set_value(o, &gv, value_opts[k], v)))
-			return rc;
-	}
-	set_defaults(o, &gv);
+	if ((rc = cli_opts_parse(argc, argv, &co)))
+		return rc;
+	set_defaults(o, &pc.gv);
 	return 0;
 }
 

@@ -74,4 +74,27 @@ void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *cli_opt_value(int argc, char **argv, int *i, const char *name,
 			  bool *matched);
 
+/*
+ * One subcommand's options, for cli_opts_parse(): flags[] take no value,
+ * values[] one ("--name v" or "--name=v"); both NULL-terminated (flags
+ * may be NULL).  flag(arg, k) and value(arg, k, v) set flags[k] and
+ * values[k] (v never NULL) and return 0, or 2 having said what is wrong.
+ */
+typedef struct cli_opts {
+	const char *cmd;		/* "bench": for the messages */
+	const char *const *flags;
+	const char *const *values;
+	void (*usage)(FILE *f);
+	int (*flag)(void *arg, unsigned k);
+	int (*value)(void *arg, unsigned k, const char *v);
+	void *arg;
+} cli_opts;
+
+/*
+ * Reads argv[1 .. argc) with \p o: 0 when every option was set, 1 after
+ * -h/--help printed the usage to stdout, 2 after one error line (an
+ * unknown option, a missing value, or what a callback said).
+ */
+int cli_opts_parse(int argc, char **argv, const cli_opts *o);
+
 #endif /* TG_CLI_H */

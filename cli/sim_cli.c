@@ -107,7 +107,6 @@ static int set_policies(opts *o, const char *list)
 	return 0;
 }
 
-/* 0 ok, 1 help printed, 2 bad usage (reported). */
 /* A real option value in lo..hi into *out; 2 with a message if not. */
 static int real_opt(const char *name, const char *v, double lo, double hi,
 		    const char *what, double *out)
@@ -118,7 +117,7 @@ static int real_opt(const char *name, const char *v, double lo, double hi,
 	return 2;
 }
 
-/* Sets the option \p name (one of value_opts) to \p v; 0, or 2. */
+/* Sets the option \p name (one of sim_values) to \p v; 0, or 2. */
 static int set_value(opts *o, const char *name, const char *v)
 {
 	uint64_t u;
@@ -197,14 +196,30 @@ static int check_opts(opts *o)
 	return 0;
 }
 
+static const char *const sim_flags[] = { "--no-preempt", NULL };
+static const char *const sim_values[] = {
+	"--trace", "--fabric", "--policy", "--seed", "--priority-mix",
+	"--comm-fraction", "--time-scale", "--gpus-per-node", "--bandwidth",
+	"--output", "--jobs-csv", "--calibrate", "--svg", NULL
+};
+
+static int on_flag(void *arg, unsigned k)
+{
+	(void)k;	/* the one flag: --no-preempt */
+	((opts *)arg)->cfg.preempt = false;
+	return 0;
+}
+
+static int on_value(void *arg, unsigned k, const char *v)
+{
+	return set_value(arg, sim_values[k], v);
+}
+
+/* 0 ok, 1 help printed, 2 bad usage (reported). */
 static int parse_opts(int argc, char **argv, opts *o)
 {
-	static const char *const value_opts[] = {
-		"--trace", "--fabric", "--policy", "--seed", "--priority-mix",
-		"--comm-fraction", "--time-scale", "--gpus-per-node",
-		"--bandwidth", "--output", "--jobs-csv", "--calibrate",
-		"--svg", NULL
-	};
+	const cli_opts co = { "sim", sim_flags, sim_values, usage, on_flag,
+			      on_value, o };
 	int i, rc;
 
 	memset(o, 0, sizeof(*o));
@@ -212,35 +227,8 @@ static int parse_opts(int argc, char **argv, opts *o)
 	o->gpus_per_node = 8;
 	for (i = 0; sim_policy_names[i]; i++)
 		o->policy[o->npolicy++] = sim_policy_names[i];
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = NULL;
-		bool m = false;
-		unsigned k;
-
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return 1;
-		}
-		if (!strcmp(a, "--no-preempt")) {
-			o->cfg.preempt = false;
-			continue;
-		}
-		for (k = 0; value_opts[k]; k++)
-			if ((v = cli_opt_value(argc, argv, &i, value_opts[k],
-					       &m)) || m)
-				break;
-		if (!value_opts[k]) {
-			cli_err("sim: unknown option '%s'", a);
-			usage(stderr);
-			return 2;
-		}
-		if (!v) {
-			cli_err("sim: %s needs a value", a);
-			return 2;
-		}
-		if ((rc = set_value(o, value_opts[k], v)))
-			return rc;
-	}
+	if ((rc = cli_opts_parse(argc, argv, &co)))
+		return rc;
 	return check_opts(o);
 }
 

@@ -71,6 +71,46 @@ const char *cli_opt_value(int argc, char **argv, int *i, const char *name,
 	return argv[++*i];
 }
 
+int cli_opts_parse(int argc, char **argv, const cli_opts *o)
+{
+	int i, rc;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = NULL;
+		bool m = false;
+		unsigned k;
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			o->usage(stdout);
+			return 1;
+		}
+		for (k = 0; o->flags && o->flags[k]; k++)
+			if (!strcmp(a, o->flags[k]))
+				break;
+		if (o->flags && o->flags[k]) {
+			if ((rc = o->flag(o->arg, k)))
+				return rc;
+			continue;
+		}
+		for (k = 0; o->values[k]; k++)
+			if ((v = cli_opt_value(argc, argv, &i, o->values[k],
+					       &m)) || m)
+				break;
+		if (!o->values[k]) {
+			cli_err("%s: unknown option '%s' (see topogang %s "
+				"--help)", o->cmd, a, o->cmd);
+			return 2;
+		}
+		if (!v) {
+			cli_err("%s: %s needs a value", o->cmd, o->values[k]);
+			return 2;
+		}
+		if ((rc = o->value(o->arg, k, v)))
+			return rc;
+	}
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fputs("usage: topogang place --cluster FILE [--levels K1,K2,...] "

@@ -680,6 +680,11 @@ void br_http_turn(br_http *h)
 		br_http_poll(h, 50, NULL, 0);
 }
 
+void br_http_wakeup(br_http *h)
+{
+	curl_multi_wakeup(h->multi);
+}
+
 void br_http_wait(br_http *h, br_req *const *reqs, size_t n)
 {
 	for (;;) {

@@ -136,6 +136,12 @@ void br_http_poll(br_http *h, long wait_ms, struct curl_waitfd *extra,
 void br_http_set_loop(br_http *h, void (*turn)(void *ud), void *ud);
 /* One loop turn (the registered one, else a 50 ms poll). */
 void br_http_turn(br_http *h);
+/*
+ * Ends the wait of a br_http_poll() in progress (or the next one) at
+ * once: the one call here that another thread may make (a scheduling
+ * cycle's worker, done; curl_multi_wakeup()).
+ */
+void br_http_wakeup(br_http *h);
 /* Drives the loop until every request in \p reqs is done. */
 void br_http_wait(br_http *h, br_req *const *reqs, size_t n);
 

@@ -116,6 +116,11 @@ const br_store *br_informer_store(const br_informer *inf)
 	return &inf->store;
 }
 
+br_store *br_informer_store_mut(br_informer *inf)
+{
+	return &inf->store;
+}
+
 bool br_informer_synced(const br_informer *inf)
 {
 	return inf->synced;

@@ -70,7 +70,8 @@ void br_informer_tick(br_informer *inf, int64_t now_ms);
 
 const br_resdef *br_informer_def(const br_informer *inf);
 const br_store *br_informer_store(const br_informer *inf);
-/* The store for the scheduler's assumed changes (see sched.c). */
+/* The store itself, for tests that apply events by hand (the daemon
+ * changes it only through the informer). */
 br_store *br_informer_store_mut(br_informer *inf);
 /* Listed once at least (or found not installed). */
 bool br_informer_synced(const br_informer *inf);

@@ -2,11 +2,12 @@
  * k8s_bridge/main.c - topogang-bridge: a topology-aware gang scheduler
  * for Kubernetes on the shared placement core.
  *
- * One thread, one loop: the curl multi handle (informers' lists and
+ * One I/O thread, one loop: the curl multi handle (informers' lists and
  * watches, the lease, the scheduler's writes) and the HTTP endpoint's
  * sockets are waited on together; timers run on every turn.  The
- * scheduler runs a cycle from the loop when one is due; while a cycle
- * waits for the API server it turns the same loop (br_http_wait), so
+ * scheduler runs a cycle from the loop when one is due; while the
+ * cycle's worker thread builds the model and decides (sched.h), and
+ * while its writes wait for the API server, it turns the same loop, so
  * watches, the lease and /healthz keep going.
  *
  * Exit status: 0 after SIGTERM/SIGINT (the lease released), 2 for bad
@@ -35,6 +36,7 @@
 #include "mixed.h"
 #include "sched.h"
 #include "ui.h"
+#include "feed.h"
 
 /* What the daemon lists and watches. */
 static const br_resdef R_NODES = {
@@ -53,83 +55,15 @@ static const br_resdef R_UPG = {
 	"podgroups", "scheduling.k8s.io", { "v1alpha3", "v1alpha2" },
 	"PodGroup", NULL, true, false };
 /*
- * What else the core's loader reads: the gang dialects' group objects
- * come from the core's dialect table (feed_init: tg_k8s_dialect_group(),
- * never a copy here); then the topology objects and namespaces below.
+ * What else the core's loader reads (feed.c): the gang dialects' group
+ * objects from the core's dialect table (never a copy here), the topology
+ * objects, namespaces, PersistentVolumeClaims and PersistentVolumes.
  */
-static const br_resdef R_FEED_MORE[] = {
-	{ "clusternetworktopologies", "scheduling.koordinator.sh",
-	  { "v1alpha1" }, "ClusterNetworkTopology", NULL, true, false },
-	{ "topologies", "kai.scheduler", { "v1alpha1" }, "Topology", NULL,
-	  true, false },
-	{ "topologies", "kueue.x-k8s.io", { "v1beta2", "v1beta1" },
-	  "Topology", NULL, true, false },
-	/* namespace labels, for pod (anti-)affinity's namespaceSelector */
-	{ "namespaces", "", { "v1" }, "Namespace", NULL, true, false },
-};
-#define NMORE (sizeof(R_FEED_MORE) / sizeof(R_FEED_MORE[0]))
-/* dialects with a group object, at most (one informer each) */
-#define MAX_DIALECT_FEEDS	12
-#define MAX_FEED	(MAX_DIALECT_FEEDS + NMORE)
-#define NINF (MAX_FEED + 5)
-#define NINF_USED (NFEED + 5)	/* those created */
+#define NINF (BR_MAX_FEED + 5)
+#define NINF_USED (nfeed + 5)	/* those created */
 
-static br_resdef R_FEED[MAX_FEED];
-static unsigned NFEED;
-
-/*
- * R_FEED: one informer per distinct group object of the core's dialects
- * (two dialects may share one: the first wins), then R_FEED_MORE.  Past
- * MAX_DIALECT_FEEDS, or a dialect asking for more versions than an
- * informer tries, is an error at start, not a dialect silently unwatched.
- */
-static int feed_init(char *err, size_t errlen)
-{
-	const char *name, *kind, *api, *res;
-	const char *const *vers;
-	unsigned i, j, v;
-
-	NFEED = 0;
-	for (i = 0; (name = tg_k8s_dialect_name(i)); i++) {
-		if (tg_k8s_dialect_group(name, &kind, &api, &res, &vers) != TG_OK)
-			continue;	/* gangs without an object */
-		if (!vers || !vers[0]) {
-			snprintf(err, errlen, "dialect %s: no version of %s/%s "
-				 "to watch", name, api, res);
-			return -1;
-		}
-		for (j = 0; j < NFEED; j++)
-			if (!strcmp(R_FEED[j].group, api) &&
-			    !strcmp(R_FEED[j].resource, res))
-				break;
-		if (j < NFEED)
-			continue;
-		if (NFEED == MAX_DIALECT_FEEDS) {
-			snprintf(err, errlen, "more than MAX_DIALECT_FEEDS "
-				 "(%d) dialect group objects", MAX_DIALECT_FEEDS);
-			return -1;
-		}
-		memset(&R_FEED[NFEED], 0, sizeof(R_FEED[NFEED]));
-		for (v = 0; vers && vers[v]; v++) {
-			if (v + 1 >= (sizeof(R_FEED[NFEED].versions) / sizeof(R_FEED[NFEED].versions[0]))) {
-				snprintf(err, errlen, "dialect %s: more versions "
-					 "of %s/%s than an informer tries (%zu)",
-					 name, api, res,
-					 (sizeof(R_FEED[NFEED].versions) / sizeof(R_FEED[NFEED].versions[0])) - 1);
-				return -1;
-			}
-			R_FEED[NFEED].versions[v] = vers[v];
-		}
-		R_FEED[NFEED].resource = res;
-		R_FEED[NFEED].group = api;
-		R_FEED[NFEED].kind = kind;
-		R_FEED[NFEED].optional = true;
-		NFEED++;
-	}
-	for (j = 0; j < NMORE; j++)
-		R_FEED[NFEED++] = R_FEED_MORE[j];
-	return 0;
-}
+static br_resdef R_FEED[BR_MAX_FEED];
+static unsigned nfeed;
 
 typedef struct app {
 	br_config cfg;
@@ -141,7 +75,7 @@ typedef struct app {
 	br_ui *ui;		/* /ui, NULL = off */
 	br_metrics m;
 	br_informer *inf[NINF];	/* nodes pods pcs pdbs upg feed... */
-	br_informer *feed[MAX_FEED];
+	br_informer *feed[BR_MAX_FEED];
 	bool was_leading;
 	bool synced_logged;
 } app;
@@ -376,7 +310,7 @@ static void informers_create(app *a)
 	for (i = 0; i < 5; i++)
 		a->inf[i] = br_informer_create(a->h, &a->cfg, first[i],
 					       on_inf_event, a);
-	for (i = 0; i < NFEED; i++) {
+	for (i = 0; i < nfeed; i++) {
 		a->feed[i] = br_informer_create(a->h, &a->cfg, &R_FEED[i],
 						on_inf_event, a);
 		a->inf[5 + i] = a->feed[i];
@@ -405,7 +339,8 @@ int main(int argc, char **argv)
 		return r < 0 ? 2 : 0;
 	}
 	br_log_set_level(a.cfg.log_level);
-	if (feed_init(err, sizeof(err))) {
+	if (br_feed_init(R_FEED, BR_MAX_FEED, BR_MAX_DIALECT_FEEDS, &nfeed, err,
+			 sizeof(err))) {
 		fprintf(stderr, "topogang-bridge: %s\n", err);
 		br_config_free(&a.cfg);
 		return 1;
@@ -459,7 +394,7 @@ int main(int argc, char **argv)
 	env.upg = a.inf[4];
 	env.mixed = a.mixed;
 	env.feed = a.feed;
-	env.nfeed = NFEED;
+	env.nfeed = nfeed;
 	env.leading = leading;
 	env.on_model = on_model;
 	env.ud = &a;

@@ -23,6 +23,16 @@ void br_hist_observe(br_hist *h, double s)
 	h->sum += s;
 }
 
+void br_hist_merge(br_hist *h, const br_hist *from)
+{
+	unsigned i;
+
+	for (i = 0; i <= BR_HIST_BUCKETS; i++)
+		h->b[i] += from->b[i];
+	h->count += from->count;
+	h->sum += from->sum;
+}
+
 void br_metrics_header(tg_buf *b, const char *name, const char *type,
 		       const char *help)
 {
@@ -85,6 +95,10 @@ void br_metrics_render(const br_metrics *m, tg_buf *b)
 		m->gangs_reset);
 	counter(b, "topogang_scheduling_cycles_total",
 		"Scheduling cycles run.", m->cycles);
+	counter(b, "topogang_modelless_cycles_total",
+		"Cycles with nothing to decide (no pod pending for this "
+		"scheduler, nothing assumed, no victim, no Node changed): "
+		"no model built.", m->cycles_modelless);
 	counter(b, "topogang_events_sent_total",
 		"Events posted (events.k8s.io/v1).", m->events_sent);
 	counter(b, "topogang_events_dropped_total",
@@ -102,7 +116,8 @@ void br_metrics_render(const br_metrics *m, tg_buf *b)
 	hist(b, "topogang_decision_duration_seconds",
 	     "Time to decide one gang (the core's tg_place).", &m->decision);
 	hist(b, "topogang_snapshot_duration_seconds",
-	     "Time to turn the caches into the core's model.", &m->snapshot);
+	     "Time to turn the caches into the core's model (a cycle "
+	     "without one: its own time).", &m->snapshot);
 	hist(b, "topogang_gang_bind_duration_seconds",
 	     "Time to bind every member of a gang.", &m->bind);
 }

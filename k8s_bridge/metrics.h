@@ -28,6 +28,7 @@ typedef struct br_metrics {
 	uint64_t gangs_repaired;	/* half-bound gangs completed */
 	uint64_t gangs_reset;		/* half-bound gangs evicted */
 	uint64_t cycles;
+	uint64_t cycles_modelless;	/* nothing to decide: no model */
 	uint64_t events_sent;		/* events.k8s.io Events posted */
 	uint64_t events_dropped;	/* over the queue's bound */
 	uint64_t api_requests;
@@ -38,6 +39,8 @@ typedef struct br_metrics {
 } br_metrics;
 
 void br_hist_observe(br_hist *h, double seconds);
+/* Adds \p from's observations to \p h. */
+void br_hist_merge(br_hist *h, const br_hist *from);
 
 /* Appends the counters and histograms above to \p b. */
 void br_metrics_render(const br_metrics *m, tg_buf *b);

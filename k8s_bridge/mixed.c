@@ -288,6 +288,11 @@ struct br_mixed {
 	br_metrics *m;
 	br_informer *nodes, *pods;
 	br_sjobs jobs;		/* the last list */
+	br_snodes snodes;	/* the last nodes answer (feed_nodes) */
+	br_req *nlist;		/* in flight: the nodes */
+	int64_t next_nodes_ms;
+	bool nodes_bad;		/* the last nodes poll failed (logged) */
+	uint64_t nodes_sig, n_node_errors;
 	bool listed;		/* at least once */
 	bool up;		/* the last poll answered */
 	bool changed;
@@ -304,6 +309,8 @@ struct br_mixed {
 	br_map cancels;		/* job id -> int64_t ms of the last try */
 	br_map evicts;		/* pod key -> int64_t ms of the last try */
 	br_map notes;		/* pod key -> last message written */
+	br_map foreign;		/* job id -> 1: marked as ours by its
+				 * comment, run by another user (warned) */
 	br_map binding;		/* pod key -> int64_t ms: bound by us, the
 				 * watch has not shown it yet */
 	/* counters */
@@ -341,6 +348,7 @@ br_mixed *br_mixed_create(const br_config *cfg, br_http *kh, br_metrics *m,
 	br_map_init(&x->cancels, free);
 	br_map_init(&x->evicts, free);
 	br_map_init(&x->notes, free);
+	br_map_init(&x->foreign, NULL);
 	br_map_init(&x->binding, free);
 	snprintf(x->why, sizeof(x->why), "slurmrestd not polled yet");
 	return x;
@@ -352,10 +360,12 @@ void br_mixed_destroy(br_mixed *x)
 		return;
 	br_http_destroy(x->sh);	/* cancels (and frees) what is in flight */
 	br_sjobs_free(&x->jobs);
+	br_snodes_free(&x->snodes);
 	br_map_free(&x->subs);
 	br_map_free(&x->cancels);
 	br_map_free(&x->evicts);
 	br_map_free(&x->notes);
+	br_map_free(&x->foreign);
 	br_map_free(&x->binding);
 	br_config_free(&x->scfg);
 	free(x);
@@ -380,7 +390,8 @@ void br_mixed_metrics(const br_mixed *x, tg_buf *b)
 	size_t i, ours = 0, run = 0;
 
 	for (i = 0; i < x->jobs.n; i++)
-		if (br_sjob_ours(&x->jobs.v[i], x->cfg->scheduler_name) &&
+		if (br_sjob_ours(&x->jobs.v[i], x->cfg->scheduler_name,
+				 x->mc->user) &&
 		    br_sjob_live(&x->jobs.v[i])) {
 			ours++;
 			run += br_sjob_running(&x->jobs.v[i]);
@@ -404,6 +415,15 @@ void br_mixed_metrics(const br_mixed *x, tg_buf *b)
 	      (double)x->n_evicted);
 	gauge(b, "topogang_slurm_poll_errors_total", "counter", "Job list "
 	      "polls that failed.", (double)x->n_poll_errors);
+	for (i = run = 0; i < x->snodes.n; i++)
+		run += x->snodes.v[i].unusable;
+	gauge(b, "topogang_slurm_nodes", "gauge", "Nodes in slurmrestd's "
+	      "last nodes answer.", (double)x->snodes.n);
+	gauge(b, "topogang_slurm_nodes_unusable", "gauge", "Of them, nodes "
+	      "Slurm does not give to jobs (DOWN, DRAIN, FAIL, "
+	      "NOT_RESPONDING, FUTURE).", (double)run);
+	gauge(b, "topogang_slurm_node_poll_errors_total", "counter", "Node "
+	      "list polls that failed.", (double)x->n_node_errors);
 }
 
 /* ---- polling ----------------------------------------------------------- */
@@ -478,6 +498,37 @@ static void on_spec(br_req *r, void *ud)
 	x->next_poll_ms = 0;
 }
 
+/*
+ * Jobs whose comment marks them as the bridge's but that run as another
+ * user than mixed.user are no gang's (br_sjob_ours()): one warning per
+ * job while it is listed.
+ */
+static void warn_foreign(br_mixed *x)
+{
+	br_map now;
+	size_t i;
+
+	br_map_init(&now, NULL);
+	for (i = 0; i < x->jobs.n; i++) {
+		const br_sjob *j = &x->jobs.v[i];
+		char id[16];
+
+		if (!br_sjob_marked(j, x->cfg->scheduler_name) ||
+		    br_sjob_ours(j, x->cfg->scheduler_name, x->mc->user))
+			continue;
+		snprintf(id, sizeof(id), "%u", j->id);
+		if (!br_map_get(&x->foreign, id))
+			br_log(BR_LOG_WARN, "a Slurm job carries the bridge's "
+			       "comment but runs as another user: not a "
+			       "gang's job (ignored)", "job", id, "user",
+			       j->user, "expected_user", x->mc->user, "name",
+			       j->name, NULL);
+		br_map_put(&now, id, (void *)1);
+	}
+	br_map_free(&x->foreign);
+	x->foreign = now;
+}
+
 static void on_list(br_req *r, void *ud)
 {
 	br_mixed *x = ud;
@@ -508,6 +559,7 @@ static void on_list(br_req *r, void *ud)
 	x->listed = true;
 	x->up = true;
 	x->why[0] = '\0';
+	warn_foreign(x);
 	for (i = 0; i < js.n; i++) {
 		char id[16];
 
@@ -544,6 +596,58 @@ static br_req *api_req(const br_mixed *x, const char *method,
 	return r;
 }
 
+/*
+ * The GET nodes answer: Slurm's view of the pool's nodes, fed into the
+ * model at the end of each cycle (br_mixed_feed_nodes).  A failure keeps the
+ * last view and is logged when it starts: the jobs, not the nodes, say
+ * what the bridge may bind.
+ */
+static void on_nodes(br_req *r, void *ud)
+{
+	br_mixed *x = ud;
+	uint64_t sig = 1469598103934665603ull;
+	char err[600], why[300];
+	br_snodes ns;
+	size_t i;
+
+	x->nlist = NULL;
+	if (r->cancelled)
+		return;
+	if (r->status != 200) {
+		br_slurm_error(r->resp.s, why, sizeof(why));
+		snprintf(err, sizeof(err), "slurmrestd %s: %s", x->mc->url,
+			 r->status ? (*why ? why : "HTTP error") : r->error);
+		if (r->status)
+			snprintf(err + strlen(err), sizeof(err) - strlen(err),
+				 " (HTTP %ld)", r->status);
+	}
+	if (r->status != 200 ||
+	    br_snodes_parse(r->resp.s, x->ver, &ns, err, sizeof(err))) {
+		x->n_node_errors++;
+		/* unreachable: the jobs poll says so (poll_failed) */
+		if (!x->nodes_bad && r->status)
+			br_log(BR_LOG_WARN, "slurmrestd nodes unreadable: the "
+			       "pool's picture keeps Slurm's last view of the "
+			       "nodes", "error", err, NULL);
+		x->nodes_bad = x->nodes_bad || r->status;
+		return;
+	}
+	x->nodes_bad = false;
+	for (i = 0; i < ns.n; i++) {
+		char v[48];
+
+		snprintf(v, sizeof(v), "%d %u %llu", ns.v[i].unusable,
+			 ns.v[i].alloc_cpus,
+			 (unsigned long long)ns.v[i].alloc_memory);
+		sig = fnv(fnv(fnv(sig, ns.v[i].name), ns.v[i].state), v);
+	}
+	br_snodes_free(&x->snodes);
+	x->snodes = ns;
+	if (sig != x->nodes_sig)
+		x->changed = true;
+	x->nodes_sig = sig;
+}
+
 bool br_mixed_tick(br_mixed *x, int64_t now)
 {
 	bool ch;
@@ -558,6 +662,17 @@ bool br_mixed_tick(br_mixed *x, int64_t now)
 		if (br_http_submit(x->sh, r, x->ver ? on_list : on_spec, NULL,
 				   x) != 0) {
 			x->list = NULL;
+			br_req_free(r);
+		}
+	}
+	/* the nodes, as often as the jobs, once a version is agreed */
+	if (x->ver && x->up && !x->nlist && now >= x->next_nodes_ms) {
+		br_req *r = api_req(x, "GET", x->api, "/nodes");
+
+		x->next_nodes_ms = now + (int64_t)(x->mc->poll_s * 1000);
+		x->nlist = r;
+		if (br_http_submit(x->sh, r, on_nodes, NULL, x) != 0) {
+			x->nlist = NULL;
 			br_req_free(r);
 		}
 	}
@@ -732,7 +847,7 @@ static const br_sjob *job_of(const br_mixed *x, const char *gang)
 		const br_sjob *j = &x->jobs.v[i];
 
 		if (br_sjob_live(j) && strcmp(j->name, gang) == 0 &&
-		    br_sjob_ours(j, x->cfg->scheduler_name) &&
+		    br_sjob_ours(j, x->cfg->scheduler_name, x->mc->user) &&
 		    (!best || j->id < best->id))
 			best = j;
 	}
@@ -925,6 +1040,62 @@ static bool task_eq(const br_sjob_task *a, const br_sjob_task *b)
 	return a->cpus_per_task == b->cpus_per_task &&
 	       a->gpus_per_task == b->gpus_per_task &&
 	       a->mem_per_cpu == b->mem_per_cpu;
+}
+
+/*
+ * A member's volume that has a claim (persistentVolumeClaim, ephemeral),
+ * into \p buf ("POD: spec.volumes[i] (claim NAME)"); false when none.
+ * Slurm places the job without the claims' PersistentVolumes, whose node
+ * affinity it cannot honour: such a gang is not submitted (the core's
+ * own placement follows them, k8s_volume.c).
+ */
+static bool member_claim(mcyc *c, const tg_gang *g, char *buf, size_t n)
+{
+	const br_store *pods = br_informer_store(c->x->pods);
+	unsigned r, nm = tg_gang_nmembers(g);
+
+	for (r = 0; r < nm; r++) {
+		const char *m = tg_gang_member(g, r);
+		const br_obj *o = m ? br_store_get(pods, m) : NULL;
+		cJSON *j = o ? br_obj_parse(o) : NULL;
+		const cJSON *v;
+		unsigned i = 0;
+		bool hit = false;
+
+		cJSON_ArrayForEach(v, br_jpath(j, "spec.volumes")) {
+			const char *cn = br_jpath_str(v, "persistentVolumeClaim."
+						      "claimName");
+
+			if (cn || br_jget(v, "ephemeral")) {
+				snprintf(buf, n, "%s: spec.volumes[%u] (%s%s)",
+					 m, i, cn ? "claim " : "ephemeral "
+					 "volume ", cn ? cn :
+					 br_jstr(v, "name") ? br_jstr(v, "name") :
+					 "");
+				hit = true;
+				break;
+			}
+			i++;
+		}
+		cJSON_Delete(j);
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
+/* A gang with a volume claim is not submitted; its members say why. */
+static bool refuse_claims(mcyc *c, const tg_gang *g)
+{
+	char why[MSG_MAX], note[MSG_MAX + 160];
+
+	if (!member_claim(c, g, why, sizeof(why)))
+		return false;
+	snprintf(note, sizeof(note), "not submitted to Slurm: %s: Slurm "
+		 "cannot honour a PersistentVolume's node affinity; mixed "
+		 "mode does not place pods with volume claims", why);
+	note_members(c, g, "UnsupportedVolume", note, 0);
+	return true;
 }
 
 static void submit(mcyc *c, const tg_gang *g, unsigned nmembers)
@@ -1361,8 +1532,9 @@ static void cancel_orphans(mcyc *c)
 		const submit_st *st;
 		bool has = false;
 
-		if (!br_sjob_live(j) || !br_sjob_ours(j, x->cfg->scheduler_name)
-		    || strcmp(j->state, "COMPLETING") == 0)
+		if (!br_sjob_live(j) ||
+		    !br_sjob_ours(j, x->cfg->scheduler_name, x->mc->user) ||
+		    strcmp(j->state, "COMPLETING") == 0)
 			continue;
 		first = job_of(x, j->name);
 		if (first && first->id != j->id) {
@@ -1438,6 +1610,60 @@ static void prune(br_mixed *x, int64_t now)
 	free(dead);
 }
 
+/* ---- Slurm's nodes into the pool's picture ---------------------------- */
+
+/* What Slurm holds on \p id beyond the pods \p t has there, as one
+ * allocation (see br_mixed_feed_nodes); true when one was added. */
+static bool feed_alloc(tg_topology *t, tg_node_id id, const br_snode *n)
+{
+	int64_t cpu = (int64_t)n->alloc_cpus * 1000 -
+		      (tg_topology_node_allocatable(t, id, TG_RES_CPU) -
+		       tg_topology_node_free(t, id, TG_RES_CPU));
+	int64_t mem = (int64_t)(n->alloc_memory << 20) -
+		      (tg_topology_node_allocatable(t, id, TG_RES_MEMORY) -
+		       tg_topology_node_free(t, id, TG_RES_MEMORY));
+	tg_alloc_spec a;
+	tg_shape sh;
+	char pod[300];
+
+	if (cpu <= 0 && mem <= 0)
+		return false;
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_CPU] = cpu > 0 ? cpu : 0;
+	sh.v[TG_RES_MEMORY] = mem > 0 ? mem : 0;
+	snprintf(pod, sizeof(pod), "slurm/%.250s", n->name);
+	memset(&a, 0, sizeof(a));
+	a.pod = pod;
+	a.gang = "slurm";
+	a.node = id;
+	a.shape = &sh;
+	a.preemptible = false;
+	return tg_topology_add_alloc(t, &a) == TG_OK;
+}
+
+unsigned br_mixed_feed_nodes(const br_snodes *ns, tg_topology *t,
+			     const br_map *k8s_node)
+{
+	unsigned changed = 0;
+	size_t i;
+
+	for (i = 0; t && i < ns->n; i++) {
+		const br_snode *n = &ns->v[i];
+		const char *kn = br_map_get(k8s_node, n->name);
+		tg_node_id id;
+		bool ch = false;
+
+		if (!kn || tg_topology_node_find(t, kn, &id) != TG_OK)
+			continue;
+		if (n->unusable &&
+		    tg_topology_node_set_unschedulable(t, id, true) == TG_OK)
+			ch = true;
+		ch = feed_alloc(t, id, n) || ch;
+		changed += ch;
+	}
+	return changed;
+}
+
 void br_mixed_cycle(br_mixed *x, br_sched *s, tg_k8s *k, tg_topology *t)
 {
 	mcyc c;
@@ -1497,7 +1723,8 @@ void br_mixed_cycle(br_mixed *x, br_sched *s, tg_k8s *k, tg_topology *t)
 				 * submitted whole once they are gone */
 				continue;
 			}
-			submit(&c, g, tg_gang_nmembers(g));
+			if (!refuse_claims(&c, g))
+				submit(&c, g, tg_gang_nmembers(g));
 			continue;
 		}
 		if (br_sjob_preempting(j)) {
@@ -1516,6 +1743,9 @@ void br_mixed_cycle(br_mixed *x, br_sched *s, tg_k8s *k, tg_topology *t)
 				 j->id, j->partition, j->state);
 		note_members(&c, g, "SlurmJobPending", msg, j->id);
 	}
+	/* Slurm's view of the nodes into the pool's picture, after every
+	 * binding decision (its allocations include our jobs' own) */
+	br_mixed_feed_nodes(&x->snodes, c.t, &c.k8s_node);
 write:
 	if (c.nreq && br_sched_leading(s))
 		br_sched_run_batch(s, c.reqs, c.nreq);

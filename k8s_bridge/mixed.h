@@ -55,7 +55,9 @@
 #include "bconfig.h"
 #include "http.h"
 #include "informer.h"
+#include "map.h"
 #include "metrics.h"
+#include "slurmrest.h"
 
 #define BR_MIXED_MAX_TIERS	16
 #define BR_MIXED_MAX_LAYERS	16
@@ -120,5 +122,21 @@ void br_mixed_metrics(const br_mixed *x, tg_buf *b);
 /* One scheduling cycle's work on the core's snapshot (see above). */
 void br_mixed_cycle(br_mixed *x, struct br_sched *s, tg_k8s *k,
 		    tg_topology *t);
+
+/*
+ * Feeds what Slurm says of its nodes (GET nodes, polled with the jobs)
+ * into the shared pool's model \p t (the bridge's picture of the
+ * Kubernetes nodes and pods, /ui): a node Slurm does not give to jobs
+ * (br_snode.unusable: DOWN, DRAIN, ...) becomes unschedulable, and what
+ * Slurm holds on a node beyond what the pods in \p t already use there
+ * (alloc_cpus and alloc_memory, less those pods' CPUs and memory: the
+ * bridge's own jobs hold nodes through their pods) becomes one
+ * allocation "slurm/NODE" of gang "slurm", not preemptible.  \p k8s_node
+ * maps a Slurm node name to its Kubernetes node's (nodeMap); Slurm nodes
+ * without one are skipped.  br_mixed_cycle() calls it after its binding
+ * decisions.  Returns the number of nodes changed.
+ */
+unsigned br_mixed_feed_nodes(const br_snodes *ns, tg_topology *t,
+			     const br_map *k8s_node);
 
 #endif /* BR_MIXED_H */

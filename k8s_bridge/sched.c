@@ -8,12 +8,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include "config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #include <topogang/topogang.h>
 
@@ -32,6 +30,9 @@
 #define BATCH_MAX_WAIT_MS	500	/* longest a change waits */
 #define SAFETY_CYCLE_MS		30000
 #define SNAP_ERROR_RETRY_MS	5000
+#define CYCLE_BUDGET_MS		2000	/* of deciding in one cycle; the
+					 * gangs left go to the next cycle,
+					 * at once (logged) */
 #define MAX_WARNINGS_KEPT	10000
 #define LOG_NODES_MAX		16
 #define EVENTS_INFLIGHT		8	/* events posted at once */
@@ -93,6 +94,12 @@ typedef struct evseries {
 	bool dirty;		/* in series_dirty */
 } evseries;
 
+typedef struct pgcount {
+	unsigned scheduled;	/* members bound (or assumed) by us */
+	unsigned running;	/* of those, phase Running */
+	bool pending;		/* in our queue */
+} pgcount;
+
 struct br_sched {
 	br_sched_env env;
 	br_map gangs;		/* gstate by gang name */
@@ -120,6 +127,15 @@ struct br_sched {
 	br_req *evfly[EVENTS_INFLIGHT];
 	uint64_t ev_dropped;
 	br_map series;		/* evseries by identity (send_event) */
+	/* kept from the watch events, so that a cycle with nothing to
+	 * decide needs no model (model_needed) */
+	size_t npending;	/* pods pending for our scheduler name */
+	bool nodes_changed;	/* a Node changed in what placement reads
+				 * since the last model (warnings, events) */
+	br_map pgc;		/* pgcount of bound members by gang */
+	pthread_t reaper;	/* frees the last cycle (reap) */
+	bool reaping;		/* reaper to join */
+	bool reaped;		/* it is done (atomic) */
 	strvec series_dirty;	/* identities with repeats to patch */
 	int64_t series_next_ms;
 };
@@ -140,16 +156,42 @@ typedef struct bound_info {
 	strvec keys;		/* bound members (ns/name) */
 } bound_info;
 
+struct view;
+
+/*
+ * One cycle's working set.  Made on the I/O thread; between the start of
+ * the worker (cycle_work) and its end the worker alone touches it, and
+ * of the scheduler's state only the gang states (s->gangs: no one else
+ * reads them then); what it would write elsewhere (metrics, the queue
+ * gauges, the next timer) it keeps here, and the I/O thread applies it
+ * after the join.  Freed whole by reap(), on a thread of its own.
+ */
 typedef struct cyc {
 	br_sched *s;
 	int64_t now;
+	int64_t t0_us;		/* wall clock at the start */
+	uint64_t seq;		/* s->seq at the start */
 	tg_k8s *k;
 	tg_topology *t;
 	br_map bound;		/* gang name -> bound_info */
 	br_map terminating;	/* node name -> a bound pod terminating */
 	plan *pl;
 	size_t npl, cappl;
+	struct view *views;	/* nodes, pods, pcs, pdbs, feeds, upg */
+	unsigned nviews;
+	struct view *pods;	/* in views */
+	/* results of the worker */
+	bool built;		/* the model is there */
+	bool done;		/* the worker finished (atomic) */
+	double snap_ms;		/* the build */
+	unsigned pending, waiting;
+	int64_t next_due_ms;
+	unsigned skipped;	/* gangs not decided: over the budget */
+	br_hist decision;
+	uint64_t unschedulable, preempting;
 } cyc;
+
+static void reap_join(br_sched *s);
 
 /* ---- small things ------------------------------------------------------ */
 
@@ -290,7 +332,9 @@ br_sched *br_sched_create(const br_sched_env *env)
 	br_map_init(&s->warned_nodes, NULL);
 	br_map_init(&s->warnings, NULL);
 	br_map_init(&s->series, free_series);
+	br_map_init(&s->pgc, free);
 	s->dirty = true;
+	s->nodes_changed = true;
 	return s;
 }
 
@@ -300,6 +344,7 @@ void br_sched_destroy(br_sched *s)
 
 	if (!s)
 		return;
+	reap_join(s);
 	for (i = 0; i < EVENTS_INFLIGHT; i++)
 		if (s->evfly[i])
 			br_http_cancel(s->env.h, s->evfly[i]);
@@ -317,6 +362,7 @@ void br_sched_destroy(br_sched *s)
 	br_map_free(&s->warned_nodes);
 	br_map_free(&s->warnings);
 	br_map_free(&s->series);
+	br_map_free(&s->pgc);
 	sv_free(&s->series_dirty);
 	free(s);
 }
@@ -346,6 +392,94 @@ static bool pg_status_feed(const br_informer *inf)
 		strcmp(d->group, "scheduling.sigs.k8s.io") == 0);
 }
 
+static bool pending_ours(const br_sched *s, const br_obj *o)
+{
+	return o && !o->node &&
+	       strcmp(o->sched, s->env.cfg->scheduler_name) == 0;
+}
+
+/* A bound member of a gang, as the PodGroup status counts it. */
+static void pg_track(br_map *m, const br_obj *o, int d)
+{
+	pgcount *pc;
+
+	if (!o || !o->node || !o->ann_gang || o->deleting)
+		return;
+	pc = br_map_get(m, o->ann_gang);
+	if (!pc) {
+		pc = br_xcalloc(1, sizeof(*pc));
+		br_map_put(m, o->ann_gang, pc);
+	}
+	pc->scheduled += d;
+	if (o->running)
+		pc->running += d;
+	if (!pc->scheduled && !pc->running)
+		br_map_del(m, o->ann_gang);
+}
+
+/*
+ * The counts kept from the pod events (every event, leading or not):
+ * pods pending for us, and the bound members of each gang.  An event
+ * takes the old object's share away and adds the new one's, so the
+ * counts equal a walk of the cache at every moment (re-lists come as
+ * events too: informer.c swap_in_list); br_sched_check() compares them.
+ */
+static void track_pod(br_sched *s, const br_obj *old, const br_obj *cur)
+{
+	if (pending_ours(s, old))
+		s->npending--;
+	if (pending_ours(s, cur))
+		s->npending++;
+	pg_track(&s->pgc, old, -1);
+	pg_track(&s->pgc, cur, 1);
+}
+
+/* One map's counts against the other's; false (\p err) at the first
+ * difference. */
+static bool pg_same(const br_map *a, const br_map *b, const char *what,
+		    char *err, size_t n)
+{
+	br_map_ent *e;
+	size_t slot;
+
+	for (e = br_map_first(a, &slot); e; e = br_map_next(a, &slot, e)) {
+		const pgcount *x = e->val, *y = br_map_get(b, e->key);
+
+		if (!y || x->scheduled != y->scheduled ||
+		    x->running != y->running) {
+			snprintf(err, n, "gang %s: %s %u scheduled, %u "
+				 "running; the other %u, %u", e->key, what,
+				 x->scheduled, x->running,
+				 y ? y->scheduled : 0, y ? y->running : 0);
+			return false;
+		}
+	}
+	return true;
+}
+
+bool br_sched_check(const br_sched *s, char *err, size_t n)
+{
+	const br_store *st = br_informer_store(s->env.pods);
+	size_t i, pending = 0;
+	br_map walk;
+	bool ok;
+
+	br_map_init(&walk, free);
+	for (i = 0; i < st->n; i++) {
+		pending += pending_ours(s, st->all[i]);
+		pg_track(&walk, st->all[i], 1);
+	}
+	ok = pg_same(&s->pgc, &walk, "kept", err, n) &&
+	     pg_same(&walk, &s->pgc, "cache walk", err, n);
+	if (ok && pending != s->npending) {
+		snprintf(err, n, "pods pending for us: %zu kept, %zu in the "
+			 "cache", s->npending, pending);
+		ok = false;
+	}
+	br_map_free(&walk);
+	return ok;
+}
+
 void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 		       const br_obj *old, const br_obj *cur)
 {
@@ -372,9 +506,12 @@ void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 		    old->sig == cur->sig && inf == s->env.nodes)
 			return;	/* a kubelet heartbeat, new images: nothing
 				 * placement reads (see store.h) */
+		if (inf == s->env.nodes)
+			s->nodes_changed = true;
 		mark(s, true);
 		return;
 	}
+	track_pod(s, old, cur);
 	{
 		const br_obj *o = cur ? cur : old;
 		bool other = !o->node && strcmp(o->sched, ours) != 0 &&
@@ -402,6 +539,9 @@ void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 bool br_sched_due(const br_sched *s, int64_t now)
 {
 	if (s->busy || now < s->error_until_ms)
+		return false;
+	/* the last cycle's model is still being freed: joining would wait */
+	if (s->reaping && !__atomic_load_n(&s->reaped, __ATOMIC_ACQUIRE))
 		return false;
 	/* snapshots cost O(cluster): at most half the time goes to them */
 	if (now - s->last_end_ms < s->last_snap_ms)
@@ -638,6 +778,7 @@ static void on_event_done(br_req *r, void *ud)
 	on_fire_done(r, NULL);
 	if (!s)
 		return;
+	reap_join(s);
 	for (i = 0; i < EVENTS_INFLIGHT; i++)
 		if (s->evfly[i] == r)
 			s->evfly[i] = NULL;
@@ -834,6 +975,87 @@ static br_req *evict_req(br_sched *s, const char *ns, const char *name,
 /* ---- the snapshot ------------------------------------------------------ */
 
 /*
+ * A cycle's view of the caches (taken on the I/O thread when the cycle
+ * starts, view_take): a reference on every object the snapshot reads
+ * (objects never change, an update replaces them: store.h), the API
+ * version each informer listed under, and a copy of the assumption of
+ * every assumed pod.  The worker thread reads only the view, never the
+ * live stores, which the I/O thread goes on updating from the watches.
+ * The references go when the cycle's model is freed (reap).
+ */
+typedef struct view {
+	const br_informer *inf;
+	char *api;		/* br_informer_api_version() at the start */
+	br_obj **o;
+	assumed **as;		/* pods: the assumption, NULL = none */
+	size_t n;
+} view;
+
+static assumed *assumed_copy(const assumed *a)
+{
+	assumed *c = br_xcalloc(1, sizeof(*c));
+
+	c->uid = br_xstrdup(a->uid);
+	c->node = br_xstrdup(a->node);
+	c->gang = br_xstrdup(a->gang);
+	c->domain = br_xstrdup(a->domain);
+	c->rank = a->rank;
+	return c;
+}
+
+static const assumed *assumed_for(const br_sched *s, const br_obj *o)
+{
+	const assumed *a = br_map_get(&s->assumed, o->key);
+
+	return a && strcmp(a->uid, o->uid) == 0 ? a : NULL;
+}
+
+/*
+ * References on \p inf's objects; for pods only those the snapshot reads
+ * (bound, ours, or assumed: a pending pod of another scheduler holds
+ * nothing).
+ */
+static void view_take(const br_sched *s, view *v, const br_informer *inf,
+		      bool pods)
+{
+	const br_store *st = br_informer_store(inf);
+	const char *ours = s->env.cfg->scheduler_name;
+	size_t i;
+
+	memset(v, 0, sizeof(*v));
+	v->inf = inf;
+	v->api = br_xstrdup(br_informer_api_version(inf));
+	v->o = br_xcalloc(st->n + 1, sizeof(*v->o));
+	if (pods)
+		v->as = br_xcalloc(st->n + 1, sizeof(*v->as));
+	for (i = 0; i < st->n; i++) {
+		br_obj *o = st->all[i];
+		const assumed *a = pods && !o->node ? assumed_for(s, o) : NULL;
+
+		if (pods && !o->node && !a && strcmp(o->sched, ours) != 0)
+			continue;	/* not ours, holds nothing */
+		if (a)
+			v->as[v->n] = assumed_copy(a);
+		v->o[v->n++] = br_obj_ref(o);
+	}
+}
+
+static void view_free(view *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++) {
+		br_obj_free(v->o[i]);
+		if (v->as && v->as[i])
+			free_assumed(v->as[i]);
+	}
+	free(v->o);
+	free(v->as);
+	free(v->api);
+	memset(v, 0, sizeof(*v));
+}
+
+/*
  * The caches go to the core's loader object by object, by reference
  * (tg_k8s_add_object): the loader parses a pod only when the build reads
  * it and keeps the tree of pending pods only, so a cycle holds no copy of
@@ -849,10 +1071,10 @@ typedef struct snap {
 	size_t nmade, capmade;
 } snap;
 
-static bool snap_obj(snap *sn, const br_informer *inf, const br_obj *o,
+static bool snap_obj(snap *sn, const view *v, const br_obj *o,
 		     const char *text, size_t len)
 {
-	const br_resdef *def = br_informer_def(inf);
+	const br_resdef *def = br_informer_def(v->inf);
 
 	if (sn->total + len > SNAP_MAX) {
 		sn->err = TG_ELIMIT;
@@ -862,33 +1084,30 @@ static bool snap_obj(snap *sn, const br_informer *inf, const br_obj *o,
 		return false;
 	}
 	sn->total += len;
-	sn->err = tg_k8s_add_object(sn->c->k, text, len, def->kind,
-				    br_informer_api_version(inf), o->ns,
-				    o->name, "cache", &sn->ei);
+	sn->err = tg_k8s_add_object(sn->c->k, text, len, def->kind, v->api,
+				    o->ns, o->name, "cache", &sn->ei);
 	return !sn->err;
 }
 
 /* Text made for the snapshot: kept until the build is over. */
-static bool snap_made(snap *sn, const br_informer *inf, const br_obj *o,
-		      char *t)
+static void snap_keep(snap *sn, char *t)
 {
 	if (sn->nmade == sn->capmade) {
 		sn->capmade = sn->capmade ? sn->capmade * 2 : 16;
 		sn->made = br_xrealloc(sn->made, sn->capmade * sizeof(char *));
 	}
 	sn->made[sn->nmade++] = t;
-	return snap_obj(sn, inf, o, t, strlen(t));
 }
 
 /* A pod bound by us, not yet seen bound: written bound. */
-static bool snap_assumed(snap *sn, const br_informer *inf, const br_obj *o,
+static bool snap_assumed(snap *sn, const view *v, const br_obj *o,
 			 const assumed *a)
 {
 	cJSON *j = br_obj_parse(o), *spec, *md, *ann;
 	char *t, rk[16];
 
 	if (!j)
-		return snap_obj(sn, inf, o, o->text, o->len);
+		return snap_obj(sn, v, o, o->text, o->len);
 	spec = cJSON_GetObjectItemCaseSensitive(j, "spec");
 	md = cJSON_GetObjectItemCaseSensitive(j, "metadata");
 	if (cJSON_IsObject(spec)) {
@@ -918,38 +1137,22 @@ static bool snap_assumed(snap *sn, const br_informer *inf, const br_obj *o,
 	t = cJSON_PrintUnformatted(j);
 	cJSON_Delete(j);
 	if (!t)
-		return snap_obj(sn, inf, o, o->text, o->len);
-	return snap_made(sn, inf, o, t);
+		return snap_obj(sn, v, o, o->text, o->len);
+	snap_keep(sn, t);
+	return snap_obj(sn, v, o, t, strlen(t));
 }
 
-static const assumed *assumed_for(const br_sched *s, const br_obj *o)
+static bool snap_view(snap *sn, const view *v)
 {
-	const assumed *a = br_map_get(&s->assumed, o->key);
-
-	return a && strcmp(a->uid, o->uid) == 0 ? a : NULL;
-}
-
-static bool snap_store(snap *sn, const br_informer *inf, bool pods)
-{
-	const br_store *st = br_informer_store(inf);
-	const char *ours = sn->c->s->env.cfg->scheduler_name;
 	size_t i;
 
-	for (i = 0; i < st->n; i++) {
-		const br_obj *o = st->all[i];
+	for (i = 0; i < v->n; i++) {
+		const br_obj *o = v->o[i];
+		bool ok = v->as && v->as[i] ?
+			  snap_assumed(sn, v, o, v->as[i]) :
+			  snap_obj(sn, v, o, o->text, o->len);
 
-		if (pods && !o->node) {
-			const assumed *a = assumed_for(sn->c->s, o);
-
-			if (a) {
-				if (!snap_assumed(sn, inf, o, a))
-					return false;
-				continue;
-			}
-			if (strcmp(o->sched, ours) != 0)
-				continue;	/* not ours, holds nothing */
-		}
-		if (!snap_obj(sn, inf, o, o->text, o->len))
+		if (!ok)
 			return false;
 	}
 	return true;
@@ -960,13 +1163,12 @@ static bool snap_store(snap *sn, const br_informer *inf, bool pods)
  * filed under the Koordinator kind (the informer's own kind and version
  * would name the upstream API).
  */
-static bool snap_upstream_groups(snap *sn, const br_informer *inf)
+static bool snap_upstream_groups(snap *sn, const view *v)
 {
-	const br_store *st = br_informer_store(inf);
 	size_t i;
 
-	for (i = 0; i < st->n; i++) {
-		const br_obj *o = st->all[i];
+	for (i = 0; i < v->n; i++) {
+		const br_obj *o = v->o[i];
 		cJSON *j = br_obj_parse(o), *out, *md, *spec;
 		const cJSON *min = br_jpath(j, "spec.schedulingPolicy.gang."
 					    "minCount");
@@ -992,12 +1194,7 @@ static bool snap_upstream_groups(snap *sn, const br_informer *inf)
 		cJSON_Delete(j);
 		if (!t)
 			continue;
-		if (sn->nmade == sn->capmade) {
-			sn->capmade = sn->capmade ? sn->capmade * 2 : 16;
-			sn->made = br_xrealloc(sn->made,
-					       sn->capmade * sizeof(char *));
-		}
-		sn->made[sn->nmade++] = t;
+		snap_keep(sn, t);
 		sn->total += strlen(t);
 		sn->err = tg_k8s_add_object(sn->c->k, t, strlen(t),
 					    "PodGroup",
@@ -1009,7 +1206,8 @@ static bool snap_upstream_groups(snap *sn, const br_informer *inf)
 	return true;
 }
 
-/* Builds the core's model; false (logged) when it cannot. */
+/* Builds the core's model from the view (worker thread); false (logged)
+ * when it cannot. */
 static bool build_snapshot(cyc *c)
 {
 	br_sched *s = c->s;
@@ -1018,7 +1216,7 @@ static bool build_snapshot(cyc *c)
 	unsigned i;
 	size_t m;
 	bool ok;
-	int64_t t0 = br_now_ms();
+	int64_t t0 = br_wall_us();
 
 	c->k = tg_k8s_create();
 	if (!c->k)
@@ -1029,14 +1227,11 @@ static bool build_snapshot(cyc *c)
 				  cfg->nlevels);
 	memset(&sn, 0, sizeof(sn));
 	sn.c = c;
-	ok = snap_store(&sn, s->env.nodes, false) &&
-	     snap_store(&sn, s->env.pods, true) &&
-	     snap_store(&sn, s->env.pcs, false) &&
-	     snap_store(&sn, s->env.pdbs, false);
-	for (i = 0; ok && i < s->env.nfeed; i++)
-		ok = snap_store(&sn, s->env.feed[i], false);
-	if (ok && s->env.upg)
-		ok = snap_upstream_groups(&sn, s->env.upg);
+	ok = true;
+	for (i = 0; ok && i < c->nviews; i++)
+		ok = c->views[i].inf == s->env.upg ?
+		     snap_upstream_groups(&sn, &c->views[i]) :
+		     snap_view(&sn, &c->views[i]);
 	if (ok) {
 		sn.err = tg_k8s_build(c->k, &c->t, &sn.ei);
 		ok = !sn.err;
@@ -1050,15 +1245,14 @@ static bool build_snapshot(cyc *c)
 		       "error", sn.ei.msg, "code", tg_strerror(sn.err), NULL);
 		return false;
 	}
-	br_hist_observe(&s->env.m->snapshot, (br_now_ms() - t0) / 1000.0);
+	c->snap_ms = (br_wall_us() - t0) / 1000.0;
 	return true;
 }
 
-/* Configured bandwidths, warnings, node events. */
-static void after_build(cyc *c)
+/* Configured bandwidths (worker thread: the model is the cycle's). */
+static void set_bandwidths(cyc *c)
 {
-	br_sched *s = c->s;
-	const br_config *cfg = s->env.cfg;
+	const br_config *cfg = c->s->env.cfg;
 	unsigned i;
 
 	for (i = 0; i < cfg->nbw; i++) {
@@ -1070,6 +1264,14 @@ static void after_build(cyc *c)
 	}
 	if (cfg->node_bw > 0)
 		tg_topology_set_node_bandwidth(c->t, cfg->node_bw);
+}
+
+/* Loader warnings and node events (I/O thread, after the build). */
+static void after_build(cyc *c)
+{
+	br_sched *s = c->s;
+	unsigned i;
+
 	if (s->warnings.n > MAX_WARNINGS_KEPT)
 		br_map_free(&s->warnings);
 	for (i = 0; i < tg_k8s_nwarnings(c->k); i++) {
@@ -1107,15 +1309,14 @@ static void after_build(cyc *c)
 
 static void build_indexes(cyc *c)
 {
-	br_sched *s = c->s;
-	const br_store *st = br_informer_store(s->env.pods);
+	const view *v = c->pods;
 	size_t i;
 
 	br_map_init(&c->bound, free_bound);
 	br_map_init(&c->terminating, NULL);
-	for (i = 0; i < st->n; i++) {
-		const br_obj *o = st->all[i];
-		const assumed *a = o->node ? NULL : assumed_for(s, o);
+	for (i = 0; i < v->n; i++) {
+		const br_obj *o = v->o[i];
+		const assumed *a = v->as[i];
 		const char *gang = a ? a->gang : o->ann_gang;
 
 		if (o->node && o->deleting)
@@ -1136,6 +1337,87 @@ static void build_indexes(cyc *c)
 			sv_push(&b->keys, o->key);
 		}
 	}
+}
+
+/*
+ * Who owns a pod, for the gang annotation's owner rule, into \p buf; ""
+ * when nobody.  The workload a gang's pods share: a LeaderWorkerSet's or a
+ * JobSet's pods have several controllers (the leader's and the workers'
+ * StatefulSets, a Job per replicated job), so their workload's label
+ * stands for it ("LeaderWorkerSet/NAME", "JobSet/NAME", as their
+ * controllers label every pod); else the controller (the uid of the
+ * ownerReferences entry with controller: true).
+ */
+static const char *pod_owner(const br_obj *o, char *buf, size_t n)
+{
+	static const char *const wl[][2] = {
+		{ "leaderworkerset.sigs.k8s.io/name", "LeaderWorkerSet" },
+		{ "jobset.sigs.k8s.io/jobset-name", "JobSet" } };
+	cJSON *j = br_obj_parse(o);
+	const cJSON *labels = br_jpath(j, "metadata.labels"), *refs, *r;
+	size_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(wl) / sizeof(wl[0]) && !buf[0]; i++)
+		if (br_jstr(labels, wl[i][0]))
+			snprintf(buf, n, "%s/%s", wl[i][1],
+				 br_jstr(labels, wl[i][0]));
+	refs = buf[0] ? NULL : br_jpath(j, "metadata.ownerReferences");
+	cJSON_ArrayForEach(r, refs)
+		if (cJSON_IsTrue(br_jget(r, "controller")) &&
+		    br_jstr(r, "uid")) {
+			snprintf(buf, n, "%s", br_jstr(r, "uid"));
+			break;
+		}
+	cJSON_Delete(j);
+	return buf;
+}
+
+/*
+ * The gang annotation counts only with a matching owner where one exists:
+ * when the gang's pending members have an owner (pod_owner(): a Job, a
+ * LeaderWorkerSet, ...), a bound pod of the same namespace owned by
+ * another one (or by none) is no member: it does not pin, delay or reset
+ * the gang (a warning says so), and it is not evicted by a repair.
+ * Returns \p b, or NULL when no bound member is left.
+ */
+static bound_info *owned_members(cyc *c, const tg_gang *g, bound_info *b)
+{
+	const br_store *pods = br_informer_store(c->s->env.pods);
+	char want[300] = "", got[300];
+	unsigned r, n = tg_gang_nmembers(g);
+	size_t i, k = 0;
+
+	if (!b)
+		return NULL;
+	for (r = 0; r < n && !want[0]; r++) {
+		const char *m = tg_gang_member(g, r);
+		const br_obj *o = m ? br_store_get(pods, m) : NULL;
+
+		if (o)
+			pod_owner(o, want, sizeof(want));
+	}
+	if (!want[0])
+		return b;
+	for (i = 0; i < b->keys.n; i++) {
+		const br_obj *o = br_store_get(pods, b->keys.v[i]);
+
+		if (!o || strcmp(pod_owner(o, got, sizeof(got)), want) == 0) {
+			b->keys.v[k++] = b->keys.v[i];
+			continue;
+		}
+		br_log(BR_LOG_WARN, "a bound pod carries the gang annotation "
+		       "but another owner than the gang's pods: not a member "
+		       "(it does not pin the gang)", "gang", tg_gang_name(g),
+		       "pod", b->keys.v[i], "owner", *got ? got : "(none)",
+		       "gang_owner", want, NULL);
+		free(b->keys.v[i]);
+	}
+	b->keys.n = k;
+	if (k)
+		return b;
+	br_map_del(&c->bound, tg_gang_name(g));
+	return NULL;
 }
 
 /*
@@ -1218,13 +1500,13 @@ static int64_t backoff_ms(const br_sched *s, unsigned attempts)
 }
 
 /* When the gang may be tried again; 0 = now. */
-static int64_t eligible_at(const br_sched *s, const gstate *gs)
+static int64_t eligible_at(const br_sched *s, const gstate *gs, uint64_t seq)
 {
 	int64_t t = gs->next_ms;
 
 	if (gs->waiting_ms || gs->partial_ms)
 		return 0;	/* holding a reservation, or repairing */
-	if (gs->need_event && gs->seq == s->seq) {
+	if (gs->need_event && gs->seq == seq) {
 		int64_t flush = gs->last_ms +
 				s->env.cfg->unschedulable_flush_s * 1000;
 
@@ -1282,18 +1564,28 @@ static void log_decision(cyc *c, const plan *p, double ms)
 	tg_buf_free(&vic);
 }
 
+/*
+ * Decides the queue in order, on the worker thread: it may touch only
+ * the cycle (c) and the gang states (s->gangs); metrics, Events, the
+ * caches and the rest of the scheduler belong to the I/O thread (see
+ * cyc; test-bridge-tsan checks).  Past CYCLE_BUDGET_MS of
+ * deciding, the gangs left wait for the next cycle, which comes at once
+ * (c->skipped, logged): a cycle's length has a bound, and so has the
+ * time its writes wait.
+ */
 static void decide(cyc *c)
 {
 	br_sched *s = c->s;
 	unsigned i, n = tg_k8s_ngangs(c->k);
+	int64_t start = br_now_ms();
 
-	s->pending = n;
-	s->waiting = 0;
+	c->pending = n;
 	for (i = 0; i < n; i++) {
 		tg_gang *g = tg_k8s_gang(c->k, i);
 		const char *name = tg_gang_name(g);
 		gstate *gs = gang_state(s, name);
-		bound_info *b = br_map_get(&c->bound, name);
+		bound_info *b = owned_members(c, g,
+					      br_map_get(&c->bound, name));
 		tg_decision *d = NULL;
 		tg_errinfo ei;
 		int64_t t0, at;
@@ -1302,10 +1594,15 @@ static void decide(cyc *c)
 		double ms;
 
 		gs->seen = s->cycle_no;
-		at = eligible_at(s, gs);
+		at = eligible_at(s, gs, c->seq);
 		if (at > c->now) {
-			if (!s->next_due_ms || at < s->next_due_ms)
-				s->next_due_ms = at;
+			if (!c->next_due_ms || at < c->next_due_ms)
+				c->next_due_ms = at;
+			continue;
+		}
+		if (br_now_ms() - start > CYCLE_BUDGET_MS) {
+			c->skipped++;
+			c->next_due_ms = c->now;
 			continue;
 		}
 		if (b && !gs->partial_ms)
@@ -1321,9 +1618,9 @@ static void decide(cyc *c)
 		t0 = br_wall_us();
 		err = tg_place(c->t, g, &d, &ei);
 		ms = (br_wall_us() - t0) / 1000.0;
-		br_hist_observe(&s->env.m->decision, ms / 1000.0);
+		br_hist_observe(&c->decision, ms / 1000.0);
 		gs->last_ms = c->now;
-		gs->seq = s->seq;
+		gs->seq = c->seq;
 		if (err) {
 			br_log(BR_LOG_ERROR, "the core refused the gang",
 			       "gang", name, "error", ei.msg, "code",
@@ -1353,12 +1650,12 @@ static void decide(cyc *c)
 				       "gang", name, "code", tg_strerror(err),
 				       NULL);
 			if (tg_decision_status(d) == TG_STATUS_PREEMPTING) {
-				s->env.m->gangs_preempting++;
-				s->waiting++;
+				c->preempting++;
+				c->waiting++;
 			}
 			break;
 		default:
-			s->env.m->gangs_unschedulable++;
+			c->unschedulable++;
 			break;
 		}
 	}
@@ -1903,7 +2200,7 @@ static void failed_gangs(cyc *c, int64_t now, reqvec *v)
 		gstate *gs = gang_state(s, name);
 
 		gs->seen = s->cycle_no;
-		if (eligible_at(s, gs) > c->now)
+		if (eligible_at(s, gs, s->seq) > c->now)
 			continue;
 		gs->last_ms = c->now;
 		gs->seq = s->seq;
@@ -2020,12 +2317,6 @@ static void do_repairs(cyc *c)
 
 /* ---- PodGroup status -------------------------------------------------- */
 
-typedef struct pgcount {
-	unsigned scheduled;	/* members bound (or assumed) by us */
-	unsigned running;	/* of those, phase Running */
-	bool pending;		/* in our queue */
-} pgcount;
-
 static pgcount *pg_count(br_map *m, const char *gang)
 {
 	pgcount *pc = br_map_get(m, gang);
@@ -2069,25 +2360,24 @@ static int64_t jint(const cJSON *v, int64_t dflt)
  * patch of the status subresource (custom resources take no strategic
  * merge), only when something changed.
  */
-/* Members bound (or assumed) and running, by gang; pending gangs. */
+/* Members bound (or assumed) and running, by gang; pending gangs.  The
+ * bound ones are kept from the watch events (s->pgc), not counted from
+ * the cache: O(gangs), not O(pods). */
 static void pg_counts(cyc *c, br_map *counts)
 {
 	br_sched *s = c->s;
 	const br_store *pods = br_informer_store(s->env.pods);
 	br_map_ent *e;
-	size_t slot, i;
+	size_t slot;
 	unsigned g;
 
-	for (i = 0; i < pods->n; i++) {
-		const br_obj *o = pods->all[i];
+	for (e = br_map_first(&s->pgc, &slot); e;
+	     e = br_map_next(&s->pgc, &slot, e)) {
+		const pgcount *from = e->val;
+		pgcount *pc = pg_count(counts, e->key);
 
-		if (o->node && o->ann_gang && !o->deleting) {
-			pgcount *pc = pg_count(counts, o->ann_gang);
-
-			pc->scheduled++;
-			if (o->running)
-				pc->running++;
-		}
+		pc->scheduled = from->scheduled;
+		pc->running = from->running;
 	}
 	for (e = br_map_first(&s->assumed, &slot); e;
 	     e = br_map_next(&s->assumed, &slot, e)) {
@@ -2097,7 +2387,7 @@ static void pg_counts(cyc *c, br_map *counts)
 		if (o && !o->node && strcmp(o->uid, a->uid) == 0)
 			pg_count(counts, a->gang)->scheduled++;
 	}
-	for (g = 0; g < tg_k8s_ngangs(c->k); g++)
+	for (g = 0; c->k && g < tg_k8s_ngangs(c->k); g++)
 		pg_count(counts, tg_gang_name(tg_k8s_gang(c->k, g)))->pending =
 			true;
 }
@@ -2292,7 +2582,7 @@ static void next_timers(cyc *c)
 
 		if (gs->seen != s->cycle_no)
 			continue;
-		at = eligible_at(s, gs);
+		at = eligible_at(s, gs, s->seq);
 		if (gs->partial_ms) {
 			at = gs->partial_ms +
 			     s->env.cfg->repair_grace_s * 1000 + 1;
@@ -2304,11 +2594,203 @@ static void next_timers(cyc *c)
 	s->next_due_ms = t;
 }
 
+/* ---- the worker -------------------------------------------------------- */
+
+/* References on every cache the snapshot reads (I/O thread). */
+static void views_take(br_sched *s, cyc *c)
+{
+	unsigned i;
+
+	c->views = br_xcalloc(s->env.nfeed + 5, sizeof(view));
+	view_take(s, &c->views[c->nviews++], s->env.nodes, false);
+	c->pods = &c->views[c->nviews];
+	view_take(s, &c->views[c->nviews++], s->env.pods, true);
+	view_take(s, &c->views[c->nviews++], s->env.pcs, false);
+	view_take(s, &c->views[c->nviews++], s->env.pdbs, false);
+	for (i = 0; i < s->env.nfeed; i++)
+		view_take(s, &c->views[c->nviews++], s->env.feed[i], false);
+	if (s->env.upg)
+		view_take(s, &c->views[c->nviews++], s->env.upg, false);
+}
+
+/* The model and the decisions, on the worker thread (see cyc). */
+static void *cycle_work(void *arg)
+{
+	cyc *c = arg;
+
+	c->built = build_snapshot(c);
+	if (c->built) {
+		set_bandwidths(c);
+		if (!c->s->env.mixed) {
+			build_indexes(c);
+			decide(c);
+		}
+	}
+	__atomic_store_n(&c->done, true, __ATOMIC_RELEASE);
+	br_http_wakeup(c->s->env.h);
+	return NULL;
+}
+
+/*
+ * Runs cycle_work on a thread while this one turns the loop (watches,
+ * the Lease, /healthz, Events), as it does while writes are in flight.
+ */
+static void run_worker(br_sched *s, cyc *c)
+{
+	pthread_t th;
+	int err = pthread_create(&th, NULL, cycle_work, c);
+
+	if (err) {
+		br_log(BR_LOG_WARN, "no worker thread; this cycle runs on the "
+		       "loop", "error", strerror(err), NULL);
+		cycle_work(c);
+		return;
+	}
+	while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE))
+		br_http_turn(s->env.h);
+	pthread_join(th, NULL);
+}
+
+/* Frees a cycle's model and view (any thread: nothing else refers to
+ * them any more). */
+static void cyc_free(cyc *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->npl; i++)
+		tg_decision_free(c->pl[i].d);
+	free(c->pl);
+	br_map_free(&c->bound);
+	br_map_free(&c->terminating);
+	tg_topology_destroy(c->t);
+	tg_k8s_destroy(c->k);
+	for (i = 0; i < c->nviews; i++)
+		view_free(&c->views[i]);
+	free(c->views);
+	free(c);
+}
+
+static void *reap_work(void *arg)
+{
+	cyc *c = arg;
+	br_sched *s = c->s;
+
+	cyc_free(c);
+	__atomic_store_n(&s->reaped, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Joins the last reaper (at once when it is done: br_sched_due waits
+ * for it). */
+static void reap_join(br_sched *s)
+{
+	if (s->reaping) {
+		pthread_join(s->reaper, NULL);
+		s->reaping = false;
+	}
+}
+
+/* Frees the cycle on a thread of its own: 100,000 objects' references
+ * and the model are tens of milliseconds the loop need not wait.  No
+ * malloc_trim() (see sched.h). */
+static void reap(br_sched *s, cyc *c)
+{
+	reap_join(s);
+	__atomic_store_n(&s->reaped, false, __ATOMIC_RELEASE);
+	if (pthread_create(&s->reaper, NULL, reap_work, c) == 0) {
+		s->reaping = true;
+		return;
+	}
+	reap_work(c);
+}
+
+/* What the worker kept for the I/O thread: metrics, gauges, timer. */
+static void cycle_results(br_sched *s, cyc *c)
+{
+	char n1[16];
+
+	if (c->built)
+		br_hist_observe(&s->env.m->snapshot, c->snap_ms / 1000.0);
+	br_hist_merge(&s->env.m->decision, &c->decision);
+	s->env.m->gangs_unschedulable += c->unschedulable;
+	s->env.m->gangs_preempting += c->preempting;
+	s->pending = c->pending;
+	s->waiting = c->waiting;
+	s->next_due_ms = c->next_due_ms;
+	if (c->skipped) {
+		snprintf(n1, sizeof(n1), "%u", c->skipped);
+		br_log(BR_LOG_WARN, "cycle over its budget of "
+		       "CYCLE_BUDGET_MS; the gangs left are decided in the "
+		       "next cycle", "left", n1, NULL);
+	}
+}
+
+/* ---- the cycle, on the I/O thread ------------------------------------- */
+
+static void log_cycle(const br_sched *s, const cyc *c, int64_t t1)
+{
+	char n1[16], n2[16], a[32], b[32], w[32];
+
+	snprintf(n1, sizeof(n1), "%u", s->pending);
+	snprintf(n2, sizeof(n2), "%zu", c->npl);
+	br_log(BR_LOG_INFO, "cycle", "queued", n1, "decided", n2,
+	       "snapshot_ms", ms_str(a, sizeof(a), c->snap_ms),
+	       "decide_ms", ms_str(b, sizeof(b),
+				   (double)(t1 - c->now) - c->snap_ms),
+	       "write_ms", ms_str(w, sizeof(w), (double)(br_now_ms() - t1)),
+	       NULL);
+}
+
+/* The writes of a cycle's decisions (I/O thread, turning the loop). */
+static void cycle_writes(br_sched *s, cyc *c)
+{
+	if (leading(s))
+		do_binds(c);
+	if (leading(s))
+		do_preempt(c);
+	if (leading(s))
+		do_unschedulable(c);
+	if (leading(s))
+		do_repairs(c);
+	if (leading(s))
+		do_podgroups(c);
+	next_timers(c);
+}
+
+/*
+ * Whether a cycle needs the core's model: something could be decided
+ * (a pod pending for us), or written from the model (assumptions to
+ * keep, victims to evict, node warnings after a Node changed, the /ui
+ * picture, mixed mode's Slurm view).  Otherwise the cycle does only what
+ * the kept counts allow (PodGroup status, timers): O(changes), not
+ * O(cluster).
+ */
+static bool model_needed(const br_sched *s)
+{
+	return s->npending || s->assumed.n || s->victims.n ||
+	       s->nodes_changed || s->env.mixed || s->env.cfg->ui;
+}
+
+/* A cycle without a model (see model_needed); its time goes to the
+ * snapshot histogram, as the model's would. */
+static void modelless_cycle(br_sched *s, cyc *c)
+{
+	s->env.m->cycles_modelless++;
+	s->pending = 0;
+	s->waiting = 0;
+	if (leading(s))
+		do_podgroups(c);
+	next_timers(c);
+	s->last_snap_ms = 0;
+	br_hist_observe(&s->env.m->snapshot,
+			(br_wall_us() - c->t0_us) / 1e6);
+}
+
 void br_sched_cycle(br_sched *s)
 {
-	cyc c;
+	cyc *c;
 	size_t i;
-	int64_t t1, t2;
+	int64_t t1;
 
 	if (s->busy)
 		return;
@@ -2316,79 +2798,59 @@ void br_sched_cycle(br_sched *s)
 	if (!leading(s))
 		return;
 	s->busy = true;
-	memset(&c, 0, sizeof(c));
-	c.s = s;
-	c.now = br_now_ms();
+	reap_join(s);
+	c = br_xcalloc(1, sizeof(*c));
+	c->s = s;
+	c->now = br_now_ms();
+	c->seq = s->seq;
+	br_map_init(&c->bound, free_bound);
+	br_map_init(&c->terminating, NULL);
 	s->cycle_no++;
 	s->env.m->cycles++;
 	s->dirty = false;
 	s->next_due_ms = 0;
-	s->last_cycle_ms = c.now;
-	expire_state(s, c.now);
-	if (!build_snapshot(&c)) {
-		s->error_until_ms = c.now + SNAP_ERROR_RETRY_MS;
-		s->dirty = true;
+	s->last_cycle_ms = c->now;
+	c->t0_us = br_wall_us();
+	expire_state(s, c->now);
+	if (!model_needed(s)) {
+		modelless_cycle(s, c);
 		goto out;
 	}
+	s->nodes_changed = false;
+	views_take(s, c);
+	run_worker(s, c);
 	t1 = br_now_ms();
-	after_build(&c);
+	cycle_results(s, c);
+	if (!c->built) {
+		s->error_until_ms = c->now + SNAP_ERROR_RETRY_MS;
+		s->dirty = true;
+		s->nodes_changed = true;
+		goto out;
+	}
+	after_build(c);
 	if (s->env.mixed) {
 		/* Slurm places (mixed.h) */
-		br_mixed_cycle(s->env.mixed, s, c.k, c.t);
+		br_mixed_cycle(s->env.mixed, s, c->k, c->t);
 		if (leading(s))
-			do_failed_gangs(&c);
+			do_failed_gangs(c);
 		goto out;
 	}
-	build_indexes(&c);
-	decide(&c);
-	t2 = br_now_ms();
-	if (leading(s))
-		do_binds(&c);
-	if (leading(s))
-		do_preempt(&c);
-	if (leading(s))
-		do_unschedulable(&c);
-	if (leading(s))
-		do_repairs(&c);
-	if (leading(s))
-		do_podgroups(&c);
-	next_timers(&c);
-	s->last_snap_ms = t1 - c.now;
-	if (c.npl) {
-		char n1[16], n2[16], a[32], b[32], w[32];
-
-		snprintf(n1, sizeof(n1), "%u", s->pending);
-		snprintf(n2, sizeof(n2), "%zu", c.npl);
-		br_log(BR_LOG_INFO, "cycle", "queued", n1, "decided", n2,
-		       "snapshot_ms", ms_str(a, sizeof(a),
-					     (double)(t1 - c.now)),
-		       "decide_ms", ms_str(b, sizeof(b), (double)(t2 - t1)),
-		       "write_ms", ms_str(w, sizeof(w),
-					  (double)(br_now_ms() - t2)), NULL);
-	}
-	br_map_free(&c.bound);
-	br_map_free(&c.terminating);
+	cycle_writes(s, c);
+	s->last_snap_ms = (int64_t)c->snap_ms;
+	if (c->npl)
+		log_cycle(s, c, t1);
 out:
-	if (c.t && s->env.on_model) {
-		const tg_decision **ds = br_xcalloc(c.npl + 1, sizeof(*ds));
+	if (c->t && s->env.on_model) {
+		const tg_decision **ds = br_xcalloc(c->npl + 1, sizeof(*ds));
 		size_t nd = 0;
 
-		for (i = 0; i < c.npl; i++)
-			if (c.pl[i].d)
-				ds[nd++] = c.pl[i].d;
-		s->env.on_model(s->env.ud, c.t, c.k, ds, nd);
+		for (i = 0; i < c->npl; i++)
+			if (c->pl[i].d)
+				ds[nd++] = c->pl[i].d;
+		s->env.on_model(s->env.ud, c->t, c->k, ds, nd);
 		free(ds);
 	}
-	for (i = 0; i < c.npl; i++)
-		tg_decision_free(c.pl[i].d);
-	free(c.pl);
-	tg_topology_destroy(c.t);
-	tg_k8s_destroy(c.k);
-#ifdef __GLIBC__
-	/* the snapshot's trees are the daemon's largest allocations; give
-	 * their pages back rather than keep the peak resident */
-	malloc_trim(0);
-#endif
+	reap(s, c);
 	s->last_end_ms = br_now_ms();
 	s->busy = false;
 }

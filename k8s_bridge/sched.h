@@ -4,6 +4,19 @@
  *
  * A cycle (only while leading, only once every cache has synced):
  *
+ *  0. Threads: the loop (I/O thread) never waits for the model.  It
+ *     takes a reference on every cached object the snapshot reads
+ *     (objects are immutable and refcounted, store.h), starts a worker
+ *     thread that builds the model and decides the queue, and turns the
+ *     loop (watches, the Lease, /healthz, Events) until the worker is
+ *     done; the writes then run on the loop as before, and the model
+ *     and references are freed on a reaper thread.  Deciding has a
+ *     budget (CYCLE_BUDGET_MS): the gangs left go to the next cycle, at
+ *     once.  A cycle with nothing to decide (no pod pending for us,
+ *     nothing assumed, no victim, no Node changed since the last model,
+ *     no /ui, not mixed mode) builds no model at all: it writes the
+ *     PodGroup statuses from counts kept from the pod events and sets
+ *     its timers (topogang_modelless_cycles_total).
  *  1. Snapshot: the cached objects (nodes, pods bound anywhere and pods
  *     pending for our scheduler name, PriorityClasses, PodDisruption-
  *     Budgets, the dialect CRs) go to the core's Kubernetes loader one
@@ -13,17 +26,19 @@
  *     a pod only when the build reads it and keeps the tree of pending
  *     pods only (a bound pod keeps its labels), so a cycle holds no
  *     copy of the cluster: at 12,500 nodes + 100,000 pods the peak is
- *     about 65 MB over the caches (it was ~530 MB when the caches were
- *     written out as one stream and parsed whole).  The parse is still
- *     O(cluster) per cycle (about 1 s at that size), which is why
- *     changes are batched (50 ms quiet, 500 ms at most), a cycle starts
+ *     about 100 MB over the caches.  The build is still O(cluster) (1-3
+ *     s at that size; off the loop, see 0), which is why changes are
+ *     batched (50 ms quiet, 500 ms at most), a cycle with a model starts
  *     no sooner after the last one than its snapshot took (at most half
- *     the time goes to snapshots), pods are slimmed in the cache
- *     (store.h) and the heap is trimmed after each cycle.  Pods bound by
- *     this daemon but not yet seen bound by the watch ("assumed", as in
- *     kube-scheduler) are given bound, until the watch shows them bound
- *     or they go: never on a timer (a late confirmation must not give a
- *     node away twice).
+ *     the time goes to snapshots), pods and Nodes are slimmed in the
+ *     cache (store.h).  The model lives in the worker's malloc arena
+ *     and goes back with it (no malloc_trim: trimming every arena held
+ *     the loop's arena lock for hundreds of milliseconds at 12,500
+ *     nodes, and the steady RSS was the same without it).  Pods
+ *     bound by this daemon but not yet seen bound by the watch
+ *     ("assumed", as in kube-scheduler) are given bound, until the watch
+ *     shows them bound or they go: never on a timer (a late confirmation
+ *     must not give a node away twice).
  *  2. Queue: gangs come in the core's order; a gang that was
  *     unschedulable backs off (initial doubling to max) and then waits
  *     for a cluster event (a node changed in what placement reads: not
@@ -117,6 +132,13 @@ void br_sched_destroy(br_sched *s);
 /* An informer's change (called from informer callbacks: flags only). */
 void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 		       const br_obj *old, const br_obj *cur);
+
+/*
+ * Whether the counts kept from the events (pods pending for us, bound
+ * members by gang) equal a walk of the pod cache; false with the first
+ * difference in \p err.  For tests.
+ */
+bool br_sched_check(const br_sched *s, char *err, size_t n);
 
 /* Whether a cycle is due now. */
 bool br_sched_due(const br_sched *s, int64_t now_ms);

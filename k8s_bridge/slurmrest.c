@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <topogang/hostlist.h>
 
@@ -75,6 +76,7 @@ static void sjob_free(br_sjob *j)
 
 	free(j->name);
 	free(j->comment);
+	free(j->user);
 	free(j->state);
 	free(j->reason);
 	free(j->nodes);
@@ -457,6 +459,7 @@ static int job_rec(br_sjob *j, const cJSON *e, unsigned ver, size_t *names,
 
 	j->name = dupj(e, "name");
 	j->comment = dupj(e, "comment");
+	j->user = dupj(e, "user_name");
 	j->reason = dupj(e, "state_reason");
 	j->nodes = dupj(e, "nodes");
 	j->partition = dupj(e, "partition");
@@ -538,6 +541,159 @@ int br_sjobs_parse(const char *body, unsigned ver, br_sjobs *out, char *err,
 	return 0;
 }
 
+/* ---- nodes ---- */
+
+static void snode_free(br_snode *n)
+{
+	free(n->name);
+	free(n->state);
+	free(n->reason);
+}
+
+void br_snodes_free(br_snodes *ns)
+{
+	size_t i;
+
+	for (i = 0; i < ns->n; i++)
+		snode_free(&ns->v[i]);
+	free(ns->v);
+	ns->v = NULL;
+	ns->n = 0;
+}
+
+/* Whether \p s (a base state or a flag, any case) makes a node one
+ * Slurm does not give to jobs. */
+static bool state_unusable(const char *s)
+{
+	static const char *const bad[] = {
+		"DOWN", "FUTURE", "DRAIN", "DRAINED", "DRAINING", "FAIL",
+		"FAILING", "NOT_RESPONDING", NULL
+	};
+	const char *const *k;
+
+	for (k = bad; *k; k++)
+		if (strcasecmp(s, *k) == 0)
+			return true;
+	return false;
+}
+
+/* The state of one nodes entry into \p n; -1 when it has another shape
+ * (v0.0.38: a string and a "state_flags" array of strings; v0.0.40+: an
+ * array of strings, the base state first). */
+static int node_state(br_snode *n, const cJSON *e, unsigned ver)
+{
+	const cJSON *st = br_jget(e, "state"), *f, *flags = st;
+	char *p;
+
+	if (ver < 40) {
+		if (!cJSON_IsString(st))
+			return -1;
+		n->state = br_xstrdup(st->valuestring);
+		flags = br_jget(e, "state_flags");
+		if (flags && !cJSON_IsArray(flags))
+			return -1;
+	} else {
+		if (!cJSON_IsArray(st) ||
+		    !cJSON_IsString(cJSON_GetArrayItem(st, 0)))
+			return -1;
+		n->state = br_xstrdup(st->child->valuestring);
+	}
+	for (p = n->state; *p; p++)
+		if (*p >= 'a' && *p <= 'z')
+			*p = (char)(*p - 'a' + 'A');
+	n->unusable = state_unusable(n->state);
+	cJSON_ArrayForEach(f, flags) {
+		if (!cJSON_IsString(f))
+			return -1;
+		n->unusable = n->unusable || state_unusable(f->valuestring);
+	}
+	return 0;
+}
+
+/* One nodes entry into \p n; -1 with \p err naming the node and field. */
+static int node_rec(br_snode *n, const cJSON *e, unsigned ver, char *err,
+		    size_t errlen)
+{
+	static const char *const keys[] = {
+		"cpus", "alloc_cpus", "real_memory", "alloc_memory"
+	};
+	double v[4] = { 0, 0, 0, 0 };
+	char why[300];
+	unsigned k;
+
+	n->reason = dupj(e, "reason");
+	if (node_state(n, e, ver)) {
+		snprintf(err, errlen, "slurmrestd node %s: field \"state\" is "
+			 "not %s (data_parser v0.0.%u)", n->name, ver < 40 ?
+			 "a state name with a state_flags list" : "an array "
+			 "of state names", ver);
+		return -1;
+	}
+	for (k = 0; k < 4; k++) {
+		if (jnum(e, keys[k], ver, &v[k], why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "slurmrestd node %s: %s",
+				 n->name, why);
+			return -1;
+		}
+		if (!(v[k] >= 0) || v[k] > 1e15)
+			v[k] = 0;
+	}
+	n->cpus = v[0] < 4294967295.0 ? (unsigned)v[0] : 0;
+	n->alloc_cpus = v[1] < 4294967295.0 ? (unsigned)v[1] : 0;
+	n->real_memory = (uint64_t)v[2];
+	n->alloc_memory = (uint64_t)v[3];
+	return 0;
+}
+
+int br_snodes_parse(const char *body, unsigned ver, br_snodes *out,
+		    char *err, size_t errlen)
+{
+	cJSON *root = body ? cJSON_Parse(body) : NULL;
+	const cJSON *nodes, *e;
+	char why[400];
+	int sz;
+
+	memset(out, 0, sizeof(*out));
+	if (!root) {
+		snprintf(err, errlen, "slurmrestd nodes: not JSON");
+		return -1;
+	}
+	br_slurm_error(body, why, sizeof(why));
+	nodes = br_jget(root, "nodes");
+	if (!cJSON_IsArray(nodes)) {
+		snprintf(err, errlen, "slurmrestd nodes: no nodes array%s%s",
+			 *why ? ": " : "", why);
+		goto fail;
+	}
+	sz = cJSON_GetArraySize(nodes);
+	if (sz < 0 || (unsigned)sz > BR_SNODES_MAX) {
+		snprintf(err, errlen, "slurmrestd nodes: %d nodes, more than "
+			 "%u (BR_SNODES_MAX)", sz, (unsigned)BR_SNODES_MAX);
+		goto fail;
+	}
+	out->v = br_xcalloc((size_t)sz + 1, sizeof(*out->v));
+	cJSON_ArrayForEach(e, nodes) {
+		br_snode *n = &out->v[out->n];
+		const char *name = br_jstr(e, "name");
+
+		if (!name || !*name) {
+			snprintf(err, errlen, "slurmrestd nodes: entry %zu has "
+				 "no name", out->n);
+			goto fail;
+		}
+		n->name = br_xstrdup(name);
+		out->n++;
+		if (node_rec(n, e, ver, err, errlen))
+			goto fail;
+	}
+	cJSON_Delete(root);
+	return 0;
+fail:
+	cJSON_Delete(root);
+	br_snodes_free(out);
+	return -1;
+}
+
 static bool state_is(const br_sjob *j, const char *const *set)
 {
 	for (; *set; set++)
@@ -569,7 +725,7 @@ bool br_sjob_preempting(const br_sjob *j)
 	return br_sjob_running(j) && j->preempt_time > 0;
 }
 
-bool br_sjob_ours(const br_sjob *j, const char *sched)
+bool br_sjob_marked(const br_sjob *j, const char *sched)
 {
 	size_t ml = strlen(BR_SLURM_MARK), sl = strlen(sched);
 
@@ -579,6 +735,11 @@ bool br_sjob_ours(const br_sjob *j, const char *sched)
 	       strncmp(j->comment + ml + 1, sched, sl) == 0 &&
 	       (j->comment[ml + 1 + sl] == ' ' ||
 		j->comment[ml + 1 + sl] == '\0');
+}
+
+bool br_sjob_ours(const br_sjob *j, const char *sched, const char *user)
+{
+	return strcmp(j->user, user) == 0 && br_sjob_marked(j, sched);
 }
 
 /* {"set": true, "infinite": false, "number": v}: v0.0.40+'s numbers. */

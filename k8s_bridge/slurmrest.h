@@ -65,6 +65,7 @@ typedef struct br_sjob {
 	uint32_t id;
 	char *name;		/* the gang, "namespace/group" */
 	char *comment;
+	char *user;		/* "user_name": who the job runs as */
 	char *state;		/* "PENDING", "RUNNING", "COMPLETING", ... */
 	char *reason;		/* state_reason ("Resources", "None") */
 	char *nodes;		/* hostlist, "" while pending */
@@ -124,14 +125,59 @@ int br_sjobs_parse(const char *body, unsigned ver, br_sjobs *out,
 		   char *err, size_t errlen);
 void br_sjobs_free(br_sjobs *js);
 
+/*
+ * A node as GET /slurm/v0.0.N/nodes gives it.  v0.0.38 (22.05's
+ * src/plugins/openapi/v0.0.38/nodes.c) writes "state" as the lower-case
+ * base state and the flags apart ("state_flags": ["DRAIN"]); v0.0.40 and
+ * later (24.11's data_parser) an array, the base state then its flags
+ * (["IDLE", "DRAIN"]).  cpus, alloc_cpus, real_memory and alloc_memory
+ * (MB) are plain numbers in both (a {set, infinite, number} object is
+ * read too).
+ */
+typedef struct br_snode {
+	char *name;
+	char *state;		/* base state, upper case: "IDLE", "DOWN" */
+	char *reason;		/* the admin's reason ("" when none) */
+	bool unusable;		/* DOWN, FUTURE, or DRAIN, FAIL,
+				 * NOT_RESPONDING among the flags */
+	unsigned cpus, alloc_cpus;
+	uint64_t real_memory, alloc_memory;	/* MB */
+} br_snode;
+
+/* Nodes in one answer at most: more is an error naming this limit. */
+#define BR_SNODES_MAX	(1u << 17)
+
+typedef struct br_snodes {
+	br_snode *v;
+	size_t n;
+} br_snodes;
+
+/*
+ * Parses a GET nodes body of data_parser version v0.0.\p ver (38, 40,
+ * 41, 42).  0, or -1 with \p err filled (not JSON, no nodes array, a node
+ * without a name, a state or a number field of another shape, more than
+ * BR_SNODES_MAX nodes; the node and the field named).
+ * \note Free with br_snodes_free().
+ */
+int br_snodes_parse(const char *body, unsigned ver, br_snodes *out,
+		    char *err, size_t errlen);
+void br_snodes_free(br_snodes *ns);
+
 /* Not ended: PENDING, RUNNING, CONFIGURING, SUSPENDED, REQUEUED...  */
 bool br_sjob_live(const br_sjob *j);
 /* Holding its nodes and running: RUNNING (CONFIGURING counts). */
 bool br_sjob_running(const br_sjob *j);
 /* Running but preempted: in its partition's GraceTime, SIGTERM sent. */
 bool br_sjob_preempting(const br_sjob *j);
-/* Whether the comment marks it as a bridge job of \p sched. */
-bool br_sjob_ours(const br_sjob *j, const char *sched);
+/*
+ * Whether it is a bridge job of \p sched: the comment's mark names the
+ * scheduler and the job runs as \p user (the user the bridge submits as,
+ * mixed.user): any Slurm user can write the comment, so a job of another
+ * user (or one whose record names none) is not the bridge's.
+ */
+bool br_sjob_ours(const br_sjob *j, const char *sched, const char *user);
+/* Whether the comment alone marks it as a bridge job of \p sched. */
+bool br_sjob_marked(const br_sjob *j, const char *sched);
 
 /*
  * Expands a Slurm hostlist (ranges, zero-padded ranges, several bracket

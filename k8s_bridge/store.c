@@ -133,8 +133,37 @@ static cJSON *slim_containers(cJSON *list)
 }
 
 /*
+ * A pod's volumes as the loader reads them (k8s_volume.c): each volume's
+ * name (so that "spec.volumes[i]" in a message is the pod's own i), and
+ * of a claim only its claimName, of a generic ephemeral volume only that
+ * it is one (the claim is POD-VOLUME); other sources are dropped.
+ */
+static cJSON *slim_volumes(cJSON *list)
+{
+	cJSON *out = cJSON_CreateArray(), *v;
+
+	cJSON_ArrayForEach(v, list) {
+		cJSON *s = cJSON_CreateObject(), *pvc;
+
+		if (!s)
+			continue;
+		move(s, v, "name");
+		pvc = cJSON_GetObjectItemCaseSensitive(v,
+						       "persistentVolumeClaim");
+		if (cJSON_IsObject(pvc))
+			move(cJSON_AddObjectToObject(s, "persistentVolumeClaim"),
+			     pvc, "claimName");
+		if (cJSON_IsObject(br_jget(v, "ephemeral")))
+			cJSON_AddObjectToObject(s, "ephemeral");
+		cJSON_AddItemToArray(out, s);
+	}
+	return out;
+}
+
+/*
  * What the core's loader reads of a pod (shared/src/k8s.c): metadata,
- * the scheduling fields of spec, container resources and the phase.
+ * the scheduling fields of spec (resourceClaims and the volumes' claims
+ * included), container resources and the phase.
  */
 static cJSON *slim_pod(cJSON *j)
 {
@@ -146,7 +175,7 @@ static cJSON *slim_pod(cJSON *j)
 		"nodeName", "schedulerName", "priority", "priorityClassName",
 		"preemptionPolicy", "overhead", "nodeSelector", "affinity",
 		"tolerations", "topologySpreadConstraints", "schedulingGates",
-		"schedulingGroup", NULL };
+		"schedulingGroup", "resourceClaims", NULL };
 	cJSON *out = cJSON_CreateObject(), *md, *sp, *st, *f;
 	unsigned i;
 
@@ -167,6 +196,10 @@ static cJSON *slim_pod(cJSON *j)
 		cJSON_AddItemToObject(sp, "containers",
 				      slim_containers(cJSON_GetObjectItem
 						      (f, "containers")));
+	if (sp && cJSON_IsArray(br_jget(f, "volumes")))
+		cJSON_AddItemToObject(sp, "volumes",
+				      slim_volumes(cJSON_GetObjectItem(f,
+								"volumes")));
 	if (sp && cJSON_IsArray(br_jget(f, "initContainers")))
 		cJSON_AddItemToObject(sp, "initContainers",
 				      slim_containers(cJSON_GetObjectItem
@@ -300,6 +333,7 @@ br_obj *br_obj_from_json(cJSON *j, const char *kind, const char *api_version,
 	if (is_pod)
 		translate_group(j, md);
 	o = br_xcalloc(1, sizeof(*o));
+	o->refs = 1;
 	ns = br_jstr(md, "namespace");
 	if (is_pod && (!ns || !*ns))
 		ns = "default";
@@ -379,9 +413,16 @@ br_obj *br_obj_from_json(cJSON *j, const char *kind, const char *api_version,
 	return o;
 }
 
+br_obj *br_obj_ref(br_obj *o)
+{
+	if (o)
+		__atomic_add_fetch(&o->refs, 1, __ATOMIC_RELAXED);
+	return o;
+}
+
 void br_obj_free(br_obj *o)
 {
-	if (!o)
+	if (!o || __atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
 	free(o->key);	/* and ns, name, uid, rv, node, sched with it */
 	if (o->text)

@@ -64,6 +64,10 @@ typedef struct br_obj {
 	/* store */
 	struct br_obj *chain;
 	size_t idx;
+	unsigned refs;		/* references (atomic): the store's, and a
+				 * scheduling cycle's while its worker reads
+				 * the text (sched.c); the object is freed
+				 * when the last goes */
 } br_obj;
 
 typedef struct br_store {
@@ -75,6 +79,13 @@ typedef struct br_store {
 } br_store;
 
 /*
+ * An object never changes once made: an update replaces it in the store.
+ * So a scheduling cycle's worker thread reads the objects it took a
+ * reference on (br_obj_ref) while the I/O thread goes on applying watch
+ * events; br_obj_free() drops a reference (thread-safe) and frees the
+ * object with the last.  The chain and idx fields are the store's: only
+ * the I/O thread reads them.
+ *
  * Makes an object from a parsed item.  Trims \p j in place.  \p kind and
  * \p api_version are set when the item lacks them.  With \p translate,
  * pods of the upstream gang API (spec.schedulingGroup.podGroupName) get
@@ -85,6 +96,8 @@ typedef struct br_store {
 br_obj *br_obj_from_json(cJSON *j, const char *kind, const char *api_version,
 			 bool is_pod);
 void br_obj_free(br_obj *o);
+/* Another reference to \p o (NULL-safe); dropped with br_obj_free(). */
+br_obj *br_obj_ref(br_obj *o);
 /* The object's text parsed again; caller deletes. */
 cJSON *br_obj_parse(const br_obj *o);
 

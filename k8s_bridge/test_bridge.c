@@ -24,11 +24,14 @@
 #include "event.h"
 #include "http.h"
 #include "httpd.h"
+#include "feed.h"
 #include "jframe.h"
 #include "log.h"
 #include "map.h"
 #include "metrics.h"
+#include "informer.h"
 #include "mixed.h"
+#include "sched.h"
 #include "slurmrest.h"
 #include "store.h"
 #include "util.h"
@@ -589,6 +592,25 @@ static void test_store_gang_ns(void)
 	br_obj_free(y);
 }
 
+/* A slimmed pod's volumes: names and claims only (k8s_volume.c). */
+static void store_volumes(const cJSON *j)
+{
+	char *v = cJSON_PrintUnformatted(br_jpath(j, "spec.volumes"));
+
+	is_str(v, "[{\"name\":\"cfg\"},{\"name\":\"d\","
+	       "\"persistentVolumeClaim\":{\"claimName\":\"c\"}},"
+	       "{\"name\":\"e\",\"ephemeral\":{}}]",
+	       "store: volumes keep their names and claims only "
+	       "(k8s_volume.c reads them)");
+	cJSON_free(v);
+}
+
+/* volumes: a configMap (dropped but its name), a claim, an ephemeral one */
+#define VOLS "[{\"name\":\"cfg\",\"configMap\":{\"name\":\"x\"}}," \
+	"{\"name\":\"d\",\"persistentVolumeClaim\":{\"claimName\":\"c\"," \
+	"\"readOnly\":true}},{\"name\":\"e\",\"ephemeral\":{" \
+	"\"volumeClaimTemplate\":{\"spec\":{}}}}]"
+
 static void test_store(void)
 {
 	br_store s;
@@ -604,7 +626,7 @@ static void test_store(void)
 	       "\"spec\":{\"schedulerName\":\"topogang\",\"containers\":[{"
 	       "\"name\":\"c\",\"image\":\"busybox\",\"env\":[{\"name\":\"A\"}],"
 	       "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
-	       "\"volumes\":[{}],\"schedulingGates\":[{\"name\":\"g\"}]},"
+	       "\"volumes\":" VOLS ",\"schedulingGates\":[{\"name\":\"g\"}]},"
 	       "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":"
 	       "\"PodScheduled\",\"status\":\"False\",\"message\":\"m\"}]}}",
 	       true);
@@ -621,18 +643,19 @@ static void test_store(void)
 	   !br_jget(br_jpath(j, "metadata.annotations"),
 		    "kubectl.kubernetes.io/last-applied-configuration"),
 	   "store: managedFields and last-applied dropped");
-	ok(!br_jpath(j, "spec.volumes") &&
-	   !br_jget(cJSON_GetArrayItem(br_jpath(j, "spec.containers"), 0),
+	ok(!br_jget(cJSON_GetArrayItem(br_jpath(j, "spec.containers"), 0),
 		    "env") &&
 	   br_jpath_str(cJSON_GetArrayItem(br_jpath(j, "spec.containers"), 0),
 			"resources.requests.cpu"),
-	   "store: a pod keeps its resources, not its env or volumes");
+	   "store: a pod keeps its resources, not its env");
+	store_volumes(j);
 	cJSON_Delete(j);
 	old = mk("{\"metadata\":{\"name\":\"p\",\"uid\":\"u1\","
 		 "\"resourceVersion\":\"8\",\"annotations\":{"
 		 "\"topogang.io/gang\":\"default/g\"}},\"spec\":{"
 		 "\"schedulerName\":\"topogang\",\"containers\":[{"
 		 "\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
+		 "\"volumes\":" VOLS ","
 		 "\"schedulingGates\":[{\"name\":\"g\"}]},\"status\":{"
 		 "\"phase\":\"Pending\"}}", true);
 	ok(old->sig == o->sig, "store: a status-only change keeps the "
@@ -1003,7 +1026,8 @@ static void test_slurm_bodies(void)
 {
 	const char *jobs =
 		"{\"meta\":{},\"errors\":[],\"jobs\":["
-		"{\"job_id\":7,\"name\":\"default/train\",\"comment\":"
+		"{\"job_id\":7,\"name\":\"default/train\",\"user_name\":"
+		"\"root\",\"comment\":"
 		"\"topogang-bridge/topogang gang=default/train\","
 		"\"job_state\":\"RUNNING\",\"state_reason\":\"None\","
 		"\"nodes\":\"node-[5-8]\",\"partition\":\"low\","
@@ -1053,9 +1077,9 @@ static void test_slurm_bodies(void)
 	ok(js.n == 3 && br_sjob_running(&js.v[0]) && br_sjob_live(&js.v[1]) &&
 	   !br_sjob_running(&js.v[1]) && !br_sjob_live(&js.v[2]),
 	   "slurm jobs: RUNNING / PENDING / COMPLETED");
-	ok(js.n == 3 && br_sjob_ours(&js.v[0], "topogang") &&
-	   !br_sjob_ours(&js.v[1], "topogang") &&
-	   !br_sjob_ours(&js.v[2], "topogang"),
+	ok(js.n == 3 && br_sjob_ours(&js.v[0], "topogang", "root") &&
+	   !br_sjob_ours(&js.v[1], "topogang", "root") &&
+	   !br_sjob_ours(&js.v[2], "topogang", "root"),
 	   "slurm jobs: ours by the comment's mark and scheduler name");
 	br_sjobs_free(&js);
 	ok(br_sjobs_parse("{\"errors\":[{\"description\":\"no auth\","
@@ -1354,7 +1378,7 @@ static void check_2411_jobs(const char *file, unsigned ver)
 	   strcmp(r->hosts[1], "node-6") == 0 && r->tasks == 6 &&
 	   r->cpus_per_task == 2 && r->slots && r->slots[0] == 4 &&
 	   r->slots[1] == 2 && !br_sjob_preempting(r) &&
-	   br_sjob_ours(r, "topogang"),
+	   br_sjob_ours(r, "topogang", "root"),
 	   "%s: job_state array, numbers as {set, number}, slots from the "
 	   "allocation (8 and 4 CPUs over 2)", file);
 	ok(js.n == 4 && js.v[1].id == 2 && !br_sjob_live(&js.v[1]) &&
@@ -1486,6 +1510,134 @@ static void test_2411_submit(void)
 	   "minutes: not a Slurm time -> -1");
 }
 
+/* A 24.11 nodes answer (v0.0.40 or v0.0.42, the real slurmrestd's):
+ * node-0 runs a job of 4 CPUs and 4000 MB, node-3 is drained, node-4
+ * down. */
+static void check_2411_nodes(const char *file, unsigned ver)
+{
+	char *body = corpus(file), err[512] = "";
+	br_snodes ns;
+
+	is_int(br_snodes_parse(body, ver, &ns, err, sizeof(err)), 0,
+	       "%s: parsed (%s)", file, err);
+	ok(ns.n == 12 && strcmp(ns.v[0].name, "node-0") == 0 &&
+	   strcmp(ns.v[0].state, "MIXED") == 0 && !ns.v[0].unusable &&
+	   ns.v[0].cpus == 8 && ns.v[0].alloc_cpus == 4 &&
+	   ns.v[0].real_memory == 32000 && ns.v[0].alloc_memory == 4000,
+	   "%s: 12 nodes; node-0 MIXED, 4 of 8 CPUs and 4000 of 32000 MB "
+	   "allocated", file);
+	ok(ns.n == 12 && strcmp(ns.v[3].state, "IDLE") == 0 &&
+	   ns.v[3].unusable && strcmp(ns.v[3].reason, "maint") == 0 &&
+	   strcmp(ns.v[4].state, "DOWN") == 0 && ns.v[4].unusable &&
+	   !ns.v[2].unusable,
+	   "%s: node-3 [IDLE, DRAIN] and node-4 DOWN unusable, node-2 not",
+	   file);
+	br_snodes_free(&ns);
+	free(body);
+}
+
+/* The nodes fed into a pool's model: node-3 drained, node-0's Slurm job
+ * beside a pod of ours. */
+static void test_snodes_feed(void)
+{
+	static const char body[] =
+		"{\"nodes\":[{\"name\":\"node-0\",\"state\":[\"MIXED\"],"
+		"\"cpus\":8,\"alloc_cpus\":6,\"real_memory\":32000,"
+		"\"alloc_memory\":6000},{\"name\":\"node-3\",\"state\":"
+		"[\"IDLE\",\"DRAIN\"],\"cpus\":8,\"alloc_cpus\":0},"
+		"{\"name\":\"gone\",\"state\":[\"DOWN\"]}]}";
+	tg_topology *t = tg_topology_create();
+	const char *names[] = { "node-0", "node-3" };
+	tg_shape sh = { { 2000, INT64_C(2000) << 20, 0, 0 } };
+	tg_alloc_spec a = { .pod = "default/p0", .gang = "default/g",
+			    .shape = &sh };
+	char err[512] = "", *json = NULL;
+	tg_errinfo ei = { "" };
+	br_snodes ns;
+	br_map km;
+	tg_node_id id[2];
+
+	br_map_init(&km, free);
+	for (unsigned i = 0; i < 2; i++) {
+		ok(tg_topology_add_node(t, names[i], NULL, &id[i]) == TG_OK &&
+		   tg_topology_node_set_resource(t, id[i], TG_RES_CPU,
+						 8000) == TG_OK &&
+		   tg_topology_node_set_resource(t, id[i], TG_RES_MEMORY,
+						 INT64_C(32000) << 20) == TG_OK,
+		   "feed: node %s", names[i]);
+		br_map_put(&km, names[i], br_xstrdup(names[i]));
+	}
+	ok(tg_topology_build(t, &ei) == TG_OK, "feed: built (%s)", ei.msg);
+	a.node = id[0];
+	ok(tg_topology_add_alloc(t, &a) == TG_OK, "feed: a pod of ours "
+	   "(2 CPUs, 2000 MiB) on node-0");
+	is_int(br_snodes_parse(body, 42, &ns, err, sizeof(err)), 0,
+	       "feed: parsed (%s)", err);
+	is_int(br_mixed_feed_nodes(&ns, t, &km), 2, "feed: 2 nodes changed (the "
+	       "one without a Kubernetes node skipped)");
+	is_int(tg_topology_node_free(t, id[0], TG_RES_CPU), 2000,
+	       "feed: node-0 has 2 CPUs free (6 Slurm holds, 2 of them "
+	       "through our pod)");
+	is_int(tg_topology_node_free(t, id[0], TG_RES_MEMORY),
+	       INT64_C(26000) << 20, "feed: node-0 has 26000 MiB free");
+	ok(tg_draw_render(t, TG_DRAW_JSON, NULL, &json, &ei) == TG_OK &&
+	   json && strstr(json, "unschedulable"),
+	   "feed: the pool's picture flags drained node-3 unschedulable");
+	tg_free(json);
+	br_snodes_free(&ns);
+	br_map_free(&km);
+	tg_topology_destroy(t);
+}
+
+/* nodes bodies of another shape, v0.0.38's: one error naming the node */
+static void test_snodes_shapes(void)
+{
+	char err[512] = "", *body = corpus("nodes-22.05.json");
+	br_snodes ns;
+
+	/* a real slurmrestd 22.05 answer (v0.0.38) */
+	is_int(br_snodes_parse(body, 38, &ns, err, sizeof(err)), 0,
+	       "nodes-22.05.json: parsed (%s)", err);
+	ok(ns.n == 2 && strcmp(ns.v[0].state, "IDLE") == 0 &&
+	   !ns.v[0].unusable && strcmp(ns.v[1].name, "node-5") == 0 &&
+	   strcmp(ns.v[1].state, "MIXED") == 0 && ns.v[1].alloc_cpus == 1 &&
+	   ns.v[1].alloc_memory == 32000,
+	   "nodes-22.05.json: node-0 idle, node-5 mixed with 1 CPU and "
+	   "32000 MB allocated");
+	br_snodes_free(&ns);
+	free(body);
+
+	is_int(br_snodes_parse("{\"nodes\":[{\"name\":\"n1\",\"state\":"
+			       "\"idle\",\"state_flags\":[\"DRAIN\"],"
+			       "\"cpus\":4}]}", 38, &ns, err, sizeof(err)), 0,
+	       "nodes v0.0.38: parsed (%s)", err);
+	ok(ns.n == 1 && strcmp(ns.v[0].state, "IDLE") == 0 &&
+	   ns.v[0].unusable && ns.v[0].cpus == 4,
+	   "nodes v0.0.38: \"idle\" with state_flags [DRAIN] is unusable");
+	br_snodes_free(&ns);
+	ok(br_snodes_parse("{\"nodes\":[{\"name\":\"n1\",\"state\":"
+			   "\"IDLE\"}]}", 42, &ns, err, sizeof(err)) < 0 &&
+	   ns.n == 0 && strstr(err, "node n1") && strstr(err, "\"state\"") &&
+	   strstr(err, "v0.0.42"),
+	   "nodes v0.0.42: a state string is an error naming node and field "
+	   "(%s)", err);
+	ok(br_snodes_parse("{\"nodes\":[{\"name\":\"n1\",\"state\":"
+			   "[\"IDLE\"],\"alloc_cpus\":{\"set\":true}}]}",
+			   42, &ns, err, sizeof(err)) < 0 &&
+	   strstr(err, "node n1") && strstr(err, "\"alloc_cpus\""),
+	   "nodes v0.0.42: a bad number object names node and field (%s)",
+	   err);
+	ok(br_snodes_parse("{\"nodes\":[{\"state\":[\"IDLE\"]}]}", 42,
+			   &ns, err, sizeof(err)) < 0 && strstr(err, "no name"),
+	   "nodes: an entry without a name (%s)", err);
+	ok(br_snodes_parse("{\"errors\":[{\"description\":\"no auth\"}]}",
+			   42, &ns, err, sizeof(err)) < 0 &&
+	   strstr(err, "no nodes array") && strstr(err, "no auth"),
+	   "nodes: no nodes array, slurmrestd's error named (%s)", err);
+	ok(br_snodes_parse("<html>", 42, &ns, err, sizeof(err)) < 0 &&
+	   strstr(err, "not JSON"), "nodes: not JSON");
+}
+
 static void test_slurm_2411(void)
 {
 	test_slurm_version();
@@ -1493,6 +1645,10 @@ static void test_slurm_2411(void)
 	check_2411_jobs("jobs-24.11-v0.0.42.json", 42);
 	test_2411_bad_fields();
 	test_2411_submit();
+	check_2411_nodes("nodes-24.11-v0.0.40.json", 40);
+	check_2411_nodes("nodes-24.11-v0.0.42.json", 42);
+	test_snodes_shapes();
+	test_snodes_feed();
 }
 
 static void test_mixed_conf(void)
@@ -1558,6 +1714,195 @@ static void test_mixed_conf(void)
 	br_config_free(&c);
 }
 
+
+/* A random pod for test_sched_counts: pending or bound, ours or not, in
+ * a gang or not, running, terminating. */
+static br_obj *rand_pod(unsigned i, unsigned rv, unsigned *seed)
+{
+	char js[1024], gang[64] = "", del[80] = "", node[40] = "";
+	unsigned r = (unsigned)rand_r(seed);
+
+	if (r % 3)
+		snprintf(gang, sizeof(gang), ",\"annotations\":{"
+			 "\"topogang.io/gang\":\"ns/g%u\"}", (r >> 2) % 4);
+	if ((r >> 4) % 5 == 0)
+		snprintf(del, sizeof(del), ",\"deletionTimestamp\":"
+			 "\"2026-01-01T00:00:00Z\"");
+	if ((r >> 7) % 2)
+		snprintf(node, sizeof(node), "\"nodeName\":\"n%u\",",
+			 (r >> 8) % 3);
+	snprintf(js, sizeof(js), "{\"metadata\":{\"name\":\"p%u\","
+		 "\"namespace\":\"ns\",\"uid\":\"u%u\",\"resourceVersion\":"
+		 "\"%u\"%s%s},\"spec\":{%s\"schedulerName\":\"%s\","
+		 "\"containers\":[{\"name\":\"c\"}]},\"status\":{\"phase\":"
+		 "\"%s\"}}", i, (r >> 10) % 2, rv, gang, del, node,
+		 (r >> 11) % 4 ? "topogang" : "default-scheduler",
+		 (r >> 13) % 2 ? "Running" : "Pending");
+	return mk(js, true);
+}
+
+/*
+ * The counts the scheduler keeps from pod events (pods pending for it,
+ * bound members by gang: what lets a cycle with nothing to decide skip
+ * the model) equal a walk of the cache after every step of random
+ * add/update/delete sequences; and the check does catch a delta that was
+ * not applied.
+ */
+static void test_sched_counts(void)
+{
+	static const br_resdef rp = { "pods", "", { "v1" }, "Pod", NULL,
+				      false, true };
+	static const br_resdef rn = { "nodes", "", { "v1" }, "Node", NULL,
+				      false, false };
+	br_config cfg;
+	br_metrics m;
+	br_sched_env env;
+	br_http *h;
+	br_informer *pods, *nodes;
+	br_sched *s;
+	char err[256] = "", first[256] = "";
+	unsigned seed = 15, step, bad = 0;
+	br_obj *o, *old;
+
+	br_config_init(&cfg);
+	memset(&m, 0, sizeof(m));
+	h = br_http_create(&cfg, err, sizeof(err));
+	if (!h) {
+		ok(0, "sched counts: an HTTP handle (%s)", err);
+		br_config_free(&cfg);
+		return;
+	}
+	pods = br_informer_create(h, &cfg, &rp, NULL, NULL);
+	nodes = br_informer_create(h, &cfg, &rn, NULL, NULL);
+	memset(&env, 0, sizeof(env));
+	env.h = h;
+	env.cfg = &cfg;
+	env.m = &m;
+	env.pods = pods;
+	env.nodes = nodes;
+	s = br_sched_create(&env);
+	for (step = 0; step < 5000; step++) {
+		unsigned i = (unsigned)rand_r(&seed) % 40;
+		char key[32];
+
+		snprintf(key, sizeof(key), "ns/p%u", i);
+		if (rand_r(&seed) % 4 == 0) {
+			old = br_store_take(br_informer_store_mut(pods), key);
+			if (old)
+				br_sched_on_event(s, pods, BR_EV_DELETED, old,
+						  NULL);
+		} else {
+			o = rand_pod(i, step, &seed);
+			old = br_store_put(br_informer_store_mut(pods), o);
+			br_sched_on_event(s, pods, old ? BR_EV_MODIFIED :
+					  BR_EV_ADDED, old, o);
+		}
+		br_obj_free(old);
+		if (!br_sched_check(s, err, sizeof(err)) && !bad++)
+			snprintf(first, sizeof(first), "step %u: %s", step,
+				 err);
+	}
+	ok(bad == 0, "sched counts: kept from 5,000 random pod events, equal "
+	   "to a walk of the cache after each (%u differ%s%s)", bad,
+	   bad ? "; first: " : "", first);
+	ok(br_informer_store(pods)->n > 0, "sched counts: pods left in the "
+	   "cache at the end (%zu)", br_informer_store(pods)->n);
+	/* a delta not applied: the check says so */
+	o = mk("{\"metadata\":{\"name\":\"extra\",\"namespace\":\"ns\","
+	       "\"uid\":\"x\",\"resourceVersion\":\"1\"},\"spec\":{"
+	       "\"schedulerName\":\"topogang\",\"containers\":[{\"name\":"
+	       "\"c\"}]}}", true);
+	br_obj_free(br_store_put(br_informer_store_mut(pods), o));
+	ok(!br_sched_check(s, err, sizeof(err)) &&
+	   strstr(err, "pending for us"), "sched counts: a pod event not "
+	   "applied is caught: %s", err);
+	br_sched_destroy(s);
+	br_informer_destroy(pods);
+	br_informer_destroy(nodes);
+	br_http_destroy(h);
+	br_config_free(&cfg);
+}
+
+/* An object outlives its removal from the store while a cycle holds a
+ * reference (the worker reads it; ASan would see a use after free). */
+static void test_obj_refs(void)
+{
+	br_store st;
+	br_obj *o = mk("{\"metadata\":{\"name\":\"r\",\"uid\":\"u\","
+		       "\"resourceVersion\":\"1\"},\"spec\":{}}", true);
+	br_obj *ref;
+
+	br_store_init(&st);
+	br_store_put(&st, o);
+	ref = br_obj_ref(o);
+	br_obj_free(br_store_take(&st, "default/r"));
+	ok(ref == o && strstr(ref->text, "\"r\"") != NULL,
+	   "store: a referenced object survives its removal");
+	br_obj_free(ref);
+	br_store_free(&st);
+}
+
+/* Mixed mode: a job is the bridge's by its comment and its user. */
+static void test_slurm_user(void)
+{
+	const char *jobs =
+		"{\"jobs\":["
+		"{\"job_id\":1,\"name\":\"team/g\",\"user_name\":\"k8s\","
+		"\"comment\":\"topogang-bridge/topogang gang=team/g\","
+		"\"job_state\":\"PENDING\",\"nodes\":\"\"},"
+		"{\"job_id\":2,\"name\":\"team/g\",\"user_name\":"
+		"\"mallory\",\"comment\":\"topogang-bridge/topogang "
+		"gang=team/g\",\"job_state\":\"PENDING\",\"nodes\":\"\"},"
+		"{\"job_id\":3,\"name\":\"team/g\",\"comment\":"
+		"\"topogang-bridge/topogang gang=team/g\","
+		"\"job_state\":\"PENDING\",\"nodes\":\"\"}]}";
+	br_sjobs js;
+	char err[512];
+
+	is_int(br_sjobs_parse(jobs, 38, &js, err, sizeof(err)), 0,
+	       "slurm user: parsed");
+	ok(js.n == 3 && strcmp(js.v[0].user, "k8s") == 0 &&
+	   strcmp(js.v[1].user, "mallory") == 0 && !*js.v[2].user,
+	   "slurm user: user_name read (\"\" when absent)");
+	ok(js.n == 3 && br_sjob_ours(&js.v[0], "topogang", "k8s"),
+	   "slurm user: marked and run as mixed.user: the bridge's");
+	ok(js.n == 3 && br_sjob_marked(&js.v[1], "topogang") &&
+	   !br_sjob_ours(&js.v[1], "topogang", "k8s"),
+	   "slurm user: the same comment from another user: not the "
+	   "bridge's");
+	ok(js.n == 3 && !br_sjob_ours(&js.v[2], "topogang", "k8s") &&
+	   !br_sjob_ours(&js.v[0], "topogang", "root"),
+	   "slurm user: a record without a user, or another mixed.user: "
+	   "not the bridge's");
+	br_sjobs_free(&js);
+}
+
+/* The feeds: the dialects' objects, then the fixed ones; the limit. */
+static void test_feed(void)
+{
+	br_resdef f[BR_MAX_FEED];
+	unsigned n = 0, i, pvc = 0, pv = 0;
+	char err[512] = "";
+
+	is_int(br_feed_init(f, BR_MAX_FEED, BR_MAX_DIALECT_FEEDS, &n, err,
+			    sizeof(err)), 0, "feed: the daemon's feeds (%s)",
+	       err);
+	for (i = 0; i < n; i++) {
+		pvc += strcmp(f[i].resource, "persistentvolumeclaims") == 0;
+		pv += strcmp(f[i].resource, "persistentvolumes") == 0;
+	}
+	ok(n > BR_FEED_NMORE + 1 && pvc == 1 && pv == 1,
+	   "feed: %u feeds, PersistentVolumeClaims and PersistentVolumes "
+	   "among them", n);
+	err[0] = '\0';
+	is_int(br_feed_init(f, BR_MAX_FEED, 1, &n, err, sizeof(err)), -1,
+	       "feed: more dialect objects than BR_MAX_DIALECT_FEEDS is an "
+	       "error");
+	ok(strstr(err, "more than BR_MAX_DIALECT_FEEDS (1) dialect group "
+		  "objects") != NULL && !strchr(err, '\n'),
+	   "feed: one line naming the limit: %s", err);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -1581,12 +1926,16 @@ int main(void)
 	test_store();
 	test_store_gang_ns();
 	test_store_node_slim();
+	test_obj_refs();
+	test_sched_counts();
 	test_too_large_rv();
 	test_map();
 	test_metrics();
 	test_httpd();
 	test_hostlists();
 	test_slurm_bodies();
+	test_slurm_user();
+	test_feed();
 	test_slurm_submit();
 	test_slurm_answers();
 	test_slurm_2411();

@@ -71,6 +71,7 @@
 #include "topogang/util.h"
 
 #include "tgconf.h"
+#include "tghold.h"
 #include "tgjob.h"
 #include "tgreason.h"
 /* the model's job-id map on Slurm's allocator */
@@ -91,17 +92,27 @@
  * Slurm uses the higher-level plugin interface which requires this string
  * to be of the form "select/<name>".
  *
- * plugin_id - a number unique among select plugins: slurmctld and every
- * client load all select_*.so in PluginDir and stop on a duplicate.  It
- * is written into the state files with each job, so keep it stable.
- * 0x7467 is "tg".
+ * plugin_id - a number unique among the select plugins of PluginDir:
+ * slurmctld and every client load all select_*.so there and stop on a
+ * duplicate.  Slurm asks "is this cons_tres" by this number (scontrol
+ * create reservation CoreCnt= or TRES=cpu=: state_control.c
+ * state_control_corecnt_supported()) and writes it into the job state
+ * with each job.  So select/topogang answers select/cons_tres's own id
+ * (SELECT_PLUGIN_CONS_TRES) wherever that is no duplicate: when no
+ * directory of PluginDir holds select_cons_tres.so (topogang loads it by
+ * its full path).  Core reservations then work and the job state is
+ * select/cons_tres's, readable after a roll-back.  With
+ * select_cons_tres.so in PluginDir it keeps its own, TOPOGANG_PLUGIN_ID
+ * (0x7467 is "tg").  init() chooses, as select/cray_aries chooses its
+ * id from SelectTypeParameters; see _choose_plugin_id.
  *
  * plugin_version - an unsigned 32-bit integer containing the Slurm version
  * (major.minor.micro combined into a single number).
  */
 const char plugin_name[] = "Topology-aware gang placement (topogang)";
 const char plugin_type[] = "select/topogang";
-const uint32_t plugin_id = 29799;
+#define TOPOGANG_PLUGIN_ID 29799
+uint32_t plugin_id = TOPOGANG_PLUGIN_ID;
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 /*
@@ -119,7 +130,6 @@ time_t last_job_update;
 	"/usr/lib/x86_64-linux-gnu/slurm-wlm/select_cons_tres.so"
 #endif
 
-#define MAX_RESERVED	1024	/* preemptors holding freed nodes */
 #define PRIO_PENDING	(INT64_C(1) << 33)	/* above every uint32 */
 #define POD_SLOTS_SHARED (INT64_C(1) << 20)
 
@@ -173,20 +183,6 @@ static char inner_path[PATH_MAX];
 
 /* ---- slurmctld-side state, all under state_lock ---- */
 
-/* The core's GPU indices for a job on one node (node index, mask). */
-typedef struct gpu_pick {
-	uint32_t node;
-	uint64_t gpus;
-} gpu_pick_t;
-
-typedef struct reserved {
-	uint32_t job_id;
-	bitstr_t *nodes;		/* node indexes held for the job */
-	gpu_pick_t *picks;		/* the core's GPUs on them */
-	unsigned npicks;
-	time_t expires;
-} reserved_t;
-
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool active = false;		/* SelectType=select/topogang in
 					 * slurmctld */
@@ -196,8 +192,6 @@ static char *topo_text = NULL;	/* last topology.conf that loaded
 					 * (tg_file_read(): tg_free()) */
 static size_t topo_len = 0;
 static char topo_path[PATH_MAX];
-static reserved_t reserved[MAX_RESERVED];
-static unsigned nreserved = 0;
 
 static void _model_drop(void);
 
@@ -223,23 +217,52 @@ static void _log_decision(const char *fmt, ...)
 		verbose("%s: %s", plugin_type, buf);
 }
 
-/* Finds select_cons_tres.so in PluginDir (a colon-separated list). */
-static void _inner_path(char *buf, size_t len)
+/*
+ * The first select_cons_tres.so of PluginDir (a colon-separated list) as
+ * Slurm's plugin loader finds it (plugin_load_and_link: a regular file,
+ * symbolic links followed), in \p buf; false when none is there.
+ */
+static bool _plugindir_cons_tres(char *buf, size_t len)
 {
 	char *dirs = xstrdup(slurm_conf.plugindir), *save = NULL, *d;
+	bool found = false;
 
-	snprintf(buf, len, "%s", TOPOGANG_CONS_TRES);
-	for (d = dirs ? strtok_r(dirs, ":", &save) : NULL; d;
+	for (d = dirs ? strtok_r(dirs, ":", &save) : NULL; d && !found;
 	     d = strtok_r(NULL, ":", &save)) {
 		char try[PATH_MAX];
+		struct stat st;
 
 		snprintf(try, sizeof(try), "%s/select_cons_tres.so", d);
-		if (!access(try, R_OK)) {
+		if (!stat(try, &st) && S_ISREG(st.st_mode) &&
+		    !access(try, R_OK)) {
 			snprintf(buf, len, "%s", try);
-			break;
+			found = true;
 		}
 	}
 	xfree(dirs);
+	return found;
+}
+
+/* select_cons_tres.so in PluginDir, else TOPOGANG_CONS_TRES. */
+static void _inner_path(char *buf, size_t len)
+{
+	if (!_plugindir_cons_tres(buf, len))
+		snprintf(buf, len, "%s", TOPOGANG_CONS_TRES);
+}
+
+/*
+ * plugin_id (see above): select/cons_tres's when select_cons_tres.so is
+ * not in PluginDir, so no other select plugin has it, else our own.
+ * Every process that loads select/topogang (slurmctld, slurmd, the
+ * clients) reads the same slurm.conf and PluginDir and so chooses the
+ * same.  Runs in init(), before Slurm checks the ids for duplicates.
+ */
+static void _choose_plugin_id(void)
+{
+	char path[PATH_MAX];
+
+	plugin_id = _plugindir_cons_tres(path, sizeof(path)) ?
+		    TOPOGANG_PLUGIN_ID : SELECT_PLUGIN_CONS_TRES;
 }
 
 static int _inner_load(void)
@@ -290,104 +313,7 @@ static int _inner_load(void)
 
 /* Pending reasons: tgreason.c (tgr_set, tgr_drop). */
 
-/* ---- reservations held by preemptors ---- */
-
-static reserved_t *_reserved_find(uint32_t job_id)
-{
-	unsigned i;
-
-	for (i = 0; i < nreserved; i++)
-		if (reserved[i].job_id == job_id)
-			return &reserved[i];
-	return NULL;
-}
-
-static void _reserved_drop_at(unsigned i)
-{
-	FREE_NULL_BITMAP(reserved[i].nodes);
-	xfree(reserved[i].picks);
-	reserved[i] = reserved[--nreserved];
-}
-
-static void _reserved_drop(uint32_t job_id)
-{
-	unsigned i;
-
-	for (i = 0; i < nreserved; i++)
-		if (reserved[i].job_id == job_id) {
-			_reserved_drop_at(i);
-			return;
-		}
-}
-
-/* Drops reservations that lapsed or whose job no longer waits. */
-static void _reserved_expire(time_t now)
-{
-	unsigned i = 0;
-
-	while (i < nreserved) {
-		job_record_t *job_ptr = find_job_record(reserved[i].job_id);
-
-		if (!job_ptr || !IS_JOB_PENDING(job_ptr) ||
-		    reserved[i].expires <= now) {
-			if (job_ptr && IS_JOB_PENDING(job_ptr))
-				info("%s: JobId=%u: its hold on nodes freed "
-				     "by preemption lapsed", plugin_type,
-				     reserved[i].job_id);
-			_reserved_drop_at(i);
-			continue;
-		}
-		i++;
-	}
-}
-
-/*
- * Takes the nodes held for other preemptors out of \p bitmap: where
- * cons_tres chooses (a fallback), it does not see the holds, which live
- * in the core's model only.  Returns how many nodes it took out.
- */
-static int _trim_held(uint32_t job_id, bitstr_t *bitmap)
-{
-	int n = 0, sz = bit_size(bitmap);
-
-	for (unsigned i = 0; i < nreserved; i++) {
-		int k, hs;
-
-		if (reserved[i].job_id == job_id)
-			continue;
-		hs = bit_size(reserved[i].nodes);
-		for (k = 0; k < hs && k < sz; k++)
-			if (bit_test(reserved[i].nodes, k) &&
-			    bit_test(bitmap, k)) {
-				bit_clear(bitmap, k);
-				n++;
-			}
-	}
-	return n;
-}
-
-static void _reserved_add(uint32_t job_id, bitstr_t *nodes,
-			  gpu_pick_t *picks, unsigned npicks, time_t expires)
-{
-	_reserved_drop(job_id);
-	if (nreserved >= MAX_RESERVED) {
-		error("%s: more than %d jobs hold nodes freed by preemption; "
-		      "JobId=%u's nodes are not held", plugin_type,
-		      MAX_RESERVED, job_id);
-		return;
-	}
-	reserved[nreserved].job_id = job_id;
-	reserved[nreserved].nodes = bit_copy(nodes);
-	reserved[nreserved].picks = NULL;
-	reserved[nreserved].npicks = npicks;
-	if (npicks) {
-		reserved[nreserved].picks = xcalloc(npicks, sizeof(*picks));
-		memcpy(reserved[nreserved].picks, picks,
-		       npicks * sizeof(*picks));
-	}
-	reserved[nreserved].expires = expires;
-	nreserved++;
-}
+/* Nodes held for preemptors: tghold.c (tgh_*). */
 
 /* ---- configuration ---- */
 
@@ -1050,23 +976,23 @@ static void _model_cands(job_record_t *job_ptr, List cands)
 static void _model_add_held(job_record_t *job_ptr)
 {
 	node_record_t *node_ptr;
-	size_t i;
-	unsigned r;
+	tgh_hold_t *h;
+	unsigned i, r;
 
-	for (i = 0; i < nreserved; i++) {
+	for (i = 0; i < tgh_count(); i++) {
 		char pod[64], gang[32];
 		tg_shape ns;
 		tg_node_id id;
 		int n;
 
-		if (reserved[i].job_id == job_ptr->job_id)
+		if (!(h = tgh_at(i)) || h->job_id == job_ptr->job_id)
 			continue;
-		snprintf(gang, sizeof(gang), "JobId=%u", reserved[i].job_id);
-		n = bit_size(reserved[i].nodes);
+		snprintf(gang, sizeof(gang), "JobId=%u", h->job_id);
+		n = bit_size(h->nodes);
 		for (int k = 0; k < n; k++) {
 			tg_alloc_spec a;
 
-			if (!bit_test(reserved[i].nodes, k) ||
+			if (!bit_test(h->nodes, k) ||
 			    k >= node_record_count ||
 			    !(node_ptr = node_record_table_ptr[k]) ||
 			    tg_topology_node_find(model.t, node_ptr->name,
@@ -1079,7 +1005,7 @@ static void _model_add_held(job_record_t *job_ptr)
 			ns.v[TG_RES_PODS] = 1;
 			memset(&a, 0, sizeof(a));
 			snprintf(pod, sizeof(pod), "JobId=%u/%s(held)",
-				 reserved[i].job_id, node_ptr->name);
+				 h->job_id, node_ptr->name);
 			a.pod = pod;
 			a.gang = gang;
 			a.node = id;
@@ -1093,7 +1019,7 @@ static void _model_add_held(job_record_t *job_ptr)
 			model.heldcap = model.heldcap ? model.heldcap * 2 : 16;
 			xrecalloc(model.held, model.heldcap, sizeof(uint32_t));
 		}
-		model.held[model.nheld++] = reserved[i].job_id;
+		model.held[model.nheld++] = h->job_id;
 	}
 }
 
@@ -1729,7 +1655,7 @@ static int _fallback(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
 	unsigned must = _must_layer(c), budget = FALLBACK_MAX_TRIES, l;
 	int rc;
 
-	(void) _trim_held(c->job_ptr->job_id, orig);
+	(void) tgh_trim(c->job_ptr->job_id, orig);
 	snprintf(where, wlen, "select/cons_tres's choice");
 	if ((c->must && must == TG_NONE) || c->slice) {
 		rc = SLURM_ERROR;	/* a hard spread, a slice */
@@ -1779,7 +1705,7 @@ static int _will_run_must(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a)
 		return SLURM_ERROR;
 	given = bit_copy(bitmap);
 	orig = bit_copy(bitmap);
-	(void) _trim_held(c->job_ptr->job_id, orig);
+	(void) tgh_trim(c->job_ptr->job_id, orig);
 	n = _domain_tries(c, orig, must, a->min_nodes, UINT32_MAX, tries,
 			  FALLBACK_MAX_TRIES);
 	for (k = 0; k < n; k++) {
@@ -1941,7 +1867,7 @@ static int _will_run_core(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a)
 	int rc = SLURM_ERROR;
 	const char *how = "select/cons_tres's estimate on them";
 
-	(void) _trim_held(job_ptr->job_id, orig);
+	(void) tgh_trim(job_ptr->job_id, orig);
 	if (!(t = _wr_core_time(c, now)))
 		return _try_end(rc, bitmap, orig, given, a);
 	want = _decision_part(c, UINT_MAX);
@@ -2290,7 +2216,7 @@ static int _inner_jt(job_record_t *job_ptr, bitstr_t *bitmap, bitstr_t *want,
 
 /* A preemptor waits for the nodes it freed, \p own (_topo_job_test). */
 static int _test_held(job_record_t *job_ptr, bitstr_t *bitmap,
-		      reserved_t *own, const jt_args_t *a)
+		      tgh_hold_t *own, const jt_args_t *a)
 {
 	bool run_now = SELECT_IS_MODE_RUN_NOW(a->mode);
 	char why[TGS_ERRLEN + 64], *nodes = NULL;
@@ -2351,7 +2277,8 @@ static int _test_het_part(job_record_t *job_ptr, bitstr_t *bitmap,
 			 "%s, this component's part of heterogeneous JobId=%u "
 			 "in %s", nodes, job_ptr->het_job_id, het_plan.domain);
 		if (het_plan.must) {
-			if (tgr_set(job_ptr, why))
+			if (tgr_set(job_ptr, why) &&
+			    tgr_once(job_ptr->job_id, "het-refused-must"))
 				error("%s: %pJ: %s; the job waits (its request "
 				      "has a must layer)", plugin_type, job_ptr,
 				      why);
@@ -2492,11 +2419,11 @@ static char *_over_txt(ctx_t *c, List victims)
 	return over;
 }
 
-/* Logs a preempting decision cons_tres accepted (held nodes recorded for
- * a run-now test). */
+/* Logs a preempting decision cons_tres accepted (a hold of the nodes
+ * proposed for a run-now test, taken once slurmctld commits). */
 static void _log_preempting(ctx_t *c, bitstr_t *bitmap, bitstr_t *want,
 			    const char *nodes, gpu_pick_t *picks,
-			    unsigned npicks, const jt_args_t *a, time_t now)
+			    unsigned npicks, const jt_args_t *a)
 {
 	job_record_t *job_ptr = c->job_ptr;
 	char *vnames = NULL, *sel = bitmap2node_name(bitmap);
@@ -2511,8 +2438,9 @@ static void _log_preempting(ctx_t *c, bitstr_t *bitmap, bitstr_t *want,
 		list_iterator_destroy(it);
 	}
 	if (SELECT_IS_MODE_RUN_NOW(a->mode)) {
-		_reserved_add(job_ptr->job_id, want, picks, npicks,
-			      now + site_conf.reserve_time);
+		/* tentative: taken once slurmctld commits (tghold.h) */
+		tgh_propose(job_ptr, want, picks, npicks,
+			    site_conf.reserve_time);
 		info("%s: %pJ gather=%s (%s) preempting %s for %s in %s: %s",
 		     plugin_type, job_ptr, c->gather_txt, c->gather_src,
 		     vnames, nodes, tg_decision_domain(c->d),
@@ -2546,7 +2474,7 @@ static void _test_accepted(ctx_t *c, bitstr_t *bitmap, bitstr_t *want,
 		_steer_gpus(job_ptr, picks, npicks);
 	if (tg_decision_status(c->d) == TG_STATUS_PREEMPTING &&
 	    (!run_now || listed)) {
-		_log_preempting(c, bitmap, want, nodes, picks, npicks, a, now);
+		_log_preempting(c, bitmap, want, nodes, picks, npicks, a);
 	} else if (run_now) {
 		char *sel = bitmap2node_name(bitmap);
 		char *over = _over_txt(c, victims);
@@ -2622,7 +2550,7 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	char why[TGS_ERRLEN + 64];
 	tg_errinfo ei;
 	bitstr_t *part, *typed = NULL;
-	reserved_t *own;
+	tgh_hold_t *own;
 	time_t now = time(NULL);
 	int rc = SLURM_ERROR;
 	jt_args_t jt = {
@@ -2636,9 +2564,9 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	memset(&c, 0, sizeof(c));
 	memset(&ei, 0, sizeof(ei));
 	*fallback = false;
-	_reserved_expire(now);
+	tgh_update(job_ptr, now);
 
-	if ((own = _reserved_find(job_ptr->job_id)))
+	if ((own = tgh_find(job_ptr->job_id)))
 		return _test_held(job_ptr, bitmap, own, &jt);
 	if ((part = _het_plan_part(job_ptr, now)))
 		return _test_het_part(job_ptr, bitmap, part, &jt, fallback);
@@ -2653,7 +2581,8 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	if (tg_gang_check(c.t, c.g, &ei)) {
 		/* the request itself is wrong (an unknown layer ...) */
 		snprintf(why, sizeof(why), "topogang: %s", ei.msg);
-		if (tgr_set(job_ptr, why))
+		if (tgr_set(job_ptr, why) &&
+		    tgr_once(job_ptr->job_id, "bad-request"))
 			info("%s: %pJ: %s", plugin_type, job_ptr, why);
 		goto out;
 	}
@@ -2673,6 +2602,7 @@ out:
 
 extern int init(void)
 {
+	_choose_plugin_id();
 	if (_inner_load() != SLURM_SUCCESS)
 		return SLURM_ERROR;
 	if (!running_in_slurmctld() ||
@@ -2686,23 +2616,29 @@ extern int init(void)
 	if (_load(true) == SLURM_SUCCESS)
 		active = true;
 	tgr_start(plugin_type);
+	tgh_init(plugin_type);
 	info("%s: forwarding to %s (plugin_id %u); topology placement %s",
 	     plugin_type, inner_path, *(inner.plugin_id),
 	     active ? "on" : "OFF until the configuration is fixed");
+	if (plugin_id == SELECT_PLUGIN_CONS_TRES)
+		info("%s: plugin_id %u, select/cons_tres's (no "
+		     "select_cons_tres.so in PluginDir): core reservations "
+		     "(CoreCnt=, TRES=cpu=) work and the job state is "
+		     "select/cons_tres's", plugin_type, plugin_id);
+	else
+		info("%s: plugin_id %u, its own (select_cons_tres.so is in "
+		     "PluginDir): scontrol refuses core reservations "
+		     "(CoreCnt=, TRES=cpu=) and the job state needs "
+		     "select_topogang.so to be read; see topogang.conf(5), "
+		     "PLUGIN ID AND ROLLING BACK", plugin_type, plugin_id);
 	return SLURM_SUCCESS;
 }
 
 extern int fini(void)
 {
-	unsigned i;
-
 	tgr_stop();
 	slurm_mutex_lock(&state_lock);
-	for (i = 0; i < nreserved; i++) {
-		FREE_NULL_BITMAP(reserved[i].nodes);
-		xfree(reserved[i].picks);
-	}
-	nreserved = 0;
+	tgh_free();
 	_model_drop();
 	_het_plan_drop();
 	tg_free(topo_text);
@@ -2714,14 +2650,36 @@ extern int fini(void)
 	return SLURM_SUCCESS;
 }
 
+/*
+ * Saves the holds of preemptors with slurmctld's state (tghold.h).
+ * slurmctld calls this holding none of its locks (save_all_state); the
+ * holds look at job records, so the job read lock is taken, before the
+ * plugin's own lock as in a node selection.
+ */
 extern int select_p_state_save(char *dir_name)
 {
+	slurmctld_lock_t job_read_lock = { .job = READ_LOCK };
+
+	if (active) {
+		lock_slurmctld(job_read_lock);
+		slurm_mutex_lock(&state_lock);
+		tgh_update(NULL, time(NULL));
+		(void) tgh_save(dir_name);
+		slurm_mutex_unlock(&state_lock);
+		unlock_slurmctld(job_read_lock);
+	}
 	return (*(inner.state_save))(dir_name);
 }
 
+/* Reads the holds of preemptors back at slurmctld's start (tghold.h). */
 extern int select_p_state_restore(char *dir_name)
 {
 	_model_dirty();
+	if (active) {
+		slurm_mutex_lock(&state_lock);
+		(void) tgh_restore(dir_name);
+		slurm_mutex_unlock(&state_lock);
+	}
 	return (*(inner.state_restore))(dir_name);
 }
 
@@ -2754,9 +2712,17 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	int rc;
 
 	if (!active || !job_ptr || !job_ptr->details || !bitmap ||
-	    SELECT_IS_MODE_TEST_ONLY(mode) || SELECT_IS_MODE_RESV(mode) ||
-	    !min_nodes || job_ptr->details->contiguous || !topo_text)
+	    SELECT_IS_MODE_TEST_ONLY(mode))
 		goto forward;
+	if (SELECT_IS_MODE_RESV(mode) || !min_nodes ||
+	    job_ptr->details->contiguous || !topo_text) {
+		/* cons_tres chooses, but not nodes held for preemptors */
+		slurm_mutex_lock(&state_lock);
+		tgh_update(job_ptr, time(NULL));
+		(void) tgh_trim(job_ptr->job_id, bitmap);
+		slurm_mutex_unlock(&state_lock);
+		goto forward;
+	}
 
 	slurm_mutex_lock(&state_lock);
 	rc = _topo_job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes,
@@ -2764,7 +2730,7 @@ extern int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 			    exc_core_bitmap, &fallback);
 	/* cons_tres chooses: not on nodes held for other preemptors */
 	if (fallback)
-		(void) _trim_held(job_ptr->job_id, bitmap);
+		(void) tgh_trim(job_ptr->job_id, bitmap);
 	slurm_mutex_unlock(&state_lock);
 	if (!fallback)
 		return rc;
@@ -2778,7 +2744,7 @@ extern int select_p_job_begin(job_record_t *job_ptr)
 {
 	if (active && job_ptr) {
 		slurm_mutex_lock(&state_lock);
-		_reserved_drop(job_ptr->job_id);
+		tgh_drop(job_ptr->job_id);
 		tgr_drop(job_ptr->job_id);
 		_model_note(&model.begun, &model.nbegun, &model.begcap,
 			    job_ptr->job_id);

@@ -144,13 +144,35 @@ static bool _job_per_task(job_record_t *job_ptr, bool exclusive)
 		tgj_gpu_mem(job_ptr));
 }
 
+/*
+ * One member's shape, the same for a task (tgj_shape's per-task branch)
+ * and a node: \p cpus CPUs, the GPUs of \p job_ptr's request shared
+ * over \p n members, and \p mem MB of memory unless memory comes from
+ * GRES (--mem-per-gpu or DefMemPerGPU: cons_tres then counts the GPUs'
+ * memory and clears the rest) or is not consumable (no CR_MEMORY).
+ */
+static void _shape_fill(job_record_t *job_ptr, tg_shape *sh, uint64_t cpus,
+			uint64_t mem, uint32_t n)
+{
+	uint64_t gpu_mem = tgj_gpu_mem(job_ptr);
+
+	sh->v[TG_RES_GPU] = (int64_t) tgj_req_gpus(job_ptr, n);
+	if (gpu_mem)
+		mem = gpu_mem * (uint64_t) sh->v[TG_RES_GPU];
+	if (!(slurm_conf.select_type_param & CR_MEMORY))
+		mem = 0;
+	sh->v[TG_RES_CPU] = (int64_t) cpus * 1000;
+	sh->v[TG_RES_MEMORY] = (int64_t) mem << 20;
+	sh->v[TG_RES_PODS] = 1;
+}
+
 extern int tgj_shape(job_record_t *job_ptr, uint32_t min_nodes,
 		      uint32_t max_nodes, uint32_t max_node_cpus,
 		      tg_shape *sh, uint32_t *members, bool *exclusive,
 		      bool *per_task)
 {
 	tg_details_t *d = job_ptr->details;
-	uint64_t cpus, mem, gpu_mem = tgj_gpu_mem(job_ptr);
+	uint64_t cpus, mem;
 	uint32_t m = min_nodes;
 
 	memset(sh, 0, sizeof(*sh));
@@ -160,16 +182,9 @@ extern int tgj_shape(job_record_t *job_ptr, uint32_t min_nodes,
 		/* one member per task: -c CPUs, its memory and GPUs */
 		cpus = d->cpus_per_task && d->cpus_per_task != NO_VAL16 ?
 		       d->cpus_per_task : 1;
-		mem = (d->pn_min_memory & ~MEM_PER_CPU) * cpus;
-		sh->v[TG_RES_GPU] = (int64_t) tgj_req_gpus(job_ptr,
-							d->num_tasks);
-		if (gpu_mem)	/* memory from GRES, as cons_tres */
-			mem = gpu_mem * (uint64_t) sh->v[TG_RES_GPU];
-		if (!(slurm_conf.select_type_param & CR_MEMORY))
-			mem = 0;
-		sh->v[TG_RES_CPU] = (int64_t) cpus * 1000;
-		sh->v[TG_RES_MEMORY] = (int64_t) mem << 20;
-		sh->v[TG_RES_PODS] = 1;
+		_shape_fill(job_ptr, sh, cpus,
+			    (d->pn_min_memory & ~MEM_PER_CPU) * cpus,
+			    d->num_tasks);
 		*members = d->num_tasks;
 		return SLURM_SUCCESS;
 	}
@@ -206,14 +221,7 @@ extern int tgj_shape(job_record_t *job_ptr, uint32_t min_nodes,
 		mem = (d->pn_min_memory & ~MEM_PER_CPU) * cpus;
 	else
 		mem = d->pn_min_memory;
-	sh->v[TG_RES_GPU] = (int64_t) tgj_req_gpus(job_ptr, m);
-	if (gpu_mem)	/* memory from GRES (cons_tres clears the rest) */
-		mem = gpu_mem * (uint64_t) sh->v[TG_RES_GPU];
-	if (!(slurm_conf.select_type_param & CR_MEMORY))
-		mem = 0;
-	sh->v[TG_RES_CPU] = (int64_t) cpus * 1000;
-	sh->v[TG_RES_MEMORY] = (int64_t) mem << 20;
-	sh->v[TG_RES_PODS] = 1;
+	_shape_fill(job_ptr, sh, cpus, mem, m);
 	*members = m;
 	return SLURM_SUCCESS;
 }

@@ -38,6 +38,7 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -75,6 +76,7 @@
 /* slurmctld's own data: weak, so that clients and slurmd, which load
  * the plugin too, need not have it (only slurmctld reaches the code). */
 #pragma weak last_job_update
+#pragma weak last_node_update
 #pragma weak job_list
 #pragma weak queue_job_scheduler
 
@@ -428,15 +430,28 @@ static int _model_node(unsigned i, const nodeval_t *v)
 	return SLURM_SUCCESS;
 }
 
+/* A node's GPUs no job holds, by slurmctld's GRES counts. */
+static int64_t _free_gpus(node_record_t *np)
+{
+	gres_node_state_t *gs = np ? tgj_node_gpu_state(np) : NULL;
+
+	return (gs && gs->gres_cnt_avail > gs->gres_cnt_alloc) ?
+	       (int64_t) (gs->gres_cnt_avail - gs->gres_cnt_alloc) : 0;
+}
+
 /*
- * The model's nodes as cons_tres offers them to this job (state_lock).
+ * The model's nodes as cons_tres offers them to this job (state_lock),
+ * each with \p pods pod slots.  A node offers the CPUs and GPUs cons_tres
+ * gives this job (avail_cpus, limited by its tasks; avail_gpus), or with
+ * \p free_view the node's free CPUs (max_cpus: job_test.c line 3196) and
+ * free GPUs (slurmctld's GRES counts: a job that asks none is offered
+ * none), for a heterogeneous gang whose other components ask more than
+ * this one.
  * Only the nodes whose offer differs from the previous evaluation's are
  * written: an unchanged model keeps the core's cached slot counts.
  */
-static int _model_set(topology_eval_t *te, bool exclusive, bool per_task)
+static int _model_set(topology_eval_t *te, int64_t pods, bool free_view)
 {
-	int64_t pods = (per_task && !exclusive) ? POD_SLOTS_SHARED : 1;
-
 	for (unsigned i = 0; i < ntg; i++) {
 		uint32_t x = tg2slurm[i];
 		avail_res_t *ar = NULL;
@@ -446,9 +461,13 @@ static int _model_set(topology_eval_t *te, bool exclusive, bool per_task)
 			ar = te->avail_res_array[x];
 		v.in = ar && ar->avail_cpus > 0;
 		if (v.in) {
-			v.cpu = (int64_t) ar->avail_cpus * 1000;
+			v.cpu = (int64_t) (free_view ?
+					   MAX(ar->max_cpus, ar->avail_cpus) :
+					   ar->avail_cpus) * 1000;
 			v.gpu = (int64_t) ar->avail_gpus;
 		}
+		if (v.in && free_view)
+			v.gpu = MAX(v.gpu, _free_gpus(node_record_table_ptr[x]));
 		if (_model_node(i, &v))
 			return SLURM_ERROR;
 	}
@@ -468,7 +487,229 @@ typedef struct decide {
 	tgj_req req;
 	char why[TGS_ERRLEN + 128];
 	bitstr_t *want;
+	unsigned nhet;			/* components of a heterogeneous job
+					 * placed as one gang (0: not one) */
+	job_record_t *het[TG_MAX_PODSETS];	/* their pod sets' jobs */
+	unsigned het_ps;		/* job_ptr's pod set */
 } decide_t;
+
+/* ---- heterogeneous jobs (sbatch A : B) as one gang ---- */
+
+/*
+ * A heterogeneous job is one gang: a pod set per component, placed
+ * together by the core, each component then getting its part, as
+ * select/topogang does on 22.05.  24.11 starts heterogeneous jobs from
+ * sched/backfill only (job_scheduler.c line 1595 skips them): backfill
+ * tests each component (will-run), and once every one can start now
+ * _het_job_start_now (backfill.c line 4345) starts them one after
+ * another in het_job_list order, each through select_nodes -> cons_tres
+ * -> topology_p_eval_nodes, the nodes of the components started before
+ * taken out of the next one's (used_bitmap), so components never share
+ * a node.  cons_tres evaluates one component at a time and shows this
+ * plugin that component's view only, so:
+ *
+ *  - an evaluation of a component with no plan part places the whole
+ *    gang on that view (node_map), each node offering its free CPUs
+ *    (avail_res_t.max_cpus, not capped by this component's tasks), and
+ *    keeps every component's part (het_plan) once cons_tres accepted
+ *    its own;
+ *  - a later component takes its part (node_map narrowed to it);
+ *    refused, a must request waits, any other gets Slurm's evaluation;
+ *  - a component asked again (a new pass) places the gang afresh; a
+ *    plan older than HET_PLAN_TTL serves nobody.
+ *
+ * An exclusive component's view holds idle nodes only; where another
+ * component shares nodes, the partly busy nodes of the evaluated
+ * component's partition are offered too, with their free CPUs and GPUs
+ * (_het_offer_busy), so that component can go beside a running job.
+ * Components with -w, --contiguous, more than TG_MAX_PODSETS components
+ * or a component no longer pending are placed one by one, as other
+ * jobs.  A heterogeneous gang does not preempt (slurmctld
+ * preempts per component).
+ */
+#define HET_PLAN_TTL	30	/* seconds a plan serves its components */
+
+static struct {
+	uint32_t het_job_id;		/* 0: none */
+	time_t made;
+	bool must;
+	char domain[128];
+	unsigned n;
+	uint32_t job_id[TG_MAX_PODSETS];
+	bitstr_t *nodes[TG_MAX_PODSETS];
+	bool taken[TG_MAX_PODSETS];
+} het_plan;				/* under state_lock */
+
+static void _het_plan_drop(void)
+{
+	for (unsigned k = 0; k < het_plan.n; k++)
+		FREE_NULL_BITMAP(het_plan.nodes[k]);
+	memset(&het_plan, 0, sizeof(het_plan));
+}
+
+/*
+ * The components of \p job_ptr's heterogeneous job when they are placed
+ * as one gang (see above), in het_job_list order; 0 when not.  slurmctld
+ * holds the job lock (cons_tres's caller).
+ */
+static unsigned _het_components(job_record_t *job_ptr,
+				job_record_t **comp)
+{
+	job_record_t *leader, *jp;
+	list_itr_t *it;
+	unsigned n = 0;
+	bool ok = true, self = false;
+
+	if (!job_ptr->het_job_id ||
+	    !(leader = find_job_record(job_ptr->het_job_id)) ||
+	    !leader->het_job_list)
+		return 0;
+	it = list_iterator_create(leader->het_job_list);
+	while ((jp = list_next(it))) {
+		if (n >= TG_MAX_PODSETS || !jp->details ||
+		    jp->het_job_id != job_ptr->het_job_id ||
+		    !IS_JOB_PENDING(jp) || jp->details->req_node_bitmap ||
+		    jp->details->contiguous || !jp->details->min_nodes) {
+			ok = false;
+			break;
+		}
+		self = self || jp == job_ptr;
+		comp[n++] = jp;
+	}
+	list_iterator_destroy(it);
+	return ok && self && n > 1 ? n : 0;
+}
+
+/* A copy of the plan's part for \p job_ptr, when the plan made for its
+ * job has one it has not taken yet (state_lock held). */
+static bitstr_t *_het_plan_part(job_record_t *job_ptr, time_t now,
+				bool *must, char *domain, size_t dlen)
+{
+	if (!job_ptr->het_job_id || het_plan.het_job_id != job_ptr->het_job_id)
+		return NULL;
+	if (now - het_plan.made > HET_PLAN_TTL) {
+		_het_plan_drop();
+		return NULL;
+	}
+	for (unsigned k = 0; k < het_plan.n; k++) {
+		if (het_plan.job_id[k] != job_ptr->job_id)
+			continue;
+		if (het_plan.taken[k])
+			return NULL;	/* asked again: a new pass */
+		het_plan.taken[k] = true;
+		*must = het_plan.must;
+		snprintf(domain, dlen, "%s", het_plan.domain);
+		return bit_copy(het_plan.nodes[k]);
+	}
+	return NULL;
+}
+
+/* Pod set \p ps's nodes of the decision (every pod set's: UINT_MAX;
+ * state_lock held). */
+static bitstr_t *_decision_part(const tg_decision *d, unsigned ps)
+{
+	bitstr_t *b = bit_alloc(node_record_count);
+
+	for (unsigned i = 0; i < tg_decision_nplacements(d); i++) {
+		const tg_placement *p = tg_decision_placement(d, i);
+
+		if ((ps == UINT_MAX || p->podset == ps) && p->node < ntg &&
+		    tg2slurm[p->node] != NO_VAL)
+			bit_set(b, tg2slurm[p->node]);
+	}
+	return b;
+}
+
+/* Keeps a heterogeneous gang's placement for its other components. */
+static void _het_plan_keep(const decide_t *c)
+{
+	slurm_mutex_lock(&state_lock);
+	_het_plan_drop();
+	het_plan.het_job_id = c->job_ptr->het_job_id;
+	het_plan.made = time(NULL);
+	het_plan.must = c->req.must;
+	snprintf(het_plan.domain, sizeof(het_plan.domain), "%s",
+		 tg_decision_domain(c->d));
+	het_plan.n = c->nhet;
+	for (unsigned k = 0; k < c->nhet; k++) {
+		het_plan.job_id[k] = c->het[k]->job_id;
+		het_plan.nodes[k] = _decision_part(c->d, k);
+		het_plan.taken[k] = k == c->het_ps;
+	}
+	slurm_mutex_unlock(&state_lock);
+}
+
+static void _het_offer_busy(topology_eval_t *te);
+
+/*
+ * The gang of a heterogeneous job's components on the evaluated one's
+ * view (state_lock held): a pod set per component, one member a node
+ * (max_per_node 1).  Exclusive components ask the largest candidate
+ * node whole; where some component shares nodes, every member asks more
+ * than half a node's pod slots, so no two share a node (slurmctld gives
+ * the components disjoint nodes).
+ */
+static int _het_gang(topology_eval_t *te, decide_t *c)
+{
+	tg_shape sh[TG_MAX_PODSETS];
+	uint32_t members[TG_MAX_PODSETS], total = 0, max_cpus = 0;
+	bool excl[TG_MAX_PODSETS], all_excl = true, per_task;
+	char name[32];
+	unsigned k, ps;
+
+	for (int i = 0; next_node_bitmap(te->node_map, &i); i++)
+		max_cpus = MAX(max_cpus, node_record_table_ptr[i]->cpus_efctv);
+	for (k = 0; k < c->nhet; k++) {
+		job_record_t *jp = c->het[k];
+		bool self = jp == te->job_ptr;
+
+		if (tgj_shape(jp, self ? te->min_nodes : jp->details->min_nodes,
+			      self ? te->max_nodes : jp->details->max_nodes,
+			      max_cpus, &sh[k], &members[k], &excl[k],
+			      &per_task)) {
+			snprintf(c->why, sizeof(c->why), "heterogeneous "
+				 "component JobId=%u: its CPUs need more than "
+				 "%u nodes", jp->job_id,
+				 jp->details->max_nodes);
+			return SLURM_ERROR;
+		}
+		if (self)
+			c->het_ps = k;
+		/* cons_tres checks memory per node */
+		sh[k].v[TG_RES_MEMORY] = 0;
+		all_excl = all_excl && excl[k];
+		total += members[k];
+	}
+	for (k = 0; k < c->nhet && !all_excl; k++) {
+		if (excl[k])
+			sh[k].v[TG_RES_CPU] = (int64_t) max_cpus * 1000;
+		sh[k].v[TG_RES_PODS] = POD_SLOTS_SHARED / 2 + 1;
+	}
+	if (_model_set(te, all_excl ? 1 : POD_SLOTS_SHARED, true)) {
+		snprintf(c->why, sizeof(c->why), "bad node resources");
+		return SLURM_ERROR;
+	}
+	if (!all_excl)
+		_het_offer_busy(te);
+	snprintf(name, sizeof(name), "JobId=%u", te->job_ptr->het_job_id);
+	if (!(c->g = tg_gang_create(name)))
+		goto oom;
+	for (k = 0; k < c->nhet; k++) {
+		snprintf(name, sizeof(name), "JobId=%u", c->het[k]->job_id);
+		if (tg_gang_add_podset(c->g, name, &sh[k], members[k], &ps) ||
+		    tg_gang_podset_set_max_per_node(c->g, ps, 1))
+			goto oom;
+	}
+	if (tgj_request(te->job_ptr, &site_conf, topo, c->g, total,
+			plugin_type, &c->req, c->why, sizeof(c->why)))
+		goto oom;
+	tg_gang_set_can_preempt(c->g, false);
+	return SLURM_SUCCESS;
+oom:
+	if (!c->why[0])
+		snprintf(c->why, sizeof(c->why), "out of memory");
+	return SLURM_ERROR;
+}
 
 /* The gang for the job and cons_tres's view (state_lock held). */
 static int _gang(topology_eval_t *te, decide_t *c)
@@ -480,6 +721,8 @@ static int _gang(topology_eval_t *te, decide_t *c)
 	tg_shape sh;
 	char name[32];
 
+	if ((c->nhet = _het_components(job_ptr, c->het)))
+		return _het_gang(te, c);
 	for (int i = 0; next_node_bitmap(te->node_map, &i); i++)
 		if (te->avail_res_array[i] &&
 		    te->avail_res_array[i]->avail_cpus > max_cpus)
@@ -492,7 +735,8 @@ static int _gang(topology_eval_t *te, decide_t *c)
 	}
 	/* cons_tres has checked memory per node (avail_res_array) */
 	sh.v[TG_RES_MEMORY] = 0;
-	if (_model_set(te, exclusive, per_task)) {
+	if (_model_set(te, (per_task && !exclusive) ? POD_SLOTS_SHARED : 1,
+		       false)) {
 		snprintf(c->why, sizeof(c->why), "bad node resources");
 		return SLURM_ERROR;
 	}
@@ -518,9 +762,9 @@ static dec_t _decide(topology_eval_t *te, decide_t *c)
 {
 	job_record_t *job_ptr = te->job_ptr;
 	tg_errinfo ei;
-	unsigned np;
 
 	memset(&ei, 0, sizeof(ei));
+	c->job_ptr = job_ptr;
 	if (_gang(te, c)) {
 		if (site_conf.fallback)
 			return DEC_FALLBACK;
@@ -549,14 +793,7 @@ static dec_t _decide(topology_eval_t *te, decide_t *c)
 	if (tgj_switches_wait(job_ptr, topo, c->d, time(NULL), c->why,
 			      sizeof(c->why)))
 		return DEC_WAIT;
-	c->want = bit_alloc(node_record_count);
-	np = tg_decision_nplacements(c->d);
-	for (unsigned i = 0; i < np; i++) {
-		tg_node_id n = tg_decision_placement(c->d, i)->node;
-
-		if (n < ntg && tg2slurm[n] != NO_VAL)
-			bit_set(c->want, tg2slurm[n]);
-	}
+	c->want = _decision_part(c->d, c->nhet ? c->het_ps : UINT_MAX);
 	return DEC_PLACED;
 cannot:
 	snprintf(c->why + strlen(c->why), sizeof(c->why) - strlen(c->why),
@@ -647,7 +884,28 @@ static int _placed(topology_eval_t *te, decide_t *c)
 		/* the reason stays until the job starts (tgreason drops it
 		 * then): the test-only evaluation of a waiting job, on all
 		 * nodes, succeeds between the scheduler's refusals */
-		if (site_conf.debug) {
+		if (c->nhet)
+			_het_plan_keep(c);
+		if (site_conf.debug && c->nhet) {
+			bitstr_t *all;
+
+			/* the gang's nodes, under the state lock (tg2slurm) */
+			slurm_mutex_lock(&state_lock);
+			all = _decision_part(c->d, UINT_MAX);
+			slurm_mutex_unlock(&state_lock);
+
+			nodes = bitmap2node_name(all);
+			_log_decision("JobId=%u+%u(%u) gather=%s (%s) placed "
+				      "on %s in %s (heterogeneous JobId=%u, "
+				      "%u components as one gang)",
+				      job_ptr->het_job_id,
+				      job_ptr->het_job_offset, job_ptr->job_id,
+				      c->req.txt, c->req.src, nodes,
+				      tg_decision_domain(c->d),
+				      job_ptr->het_job_id, c->nhet);
+			xfree(nodes);
+			FREE_NULL_BITMAP(all);
+		} else if (site_conf.debug) {
 			nodes = bitmap2node_name(c->want);
 			_log_decision("JobId=%u gather=%s (%s) placed on %s "
 				      "in %s", job_ptr->job_id, c->req.txt,
@@ -670,22 +928,59 @@ static int _placed(topology_eval_t *te, decide_t *c)
 	return common_topo_choose_nodes(te);
 }
 
-static void _known_note(job_record_t *jp);
-
-extern int topology_p_eval_nodes(topology_eval_t *te)
+/*
+ * A heterogeneous job's component: \p part, its part of the gang placed
+ * for an earlier component (see het_plan), \p domain the gang's.
+ */
+static int _het_part(topology_eval_t *te, bitstr_t *part, bool must,
+		     const char *domain)
 {
 	job_record_t *job_ptr = te->job_ptr;
+	char why[TGS_ERRLEN + 128], *nodes = bitmap2node_name(part);
+	int rc = _choose_in(te, part);
+
+	if (rc == SLURM_SUCCESS) {
+		_log_decision("JobId=%u+%u(%u) placed on %s in %s, its part of "
+			      "heterogeneous JobId=%u", job_ptr->het_job_id,
+			      job_ptr->het_job_offset, job_ptr->job_id,
+			      nodes, domain, job_ptr->het_job_id);
+		xfree(nodes);
+		return rc;
+	}
+	snprintf(why, sizeof(why), "topogang: select/cons_tres refused %s, "
+		 "this component's part of heterogeneous JobId=%u in %s",
+		 nodes, job_ptr->het_job_id, domain);
+	xfree(nodes);
+	if (must)
+		return _wait(te, why);
+	if (_first_log(job_ptr->job_id))
+		error("%s: %pJ: %s; Slurm's own evaluation chooses",
+		      plugin_type, job_ptr, why);
+	return common_topo_choose_nodes(te);
+}
+
+static void _known_note(job_record_t *jp);
+static bitstr_t *_held_trim(topology_eval_t *te, char *why, size_t wlen);
+
+/* The job's nodes: a heterogeneous component's part, or the core's
+ * decision (called with state_lock held; releases it). */
+static int _eval(topology_eval_t *te)
+{
+	job_record_t *job_ptr = te->job_ptr;
+	char domain[sizeof(het_plan.domain)];
+	bitstr_t *part;
+	bool must = false;
 	decide_t c;
 	dec_t how;
 	int rc;
 
-	te->eval_nodes = NULL;		/* Slurm's default evaluation */
-	te->trump_others = false;
-	slurm_mutex_lock(&state_lock);
-	_known_note(job_ptr);		/* for preempt/topogang's victims */
-	if (!active) {
+	if ((part = _het_plan_part(job_ptr, time(NULL), &must, domain,
+				   sizeof(domain)))) {
 		slurm_mutex_unlock(&state_lock);
-		return common_topo_choose_nodes(te);
+		job_ptr->best_switch = true;
+		rc = _het_part(te, part, must, domain);
+		FREE_NULL_BITMAP(part);
+		return rc;
 	}
 	memset(&c, 0, sizeof(c));
 	how = _decide(te, &c);
@@ -711,6 +1006,44 @@ extern int topology_p_eval_nodes(topology_eval_t *te)
 	FREE_NULL_BITMAP(c.want);
 	tg_decision_free(c.d);
 	tg_gang_destroy(c.g);
+	return rc;
+}
+
+/*
+ * The nodes held for other preemptors (ReserveTime) are left out of
+ * node_map.  A job that does not fit in the rest is evaluated on the
+ * whole node_map with best_switch cleared, as _wait() does: cons_tres
+ * then passes a test-only evaluation (sbatch's submit check, which
+ * ignores allocations and must not refuse the job for a hold of a few
+ * seconds) and refuses every other one, so the job waits, with the
+ * hold as its reason.
+ */
+extern int topology_p_eval_nodes(topology_eval_t *te)
+{
+	job_record_t *job_ptr = te->job_ptr;
+	char why[TGS_ERRLEN] = "";
+	bitstr_t *full;
+	int rc;
+
+	te->eval_nodes = NULL;		/* Slurm's default evaluation */
+	te->trump_others = false;
+	slurm_mutex_lock(&state_lock);
+	_known_note(job_ptr);		/* for preempt/topogang's victims */
+	if (!active) {
+		slurm_mutex_unlock(&state_lock);
+		return common_topo_choose_nodes(te);
+	}
+	full = _held_trim(te, why, sizeof(why));
+	rc = _eval(te);
+	if (rc != SLURM_SUCCESS && full) {
+		bit_copybits(te->node_map, full);
+		if (tgr_set(job_ptr, why))
+			_log_decision("JobId=%u waits: %s", job_ptr->job_id,
+				      why);
+		rc = common_topo_choose_nodes(te);
+		job_ptr->best_switch = false;
+	}
+	FREE_NULL_BITMAP(full);
 	return rc;
 }
 
@@ -942,17 +1275,56 @@ typedef enum {
 	VIC_SET = 1,		/* exactly the core's victims */
 } vic_t;
 
-/* The last answer, for every candidate of one slurm_find_preemptable_jobs
- * call (they come one after another under the job lock). */
+/* The answer being computed (_vic_compute) for job_id. */
 static struct {
 	uint32_t job_id;
-	time_t at, upd;
-	uint64_t gen;		/* scan_gen it was computed at */
 	vic_t how;
 	uint32_t *ids;		/* victims' job ids, sorted */
 	unsigned n;
 	char last[512];		/* last decision logged for job_id */
 } vc;
+
+/*
+ * The core's answers, kept while what they were computed from stays the
+ * same.  preempt_p_preemptable() asks once per preemptee candidate, for
+ * each preemptor, in every main and backfill pass (node_scheduler.c line
+ * 1182, backfill.c lines 468-653); a computation builds a whole-node
+ * model and places the preemptor, so it is done once per preemptor and
+ * state, not once per call: an answer serves while the fingerprint of its
+ * inputs (_vic_fp: the running jobs the plugin knows and their nodes, the
+ * nodes' states and job counts, the scans done, the preemptor's request)
+ * is unchanged.  A call whose preemptor and slurmctld's update stamps
+ * (last_job_update, last_node_update) match the previous call's skips
+ * the fingerprint too.  MAX_VIC_CACHE preemptors are kept, by job id
+ * modulo MAX_VIC_CACHE; a preemptor whose slot another took computes
+ * again.
+ */
+#define MAX_VIC_CACHE	256	/* preemptors whose answer is kept */
+
+typedef struct vic_entry {
+	uint32_t job_id;	/* 0: empty */
+	uint64_t fp;		/* _vic_fp() of the inputs */
+	vic_t how;
+	uint32_t *ids;		/* victims' job ids, sorted */
+	unsigned n;
+} vic_entry_t;
+
+static vic_entry_t vcache[MAX_VIC_CACHE];
+static struct {
+	uint32_t job_id;
+	time_t job_upd, node_upd;
+	uint64_t gen;
+	vic_entry_t *e;
+} vlast;			/* the previous call's stamps */
+static uint64_t vic_calls = 0, vic_runs = 0;
+
+static void _vcache_drop(void)
+{
+	for (unsigned i = 0; i < MAX_VIC_CACHE; i++)
+		xfree(vcache[i].ids);
+	memset(vcache, 0, sizeof(vcache));
+	memset(&vlast, 0, sizeof(vlast));
+}
 
 static int _u32_cmp(const void *a, const void *b)
 {
@@ -1071,6 +1443,7 @@ static void _vic_log(job_record_t *jp, const tg_topology *t,
 		_log_decision("JobId=%u gather=%s (%s) preempting %s for %s "
 			      "in %s", jp->job_id, req->txt, req->src, txt,
 			      nodes, tg_decision_domain(d));
+	vc.job_id = jp->job_id;
 	snprintf(vc.last, sizeof(vc.last), "%s", txt);
 	xfree(nodes);
 }
@@ -1119,6 +1492,63 @@ static bool _vic_jobs(vjobs_t *v)
 }
 
 /*
+ * For a heterogeneous gang whose components share nodes: the nodes of
+ * the evaluated component's partition that run jobs and are not in its
+ * node_map (an exclusive component's view holds idle nodes only) join
+ * the model with their free CPUs (cpus_efctv less the CPUs of the known
+ * running jobs there: job_resrcs->cpus) and free GPUs, so a shared
+ * component can go beside a running job, as on 22.05.  A node whose jobs
+ * the known set does not all cover, or that is down, drained or not
+ * responding, is not offered; cons_tres checks the component's own
+ * evaluation on its part (state_lock held, and the job lock).
+ */
+static void _het_offer_busy(topology_eval_t *te)
+{
+	bitstr_t *part = te->job_ptr->part_ptr ?
+			 te->job_ptr->part_ptr->node_bitmap : NULL;
+	uint32_t *used, *njobs;
+
+	if (!part)
+		return;
+	used = xcalloc(node_record_count + 1, sizeof(*used));
+	njobs = xcalloc(node_record_count + 1, sizeof(*njobs));
+	for (size_t i = 0; i < known.cap; i++) {
+		job_record_t *jp = known.slot[i] ?
+				   find_job_record(known.slot[i]) : NULL;
+		job_resources_t *jr = jp ? jp->job_resrcs : NULL;
+		int off = 0;
+
+		if (!_job_on_nodes(jp) || !jr || !jr->node_bitmap || !jr->cpus)
+			continue;
+		for (int k = 0; next_node_bitmap(jr->node_bitmap, &k);
+		     k++, off++) {
+			if (k >= node_record_count || off >= jr->nhosts)
+				break;
+			used[k] += jr->cpus[off];
+			njobs[k]++;
+		}
+	}
+	for (unsigned i = 0; i < ntg; i++) {
+		uint32_t x = tg2slurm[i];
+		node_record_t *np = x != NO_VAL ? node_record_table_ptr[x] :
+				    NULL;
+		nodeval_t v = { .pods = POD_SLOTS_SHARED, .in = true };
+
+		if (!np || bit_test(te->node_map, x) || !bit_test(part, x) ||
+		    !np->run_job_cnt || np->sus_job_cnt ||
+		    njobs[x] < np->run_job_cnt || IS_NODE_DOWN(np) ||
+		    IS_NODE_DRAIN(np) || IS_NODE_NO_RESPOND(np) ||
+		    IS_NODE_COMPLETING(np) || used[x] >= np->cpus_efctv)
+			continue;
+		v.cpu = (int64_t) (np->cpus_efctv - used[x]) * 1000;
+		v.gpu = _free_gpus(np);
+		(void) _model_node(i, &v);
+	}
+	xfree(used);
+	xfree(njobs);
+}
+
+/*
  * A job runs that the plugin has not seen: "wait a pass" (VIC_NONE) and
  * wake the scan, or, after MAX_STALE_PASSES for \p jp, Slurm's order
  * (VIC_ANY), logged once (state_lock held).
@@ -1145,10 +1575,141 @@ static vic_t _vic_stale(job_record_t *jp)
 	return VIC_ANY;
 }
 
+/*
+ * ReserveTime (topogang.conf): the nodes the core chose for a preemptor
+ * stay held for it while its victims leave, as select/topogang holds
+ * them on 22.05, so that no other job takes the nodes freed for it.
+ * A hold is planned when the core picks victims (_vic_set: the
+ * preemptor's nodes) and is in force once slurmctld starts killing them
+ * for that job -- select_nodes() sets the preemptor's
+ * details->preempt_start_time when it preempts (node_scheduler.c line
+ * 2828) -- until ReserveTime seconds after that, or until the preemptor
+ * no longer waits.  Every other job's evaluation (run-now, will-run,
+ * backfill, test-only) sees node_map without the held nodes
+ * (_held_trim).  At most MAX_HELD preemptors are planned; the oldest
+ * plan not yet in force gives way, and a preemptor that finds every slot
+ * in force is not held, with an error naming the limit.
+ */
+#define MAX_HELD	64	/* preemptors whose nodes are held */
+
+static struct held {
+	uint32_t job_id;	/* 0: empty */
+	time_t made;		/* planned at */
+	bitstr_t *nodes;	/* the preemptor's nodes */
+} held[MAX_HELD];		/* under state_lock */
+
+static void _held_free(struct held *h)
+{
+	FREE_NULL_BITMAP(h->nodes);
+	memset(h, 0, sizeof(*h));
+}
+
+/* Whether \p h is in force at \p now; 0 drops it (its job no longer
+ * waits, or ReserveTime passed since its victims were killed). */
+static int _held_state(struct held *h, time_t now)
+{
+	job_record_t *jp = find_job_record(h->job_id);
+	time_t t;
+
+	if (!jp || !IS_JOB_PENDING(jp) || !jp->details)
+		return 0;
+	t = jp->details->preempt_start_time;
+	if (!t || t < h->made)
+		return -1;	/* planned, not preempting (yet) */
+	return (now - t < (time_t) site_conf.reserve_time) ? 1 : 0;
+}
+
+/* A slot for \p job_id's plan: its own, else a free one (dropping the
+ * holds that ended), else the oldest plan not in force; NULL if every
+ * slot holds nodes now. */
+static struct held *_held_slot(uint32_t job_id, time_t now)
+{
+	struct held *old = NULL;
+	unsigned i;
+
+	for (i = 0; i < MAX_HELD; i++)
+		if (held[i].job_id == job_id)
+			return &held[i];
+	for (i = 0; i < MAX_HELD; i++) {
+		if (held[i].job_id && !_held_state(&held[i], now))
+			_held_free(&held[i]);
+		if (!held[i].job_id)
+			return &held[i];
+	}
+	for (i = 0; i < MAX_HELD; i++)
+		if (_held_state(&held[i], now) < 0 &&
+		    (!old || held[i].made < old->made))
+			old = &held[i];
+	return old;
+}
+
+/* Plans a hold of \p nodes (taken) for \p job_id (state_lock held). */
+static void _held_plan(uint32_t job_id, bitstr_t *nodes, time_t now)
+{
+	struct held *slot = _held_slot(job_id, now);
+
+	if (!slot) {
+		error("%s: more than %u preemptors hold nodes (MAX_HELD); "
+		      "JobId=%u's nodes are not held", plugin_type, MAX_HELD,
+		      job_id);
+		FREE_NULL_BITMAP(nodes);
+		return;
+	}
+	_held_free(slot);
+	slot->job_id = job_id;
+	slot->made = now;
+	slot->nodes = nodes;
+}
+
+/*
+ * Takes the nodes held for other preemptors out of \p te's node_map
+ * (state_lock held).  Returns the node_map as it was (caller frees), with
+ * \p why naming the holds, or NULL when no hold touched it.
+ */
+static bitstr_t *_held_trim(topology_eval_t *te, char *why, size_t wlen)
+{
+	bitstr_t *full = NULL;
+	time_t now = time(NULL);
+	size_t off = 0;
+	char *nodes;
+
+	for (unsigned i = 0; site_conf.reserve_time && i < MAX_HELD; i++) {
+		struct held *h = &held[i];
+		int st;
+
+		if (!h->job_id || h->job_id == te->job_ptr->job_id)
+			continue;
+		if (!(st = _held_state(h, now))) {
+			_held_free(h);
+			continue;
+		}
+		if (st < 0 || !bit_overlap_any(te->node_map, h->nodes))
+			continue;
+		if (!full)
+			full = bit_copy(te->node_map);
+		bit_and_not(te->node_map, h->nodes);
+		nodes = bitmap2node_name(h->nodes);
+		if (off < wlen)
+			off += snprintf(why + off, wlen - off, "%s%s held for "
+					"JobId=%u, whose victims are leaving "
+					"(ReserveTime=%u)", off ? "; " :
+					"topogang: ", nodes, h->job_id,
+					site_conf.reserve_time);
+		_log_decision("JobId=%u: %s held for JobId=%u, whose victims "
+			      "are leaving (ReserveTime=%u)",
+			      te->job_ptr->job_id, nodes, h->job_id,
+			      site_conf.reserve_time);
+		xfree(nodes);
+	}
+	return full;
+}
+
 /* The core's victims from its decision \p d into vc. */
 static void _vic_set(job_record_t *jp, const tg_topology *t,
 		     const tg_decision *d, const tgj_req *req)
 {
+	bitstr_t *want = bit_alloc(node_record_count);
+
 	vc.ids = xcalloc(tg_decision_nvictims(d) + 1, sizeof(*vc.ids));
 	for (unsigned i = 0; i < tg_decision_nvictims(d); i++) {
 		const char *gn = tg_decision_victim(d, i)->gang;
@@ -1163,6 +1724,14 @@ static void _vic_set(job_record_t *jp, const tg_topology *t,
 	qsort(vc.ids, vc.n, sizeof(*vc.ids), _u32_cmp);
 	vc.how = VIC_SET;
 	_vic_log(jp, t, d, req);
+	for (unsigned i = 0; i < tg_decision_nplacements(d); i++) {
+		node_record_t *np = find_node_record((char *) tg_topology_node_name(
+			t, tg_decision_placement(d, i)->node));
+
+		if (np)
+			bit_set(want, np->index);
+	}
+	_held_plan(jp->job_id, want, time(NULL));
 }
 
 /* The core's victims for \p jp on the live cluster (state_lock held). */
@@ -1221,6 +1790,108 @@ out:
 	tg_topology_destroy(t);
 }
 
+/* splitmix64's finaliser: a well-mixed 64-bit hash of \p x. */
+static uint64_t _mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/*
+ * The fingerprint of what _vic_compute() reads for \p jp: each running
+ * job the plugin knows (id, state, start, nodes, partition, preemption
+ * mode), each node (state, job counts), the scans done and whether the
+ * known set is full, and the preemptor's request (partition, nodes,
+ * CPUs, sharing, --switches and whether its wait is over, the comment
+ * that carries mixed mode's request).  Jobs are summed, so
+ * the known set's slot order does not matter (state_lock held, and
+ * slurmctld's job and node locks).
+ */
+static uint64_t _vic_fp(job_record_t *jp)
+{
+	uint64_t h = _mix(scan_gen) ^ _mix(known_full);
+	job_details_t *dp = jp->details;
+	node_record_t *np;
+
+	for (size_t i = 0; i < known.cap; i++) {
+		job_record_t *r = known.slot[i] ?
+				  find_job_record(known.slot[i]) : NULL;
+		uint64_t x;
+
+		if (!_job_on_nodes(r))
+			continue;
+		x = _mix(((uint64_t) r->job_id << 32) ^ r->job_state);
+		x = _mix(x ^ (uint64_t) r->start_time);
+		x = _mix(x ^ (uint64_t) (uintptr_t) r->part_ptr);
+		x = _mix(x ^ slurm_job_preempt_mode(r));
+		for (int k = 0; r->node_bitmap &&
+			     next_node_bitmap(r->node_bitmap, &k); k++)
+			x = _mix(x ^ (uint64_t) k);
+		h += x;
+	}
+	for (int k = 0; (np = next_node(&k)); k++)
+		h = _mix(h ^ ((uint64_t) np->node_state << 32) ^
+			 ((uint64_t) np->run_job_cnt << 16) ^
+			 np->sus_job_cnt ^ ((uint64_t) k << 48));
+	h = _mix(h ^ ((uint64_t) jp->job_id << 32) ^
+		 (uint64_t) (uintptr_t) jp->part_ptr);
+	/* --switches=1 asks a leaf switch until its wait is over */
+	h = _mix(h ^ jp->req_switch ^ ((uint64_t) (jp->wait4switch_start &&
+		 (time(NULL) - jp->wait4switch_start >=
+		  (time_t) jp->wait4switch)) << 32));
+	for (const char *p = jp->comment; p && *p; p++)
+		h = _mix(h ^ (unsigned char) *p);
+	if (dp)
+		h = _mix(h ^ ((uint64_t) dp->min_nodes << 32) ^
+			 dp->max_nodes ^ ((uint64_t) dp->min_cpus << 16) ^
+			 ((uint64_t) dp->share_res << 40) ^
+			 ((uint64_t) dp->whole_node << 48));
+	return h;
+}
+
+/*
+ * The answer for \p jp: kept (see vcache), or computed and kept (state
+ * lock held, and slurmctld's job and node locks).
+ */
+static const vic_entry_t *_vic_answer(job_record_t *jp,
+				      bool (*base)(job_record_t *,
+						   job_record_t *))
+{
+	vic_entry_t *e = &vcache[jp->job_id % MAX_VIC_CACHE];
+	uint64_t fp;
+
+	vic_calls++;
+	if (vlast.e && vlast.job_id == jp->job_id &&
+	    vlast.job_upd == last_job_update &&
+	    vlast.node_upd == last_node_update && vlast.gen == scan_gen &&
+	    vlast.e->job_id == jp->job_id)
+		return vlast.e;
+	fp = _vic_fp(jp);
+	if (e->job_id != jp->job_id || e->fp != fp) {
+		vic_runs++;
+		_vic_compute(jp, base);
+		xfree(e->ids);
+		e->job_id = jp->job_id;
+		e->fp = fp;
+		e->how = vc.how;
+		e->ids = vc.ids;
+		e->n = vc.n;
+		vc.ids = NULL;
+		vc.n = 0;
+		_log_decision("JobId=%u: victims computed (%"PRIu64
+			      " computations for %"PRIu64" calls)",
+			      jp->job_id, vic_runs, vic_calls);
+	}
+	vlast.job_id = jp->job_id;
+	vlast.job_upd = last_job_update;
+	vlast.node_upd = last_node_update;
+	vlast.gen = scan_gen;
+	vlast.e = e;
+	return e;
+}
+
 /*
  * Called by preempt/topogang's preempt_p_preemptable() once Slurm's own
  * rule (\p base) admits \p preemptee: whether the core picks it as a
@@ -1235,25 +1906,18 @@ extern int topology_p_topogang_victim(job_record_t *preemptor,
 				      bool (*base)(job_record_t *,
 						   job_record_t *))
 {
-	time_t now = time(NULL);
+	const vic_entry_t *e;
 	int r = VIC_ANY;
 
 	slurm_mutex_lock(&state_lock);
 	if (!active || !topo_file[0] || !scan_started)
 		goto out;
-	if (vc.job_id != preemptor->job_id || vc.at != now ||
-	    vc.upd != last_job_update || vc.gen != scan_gen) {
-		_vic_compute(preemptor, base);
-		vc.job_id = preemptor->job_id;
-		vc.at = now;
-		vc.upd = last_job_update;
-		vc.gen = scan_gen;
-	}
-	if (vc.how == VIC_SET)
-		r = bsearch(&preemptee->job_id, vc.ids, vc.n,
-			    sizeof(*vc.ids), _u32_cmp) ? 1 : 0;
+	e = _vic_answer(preemptor, base);
+	if (e->how == VIC_SET)
+		r = bsearch(&preemptee->job_id, e->ids, e->n,
+			    sizeof(*e->ids), _u32_cmp) ? 1 : 0;
 	else
-		r = vc.how;
+		r = e->how;
 out:
 	slurm_mutex_unlock(&state_lock);
 	return r;
@@ -1304,6 +1968,11 @@ extern int fini(void)
 	tgs_conf_free(&site_conf);
 	xfree(vc.ids);
 	memset(&vc, 0, sizeof(vc));
+	_vcache_drop();
+	vic_calls = vic_runs = 0;
+	for (unsigned i = 0; i < MAX_HELD; i++)
+		_held_free(&held[i]);
+	_het_plan_drop();
 	_ids_free(&known);
 	known_full = false;
 	scan_want = true;

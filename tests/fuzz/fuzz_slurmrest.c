@@ -2,7 +2,9 @@
  * tests/fuzz/fuzz_slurmrest.c - libFuzzer target for what the bridge's
  * mixed mode reads from slurmrestd v0.0.38 and v0.0.40+
  * (k8s_bridge/slurmrest.c):
- * the jobs list (br_sjobs_parse, heterogeneous jobs folded), the submit
+ * the jobs list (br_sjobs_parse, heterogeneous jobs folded), the nodes
+ * list (br_snodes_parse: names and states present, at most BR_SNODES_MAX
+ * nodes, the same twice), the submit
  * answer (br_sjob_submit_result), the errors array (br_slurm_error) and
  * Slurm hostlists (br_hosts_expand).  See README.md for how to build it.
  *
@@ -112,6 +114,36 @@ static void fuzz_jobs(const char *body, unsigned ver)
 		fail("jobs: free left records", "");
 }
 
+static void fuzz_nodes(const char *body, unsigned ver)
+{
+	br_snodes ns, again;
+	char err[512] = "", err2[512] = "";
+	int rc = br_snodes_parse(body, ver, &ns, err, sizeof(err));
+	int rc2 = br_snodes_parse(body, ver, &again, err2, sizeof(err2));
+	size_t i;
+
+	if (rc != rc2 || strcmp(err, err2) != 0)
+		fail("nodes: two parses disagree", err);
+	if (rc) {
+		if (!*err || ns.n || ns.v)
+			fail("nodes: failed without a message or with nodes",
+			     err);
+		return;
+	}
+	if (ns.n > BR_SNODES_MAX || ns.n != again.n)
+		fail("nodes: too many, or two parses give different counts",
+		     "");
+	for (i = 0; i < ns.n; i++)
+		if (!ns.v[i].name || !*ns.v[i].name || !ns.v[i].state ||
+		    !ns.v[i].reason ||
+		    ns.v[i].unusable != again.v[i].unusable ||
+		    ns.v[i].alloc_cpus != again.v[i].alloc_cpus)
+			fail("nodes: a record without a name or state, or two "
+			     "parses differ", ns.v[i].name);
+	br_snodes_free(&ns);
+	br_snodes_free(&again);
+}
+
 static void fuzz_submit(const char *body, long status)
 {
 	char err[512];
@@ -179,6 +211,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_jobs(buf, 38);
 	fuzz_jobs(buf, 40);
 	fuzz_jobs(buf, 42);
+	fuzz_nodes(buf, 38);
+	fuzz_nodes(buf, 42);
 	fuzz_version(buf);
 	fuzz_submit(buf, size ? status[data[size - 1] & 3] : 200);
 	fuzz_submit(buf, 200);

@@ -257,6 +257,8 @@ def _catalog():
         R("rbac.authorization.k8s.io", "v1", "roles", "Role", True, subs=()),
         R("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding",
           True, subs=()),
+        R("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy",
+          True, ("netpol",), subs=()),
         R("apiextensions.k8s.io", "v1", "customresourcedefinitions",
           "CustomResourceDefinition", False, ("crd", "crds"),
           singular="customresourcedefinition"),
@@ -1128,6 +1130,87 @@ class Faults:
                     for f in self.items]
 
 
+class Apf:
+    """API Priority and Fairness as a client sees it under load: one
+    priority level with a token bucket of \\p burst seats refilled at
+    \\p qps per second; a request that finds it empty is rejected at once
+    with 429 TooManyRequests, "Too many requests, please try again
+    later.", a Retry-After header and details.retryAfterSeconds (what
+    kube-apiserver's APF filter answers when a priority level's queues are
+    full).  Off (qps 0) unless --apf-qps or POST /_test/apf turns it on.
+    Health probes are exempt, as kube-apiserver's `probes` FlowSchema makes
+    them; \\p path_regex / \\p agent_regex (User-Agent) narrow which
+    requests it limits (a test's own requests can pass untouched);
+    \\p watch false exempts watch starts (APF limits them otherwise)."""
+
+    EXEMPT = ("/healthz", "/livez", "/readyz")
+
+    def __init__(self, qps=0.0, burst=0, retry_after=1):
+        self.lock = threading.Lock()
+        self.rejected = 0
+        self.admitted = 0
+        self.configure({"qps": qps, "burst": burst,
+                        "retry_after": retry_after})
+
+    def configure(self, c):
+        try:
+            qps = float(c.get("qps") or 0)
+            burst = int(c.get("burst") or max(1, int(math.ceil(qps))))
+            ra = int(c.get("retry_after", 1))
+            prx = re.compile(c.get("path_regex") or "")
+            arx = re.compile(c.get("agent_regex") or "")
+        except (TypeError, ValueError, re.error) as e:
+            raise bad_request("bad APF settings: %s" % e)
+        if qps < 0 or burst < 1 or ra < 0:
+            raise bad_request("bad APF settings: qps >= 0, burst >= 1, "
+                              "retry_after >= 0")
+        with self.lock:
+            self.qps, self.burst, self.retry_after = qps, burst, ra
+            self.path_re, self.agent_re = prx, arx
+            self.watch = c.get("watch", True)
+            self.conf = {"qps": qps, "burst": burst, "retry_after": ra,
+                         "path_regex": c.get("path_regex") or "",
+                         "agent_regex": c.get("agent_regex") or "",
+                         "watch": bool(self.watch)}
+            self.tokens = float(burst)
+            self.last = time.monotonic()
+
+    def admit(self, path, agent, is_watch):
+        """None when the request may go on, else the 429 ApiError."""
+        with self.lock:
+            if self.qps <= 0 or path in self.EXEMPT or \
+                    (is_watch and not self.watch) or \
+                    not self.path_re.search(path) or \
+                    not self.agent_re.search(agent or ""):
+                return None
+            now = time.monotonic()
+            self.tokens = min(float(self.burst), self.tokens +
+                              (now - self.last) * self.qps)
+            self.last = now
+            if self.tokens >= 1.0:
+                self.tokens -= 1.0
+                self.admitted += 1
+                return None
+            self.rejected += 1
+            ra = self.retry_after
+        return ApiError(429, "TooManyRequests",
+                        "Too many requests, please try again later.",
+                        {"retryAfterSeconds": ra},
+                        headers={"Retry-After": str(ra),
+                                 "X-Kubernetes-PF-FlowSchema-UID": APF_FS_UID,
+                                 "X-Kubernetes-PF-PriorityLevel-UID":
+                                     APF_PL_UID})
+
+    def describe(self):
+        with self.lock:
+            return dict(self.conf, rejected=self.rejected,
+                        admitted=self.admitted)
+
+
+APF_FS_UID = "9b1e3c4d-0000-4000-8000-00000000f10a"
+APF_PL_UID = "9b1e3c4d-0000-4000-8000-00000000f10b"
+
+
 class Stats:
     def __init__(self):
         self.lock = threading.Lock()
@@ -1135,6 +1218,7 @@ class Stats:
         self.recent = collections.deque(maxlen=1000)
         self.total = 0
         self.watch_events = 0
+        self.watches_cut_slow = 0
 
     def record(self, method, path, query, status):
         with self.lock:
@@ -1150,6 +1234,7 @@ class Stats:
             self.recent.clear()
             self.total = 0
             self.watch_events = 0
+            self.watches_cut_slow = 0
 
 
 # ---------------------------------------------------------------------------
@@ -1487,9 +1572,14 @@ class App:
         self.reg = Registry(g for s in args.disable_group
                             for g in s.split(",") if g)
         self.faults = Faults()
+        self.apf = Apf(args.apf_qps, args.apf_burst, args.apf_retry_after)
         self.stats = Stats()
         self.token = args.token
         self.token_file = args.token_file
+        # shutdown: no write is answered that the state file misses
+        self.gate = threading.Condition()
+        self.stopping = False
+        self.writes_in_flight = 0
         self.watch_lock = threading.Lock()
         self.watches = {}
         self.watch_seq = 0
@@ -2493,13 +2583,14 @@ class Handler(BaseHTTPRequestHandler):
             if isinstance(conn, ssl.SSLSocket):
                 # no MSG_PEEK on TLS; a watching client sends nothing, so
                 # reading here only ever sees close_notify or EOF
+                prev = conn.gettimeout()
                 conn.setblocking(False)
                 try:
                     return conn.recv(1) == b""
                 except (ssl.SSLWantReadError, BlockingIOError):
                     return False
                 finally:
-                    conn.setblocking(True)
+                    conn.settimeout(prev)
             return conn.recv(1, socket.MSG_PEEK) == b""
         except (OSError, ValueError):
             return True
@@ -2518,13 +2609,29 @@ class Handler(BaseHTTPRequestHandler):
         except (OSError, ValueError):
             self.close_connection = True
             return
+        counted = False
         try:
             if path.startswith("/_test/") or path == "/_test":
                 self.control(app, method, path, q, body)
             else:
+                with app.gate:
+                    if app.stopping:
+                        # kube-apiserver's WithWaitGroup once shutdown
+                        # began
+                        self.close_connection = True
+                        raise ApiError(503, "ServiceUnavailable",
+                                       "apiserver is shutting down",
+                                       headers={"Retry-After": "1"})
+                    if method != "GET":
+                        app.writes_in_flight += 1
+                        counted = True
                 if not app.auth_ok(self.headers.get("Authorization")):
                     raise ApiError(401, "Unauthorized", "Unauthorized")
                 is_watch = method == "GET" and qbool(q.get("watch"))
+                e = app.apf.admit(path, self.headers.get("User-Agent"),
+                                  is_watch)
+                if e is not None:
+                    raise e
                 f = app.faults.match(method, path, query, is_watch)
                 if f is not None:
                     self.fault = f
@@ -2555,6 +2662,10 @@ class Handler(BaseHTTPRequestHandler):
                 except OSError:
                     self.close_connection = True
         finally:
+            if counted:
+                with app.gate:
+                    app.writes_in_flight -= 1
+                    app.gate.notify_all()
             if not path.startswith("/_test"):
                 app.stats.record(method, path, query, self.status_sent)
             if app.log_fp:
@@ -3214,6 +3325,22 @@ class Handler(BaseHTTPRequestHandler):
             info = {"id": wid, "path": self.path, "events": 0,
                     "since": time.time()}
             app.watches[wid] = info
+        slow_s = app.args.slow_watch_timeout
+        try:
+            # a client that takes nothing for this long is cut off
+            self.connection.settimeout(slow_s if slow_s > 0 else None)
+        except OSError:
+            pass
+
+        def backlog(cur):
+            """Events past \\p cur this watcher would be sent: what
+            kube-apiserver's cacher holds in the watcher's buffer."""
+            with store.lock:
+                evs, gone = store.events_since(res.skey, cur)
+            if gone is not None:
+                return 1 << 30
+            return sum(1 for e in evs if plain or matches(e.obj) or
+                       (e.old is not None and matches(e.old)))
         try:
             first = []
             with store.lock:
@@ -3277,7 +3404,7 @@ class Handler(BaseHTTPRequestHandler):
             while True:
                 if info.get("stall_until"):
                     if info.get("hold") is None:
-                        if self.stall(app, info, cursor):
+                        if self.stall(app, info, cursor, backlog):
                             break
                     elif time.monotonic() >= info["stall_until"] and \
                             self.end_stall(info, cursor):
@@ -3348,22 +3475,55 @@ class Handler(BaseHTTPRequestHandler):
                         pending.append(encode("DELETED", e.obj, e))
                 cursor = max(cursor, head_rv)
             self.end_chunked()
+        except TimeoutError:
+            # kube-apiserver's cacher: "Forcing watcher close due to
+            # unresponsiveness" -- the buffer stays full, the watch goes
+            self.cut_slow(app, info, "the client took nothing for %g s"
+                          % slow_s)
+            self.abort_connection()
+            raise WatchClosed()
         except (BrokenPipeError, ConnectionResetError, OSError):
             self.close_connection = True
             raise WatchClosed()
         finally:
             with app.watch_lock:
                 app.watches.pop(wid, None)
+            try:
+                self.connection.settimeout(None)
+            except OSError:
+                pass
 
-    def stall(self, app, info, cursor):
+    def cut_slow(self, app, info, why):
+        with app.stats.lock:
+            app.stats.watches_cut_slow += 1
+        app.log("slow watcher cut off: watch %d %s (%d events sent): %s"
+                % (info["id"], info["path"], info["events"], why))
+
+    def stall(self, app, info, cursor, backlog):
         """A stalled watch (POST /_test/stall-watches): nothing at all is
         written (no event, no bookmark), as on a half-open connection,
         until the stall ends or the client goes.  Then "then": "resume"
         goes on where it was, "expired" ends with a 410 ERROR event.
-        True when the watch must end."""
+        Meanwhile, once more events wait for it than the watcher's buffer
+        holds (--watch-buffer, or the stall's "buffer"), it is cut off as
+        kube-apiserver cuts a watcher that does not keep up: the stream
+        ends (terminating chunk) without them, and the client must watch
+        again from the last version it saw.  True when the watch must
+        end."""
+        limit = info.get("stall_buffer", app.args.watch_buffer)
         while time.monotonic() < info["stall_until"]:
             if self.client_gone():
                 raise WatchClosed()
+            if limit > 0:
+                n = backlog(cursor)
+                if n > limit:
+                    self.cut_slow(app, info, "%d events waiting, buffer %d"
+                                  % (n, limit))
+                    for k in ("stall_until", "stall_then", "hold",
+                              "stall_buffer"):
+                        info.pop(k, None)
+                    self.close_connection = True
+                    return True
             time.sleep(0.1)
         return self.end_stall(info, cursor)
 
@@ -3476,6 +3636,7 @@ class Handler(BaseHTTPRequestHandler):
                 recent = list(app.stats.recent)
                 total = app.stats.total
                 wev = app.stats.watch_events
+                cut = app.stats.watches_cut_slow
             with app.watch_lock:
                 watches = [{k: v for k, v in w.items() if k != "hold"}
                            for w in app.watches.values()]
@@ -3484,8 +3645,13 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(200, {
                 "total": total, "requests": reqs, "by_status": by_status,
                 "watches_open": len(watches), "watches": watches,
-                "watch_events_sent": wev, "recent": recent,
+                "watch_events_sent": wev, "watches_cut_slow": cut,
+                "apf": app.apf.describe(), "recent": recent,
                 "resourceVersion": str(rv), "faults": app.faults.describe()})
+        elif p == "/_test/apf":
+            if method == "POST":
+                app.apf.configure(parsed() or {})
+            return self.send_json(200, app.apf.describe())
         elif p == "/_test/compact" and method == "POST":
             with app.store.lock:
                 app.store.compact()
@@ -3543,6 +3709,8 @@ class Handler(BaseHTTPRequestHandler):
                         w["stall_then"] = opts.get("then", "resume")
                         if opts.get("hold_regex"):
                             w["hold"] = re.compile(opts["hold_regex"])
+                        if opts.get("buffer") is not None:
+                            w["stall_buffer"] = int(opts["buffer"])
                         n += 1
             with app.store.lock:
                 app.store.kick_all()
@@ -3551,7 +3719,8 @@ class Handler(BaseHTTPRequestHandler):
             with app.watch_lock:
                 return self.send_json(200, {"watches": [
                     {k: v for k, v in w.items() if k != "hold"}
-                    for w in app.watches.values()]})
+                    for w in app.watches.values()],
+                    "cut_slow": app.stats.watches_cut_slow})
         elif p == "/_test/shutdown" and method == "POST":
             self.send_json(200, {"ok": True})
             threading.Thread(target=self.server.app_shutdown,
@@ -3575,7 +3744,13 @@ class Server(ThreadingHTTPServer):
         return sock, addr
 
     def app_shutdown(self):
+        """Stops as kube-apiserver does: new requests get 503 "apiserver
+        is shutting down", the writes in flight finish, then the state is
+        saved -- a write answered is a write kept (etcd loses none)."""
         app = self.app
+        with app.gate:
+            app.stopping = True
+            app.gate.wait_for(lambda: app.writes_in_flight == 0, 10)
         if app.args.state_file:
             try:
                 app.save_state(app.args.state_file)
@@ -3605,7 +3780,24 @@ def main(argv=None):
     ap.add_argument("--pod-grace", type=float, default=0.0,
                     help="seconds a bound pod stays terminating after a "
                     "graceful delete (default 0: removed at once)")
-    ap.add_argument("--bookmark-interval", type=float, default=5.0)
+    ap.add_argument("--bookmark-interval", type=float, default=60.0,
+                    help="seconds between BOOKMARKs on a watch that asked "
+                    "for them (default 60: kube-apiserver sends about one "
+                    "a minute)")
+    ap.add_argument("--apf-qps", type=float, default=0.0,
+                    help="API Priority and Fairness: requests admitted per "
+                    "second, the rest 429 with Retry-After (default 0: "
+                    "off; POST /_test/apf sets it at run time)")
+    ap.add_argument("--apf-burst", type=int, default=0,
+                    help="APF bucket size (default: qps rounded up)")
+    ap.add_argument("--apf-retry-after", type=int, default=1,
+                    help="Retry-After seconds of an APF 429 (default 1)")
+    ap.add_argument("--slow-watch-timeout", type=float, default=10.0,
+                    help="a watch whose client takes no bytes for this "
+                    "long is cut off (default 10; 0: never)")
+    ap.add_argument("--watch-buffer", type=int, default=100,
+                    help="events a stalled watch may have waiting before "
+                    "it is cut off (default 100; 0: unlimited)")
     ap.add_argument("--too-large-wait", type=float, default=3.0,
                     help="seconds a watch from a resourceVersion newer "
                     "than the server's waits before its 504 \"Too large "

@@ -29,6 +29,8 @@
 #   with a root token in $LAB/etc/jwt.token (slurm-lab.md section 8)
 #   LAB_LOW_GRACE=SECONDS: GraceTime of partition low (preemption sends
 #   SIGTERM and waits that long)
+#   LAB_NO_CONS_TRES=1 before lab_write: select_cons_tres.so left out of
+#   the lab's PluginDir (select/topogang answers cons_tres's plugin_id)
 #
 # TAP: ok DESC / nok DESC / is GOT WANT DESC / tap_done.
 
@@ -184,7 +186,11 @@ lab_write() {
 	done
 	# A private PluginDir: every Debian plugin plus ours (slurm-lab.md
 	# section 5, variant B: our own plugin_id, cons_tres beside it).
+	# LAB_NO_CONS_TRES=1: every one but select_cons_tres.so (variant A:
+	# select/topogang then takes cons_tres's plugin_id, topogang.conf(5)).
 	for f in "$debdir"/*.so; do
+		[ "${LAB_NO_CONS_TRES:-0}" = 1 ] &&
+			[ "${f##*/}" = select_cons_tres.so ] && continue
 		ln -sf "$f" "$LAB/plugins/"
 	done
 	for f in $lab_plugins; do

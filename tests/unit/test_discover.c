@@ -29,6 +29,9 @@
 #define XML_POWER8 "hwloc_power8_4gpu_nvlink_distances.xml"
 #define XML_DGX2H "hwloc_nvidia_dgx2h_16gpu_12nvswitch.xml"
 #define XML_SYNTH "hwloc_synthetic_gpu_nic_pcie_switch.xml"
+/* captured on a real H200 VM (tests/data/discover/README.md) */
+#define SMI_H200 "nvidia_smi_topo_h200_1gpu_vm.txt"
+#define XML_H200 "hwloc_h200_1gpu_vm.xml"
 
 static void skip(unsigned n, const char *why)
 {
@@ -318,7 +321,7 @@ static void test_hwloc_merge(tg_nodeinfo *ni, const tg_nodeinfo *s2,
 static int nolibxml_failures(void)
 {
 	static const char *const files[] = { XML_POWER8, XML_DGX2H,
-					     XML_SYNTH };
+					     XML_SYNTH, XML_H200 };
 	pid_t pid;
 	int st;
 
@@ -522,6 +525,81 @@ static void test_hwloc(void)
 }
 
 
+/*
+ * One H200 in a VM, both files captured on the machine itself: the
+ * driver (580) underlines nvidia-smi's header with ANSI escapes even when
+ * the output is a file, and Debian's hwloc has no NVML backend, so the
+ * XML knows the GPU only as an NVIDIA 3D controller on the PCI bus.  The
+ * live path (`topogang discover node`) merges the two; so does this test.
+ */
+static void test_real_h200(void)
+{
+	tg_nodeinfo *s = NULL, *x = NULL;
+	tg_errinfo ei = { "" };
+	size_t len = 0;
+	char *buf = td_read("discover", SMI_H200, &len), *out;
+	tg_gpuinfo g;
+	tg_nicinfo n;
+
+	if (!buf) {
+		ok(0, "H200: read %s", SMI_H200);
+		return;
+	}
+	is_int(tg_nodeinfo_parse_nvidia_smi(buf, len, SMI_H200, &s, &ei),
+	       TG_OK, "H200 nvidia-smi: parses despite the ANSI escapes");
+	free(buf);
+	if (!s) {
+		diag("%s", ei.msg);
+		return;
+	}
+	is_int(tg_nodeinfo_ngpus(s), 1, "H200 nvidia-smi: one GPU");
+	memset(&g, 0, sizeof(g));
+	tg_nodeinfo_gpu(s, 0, &g);
+	is_str(g.cpus, "0-15", "H200 nvidia-smi: CPU affinity 0-15");
+	is_int(g.numa, 0, "H200 nvidia-smi: NUMA 0");
+	ok(tg_nodeinfo_nvlink_known(s), "H200 nvidia-smi: NVLink known "
+	   "(a lone GPU: an island of one)");
+	is_int(tg_nodeinfo_nislands(s), 1, "H200 nvidia-smi: one island");
+	if (!tg_nodeinfo_have_hwloc()) {
+		skip(9, "built without hwloc");
+		tg_nodeinfo_destroy(s);
+		return;
+	}
+	is_int(load_xml(XML_H200, &x, &ei), TG_OK, "H200 hwloc: loads");
+	if (!x) {
+		diag("%s", ei.msg);
+		skip(8, "the H200 XML did not load");
+		tg_nodeinfo_destroy(s);
+		return;
+	}
+	is_int(tg_nodeinfo_ngpus(x), 1, "H200 hwloc: one GPU, found by "
+	       "its PCI vendor and class (no NVML)");
+	memset(&g, 0, sizeof(g));
+	tg_nodeinfo_gpu(x, 0, &g);
+	is_str(g.pci, "0000:00:06.0", "H200 hwloc: PCI 00:06.0, as "
+	       "nvidia-smi --query-gpu=pci.bus_id says");
+	is_str(g.cores, "0-15", "H200 hwloc: cores 0-15");
+	memset(&n, 0, sizeof(n));
+	ok(tg_nodeinfo_nnics(x) == 1 && tg_nodeinfo_nic(x, 0, &n) == TG_OK &&
+	   n.name && strcmp(n.name, "eth0") == 0, "H200 hwloc: one NIC, "
+	   "eth0 (the virtio disks are not NICs)");
+	is_int(g.nic_path, TG_PATH_PHB, "H200 hwloc: GPU to eth0 through "
+	       "the host bridge (PHB)");
+	ok(!tg_nodeinfo_nvlink_known(x), "H200 hwloc: NVLink unknown "
+	   "without NVML");
+	is_int(tg_nodeinfo_merge_nvlink(x, s, &ei), TG_OK,
+	       "H200: nvidia-smi's NVLink merges into hwloc's view");
+	out = export(x, TG_NODEINFO_GRES, "h200-node");
+	is_str(out, "# gres.conf for h200-node written by topogang "
+	       "(hwloc-xml): 1 GPU, NVLink islands 0\n"
+	       "NodeName=h200-node Name=gpu File=/dev/nvidia0 Cores=0-15 "
+	       "Links=-1\n", "H200: the gres.conf line the live "
+	       "`discover node` printed on that machine");
+	tg_free(out);
+	tg_nodeinfo_destroy(x);
+	tg_nodeinfo_destroy(s);
+}
+
 /* ---- allocation failures: every call from the Nth on fails ---- */
 
 /* The inputs of oom_scenario(). */
@@ -587,6 +665,7 @@ int main(void)
 	test_nvidia_smi();
 	test_nvidia_smi_variants();
 	test_hwloc();
+	test_real_h200();
 	test_oom();
 	tg_nodeinfo_destroy(NULL);
 	return done_testing();

@@ -1513,6 +1513,127 @@ static const struct {
 	  "document 1 is not an object" },
 };
 
+/*
+ * Volumes (issue 15): a bound claim's PersistentVolume node affinity is
+ * ANDed with the pod's own (their terms multiplied); what is not modeled
+ * (unbound or missing claims, missing volumes, resourceClaims) fails the
+ * pod's gang with a message naming it, never ignored.
+ */
+#define PV(name, terms)							\
+	"---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: "	\
+	name "}\nspec: {capacity: {storage: 1Gi}, local: {path: /m}, "	\
+	"nodeAffinity: {required: {nodeSelectorTerms: [" terms "]}}}\n"
+#define HOST(h) "{matchExpressions: [{key: kubernetes.io/hostname, "	\
+	"operator: In, values: [" h "]}]}"
+#define PVC(name, vol, ann)						\
+	"---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: " \
+	name ", namespace: default" ann "}\nspec: {volumeName: \"" vol "\"}\n"
+#define BOUND ", annotations: {pv.kubernetes.io/bind-completed: \"yes\"}"
+#define VOL(c) ", volumes: [{name: v, persistentVolumeClaim: {claimName: " \
+	c "}}]"
+static const char volumes_text[] =
+	NODE("n1", "topology.kubernetes.io/zone: a, "
+	     "kubernetes.io/hostname: n1", "cpu: \"8\"")
+	NODE("n2", "topology.kubernetes.io/zone: a, "
+	     "kubernetes.io/hostname: n2", "cpu: \"8\"")
+	NODE("n3", "topology.kubernetes.io/zone: b, "
+	     "kubernetes.io/hostname: n3", "cpu: \"8\"")
+	PV("pv-2", HOST("n2"))
+	PVC("c-2", "pv-2", BOUND)
+	POD("p2", "", CPU("1") VOL("c-2"))
+	PV("pv-zb-or-n1", "{matchExpressions: [{key: topology.kubernetes.io/"
+	   "zone, operator: In, values: [b]}]}, " HOST("n1"))
+	PVC("c-zb", "pv-zb-or-n1", BOUND)
+	POD("mt", "", CPU("1") VOL("c-zb") ", affinity: {nodeAffinity: "
+	    "{requiredDuringSchedulingIgnoredDuringExecution: "
+	    "{nodeSelectorTerms: [{matchExpressions: [{key: "
+	    "kubernetes.io/hostname, operator: NotIn, values: [n3]}]}]}}}")
+	PVC("c-unb", "", "")
+	POD("unb", "", CPU("1") VOL("c-unb"))
+	PVC("c-half", "pv-2", "")
+	POD("half", "", CPU("1") VOL("c-half"))
+	POD("miss", "", CPU("1") VOL("nothere"))
+	PVC("c-ghost", "ghost", BOUND)
+	POD("nopv", "", CPU("1") VOL("c-ghost"))
+	POD("dra", "", CPU("1") ", resourceClaims: [{name: g, "
+	    "resourceClaimName: gc}]")
+	POD("eph", "", CPU("1") ", volumes: [{name: s, ephemeral: "
+	    "{volumeClaimTemplate: {spec: {}}}}]")
+	PV("pv-empty", "")
+	PVC("c-empty", "pv-empty", BOUND)
+	POD("emptypv", "", CPU("1") VOL("c-empty"))
+	/* a claim the pod does not own: not its ephemeral volume's */
+	PVC("eph2-s", "pv-2", BOUND)
+	POD("eph2", "", CPU("1") ", volumes: [{name: s, ephemeral: "
+	    "{volumeClaimTemplate: {spec: {}}}}]");
+#undef PV
+#undef HOST
+#undef PVC
+#undef BOUND
+#undef VOL
+
+static const char *failed_msg(const load *l, const char *gang)
+{
+	const char *why;
+	unsigned i;
+
+	for (i = 0; i < tg_k8s_nfailed(l->k); i++)
+		if (strcmp(tg_k8s_failed(l->k, i, &why), gang) == 0)
+			return why;
+	return "";
+}
+
+static void test_volumes(void)
+{
+	load l = load_text("volumes.yaml", volumes_text);
+	const tg_gang *g;
+
+	loaded_ok(&l, "volumes cluster");
+	g = gang(&l, "default/p2");
+	ok(g && g->ps[0]->nterms == 1 && g->ps[0]->terms[0].n == 1,
+	   "a bound claim: its PV's node affinity is the pod's one term");
+	if (g)
+		is_str(place(l.t, g, NULL, 0), "placed node/n2 n2",
+		       "... the pod goes to n2, the volume's node");
+	g = gang(&l, "default/mt");
+	ok(g && g->ps[0]->nterms == 2 && g->ps[0]->terms[0].n == 2 &&
+	   g->ps[0]->terms[1].n == 2,
+	   "the pod's term times the PV's two: two terms of two expressions");
+	if (g)
+		is_str(place(l.t, g, NULL, 0), "placed node/n1 n1",
+		       "(zone b or n1) and not n3: n1");
+	like(failed_msg(&l, "default/unb"), "spec.volumes[0]: "
+	     "PersistentVolumeClaim default/c-unb is not bound to a "
+	     "PersistentVolume: unbound claims (WaitForFirstConsumer",
+	     "an unbound claim fails the gang, saying so");
+	like(failed_msg(&l, "default/half"), "c-half is not bound to a "
+	     "PersistentVolume (spec.volumeName set, no "
+	     "pv.kubernetes.io/bind-completed annotation yet)",
+	     "a claim without the bind-completed mark is not bound yet (as "
+	     "kube-scheduler's isPVCFullyBound)");
+	like(failed_msg(&l, "default/miss"), "PersistentVolumeClaim "
+	     "default/nothere not found; the pod is not placed",
+	     "a missing claim fails the gang");
+	like(failed_msg(&l, "default/nopv"), "PersistentVolume ghost (of "
+	     "claim default/c-ghost) not found",
+	     "a missing volume fails the gang");
+	like(failed_msg(&l, "default/dra"), "Pod default/dra: "
+	     "spec.resourceClaims: dynamic resource allocation (DRA) is "
+	     "not supported", "resourceClaims fail the gang, naming DRA");
+	like(failed_msg(&l, "default/eph"), "default/eph-s not found (the "
+	     "ephemeral volume's claim", "an ephemeral volume's claim "
+	     "POD-VOLUME is looked up");
+	like(failed_msg(&l, "default/eph2"), "default/eph2-s was not created "
+	     "for this pod", "... and must be owned by the pod");
+	like(failed_msg(&l, "default/emptypv"), "PersistentVolume pv-empty: "
+	     "spec.nodeAffinity.required.nodeSelectorTerms: none",
+	     "a volume whose node affinity has no term fails the gang, "
+	     "naming the volume");
+	ok(!warning_like(&l, "PersistentVolume"),
+	   "claims and volumes are read, not 'ignored'");
+	load_free(&l);
+}
+
 static void test_errors(void)
 {
 	static char deep[4096];
@@ -2276,6 +2397,7 @@ int main(void)
 	test_kueue_hostname();
 	test_lws();
 	test_constraints();
+	test_volumes();
 	test_pod_affinity_k8s();
 	test_guard_objects();
 	test_presets();

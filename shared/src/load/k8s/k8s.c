@@ -267,6 +267,10 @@ static int classify(const tg_k8s *k, const char *kind, const char *group)
 		return C_PDB;
 	if (strcmp(kind, "Namespace") == 0 && !*group)
 		return C_NAMESPACE;
+	if (strcmp(kind, "PersistentVolumeClaim") == 0 && !*group)
+		return C_PVC;
+	if (strcmp(kind, "PersistentVolume") == 0 && !*group)
+		return C_PV;
 	return C_OTHER;
 }
 
@@ -309,11 +313,11 @@ static tg_err file_obj(tg_k8s *k, cJSON *j, const char *kind,
 	o->src = src;
 	o->seq = (uint32_t)k->nobjs;
 	o->cls = (int8_t)classify(k, o->kind, o->group);
-	if ((o->cls == C_POD || o->cls == C_PODGROUP || o->cls == C_PDB) &&
-	    !*o->ns)
+	if ((o->cls == C_POD || o->cls == C_PODGROUP || o->cls == C_PDB ||
+	     o->cls == C_PVC) && !*o->ns)
 		o->ns = "default";
 	if (o->cls == C_NODE || o->cls == C_CNT || o->cls == C_TOPOLOGY ||
-	    o->cls == C_PRIOCLASS || o->cls == C_NAMESPACE)
+	    o->cls == C_PRIOCLASS || o->cls == C_NAMESPACE || o->cls == C_PV)
 		o->ns = "";
 	k->nobjs++;
 	return TG_OK;
@@ -593,11 +597,12 @@ tg_err tg_k8s_add_object(tg_k8s *k, const char *json, size_t len,
 	o->own_tree = true;
 	o->name = name;
 	if (o->cls == C_NODE || o->cls == C_CNT || o->cls == C_TOPOLOGY ||
-	    o->cls == C_PRIOCLASS || o->cls == C_NAMESPACE)
+	    o->cls == C_PRIOCLASS || o->cls == C_NAMESPACE || o->cls == C_PV)
 		o->ns = "";
 	else if (*ns)
 		o->ns = ns;
-	else if (o->cls == C_POD || o->cls == C_PODGROUP || o->cls == C_PDB)
+	else if (o->cls == C_POD || o->cls == C_PODGROUP || o->cls == C_PDB ||
+		 o->cls == C_PVC)
 		o->ns = "default";
 	else
 		o->ns = "";

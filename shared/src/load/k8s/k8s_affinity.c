@@ -103,21 +103,120 @@ static tg_err node_expr(gctx *c, unsigned ps, const kobj *o, const cJSON *e,
 	return err ? tgk_gcore(c, o, err, q) : TG_OK;
 }
 
+/*
+ * Required node selectors ANDed: the pod's own node affinity and each
+ * bound PersistentVolume's (k8s_volume.c).  Each is a list of terms
+ * (ORed); the core takes one list of terms per pod set, so the result is
+ * their product: every choice of one term per selector is one core term
+ * holding the expressions of the chosen ones.  Terms without
+ * matchExpressions are left out (matchFields is not modeled).
+ */
+typedef struct nodesel {
+	const kobj *o;
+	char base[120];		/* path of nodeSelectorTerms */
+	const cJSON *t[TG_MAX_TERMS];
+	unsigned n;
+} nodesel;
+
+static tg_err nsel_read(gctx *c, const kobj *o, const cJSON *terms,
+			const char *base, nodesel *s)
+{
+	bctx *b = c->b;
+	const cJSON *t;
+	char path[300];
+	unsigned ti = 0;
+	tg_err err;
+
+	s->o = o;
+	s->n = 0;
+	snprintf(s->base, sizeof(s->base), "%s", base);
+	cJSON_ArrayForEach(t, terms) {
+		const cJSON *me, *mf;
+
+		tgk_pidx(path, sizeof(path), base, ti++);
+		if (!cJSON_IsObject(t))
+			return tgk_oerr(b, o, t, TG_EINVAL,
+					"%s: expected an object", path);
+		err = tgk_field(b, o, t, path, "matchExpressions", T_ARR, &me);
+		if (!err)
+			err = tgk_field(b, o, t, path, "matchFields", T_ARR,
+					&mf);
+		if (err)
+			return err;
+		if (cJSON_GetArraySize(mf) > 0) {
+			err = pwarn(c, o, PW_MATCHFIELDS, "node affinity "
+				    "matchFields are not modeled; ignored");
+			if (err)
+				return err;
+		}
+		if (cJSON_GetArraySize(me) == 0)
+			continue;
+		if (s->n == TG_MAX_TERMS)
+			return tgk_gcore(c, o, TG_ELIMIT, base);
+		s->t[s->n++] = t;
+	}
+	return TG_OK;
+}
+
+/* The product of \p n selectors as the pod set's terms. */
+static tg_err nsel_product(gctx *c, unsigned ps, const nodesel *s,
+			   unsigned n)
+{
+	unsigned total = 1, term, i;
+	char q[300];
+	tg_err err;
+
+	for (i = 0; i < n; i++) {
+		if (!s[i].n)
+			continue;
+		if (total * s[i].n > TG_MAX_TERMS)
+			return tgk_gcore(c, s[i].o, TG_ELIMIT, "node affinity "
+					 "terms of the pod and its "
+					 "PersistentVolumes, multiplied");
+		total *= s[i].n;
+	}
+	for (term = 0; term < total; term++) {
+		unsigned rest = term;
+
+		for (i = 0; i < n; i++) {
+			const cJSON *t, *e;
+			unsigned k, ei = 0;
+
+			if (!s[i].n)
+				continue;
+			k = rest % s[i].n;
+			rest /= s[i].n;
+			t = s[i].t[k];
+			cJSON_ArrayForEach(e, tgk_jget(t, "matchExpressions")) {
+				snprintf(q, sizeof(q), "%.200s[%u]."
+					 "matchExpressions[%u]", s[i].base, k,
+					 ei++);
+				err = node_expr(c, ps, s[i].o, e, q, term);
+				if (err)
+					return err;
+			}
+		}
+	}
+	return TG_OK;
+}
+
 static tg_err node_affinity(gctx *c, unsigned ps, const kpod *p,
 			    const cJSON *na)
 {
 	bctx *b = c->b;
 	const kobj *o = p->o;
 	const char *base = "spec.affinity.nodeAffinity";
-	const cJSON *req, *terms, *pref, *t;
-	char path[300], q[300];
-	unsigned ti = 0, term = 0;
-	tg_err err;
+	const cJSON *req = NULL, *terms = NULL, *pref = NULL;
+	nodesel *s;
+	char q[300], q2[300];
+	unsigned n = 0, i;
+	tg_err err = TG_OK;
 
-	err = tgk_field(b, o, na, base,
-			"requiredDuringSchedulingIgnoredDuringExecution", T_OBJ,
-			&req);
-	if (!err)
+	if (na)
+		err = tgk_field(b, o, na, base,
+				"requiredDuringSchedulingIgnoredDuringExecution",
+				T_OBJ, &req);
+	if (!err && na)
 		err = tgk_field(b, o, na, base,
 				"preferredDuringSchedulingIgnoredDuringExecution",
 				T_ARR, &pref);
@@ -134,40 +233,22 @@ static tg_err node_affinity(gctx *c, unsigned ps, const kpod *p,
 	err = tgk_field(b, o, req, q, "nodeSelectorTerms", T_ARR, &terms);
 	if (err)
 		return err;
-	cJSON_ArrayForEach(t, terms) {
-		const cJSON *me, *mf, *e;
-		unsigned ei = 0, added = 0;
-
-		tgk_pidx(path, sizeof(path), "spec.affinity.nodeAffinity."
-			 "requiredDuringSchedulingIgnoredDuringExecution."
-			 "nodeSelectorTerms", ti++);
-		if (!cJSON_IsObject(t))
-			return tgk_oerr(b, o, t, TG_EINVAL,
-					"%s: expected an object", path);
-		err = tgk_field(b, o, t, path, "matchExpressions", T_ARR, &me);
-		if (!err)
-			err = tgk_field(b, o, t, path, "matchFields", T_ARR,
-					&mf);
-		if (err)
-			return err;
-		if (cJSON_GetArraySize(mf) > 0) {
-			err = pwarn(c, o, PW_MATCHFIELDS, "node affinity "
-				    "matchFields are not modeled; ignored");
-			if (err)
-				return err;
-		}
-		cJSON_ArrayForEach(e, me) {
-			snprintf(q, sizeof(q), "%.250s.matchExpressions[%u]",
-				 path, ei++);
-			err = node_expr(c, ps, o, e, q, term);
-			if (err)
-				return err;
-			added++;
-		}
-		if (added)
-			term++;
-	}
-	return TG_OK;
+	s = tgi_calloc(p->npvs + 1, sizeof(nodesel));
+	if (!s)
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	tgk_pjoin(q2, sizeof(q2), q, "nodeSelectorTerms");
+	err = nsel_read(c, o, terms, q2, &s[n++]);
+	for (i = 0; !err && i < p->npvs; i++)
+		err = nsel_read(c, p->pvs[i],
+				tgk_jget(tgk_jget(tgk_jget(tgk_jget(
+					p->pvs[i]->j, "spec"), "nodeAffinity"),
+					"required"), "nodeSelectorTerms"),
+				"spec.nodeAffinity.required.nodeSelectorTerms",
+				&s[n++]);
+	if (!err)
+		err = nsel_product(c, ps, s, n);
+	tgi_free(s);
+	return err;
 }
 
 static tg_err tolerations(gctx *c, unsigned ps, const kpod *p)
@@ -920,7 +1001,7 @@ tg_err tgk_podset_apply(gctx *c, unsigned ps, const kpod *p)
 		err = tgk_field(b, o, aff, "spec.affinity", "nodeAffinity",
 				T_OBJ,
 				&na);
-	if (!err && na)
+	if (!err && (na || p->npvs))
 		err = node_affinity(c, ps, p, na);
 	if (!err)
 		err = tolerations(c, ps, p);

@@ -147,6 +147,7 @@ static void bctx_free(bctx *b)
 	for (i = 0; i < b->npods; i++) {
 		tgi_free(b->pods[i].id);
 		tgi_free(b->pods[i].sig);
+		tgi_free(b->pods[i].pvs);
 		cJSON_Delete(b->pods[i].own_labels);
 		cJSON_Delete(b->pods[i].own_anti);
 	}

@@ -24,7 +24,8 @@ tg_err tgk_gcore(gctx *c, const kobj *o, tg_err err, const char *what)
 	return tgk_oerr(c->b, o, NULL, err, "%s: %s", what, tg_strerror(err));
 }
 
-/* The pod-set signature: role, then the node constraints as JSON. */
+/* The pod-set signature: role, then the node constraints as JSON (its
+ * own, then its PersistentVolumes'). */
 static tg_err pod_sig(bctx *b, kpod *p)
 {
 	static const char *const keys[] = { "nodeSelector", "affinity",
@@ -46,6 +47,19 @@ static tg_err pod_sig(bctx *b, kpod *p)
 			tg_buf_free(&s);
 			return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 		}
+		tg_buf_adds(&s, txt);
+		cJSON_free(txt);
+	}
+	/* the node affinity of its PersistentVolumes (k8s_volume.c) */
+	for (i = 0; i < p->npvs; i++) {
+		char *txt = cJSON_PrintUnformatted(tgk_jget(tgk_jget(
+			p->pvs[i]->j, "spec"), "nodeAffinity"));
+
+		if (!txt) {
+			tg_buf_free(&s);
+			return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+		}
+		tg_buf_add(&s, "\x1e", 1);
 		tg_buf_adds(&s, txt);
 		cJSON_free(txt);
 	}

@@ -19,6 +19,7 @@
  *   k8s_gang.c       one tg_gang per group: pod sets, requests, order
  *   k8s_affinity.c   node affinity, tolerations, pod (anti-)affinity
  *   k8s_spread.c     topologySpreadConstraints
+ *   k8s_volume.c     volumes (PersistentVolumeClaims), resourceClaims
  *   quantity.c       tg_k8s_quantity()
  */
 #ifndef TG_K8S_LOAD_H
@@ -46,6 +47,8 @@
 /* Warnings given once per gang (tgk_gwarn_once()): distinct kinds. */
 #define K8S_MAX_ONCE		16
 #define K8S_DEFAULT_PODS	110
+/* Bound PersistentVolumes with node affinity one pod may use. */
+#define K8S_MAX_POD_PVS		16
 
 /* Keys more than one file reads. */
 #define K_HOSTNAME	"kubernetes.io/hostname"
@@ -69,6 +72,8 @@ enum {
 	C_PRIOCLASS,
 	C_PDB,
 	C_NAMESPACE,
+	C_PVC,
+	C_PV,
 	C_OTHER,
 	C_N
 };
@@ -159,6 +164,9 @@ typedef struct kpod {
 	size_t set;		/* its pod set while its gang is built */
 	cJSON *own_labels;	/* labels kept when the tree was dropped */
 	cJSON *own_anti;	/* spec.affinity.podAntiAffinity, kept so */
+	const kobj **pvs;	/* pending: the bound PersistentVolumes of
+				 * its claims that have node affinity */
+	unsigned npvs;
 	bool building;		/* a member of the gang being built */
 	bool broken;		/* could not be read: its gang fails */
 } kpod;
@@ -421,5 +429,15 @@ tg_err tgk_gcore(gctx *c, const kobj *o, tg_err err, const char *what);
 tg_err tgk_podset_apply(gctx *c, unsigned ps, const kpod *p);
 /* topologySpreadConstraints of every member, each distinct one once. */
 tg_err tgk_spread_reqs(gctx *c);
+
+/* ---- k8s_volume.c ------------------------------------------------------ */
+
+/*
+ * A pending pod's resourceClaims (refused) and volumes: each claim
+ * (persistentVolumeClaim, generic ephemeral) must be in the snapshot and
+ * bound to a PersistentVolume there; those with node affinity go to
+ * p->pvs.  An error (naming the pod, the volume and why) fails its gang.
+ */
+tg_err tgk_pod_volumes(bctx *b, kpod *p);
 
 #endif /* TG_K8S_LOAD_H */

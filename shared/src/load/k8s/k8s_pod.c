@@ -565,6 +565,8 @@ static tg_err pod_parse(bctx *b, const kobj *o, kpod *p)
 		err = pod_shape(b, p);
 	if (!err)
 		err = pod_index_role(b, p);
+	if (!err && p->state == S_PENDING)
+		err = tgk_pod_volumes(b, p);
 	return err ? err : pod_group(b, o, p);
 }
 
