@@ -74,6 +74,10 @@
 #include "tghold.h"
 #include "tgjob.h"
 #include "tgreason.h"
+/* the model's job-id map on Slurm's allocator */
+#define TGJX_CALLOC(n, size) xcalloc((n), (size))
+#define TGJX_FREE(p) xfree(p)
+#include "tgjobidx.h"
 
 /*
  * These variables are required by the generic plugin interface.  If they
@@ -524,26 +528,15 @@ static bool _gres_node_islands(node_record_t *node_ptr, unsigned ngpus,
 	return true;
 }
 
-static int _u32_cmp(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
-
-	return (x > y) - (x < y);
-}
-
-static bool _in_sorted(const uint32_t *v, size_t n, uint32_t x)
-{
-	return n && bsearch(&x, v, n, sizeof(*v), _u32_cmp);
-}
-
 /*
  * The core's model of the cluster, kept between job_test calls (under
  * state_lock): rebuilding it from topology.conf for every call costs a
  * parse of the file and one allocation per busy node, which on thousands
  * of nodes is most of a scheduling pass.  Each call brings it up to date
  * instead: node resources and eligibility are set afresh, running jobs
- * that ended are removed and new ones added, preemption candidates are
- * re-added with this call's preemptibility, and held nodes are re-added.
+ * that ended are removed and new ones added, the jobs whose preemption
+ * candidacy (or rank) changed since the last call change class in place
+ * (tg_topology_set_gang_preemption()), and held nodes are re-added.
  * It is rebuilt when the topology is reloaded, when a node's GPU count
  * or its Links= change, and after MODEL_MAX_ADDS allocations (the core
  * interns every allocation name for the topology's life).
@@ -558,22 +551,42 @@ static bool _in_sorted(const uint32_t *v, size_t n, uint32_t x)
  * call, and the running jobs come from the job_begin / job_fini hooks,
  * with a full scan of the job list at most once a second (and after
  * job_init, state_restore, suspend or resume) as the reference.
+ * Preemption candidates: slurmctld hands every job_test its list (every
+ * preemptable running job, thousands on a big cluster); re-adding each
+ * candidate's allocations per call cost 64 ms a call at 8,000
+ * candidates on 4,096 nodes.  Now a call compares the list with the
+ * last call's (the same list, job for job, as between jobs of one
+ * partition and QOS, costs one pass over it) and otherwise looks each
+ * job up in a hash of the model's jobs; only jobs whose candidacy or
+ * rank changed touch the core, each at the cost of its own allocations
+ * (the core indexes allocations by gang).
  */
 #define MODEL_MAX_ADDS	(1u << 18)
 
 typedef struct mjob {
 	uint32_t job_id;
-	bool cand;			/* added as preemptible */
+	bool cand;			/* its allocations are preemptible */
 	bool seen;			/* still running (per sync) */
+	uint32_t mark;			/* model.epoch: in this call's
+					 * candidate list */
+	int64_t rank;			/* the rank its allocations carry
+					 * (tgj_preempt_rank()) */
 } mjob_t;
+
+/* A preemption candidate of a call: job id and rank, in list order. */
+typedef struct pcand {
+	uint32_t job_id;
+	int64_t rank;
+} pcand_t;
 
 typedef struct model {
 	tg_topology *t;			/* NULL: rebuild */
 	uint32_t *tg2slurm;		/* tg node id -> node index */
 	uint32_t ntg;
 	bool *links;			/* node had Links= when built */
-	mjob_t *jobs;			/* running jobs in t, by job id */
+	mjob_t *jobs;			/* running jobs in t, unordered */
 	size_t njobs, cap;
+	tgjx_t idx;			/* job id -> index in jobs */
 	uint32_t *held;			/* job ids of held-node allocations */
 	size_t nheld, heldcap;
 	uint64_t adds;
@@ -587,6 +600,12 @@ typedef struct model {
 	uint32_t *begun, *ended;	/* job ids since the last sync */
 	size_t nbegun, begcap, nended, endcap;
 	size_t ncand;			/* model jobs added as preemptible */
+	pcand_t *prev, *cur;		/* last call's candidates, this
+					 * call's (list order) */
+	size_t nprev, ncur, pcap;
+	bool prev_ok;			/* every job of prev is as prev says
+					 * and none was added since */
+	uint32_t epoch;
 } model_t;
 
 static model_t model;
@@ -597,29 +616,41 @@ static void _model_drop(void)
 	xfree(model.tg2slurm);
 	xfree(model.links);
 	xfree(model.jobs);
+	tgjx_free(&model.idx);
 	xfree(model.held);
 	xfree(model.unsched);
 	xfree(model.begun);
 	xfree(model.ended);
+	xfree(model.prev);
+	xfree(model.cur);
 	memset(&model, 0, sizeof(model));
-}
-
-static int _mjob_cmp(const void *a, const void *b)
-{
-	uint32_t x = ((const mjob_t *) a)->job_id;
-	uint32_t y = ((const mjob_t *) b)->job_id;
-
-	return (x > y) - (x < y);
 }
 
 static mjob_t *_mjob_find(uint32_t job_id)
 {
-	mjob_t key = { .job_id = job_id };
+	uint32_t k = tgjx_get(&model.idx, job_id);
 
-	if (!model.njobs)
-		return NULL;
-	return bsearch(&key, model.jobs, model.njobs, sizeof(mjob_t),
-		       _mjob_cmp);
+	return k ? &model.jobs[k - 1] : NULL;
+}
+
+/* Records job \p job_id at model.jobs[\p i] in the index. */
+static void _mjob_index(uint32_t job_id, size_t i)
+{
+	/* xcalloc() does not return NULL: never -1 here */
+	(void) tgjx_set(&model.idx, job_id, (uint32_t) i);
+}
+
+/* Drops model.jobs[i] (the last takes its place). */
+static void _mjob_unlist(size_t i)
+{
+	size_t last = model.njobs - 1;
+
+	tgjx_del(&model.idx, model.jobs[i].job_id);
+	if (i != last) {
+		model.jobs[i] = model.jobs[last];
+		_mjob_index(model.jobs[i].job_id, i);
+	}
+	model.njobs--;
 }
 
 /* A fresh model from topology.conf; nodes get their GPU counts. */
@@ -714,16 +745,12 @@ static bool _model_node_changed(unsigned i, node_record_t *node_ptr)
 static void _model_forget(uint32_t job_id)
 {
 	mjob_t *mj;
-	size_t i;
 
 	if (!model.t || !(mj = _mjob_find(job_id)))
 		return;
 	_model_remove_job(job_id);
 	model.ncand -= mj->cand;
-	i = (size_t) (mj - model.jobs);
-	memmove(&model.jobs[i], &model.jobs[i + 1],
-		(model.njobs - i - 1) * sizeof(mjob_t));
-	model.njobs--;
+	_mjob_unlist((size_t) (mj - model.jobs));
 }
 
 /* Notes a job id for the next sync (job_begin / job_fini). */
@@ -754,27 +781,24 @@ static void _model_dirty(void)
 	slurm_mutex_unlock(&state_lock);
 }
 
-/* Adds running job \p jp to the model, kept sorted by job id. */
-static void _model_insert_job(job_record_t *jp, bool is_cand)
+/* Adds running job \p jp to the model, not preemptible (_model_cands
+ * makes it a candidate when it is one). */
+static void _model_insert_job(job_record_t *jp)
 {
+	mjob_t *mj;
+
 	if (model.njobs >= model.cap) {
 		model.cap = model.cap ? model.cap * 2 : 256;
 		xrecalloc(model.jobs, model.cap, sizeof(mjob_t));
 	}
-	model.jobs[model.njobs].job_id = jp->job_id;
-	model.jobs[model.njobs].cand = is_cand;
-	model.jobs[model.njobs].seen = true;
-	model.njobs++;
-	model.ncand += is_cand;
-	_model_add_job(jp, is_cand);
-	/* keep the array sorted for _mjob_find */
-	for (size_t k = model.njobs - 1;
-	     k > 0 && model.jobs[k - 1].job_id > model.jobs[k].job_id; k--) {
-		mjob_t tmp = model.jobs[k];
-
-		model.jobs[k] = model.jobs[k - 1];
-		model.jobs[k - 1] = tmp;
-	}
+	mj = &model.jobs[model.njobs];
+	memset(mj, 0, sizeof(*mj));
+	mj->job_id = jp->job_id;
+	mj->seen = true;
+	mj->rank = tgj_preempt_rank(jp);
+	_mjob_index(jp->job_id, model.njobs++);
+	model.prev_ok = false;
+	_model_add_job(jp, false);
 }
 
 /* A job the model may hold: running, with its resources. */
@@ -784,63 +808,66 @@ static bool _model_wants(job_record_t *jp, job_record_t *job_ptr)
 	       jp->job_resrcs->node_bitmap;
 }
 
-/* The model job \p mj, added again with preemptibility \p is_cand. */
-static void _model_recand(mjob_t *mj, job_record_t *jp, bool is_cand)
+/* Model job \p mj (running job \p jp, NULL when it is not running as
+ * noted) becomes a candidate or not (\p is_cand), with rank \p rank:
+ * its allocations change class in place, as removing and adding it
+ * again would leave them. */
+static void _model_set_cand(mjob_t *mj, job_record_t *jp, bool is_cand,
+			    int64_t rank)
 {
-	_model_remove_job(mj->job_id);
+	char gang[32];
+	tg_err err;
+
+	snprintf(gang, sizeof(gang), "JobId=%u", mj->job_id);
+	err = tg_topology_set_gang_preemption(model.t, gang, rank, is_cand);
+	if (err && err != TG_ENOENT) {
+		/* out of memory: the old way (or none: the scan that
+		 * model.dirty asks for drops a job not running) */
+		_model_remove_job(mj->job_id);
+		if (jp)
+			_model_add_job(jp, is_cand);
+	}
 	model.ncand -= mj->cand;
 	mj->cand = is_cand;
 	model.ncand += is_cand;
-	_model_add_job(jp, is_cand);
+	mj->rank = rank;
 }
 
-/* Every running job from the job list: add the new, drop the gone,
- * refresh the preemptible. */
-static void _model_scan_jobs(job_record_t *job_ptr, const uint32_t *cand,
-			     size_t ncand)
+/* Every running job from the job list: add the new, drop the gone
+ * (candidacy is _model_cands'). */
+static void _model_scan_jobs(job_record_t *job_ptr)
 {
 	job_record_t *jp;
 	ListIterator it;
 	mjob_t *mj;
-	size_t i, keep;
+	size_t i;
 
 	for (i = 0; i < model.njobs; i++)
 		model.jobs[i].seen = false;
 	it = list_iterator_create(job_list);
 	while ((jp = list_next(it))) {
-		bool is_cand;
-
 		if (!_model_wants(jp, job_ptr))
 			continue;
-		is_cand = _in_sorted(cand, ncand, jp->job_id);
-		mj = _mjob_find(jp->job_id);
-		if (mj) {
+		if ((mj = _mjob_find(jp->job_id)))
 			mj->seen = true;
-			if (mj->cand || is_cand)
-				_model_recand(mj, jp, is_cand);
-			continue;
-		}
-		_model_insert_job(jp, is_cand);
+		else
+			_model_insert_job(jp);
 	}
 	list_iterator_destroy(it);
-	for (i = 0, keep = 0; i < model.njobs; i++) {
-		if (!model.jobs[i].seen) {
-			_model_remove_job(model.jobs[i].job_id);
-			model.ncand -= model.jobs[i].cand;
+	for (i = model.njobs; i-- > 0;) {
+		if (model.jobs[i].seen)
 			continue;
-		}
-		model.jobs[keep++] = model.jobs[i];
+		_model_remove_job(model.jobs[i].job_id);
+		model.ncand -= model.jobs[i].cand;
+		_mjob_unlist(i);	/* the last, already seen, moves in */
 	}
-	model.njobs = keep;
 }
 
-/* The jobs begun and ended since the last sync, and this call's
- * preemption candidates: what _model_scan_jobs would change. */
-static void _model_update_jobs(job_record_t *job_ptr, const uint32_t *cand,
-			       size_t ncand)
+/* The jobs begun and ended since the last sync: what _model_scan_jobs
+ * would change. */
+static void _model_update_jobs(job_record_t *job_ptr)
 {
 	job_record_t *jp;
-	mjob_t *mj;
 	size_t i;
 
 	for (i = 0; i < model.nended; i++)
@@ -851,32 +878,97 @@ static void _model_update_jobs(job_record_t *job_ptr, const uint32_t *cand,
 		jp = find_job_record(model.begun[i]);
 		if (!_model_wants(jp, job_ptr) || _mjob_find(jp->job_id))
 			continue;
-		_model_insert_job(jp, _in_sorted(cand, ncand, jp->job_id));
+		_model_insert_job(jp);
 	}
-	/* last call's candidates that are not this call's */
-	for (i = 0; model.ncand && i < model.njobs; i++) {
-		mj = &model.jobs[i];
-		if (!mj->cand || _in_sorted(cand, ncand, mj->job_id))
+}
+
+static int _pcand_one(void *x, void *arg)
+{
+	job_record_t *jp = x;
+
+	(void) arg;
+	model.cur[model.ncur].job_id = jp->job_id;
+	model.cur[model.ncur++].rank = tgj_preempt_rank(jp);
+	return 0;
+}
+
+/* This call's candidates in model.cur; true when they are the last
+ * call's, job for job and rank for rank, and the model is as it left
+ * them. */
+static bool _model_cands_same(List cands)
+{
+	int n = cands ? list_count(cands) : 0;
+
+	if ((size_t) n > model.pcap) {
+		model.pcap = (size_t) n + (size_t) n / 2;
+		xrecalloc(model.prev, model.pcap, sizeof(pcand_t));
+		xrecalloc(model.cur, model.pcap, sizeof(pcand_t));
+	}
+	model.ncur = 0;
+	if (n)
+		(void) list_for_each(cands, _pcand_one, NULL);
+	if (!model.prev_ok || model.ncur != model.nprev)
+		return false;
+	for (size_t i = 0; i < model.ncur; i++)
+		if (model.cur[i].job_id != model.prev[i].job_id ||
+		    model.cur[i].rank != model.prev[i].rank)
+			return false;
+	return true;
+}
+
+/*
+ * Preemption candidates: the model jobs in \p cands become preemptible
+ * (with their rank now), the last call's others stop being, and nothing
+ * else is touched.  A candidate or former one that is not running as
+ * the model says sets model.dirty (a full scan is due); every
+ * preemptible model job stays in model.prev.
+ */
+static void _model_cands(job_record_t *job_ptr, List cands)
+{
+	job_record_t *jp;
+	mjob_t *mj;
+	pcand_t *swap;
+	size_t i;
+
+	if (_model_cands_same(cands))
+		return;
+	if (++model.epoch == 0)		/* marks of 0 mean none */
+		for (i = 0, model.epoch = 1; i < model.njobs; i++)
+			model.jobs[i].mark = 0;
+	for (i = 0; i < model.ncur; i++) {
+		pcand_t *c = &model.cur[i];
+
+		if (!(mj = _mjob_find(c->job_id)))
+			continue;	/* not running here, or job_ptr */
+		mj->mark = model.epoch;
+		if (mj->cand && mj->rank == c->rank)
 			continue;
-		if (!(jp = find_job_record(mj->job_id)) ||
+		if (!(jp = find_job_record(c->job_id)) ||
 		    !_model_wants(jp, job_ptr)) {
-			model.dirty = true;	/* not as noted: rescan */
-			return;
-		}
-		_model_recand(mj, jp, false);
-	}
-	/* this call's: added again as preemptible (their allocations are
-	 * refreshed as a full scan refreshes them) */
-	for (i = 0; i < ncand; i++) {
-		if (!(mj = _mjob_find(cand[i])))
+			model.dirty = true;	/* the scan drops it */
 			continue;
-		if (!(jp = find_job_record(cand[i])) ||
-		    !_model_wants(jp, job_ptr)) {
-			model.dirty = true;
-			return;
 		}
-		_model_recand(mj, jp, true);
+		_model_set_cand(mj, jp, true, c->rank);
 	}
+	/* the last call's candidates that are not this call's (every
+	 * preemptible model job was one) */
+	for (i = 0; model.ncand && i < model.nprev; i++) {
+		if (!(mj = _mjob_find(model.prev[i].job_id)) || !mj->cand ||
+		    mj->mark == model.epoch)
+			continue;
+		jp = find_job_record(mj->job_id);
+		if (!_model_wants(jp, job_ptr)) {
+			model.dirty = true;	/* the scan drops it */
+			jp = NULL;
+		}
+		_model_set_cand(mj, jp, false,
+				jp ? tgj_preempt_rank(jp) : mj->rank);
+	}
+	swap = model.prev;
+	model.prev = model.cur;
+	model.cur = swap;
+	model.nprev = model.ncur;
+	model.prev_ok = true;
 }
 
 /* Nodes freed by preemption for jobs other than \p job_ptr: nominated
@@ -935,13 +1027,12 @@ static void _model_add_held(job_record_t *job_ptr)
  * Brings the model up to date for one job_test: nodes outside \p bitmap
  * may not be used, every node offers one pod slot when \p exclusive (so
  * only empty nodes fit) and many otherwise, running jobs are
- * allocations (preemptible when in \p cand), and nodes held for other
+ * allocations (preemptible when in \p cands), and nodes held for other
  * preemptors are nominated allocations.  See model_t for what is swept
  * and when.
  */
 static int _model_sync(job_record_t *job_ptr, bitstr_t *bitmap,
-		       bool exclusive, const uint32_t *cand, size_t ncand,
-		       char *why, size_t wlen)
+		       bool exclusive, List cands, char *why, size_t wlen)
 {
 	node_record_t *node_ptr;
 	time_t now = time(NULL);
@@ -1005,17 +1096,23 @@ static int _model_sync(job_record_t *job_ptr, bitstr_t *bitmap,
 		_model_remove_job(model.held[i]);
 	model.nheld = 0;
 
-	/* Running jobs. */
-	if (model.dirty || model.jobs_t != now) {
-		_model_scan_jobs(job_ptr, cand, ncand);
-	} else {
-		_model_update_jobs(job_ptr, cand, ncand);
-		if (model.dirty)
-			_model_scan_jobs(job_ptr, cand, ncand);
-	}
+	/* Running jobs, then their candidacy. */
+	if (model.dirty || model.jobs_t != now)
+		_model_scan_jobs(job_ptr);
+	else
+		_model_update_jobs(job_ptr);
 	if (model.dirty || model.jobs_t != now)
 		model.jobs_t = now;
 	model.dirty = false;
+	_model_cands(job_ptr, cands);
+	if (model.dirty) {
+		/* a candidate not running as noted: from the job list */
+		_model_scan_jobs(job_ptr);
+		model.dirty = false;
+		model.prev_ok = false;
+		_model_cands(job_ptr, cands);
+		model.dirty = false;
+	}
 	model.nbegun = model.nended = 0;
 
 	_model_add_held(job_ptr);
@@ -1031,6 +1128,8 @@ typedef struct ctx {
 	uint32_t ntg;
 	bool must;			/* a MUST layer or a hard spread */
 	bool slice;			/* a --topo-slice */
+	bool wr_switches;		/* will-run: a placement must keep to
+					 * --switches=N (_will_run_switches) */
 	unsigned nreq;			/* required nodes (-w) */
 	char gather_txt[512];
 	const char *gather_src;
@@ -1263,7 +1362,7 @@ static void _het_plan_keep(ctx_t *c, time_t now)
  */
 static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 		  uint32_t min_nodes, uint32_t max_nodes,
-		  const uint32_t *cand, size_t ncand, char *why, size_t wlen)
+		  List cands, char *why, size_t wlen)
 {
 	tg_shape gs, het_shape[TG_MAX_PODSETS];
 	uint32_t members = 0, max_cpus = 0, het_members[TG_MAX_PODSETS];
@@ -1286,7 +1385,7 @@ static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 				    &exclusive, het_shape, het_members, why,
 				    wlen))
 		return SLURM_ERROR;
-	if (_model_sync(job_ptr, bitmap, exclusive, cand, ncand, why, wlen))
+	if (_model_sync(job_ptr, bitmap, exclusive, cands, why, wlen))
 		return SLURM_ERROR;
 	c->t = model.t;
 	c->tg2slurm = model.tg2slurm;
@@ -1684,17 +1783,22 @@ static void _wr_set(const wr_end_t *v, size_t *cur, size_t p)
 }
 
 /* The core's placement of the job with the first \p p jobs of \p v out of
- * the model; NULL unless it is placed without preempting. */
+ * the model; NULL unless it is placed without preempting (and, for
+ * c->wr_switches, on at most --switches=N leaf switches). */
 static tg_decision *_wr_place(ctx_t *c, const wr_end_t *v, size_t *cur,
 			      size_t p)
 {
 	tg_decision *d = NULL;
 	tg_errinfo ei;
+	char why[TGS_ERRLEN];
 
 	memset(&ei, 0, sizeof(ei));
 	_wr_set(v, cur, p);
 	if (tg_place(c->t, c->g, &d, &ei) != TG_OK ||
-	    tg_decision_status(d) != TG_STATUS_PLACED) {
+	    tg_decision_status(d) != TG_STATUS_PLACED ||
+	    (c->wr_switches &&
+	     tgj_switches_wait(c->job_ptr, c->t, d, time(NULL), why,
+			       sizeof(why)))) {
 		tg_decision_free(d);
 		return NULL;
 	}
@@ -1780,11 +1884,41 @@ static int _will_run_core(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a)
 		job_ptr->start_time = t;
 	}
 	FREE_NULL_BITMAP(want);
-	_log_decision("JobId=%u mode=%u: no room now; the core places it in "
-		      "%s when running jobs end at %ld (%s): start %ld",
-		      job_ptr->job_id, a->mode, tg_decision_domain(c->d),
-		      (long) t, how, (long) job_ptr->start_time);
+	if (c->wr_switches)
+		_log_decision("JobId=%u mode=%u: no room now on %u leaf "
+			      "switches; the core places it on %u in %s "
+			      "when running jobs end at %ld (%s): start %ld",
+			      job_ptr->job_id, a->mode, job_ptr->req_switch,
+			      job_ptr->req_switch, tg_decision_domain(c->d),
+			      (long) t, how, (long) job_ptr->start_time);
+	else
+		_log_decision("JobId=%u mode=%u: no room now; the core places "
+			      "it in %s when running jobs end at %ld (%s): "
+			      "start %ld", job_ptr->job_id, a->mode,
+			      tg_decision_domain(c->d), (long) t, how,
+			      (long) job_ptr->start_time);
 	return _try_end(rc, bitmap, orig, given, a);
+}
+
+/*
+ * Will-run for a --switches=N job (N > 1) still within its wait whose
+ * placement now spans more leaf switches: as _will_run_core, the running
+ * jobs leaving the model in end-time order until the core places it on
+ * at most N leaf switches; its start is that end time or cons_tres's
+ * estimate on those nodes, the later.  So backfill reserves nodes for it
+ * (cons_tres's own will-run does the same for topology/tree).
+ */
+static int _will_run_switches(ctx_t *c, bitstr_t *bitmap,
+			      const jt_args_t *a)
+{
+	int rc;
+
+	if (c->nhet)
+		return SLURM_ERROR;
+	c->wr_switches = true;
+	rc = _will_run_core(c, bitmap, a);
+	c->wr_switches = false;
+	return rc;
 }
 
 /* Will-run for a job with a must layer or a hard spread: inside one
@@ -2173,25 +2307,6 @@ static int _test_het_part(job_record_t *job_ptr, bitstr_t *bitmap,
 	return rc;
 }
 
-/* The candidates' job ids, sorted (xfree()), their number in \p n. */
-static uint32_t *_cand_ids(List cands, size_t *n)
-{
-	ListIterator it;
-	job_record_t *jp;
-	uint32_t *ids;
-
-	*n = 0;
-	if (!cands)
-		return NULL;
-	ids = xcalloc(list_count(cands) + 1, sizeof(*ids));
-	it = list_iterator_create(cands);
-	while ((jp = list_next(it)))
-		ids[(*n)++] = jp->job_id;
-	list_iterator_destroy(it);
-	qsort(ids, *n, sizeof(*ids), _u32_cmp);
-	return ids;
-}
-
 /* The core found no room: a run-now test asks cons_tres; a will-run test
  * gets cons_tres's time, or for a must layer or a hard spread one inside
  * a domain of the must layer, else the core's (_will_run). */
@@ -2394,6 +2509,9 @@ static int _test_core(ctx_t *c, bitstr_t *bitmap, const jt_args_t *a,
 		if (tgr_set(job_ptr, why))
 			_log_decision("JobId=%u mode=%u: %s", job_ptr->job_id,
 				      a->mode, why);
+		if (SELECT_IS_MODE_WILL_RUN(a->mode))
+			/* when it fits on N: backfill reserves that */
+			return _will_run_switches(c, bitmap, a);
 		return SLURM_ERROR;
 	}
 	if (tg_decision_status(c->d) == TG_STATUS_UNSCHEDULABLE)
@@ -2431,8 +2549,6 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	ctx_t c;
 	char why[TGS_ERRLEN + 64];
 	tg_errinfo ei;
-	uint32_t *cand = NULL;
-	size_t ncand = 0;
 	bitstr_t *part, *typed = NULL;
 	tgh_hold_t *own;
 	time_t now = time(NULL);
@@ -2455,11 +2571,10 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	if ((part = _het_plan_part(job_ptr, now)))
 		return _test_het_part(job_ptr, bitmap, part, &jt, fallback);
 
-	cand = _cand_ids(preemptee_candidates, &ncand);
 	why[0] = '\0';
 	typed = _gpu_type_filter(job_ptr, bitmap);
 	if (_build(&c, job_ptr, typed ? typed : bitmap, min_nodes, max_nodes,
-		   cand, ncand, why, sizeof(why))) {
+		   preemptee_candidates, why, sizeof(why))) {
 		_core_failed(job_ptr, why, fallback);
 		goto out;
 	}
@@ -2479,7 +2594,6 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 	rc = _test_core(&c, bitmap, &jt, now, fallback);
 out:
 	FREE_NULL_BITMAP(typed);
-	xfree(cand);
 	_ctx_free(&c);
 	return rc;
 }

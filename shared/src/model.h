@@ -174,6 +174,21 @@ struct tg_topology {
 	size_t ncls_slots;
 	uint32_t *alloc_of_pod;	/* hash slots: alloc index + 1 */
 	size_t nalloc_slots;
+	/*
+	 * The gang index, so that a gang's allocations are found without
+	 * walking every allocation (tg_topology_remove_gang(),
+	 * tg_topology_set_gang_preemption()): gang_of[] are open-addressing
+	 * slots holding index + 1 of a gang's newest allocation, keyed by
+	 * that allocation's gang id (as alloc_of_pod is by pod id), and
+	 * gnext[i] is index + 1 of the next allocation of allocation i's
+	 * gang (0 = end).  Chains may hold removed allocations (readers
+	 * skip them) until tgi_alloc_compact(); removing a whole gang cuts
+	 * its chain to the (dead) head.  Built on first use
+	 * (ngang_slots 0 until then).
+	 */
+	uint32_t *gnext;	/* alloccap entries */
+	uint32_t *gang_of;
+	size_t ngang_slots, ngangs;
 
 	tgi_budget *budgets;
 	size_t nbudgets, budgetcap;

@@ -453,6 +453,12 @@ static void scenario(run *r)
 	if (tg_topology_nallocs(t) != before)
 		note(r, "apply hp again: allocation count", TG_ESTATE);
 
+	/* the gang's class in place (select/topogang's candidacy), which
+	 * builds the gang index on first use */
+	STEP(r, "tg_topology_set_gang_preemption hp",
+	     tg_topology_set_gang_preemption(t, "default/hp", 5, true));
+	STEP(r, "check after set_gang_preemption", tg_topology_check(t, &ei));
+
 	/* work leaves; the fabric again */
 	if (tg_topology_remove_gang(t, "default/hp") != 4)
 		note(r, "remove_gang", TG_ESTATE);

@@ -428,8 +428,342 @@ static void test_compaction(void)
 	tg_topology_destroy(t);
 }
 
+/*
+ * Candidacy that follows change (issue 16): select/topogang keeps one
+ * model between job tests and, as the preemption candidates change,
+ * gives only the gangs whose candidacy or priority changed their new
+ * class with tg_topology_set_gang_preemption(), where it used to remove
+ * and add back every candidate.  Random sequences of jobs beginning and
+ * ending, candidate sets and priorities changing, each step mirrored on
+ * three models: incremental (the new way), re-add (the old way: every
+ * candidate and every former one removed and added again) and a fresh
+ * model with the running jobs added in a shuffled order.  After every
+ * step a random preemptor is placed on all three: the decisions must be
+ * the same, field by field.
+ */
+#define INC_NODES	32	/* 2 spines x 4 blocks x 4 nodes */
+#define INC_JOBS	256	/* job ids of one sequence */
+#define INC_MAXM	4	/* members of a job at most */
+
+typedef struct inc_job {
+	bool running, cand;
+	int64_t prio;
+	unsigned n;
+	unsigned node[INC_MAXM];
+	int64_t cpu[INC_MAXM];
+	uint64_t gpus[INC_MAXM];
+} inc_job;
+
+static unsigned long inc_seed;
+
+static unsigned inc_rn(unsigned n)
+{
+	inc_seed = inc_seed * 6364136223846793005ul + 1442695040888963407ul;
+	return (unsigned)(inc_seed >> 33) % n;
+}
+
+static tg_topology *inc_cluster(void)
+{
+	tg_topology *t = tg_topology_create();
+	char name[16], sp[16], bl[16];
+	unsigned i;
+
+	tg_topology_add_layer(t, "spine", NULL);
+	tg_topology_add_layer(t, "block", NULL);
+	for (i = 0; i < INC_NODES; i++) {
+		const char *path[2] = { sp, bl };
+
+		snprintf(name, sizeof(name), "node-%u", i);
+		snprintf(sp, sizeof(sp), "spine-%u", i / 16);
+		snprintf(bl, sizeof(bl), "block-%u", i / 4);
+		tg_topology_add_node(t, name, path, NULL);
+		tg_topology_node_set_resource(t, i, TG_RES_CPU, 8000);
+		tg_topology_node_set_gpus(t, i, 8, NULL);
+	}
+	tg_topology_build(t, NULL);
+	return t;
+}
+
+static void inc_add(tg_topology *t, unsigned id, const inc_job *j)
+{
+	char pod[32], g[16];
+	tg_alloc_spec a;
+	tg_shape sh;
+	unsigned m;
+
+	snprintf(g, sizeof(g), "job-%u", id);
+	for (m = 0; m < j->n; m++) {
+		memset(&a, 0, sizeof(a));
+		memset(&sh, 0, sizeof(sh));
+		sh.v[TG_RES_CPU] = j->cpu[m];
+		sh.v[TG_RES_GPU] = __builtin_popcountll(j->gpus[m]);
+		snprintf(pod, sizeof(pod), "job-%u/%u", id, m);
+		a.pod = pod;
+		a.gang = g;
+		a.node = j->node[m];
+		a.shape = &sh;
+		a.gpus = j->gpus[m];
+		a.priority = j->prio;
+		a.preemptible = j->cand;
+		if (tg_topology_add_alloc(t, &a))
+			diag("cannot add %s", pod);
+	}
+}
+
+/* A new running job on free room (explicit GPUs, as the plugin gives
+ * Slurm's); false when the cluster has none for it. */
+static bool inc_begin(inc_job *jobs, unsigned id, int64_t *cpu_free,
+		      uint64_t *gpu_free)
+{
+	inc_job *j = &jobs[id];
+	unsigned m, n = 1 + inc_rn(INC_MAXM), tries;
+
+	memset(j, 0, sizeof(*j));
+	j->prio = inc_rn(4);
+	for (m = 0; m < n; m++) {
+		for (tries = 0; tries < 8; tries++) {
+			unsigned nd = inc_rn(INC_NODES), k, want = inc_rn(5);
+			int64_t c = 1000 * (1 + inc_rn(4));
+			uint64_t gm = 0;
+
+			if (cpu_free[nd] < c)
+				continue;
+			for (k = 0; k < 8 && want; k++)
+				if (gpu_free[nd] & (1ull << k)) {
+					gm |= 1ull << k;
+					want--;
+				}
+			if (want)
+				continue;
+			cpu_free[nd] -= c;
+			gpu_free[nd] &= ~gm;
+			j->node[j->n] = nd;
+			j->cpu[j->n] = c;
+			j->gpus[j->n++] = gm;
+			break;
+		}
+	}
+	if (!j->n)
+		return false;
+	j->running = true;
+	return true;
+}
+
+static void inc_end(inc_job *j, int64_t *cpu_free, uint64_t *gpu_free)
+{
+	for (unsigned m = 0; m < j->n; m++) {
+		cpu_free[j->node[m]] += j->cpu[m];
+		gpu_free[j->node[m]] |= j->gpus[m];
+	}
+	j->running = false;
+}
+
+/* Everything a decision says, as one string (static buffer). */
+static const char *inc_sig(const tg_topology *t, const tg_decision *d)
+{
+	static char buf[16384];
+	size_t o;
+	unsigned i;
+
+	o = (size_t)snprintf(buf, sizeof(buf), "%d|%s|%s|",
+			     (int)tg_decision_status(d),
+			     tg_decision_domain(d), tg_decision_message(d));
+	for (i = 0; i < tg_decision_nplacements(d) && o < sizeof(buf); i++) {
+		const tg_placement *p = tg_decision_placement(d, i);
+
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s@%s:%llx ",
+				      p->pod, tg_topology_node_name(t, p->node),
+				      (unsigned long long)p->gpus);
+	}
+	for (i = 0; i < tg_decision_nvictims(d) && o < sizeof(buf); i++) {
+		const tg_victim *v = tg_decision_victim(d, i);
+
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "v:%s/%s@%s ",
+				      v->gang, v->pod,
+				      tg_topology_node_name(t, v->node));
+	}
+	return buf;
+}
+
+static tg_gang *inc_preemptor(unsigned step)
+{
+	char name[32], pod[48];
+	tg_gang *g;
+	tg_shape sh;
+	unsigned n = 1 + inc_rn(12), ps, i;
+	static const char *layer[] = { NULL, "block", "spine" };
+
+	snprintf(name, sizeof(name), "pre-%u", step);
+	g = tg_gang_create(name);
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_CPU] = 1000 * (1 + inc_rn(8));
+	sh.v[TG_RES_GPU] = inc_rn(9);
+	tg_gang_add_podset(g, "w", &sh, n, &ps);
+	for (i = 0; i < n; i++) {
+		snprintf(pod, sizeof(pod), "%s-%u", name, i);
+		tg_gang_podset_set_member(g, ps, i, pod);
+	}
+	tg_gang_set_priority(g, 2 + inc_rn(3));
+	if ((i = inc_rn(3)))
+		tg_gang_set_gather(g, layer[i], inc_rn(2) ? TG_GATHER_MUST :
+				   TG_GATHER_PREFER);
+	return g;
+}
+
+/* One random sequence; counts steps whose decisions differ, and those
+ * that preempt. */
+static void inc_sequence(unsigned steps, unsigned *differ, unsigned *checks,
+			 unsigned *preempting, unsigned *changed)
+{
+	static inc_job jobs[INC_JOBS];
+	int64_t cpu_free[INC_NODES];
+	uint64_t gpu_free[INC_NODES];
+	tg_topology *inc = inc_cluster(), *old = inc_cluster();
+	bool was[INC_JOBS];
+	unsigned next = 0, s, i, k;
+	char g[16];
+
+	memset(jobs, 0, sizeof(jobs));
+	for (i = 0; i < INC_NODES; i++) {
+		cpu_free[i] = 8000;
+		gpu_free[i] = 0xff;
+	}
+	for (s = 0; s < steps; s++) {
+		unsigned r = inc_rn(100);
+		tg_topology *fresh;
+		tg_decision *d[3];
+		tg_gang *pg;
+		unsigned order[INC_JOBS], nord = 0;
+
+		for (i = 0; i < INC_JOBS; i++)
+			was[i] = jobs[i].cand;
+		if (r < 35 && next < INC_JOBS) {
+			/* jobs begin (not candidates yet) */
+			for (k = 1 + inc_rn(6); k-- && next < INC_JOBS;)
+				if (inc_begin(jobs, next, cpu_free, gpu_free)) {
+					inc_add(inc, next, &jobs[next]);
+					inc_add(old, next, &jobs[next]);
+					next++;
+				}
+		} else if (r < 55) {
+			/* jobs end */
+			for (k = 1 + inc_rn(4); k-- && next;) {
+				i = inc_rn(next);
+				if (!jobs[i].running)
+					continue;
+				inc_end(&jobs[i], cpu_free, gpu_free);
+				jobs[i].cand = false;
+				snprintf(g, sizeof(g), "job-%u", i);
+				tg_topology_remove_gang(inc, g);
+				tg_topology_remove_gang(old, g);
+			}
+		} else if (r < 85) {
+			/* another preemptor's candidates: a few flip */
+			for (k = inc_rn(8); k--;) {
+				i = next ? inc_rn(next) : 0;
+				if (jobs[i].running)
+					jobs[i].cand = !jobs[i].cand;
+			}
+		} else {
+			/* a partition's or QOS's priority changes */
+			for (k = 1 + inc_rn(3); k-- && next;) {
+				i = inc_rn(next);
+				if (jobs[i].running)
+					jobs[i].prio = inc_rn(4);
+			}
+		}
+		/* the new way: only what changed (the priority is compared
+		 * too, as the plugin does) */
+		for (i = 0; i < next; i++) {
+			static int64_t prio_in[INC_JOBS];
+
+			if (!jobs[i].running)
+				continue;
+			if (s && was[i] == jobs[i].cand &&
+			    prio_in[i] == jobs[i].prio)
+				continue;
+			prio_in[i] = jobs[i].prio;
+			snprintf(g, sizeof(g), "job-%u", i);
+			if (tg_topology_set_gang_preemption(inc, g,
+							    jobs[i].prio,
+							    jobs[i].cand))
+				diag("set_gang_preemption %s failed", g);
+			(*changed)++;
+		}
+		/* the old way: every candidate and every former one again */
+		for (i = 0; i < next; i++) {
+			if (!jobs[i].running || (!jobs[i].cand && !was[i]))
+				continue;
+			snprintf(g, sizeof(g), "job-%u", i);
+			tg_topology_remove_gang(old, g);
+			inc_add(old, i, &jobs[i]);
+		}
+		/* a fresh model, the running jobs in a shuffled order */
+		fresh = inc_cluster();
+		for (i = 0; i < next; i++)
+			if (jobs[i].running)
+				order[nord++] = i;
+		for (i = nord; i > 1; i--) {
+			unsigned x = inc_rn(i), tmp = order[i - 1];
+
+			order[i - 1] = order[x];
+			order[x] = tmp;
+		}
+		for (i = 0; i < nord; i++)
+			inc_add(fresh, order[i], &jobs[order[i]]);
+		if (tg_topology_check(inc, NULL) != TG_OK)
+			(*differ)++;
+		pg = inc_preemptor(s);
+		tg_place(inc, pg, &d[0], NULL);
+		tg_place(old, pg, &d[1], NULL);
+		tg_place(fresh, pg, &d[2], NULL);
+		if (d[0] && d[1] && d[2]) {
+			char a[16384];
+
+			snprintf(a, sizeof(a), "%s", inc_sig(inc, d[0]));
+			if (strcmp(a, inc_sig(old, d[1])) ||
+			    strcmp(a, inc_sig(fresh, d[2]))) {
+				if (!*differ) {
+					diag("incremental: %s", a);
+					diag("re-added:    %s", inc_sig(old, d[1]));
+					diag("fresh:       %s",
+					     inc_sig(fresh, d[2]));
+				}
+				(*differ)++;
+			}
+			*preempting += tg_decision_status(d[0]) ==
+				       TG_STATUS_PREEMPTING;
+		} else {
+			(*differ)++;
+		}
+		(*checks)++;
+		for (i = 0; i < 3; i++)
+			tg_decision_free(d[i]);
+		tg_gang_destroy(pg);
+		tg_topology_destroy(fresh);
+	}
+	tg_topology_destroy(inc);
+	tg_topology_destroy(old);
+}
+
+static void test_incremental(void)
+{
+	unsigned c, differ = 0, checks = 0, preempting = 0, changed = 0;
+
+	for (c = 0; c < 40; c++) {
+		inc_seed = 1000 + c;
+		inc_sequence(60, &differ, &checks, &preempting, &changed);
+	}
+	is_int(differ, 0, "candidacy by change: the incremental model decides "
+	       "as the re-added and a fresh one (%u decisions, %u steps "
+	       "changing %u gangs in place)", checks, checks, changed);
+	ok(preempting >= checks / 20, "candidacy by change: preemption "
+	   "exercised (%u preempting decisions of %u)", preempting, checks);
+}
+
 int main(void)
 {
+	test_incremental();
 	test_compaction();
 	test_seed_example2();
 	test_a2();

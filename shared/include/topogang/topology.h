@@ -278,8 +278,23 @@ tg_err tg_topology_remove_alloc(tg_topology *t, const char *pod);
  * expired ones not); 0 for NULL. */
 unsigned tg_topology_nallocs(const tg_topology *t);
 
-/* Removes every allocation of a gang; returns how many (0 if none). */
+/* Removes every allocation of a gang; returns how many (0 if none).
+ * Costs the gang's allocations, not all of them (a gang index). */
 unsigned tg_topology_remove_gang(tg_topology *t, const char *gang);
+
+/*
+ * Gives every live allocation of gang \p gang priority \p priority and
+ * preemptibility \p preemptible, in place: the same as removing the gang
+ * and adding its allocations back with these (placement and preemption
+ * decide the same), without touching the nodes' resources or the
+ * allocations' GPUs, at the cost of the gang's allocations.  For a host
+ * whose preemption candidates change between decisions (select/topogang
+ * changes only the gangs whose candidacy changed).  TG_ENOENT when the
+ * gang has no live allocation, TG_EINVAL for a NULL argument, TG_ENOMEM
+ * (nothing changed).
+ */
+tg_err tg_topology_set_gang_preemption(tg_topology *t, const char *gang,
+				       int64_t priority, bool preemptible);
 
 /*
  * Reservations (nominated allocations) whose \p expires is set and not

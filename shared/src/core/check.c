@@ -180,6 +180,41 @@ static tg_err check_label_index(const tg_topology *t, tg_errinfo *ei)
 	return TG_OK;
 }
 
+/*
+ * The gang index (model.h): each chain holds allocations of its slot's
+ * gang only, no chain is longer than the allocations, and every live
+ * allocation is on a chain, once.  Linear in allocations and slots.
+ */
+static tg_err check_gang_index(const tg_topology *t, tg_errinfo *ei)
+{
+	size_t j, live = 0, len;
+	uint32_t k, gid;
+
+	if (!t->ngang_slots)
+		return TG_OK;	/* not built yet (built on first use) */
+
+	for (j = 0; j < t->ngang_slots; j++) {
+		if (!t->gang_of[j])
+			continue;
+		gid = t->allocs[t->gang_of[j] - 1].gang;
+		len = 0;
+		for (k = t->gang_of[j]; k; k = t->gnext[k - 1]) {
+			if (k > t->nallocs || t->allocs[k - 1].gang != gid ||
+			    ++len > t->nallocs)
+				return tgi_errf(ei, TG_ESTATE, "gang index: "
+						"gang %s chains allocation %u "
+						"wrongly",
+						tgi_strtab_get(&t->strs, gid),
+						k - 1);
+			live += t->allocs[k - 1].live;
+		}
+	}
+	if (live != t->nlive)
+		return tgi_errf(ei, TG_ESTATE, "gang index: %zu live "
+				"allocations chained of %zu", live, t->nlive);
+	return TG_OK;
+}
+
 tg_err tg_topology_check(const tg_topology *t, tg_errinfo *ei)
 {
 	int64_t *used = NULL;
@@ -202,6 +237,8 @@ tg_err tg_topology_check(const tg_topology *t, tg_errinfo *ei)
 		err = check_free(t, used, held, ei);
 	if (!err)
 		err = check_label_index(t, ei);
+	if (!err)
+		err = check_gang_index(t, ei);
 	if (!err)
 		err = tgi_place_check(t, ei);
 	tgi_free(used);

@@ -89,6 +89,8 @@ void tg_topology_destroy(tg_topology *t)
 	tgi_free(t->cls_shape);
 	tgi_free(t->cls_slots);
 	tgi_free(t->alloc_of_pod);
+	tgi_free(t->gnext);
+	tgi_free(t->gang_of);
 	tgi_free(t);
 }
 
@@ -1177,6 +1179,104 @@ uint32_t tgi_alloc_find(const tg_topology *t, const char *pod)
 	return *slot - 1;
 }
 
+/* The gang index's slot of gang id \p gid (empty when it has none). */
+static uint32_t *gang_slot(const tg_topology *t, uint32_t gid)
+{
+	size_t j, mask = t->ngang_slots - 1;
+
+	j = (size_t)(gid * 2654435761u) & mask;
+	while (t->gang_of[j]) {
+		if (t->allocs[t->gang_of[j] - 1].gang == gid)
+			break;
+		j = (j + 1) & mask;
+	}
+	return &t->gang_of[j];
+}
+
+/* Puts allocation \p i at the head of its gang's chain (a slot is
+ * free: gang_reserve()). */
+static void gang_link(tg_topology *t, uint32_t i)
+{
+	uint32_t *slot = gang_slot(t, t->allocs[i].gang);
+
+	if (!*slot)
+		t->ngangs++;
+	t->gnext[i] = *slot;
+	*slot = i + 1;
+}
+
+/*
+ * Rebuilds the gang index in \p nslots slots (a power of two) from every
+ * allocation, removed ones included (tgi_alloc_revive() finds those in
+ * their chains).  TG_ENOMEM leaves it as it was.
+ */
+static tg_err gang_rehash(tg_topology *t, size_t nslots)
+{
+	uint32_t *ns = tgi_calloc(nslots, sizeof(uint32_t));
+	size_t i;
+
+	if (!ns)
+		return TG_ENOMEM;
+	tgi_free(t->gang_of);
+	t->gang_of = ns;
+	t->ngang_slots = nslots;
+	t->ngangs = 0;
+	for (i = 0; i < t->nallocs; i++)
+		gang_link(t, (uint32_t)i);
+	return TG_OK;
+}
+
+/* Room in the gang index for one more gang: slots at most 2/3 full. */
+static tg_err gang_reserve(tg_topology *t)
+{
+	size_t n = t->ngang_slots ? t->ngang_slots : 64;
+
+	if ((t->ngangs + 1) * 3 <= t->ngang_slots * 2)
+		return TG_OK;
+	while ((t->ngangs + 1) * 3 > n * 2)
+		n *= 2;
+	return gang_rehash(t, n);
+}
+
+/*
+ * The gang index is built on first use (a host that never removes or
+ * changes a gang, as `topogang bench` and the bridge's snapshots, pays
+ * nothing for it; from then on 4 bytes an allocation and 4 to 12 a
+ * gang).  TG_ENOMEM leaves it off.
+ */
+static tg_err gang_index_on(tg_topology *t)
+{
+	size_t n = 64;
+
+	if (t->ngang_slots)
+		return TG_OK;
+	t->gnext = tgi_malloc((t->alloccap ? t->alloccap : 1) *
+			      sizeof(uint32_t));
+	if (!t->gnext)
+		return TG_ENOMEM;
+	/* every allocation its own gang at most: slots 2/3 full */
+	while ((t->nallocs + 1) * 3 > n * 2)
+		n *= 2;
+	if (gang_rehash(t, n)) {
+		tgi_free(t->gnext);
+		t->gnext = NULL;
+		return TG_ENOMEM;
+	}
+	return TG_OK;
+}
+
+/* The head (index + 1) of gang \p gang's chain; 0 when none (*err
+ * TG_ENOMEM when the index could not be built). */
+static uint32_t gang_head(tg_topology *t, const char *gang, tg_err *err)
+{
+	uint32_t id;
+
+	if ((*err = gang_index_on(t)) ||
+	    !(id = tgi_strtab_find(&t->strs, gang)))
+		return 0;
+	return *gang_slot(t, id);
+}
+
 static tg_err cls_rehash(tg_topology *t, size_t nslots);
 
 /*
@@ -1256,6 +1356,13 @@ void tgi_alloc_compact(tg_topology *t)
 	memset(t->alloc_of_pod, 0, t->nalloc_slots * sizeof(uint32_t));
 	for (i = 0; i < t->nallocs; i++)
 		*alloc_slot(t, t->allocs[i].pod) = (uint32_t)i + 1;
+	/* the gang index in its slots as they are: no allocation */
+	if (t->ngang_slots) {
+		memset(t->gang_of, 0, t->ngang_slots * sizeof(uint32_t));
+		t->ngangs = 0;
+		for (i = 0; i < t->nallocs; i++)
+			gang_link(t, (uint32_t)i);
+	}
 	/* the member lists only shrink: no allocation */
 	for (i = 0; i < t->lsmemcap; i++)
 		t->lsmem[i].n = 0;
@@ -1678,12 +1785,21 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 		size_t ncap = t->alloccap < 64 ? 64 :
 			      t->alloccap + t->alloccap / 2;
 		tgi_alloc *na = tgi_realloc(t->allocs, ncap * sizeof(*na));
+		uint32_t *nn;
 
 		if (!na)
 			return TG_ENOMEM;
 		t->allocs = na;
+		if (t->ngang_slots) {
+			nn = tgi_realloc(t->gnext, ncap * sizeof(*nn));
+			if (!nn)
+				return TG_ENOMEM;
+			t->gnext = nn;
+		}
 		t->alloccap = ncap;
 	}
+	if (t->ngang_slots && (err = gang_reserve(t)))
+		return err;
 	/* GPUs: the given ones, plus free ones picked for the rest */
 	gpus = s->gpus;
 	if (t->ngpus[s->node] < TG_MAX_GPUS)	/* the mask's width */
@@ -1713,31 +1829,39 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 		t->nnominated++;
 	slot = alloc_slot(t, pod);
 	*slot = (uint32_t)i + 1;
+	if (t->ngang_slots)
+		gang_link(t, (uint32_t)i);
 	t->nlive++;
 	tgi_node_take(t, s->node, shape, gpus);
 	return TG_OK;
 }
 
-tg_err tg_topology_remove_alloc(tg_topology *t, const char *pod)
+/* Removes live allocation \p i: its resources go back to the node.  The
+ * pod's hash slot keeps pointing at the dead entry (a tombstone that a
+ * later allocation of the same pod name reuses), and so does its gang
+ * chain until tgi_alloc_compact(). */
+static void remove_at(tg_topology *t, uint32_t i)
 {
-	uint32_t i, *slot = NULL;
-	tgi_alloc *a;
+	tgi_alloc *a = &t->allocs[i];
 
-	if (!t || !pod)
-		return TG_EINVAL;
-	i = tgi_alloc_find(t, pod);
-	if (i == TG_NONE)
-		return TG_ENOENT;
-	a = &t->allocs[i];
 	tgi_alloc_suspend(t, i);
 	a->live = false;
 	a->suspended = false;
 	t->nlive--;
 	if (a->nominated)
 		t->nnominated--;
-	/* the hash slot keeps pointing at the dead entry (a tombstone that
-	 * a later allocation of the same pod name reuses) */
-	(void)slot;
+}
+
+tg_err tg_topology_remove_alloc(tg_topology *t, const char *pod)
+{
+	uint32_t i;
+
+	if (!t || !pod)
+		return TG_EINVAL;
+	i = tgi_alloc_find(t, pod);
+	if (i == TG_NONE)
+		return TG_ENOENT;
+	remove_at(t, i);
 	return TG_OK;
 }
 
@@ -1769,6 +1893,7 @@ void tgi_alloc_resume(tg_topology *t, uint32_t i)
 void tgi_alloc_revive(tg_topology *t, uint32_t i)
 {
 	tgi_alloc *a = &t->allocs[i];
+	uint32_t k;
 
 	if (a->live)
 		return;
@@ -1779,23 +1904,94 @@ void tgi_alloc_revive(tg_topology *t, uint32_t i)
 		t->nnominated++;
 	tgi_node_take(t, a->node, tgi_alloc_shape(t, i), a->gpus);
 	*alloc_slot(t, a->pod) = i + 1;
+	/* back on its gang's chain if tg_topology_remove_gang() cut it
+	 * off (the gang keeps its slot: the chain's dead head) */
+	if (!t->ngang_slots)
+		return;
+	for (k = *gang_slot(t, a->gang); k && k != i + 1; k = t->gnext[k - 1])
+		;
+	if (!k)
+		gang_link(t, i);
 }
 
 unsigned tg_topology_remove_gang(tg_topology *t, const char *gang)
 {
-	uint32_t id;
-	size_t i;
+	uint32_t head, k, id;
 	unsigned n = 0;
+	tg_err err;
+	size_t i;
 
-	if (!t || !gang || !(id = tgi_strtab_find(&t->strs, gang)))
+	if (!t || !gang)
 		return 0;
-	for (i = 0; i < t->nallocs; i++)
-		if (t->allocs[i].live && t->allocs[i].gang == id) {
-			tg_topology_remove_alloc(t, tgi_strtab_get(&t->strs,
-						 t->allocs[i].pod));
+	if (!(head = gang_head(t, gang, &err))) {
+		if (err != TG_ENOMEM || !(id = tgi_strtab_find(&t->strs, gang)))
+			return 0;
+		/* no memory for the index: a scan, as before it */
+		for (i = 0; i < t->nallocs; i++)
+			if (t->allocs[i].live && t->allocs[i].gang == id) {
+				remove_at(t, (uint32_t)i);
+				n++;
+			}
+		return n;
+	}
+	for (k = head; k; k = t->gnext[k - 1])
+		if (t->allocs[k - 1].live) {
+			remove_at(t, k - 1);
 			n++;
 		}
+	/* every member is gone: the chain is its head alone (which keeps
+	 * the gang's slot), so removing and adding a gang again and again
+	 * does not lengthen it */
+	t->gnext[head - 1] = 0;
 	return n;
+}
+
+tg_err tg_topology_set_gang_preemption(tg_topology *t, const char *gang,
+				       int64_t priority, bool preemptible)
+{
+	int64_t shape[TG_MAX_RESOURCES];
+	uint32_t head, k, *ncls, n = 0, i, from = TG_NONE, to = 0;
+	tg_err err = TG_OK;
+	tgi_acls c;
+
+	if (!t || !gang)
+		return TG_EINVAL;
+	if (!(head = gang_head(t, gang, &err)))
+		return err ? err : TG_ENOENT;
+	for (k = head; k; k = t->gnext[k - 1])
+		n += t->allocs[k - 1].live;
+	if (!n)
+		return TG_ENOENT;
+	/* every new class first, so that running out of memory changes
+	 * nothing (classes nobody uses go at the next compaction) */
+	ncls = tgi_malloc(n * sizeof(*ncls));
+	if (!ncls)
+		return TG_ENOMEM;
+	for (k = head, i = 0; k; k = t->gnext[k - 1]) {
+		uint32_t old = t->allocs[k - 1].cls;
+
+		if (!t->allocs[k - 1].live)
+			continue;
+		if (old != from) {	/* members mostly share a class */
+			/* copies: interning may move the class tables */
+			memcpy(shape, &t->cls_shape[(size_t)old * t->stride],
+			       t->stride * sizeof(int64_t));
+			c = t->cls[old];
+			c.priority = priority;
+			c.preemptible = preemptible;
+			c.hnext = 0;
+			if ((err = cls_intern(t, &c, shape, &to)))
+				goto out;
+			from = old;
+		}
+		ncls[i++] = to;
+	}
+	for (k = head, i = 0; k; k = t->gnext[k - 1])
+		if (t->allocs[k - 1].live)
+			t->allocs[k - 1].cls = ncls[i++];
+out:
+	tgi_free(ncls);
+	return err;
 }
 
 unsigned tg_topology_expire(tg_topology *t, int64_t now)
