@@ -52,22 +52,36 @@ KEYS = ("description", "paths", "gaps", "fabric", "running", "request",
 
 # ---------------------------------------------------------------------------
 # the fabric cases: the seed's 12-node fabric
-# seed-12 (must match tests/slurm/lab.sh's topology.conf)
-BLOCKS = {"block-0": [0, 1, 2], "block-1": [3, 4], "block-2": [5, 6],
-          "block-3": [7, 8], "block-4": [9, 10, 11]}
-SPINE_OF = {"block-0": "spine-0", "block-1": "spine-0",
-            "block-2": "spine-1", "block-3": "spine-1",
-            "block-4": "spine-2"}
-TOPOLOGY_CONF = """SwitchName=block-0 Nodes=node-[0-2]
-SwitchName=block-1 Nodes=node-[3-4]
-SwitchName=block-2 Nodes=node-[5-6]
-SwitchName=block-3 Nodes=node-[7-8]
-SwitchName=block-4 Nodes=node-[9-11]
-SwitchName=spine-0 Switches=block-[0-1]
-SwitchName=spine-1 Switches=block-[2-3]
-SwitchName=spine-2 Switches=block-4
-SwitchName=core Switches=spine-[0-2]
-"""
+# seed-12: one file, tests/slurm/seed-topology.conf, which the Slurm labs
+# (tests/slurm/lab.sh) use too; the blocks and spines below are read from
+# it
+SEED_TOPOLOGY = os.path.join(SRC, "tests", "slurm", "seed-topology.conf")
+
+
+def _names(expr):
+    """'node-[0-2]' / 'block-[0-1]' / 'block-4' -> the names, in order."""
+    m = re.match(r"^([^\[]*)\[(\d+)-(\d+)\]$", expr)
+    if not m:
+        return [expr]
+    return ["%s%d" % (m.group(1), i)
+            for i in range(int(m.group(2)), int(m.group(3)) + 1)]
+
+
+def _seed_fabric(path):
+    """(BLOCKS, SPINE_OF): block -> node indices, block -> spine."""
+    blocks, spine_of = {}, {}
+    with open(path) as f:
+        for line in f:
+            kv = dict(w.split("=", 1) for w in line.split())
+            if "Nodes" in kv:
+                blocks[kv["SwitchName"]] = [node_key(n) for n in
+                                            _names(kv["Nodes"])]
+            elif kv.get("SwitchName", "").startswith("spine-"):
+                for b in _names(kv["Switches"]):
+                    spine_of[b] = kv["SwitchName"]
+    return blocks, spine_of
+
+
 # layer names on each side
 CONF_LAYER = {"block": "switch-l0", "spine": "switch-l1"}
 K8S_LAYER = {"block": "BlockLayer", "spine": "SpineLayer"}
@@ -85,6 +99,9 @@ GANG_LABEL = "pod-group.scheduling.sigs.k8s.io"
 
 def node_key(n):
     return int(n.rsplit("-", 1)[1])
+
+
+BLOCKS, SPINE_OF = _seed_fabric(SEED_TOPOLOGY)
 
 
 def norm(status, nodes, victims):
@@ -318,10 +335,8 @@ def conf_shape(cpu, gpus, whole):
     return sh
 
 
-def path_conf(sc, tmp):
-    conf = os.path.join(tmp, "topology.conf")
-    with open(conf, "w") as f:
-        f.write(TOPOLOGY_CONF)
+def path_conf(sc):
+    conf = SEED_TOPOLOGY
     rq = sc["request"]
     sets = podsets(sc)
     gang = "name=gang,members=%d,%s" % (sets[0][0], conf_shape(*sets[0][1:]))
@@ -554,7 +569,7 @@ def want(sc):
 def run_cli(path, sc, tmp, dump):
     """(result, info) of a fabric case on cli-conf or cli-cluster."""
     if path == "cli-conf":
-        return path_conf(sc, tmp)
+        return path_conf(sc)
     return path_cluster(sc, dump)
 
 

@@ -293,22 +293,11 @@ PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier
 PartitionName=low Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=REQUEUE${LAB_LOW_GRACE:+ GraceTime=$LAB_LOW_GRACE}
 PartitionName=high Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=10 PreemptMode=OFF
 EOF
-	if [ -n "${LAB_TOPOLOGY:-}" ]; then
-		cp "$LAB_TOPOLOGY" "$LAB/etc/topology.conf" || return 1
-	else
-	# The seed's fabric: three spines over five blocks, a core above.
-	cat >"$LAB/etc/topology.conf" <<EOF
-SwitchName=block-0 Nodes=node-[0-2]
-SwitchName=block-1 Nodes=node-[3-4]
-SwitchName=block-2 Nodes=node-[5-6]
-SwitchName=block-3 Nodes=node-[7-8]
-SwitchName=block-4 Nodes=node-[9-11]
-SwitchName=spine-0 Switches=block-[0-1]
-SwitchName=spine-1 Switches=block-[2-3]
-SwitchName=spine-2 Switches=block-4
-SwitchName=core Switches=spine-[0-2]
-EOF
-	fi
+	# The seed's fabric (three spines over five blocks, a core above)
+	# is tests/slurm/seed-topology.conf, which the placement cases
+	# (tests/scenarios/casefile.py) read too.
+	cp "${LAB_TOPOLOGY:-$TG_SRCDIR/tests/slurm/seed-topology.conf}" \
+		"$LAB/etc/topology.conf" || return 1
 	# Two NVLink islands of four GPUs per node (gres.conf Links=: -1 is
 	# the GPU itself, 4 an NVLink count, 0 no NVLink), one line per GPU.
 	# Cores= is needed: without Cores= or Type= on its lines, 22.05 keeps

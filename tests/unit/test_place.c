@@ -1209,6 +1209,70 @@ static void test_fill_whole(void)
 }
 
 /*
+ * The emulator's case (docs/benchmarks.md): a whole-node gang no leaf
+ * holds goes to the spine where it takes the fewest leaves, before the
+ * spine that fits it most tightly.  Two spines of five 4-node leaves;
+ * spine s0 has exactly 6 free nodes, over four leaves (2, 2, 1, 1), s1
+ * is empty.  6 members used to go to s0 (least waste) on four leaves;
+ * s1 holds them on two.  Where both spines take as many leaves (s0 free
+ * 4 + 2), the least waste still decides.
+ */
+static tg_topology *two_spines(const unsigned *free0)
+{
+	tg_topology *t = tg_topology_create();
+	unsigned l, j;
+
+	tg_topology_add_layer(t, "spine", NULL);
+	tg_topology_add_layer(t, "leaf", NULL);
+	for (l = 0; l < 10; l++)
+		for (j = 0; j < 4; j++) {
+			char nm[16], sp[8], lf[8];
+			const char *path[2] = { sp, lf };
+			tg_node_id id;
+			bool busy = l < 5 && j >= free0[l];
+
+			snprintf(nm, sizeof(nm), "n%02u", l * 4 + j);
+			snprintf(sp, sizeof(sp), "s%u", l / 5);
+			snprintf(lf, sizeof(lf), "l%u", l);
+			tg_topology_add_node(t, nm, path, &id);
+			tg_topology_node_set_resource(t, id, TG_RES_CPU,
+						      busy ? 0 : 8000);
+			tg_topology_node_set_resource(t, id, TG_RES_PODS,
+						      110);
+		}
+	return tg_topology_build(t, NULL) == TG_OK ? t : NULL;
+}
+
+static void test_fewest_leaves(void)
+{
+	static const unsigned frag[5] = { 2, 2, 1, 1, 0 };
+	static const unsigned two[5] = { 4, 2, 0, 0, 0 };
+	tg_topology *t = two_spines(frag);
+	tg_gang *g = gang("default/six", 6, 8000);
+	tg_decision *d = NULL;
+
+	is_int(tg_place(t, g, &d, NULL), TG_OK, "fewest leaves: place");
+	is_str(tg_decision_domain(d), "spine/s1",
+	       "fewest leaves: the empty spine, not the exact fit");
+	is_str(nodes_of(t, d), "n20 n21 n22 n23 n24 n25",
+	       "fewest leaves: two leaves of s1");
+	like(tg_decision_message(d), "bin-pack: spine/s1 takes 2 of its "
+	     "leaf domains and offers 20 slots (fewest leaf domains, then "
+	     "least waste, among 2 candidates; s0: 6 slots on 4)",
+	     "fewest leaves: the message says why");
+	tg_decision_free(d);
+	tg_topology_destroy(t);
+
+	t = two_spines(two);
+	is_int(tg_place(t, g, &d, NULL), TG_OK, "equal leaves: place");
+	is_str(nodes_of(t, d), "n00 n01 n02 n03 n04 n05",
+	       "equal leaves: two leaves either way, least waste: s0");
+	tg_decision_free(d);
+	tg_topology_destroy(t);
+	tg_gang_destroy(g);
+}
+
+/*
  * Messages with names at their limits: 16 layers of 253-byte values, 13
  * lowest domains of one 1-CPU node each.  The unschedulable message
  * lists 12 domains of 4 KiB paths (52 KiB): it used to overflow an 8 KiB
@@ -1337,6 +1401,7 @@ int main(void)
 	test_slot_cache();
 	test_many_candidates();
 	test_fill_whole();
+	test_fewest_leaves();
 	test_long_messages();
 	return done_testing();
 }

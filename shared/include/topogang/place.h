@@ -14,11 +14,14 @@
  *  2. Level: starting from single nodes and going up one layer at a time
  *     to the hard (lowest MUST) layer, or the root, the first level with
  *     a domain holding the whole gang gives the candidates.
- *  3. Bin-pack: among candidates the fewest offer slots (least waste),
- *     then the fewer slots of each ancestor in turn, then the total order
- *     on full paths (label by label with tg_name_cmp(), farthest first:
- *     the tree order; comparing the joined strings would not keep a
- *     domain's children together).
+ *  3. Bin-pack: among candidates whose children are domains, the fewest
+ *     children the fill takes first (a gang no leaf holds goes to the
+ *     spine where it spans the fewest leaves, not to a fragmented spine
+ *     it fits exactly; no spread requested); then the fewest offer slots
+ *     (least waste), then the fewer slots of each ancestor in turn, then
+ *     the total order on full paths (label by label with tg_name_cmp(),
+ *     farthest first: the tree order; comparing the joined strings would
+ *     not keep a domain's children together).
  *  4. Fill: inside the chosen domain, as few children as can hold the
  *     members (the fewest child domains at every layer), and among the
  *     sets of that many children that hold them, the one whose untouched

@@ -82,6 +82,15 @@ typedef struct scratch {
 	bool ckey_set;
 	uint32_t cgen;
 	unsigned fill_ps;	/* the pod set fill() is placing */
+	/*
+	 * The fewest child domains a fill of the main pod set takes in each
+	 * candidate of level need_level (fewest_children()), set by
+	 * scan_units() and read by pack_cmp(); need_level is TG_NONE when
+	 * the candidates' children are nodes or a spread splits them.
+	 */
+	uint32_t *dneed;	/* per domain */
+	int64_t *cbuf;		/* per domain: children's slots, sorted */
+	unsigned need_level;
 } scratch;
 
 
@@ -157,6 +166,8 @@ static void scratch_free(void *p)
 	tgi_free(s->cstamp);
 	tgi_free(s->csum);
 	tgi_free(s->cmax);
+	tgi_free(s->dneed);
+	tgi_free(s->cbuf);
 	tgi_free(s);
 }
 
@@ -186,9 +197,12 @@ static scratch *scratch_get(tg_topology *t)
 	s->cstamp = tgi_calloc(d, sizeof(uint32_t));
 	s->csum = tgi_calloc(d, sizeof(int64_t));
 	s->cmax = tgi_calloc(d, sizeof(int32_t));
+	s->dneed = tgi_calloc(d, sizeof(uint32_t));
+	s->cbuf = tgi_calloc(d, sizeof(int64_t));
+	s->need_level = TG_NONE;
 	if (!s->nslots || !s->dslots || !s->take ||
 	    !s->used || !s->gpu_used || !s->touched || !s->cstamp ||
-	    !s->csum || !s->cmax) {
+	    !s->csum || !s->cmax || !s->dneed || !s->cbuf) {
 		scratch_free(s);
 		return NULL;
 	}
@@ -1637,8 +1651,10 @@ static inline int64_t unit_slots(const tg_topology *t, const scratch *s,
 }
 
 /*
- * Bin-pack order of two units at one level: fewer slots first, then the
- * fewer slots of each ancestor in turn, then path order (= unit order).
+ * Bin-pack order of two units at one level: where their children are
+ * domains, the fewer of them the fill takes first (s->dneed); then fewer
+ * slots, then the fewer slots of each ancestor in turn, then path order
+ * (= unit order).
  */
 static int pack_cmp(const tg_topology *t, const scratch *s, unsigned level,
 		    uint32_t a, uint32_t b)
@@ -1646,6 +1662,9 @@ static int pack_cmp(const tg_topology *t, const scratch *s, unsigned level,
 	int64_t sa = unit_slots(t, s, level, a), sb = unit_slots(t, s, level, b);
 	uint32_t da, db;
 
+	if (level == s->need_level && level != TG_NONE &&
+	    s->dneed[a] != s->dneed[b])
+		return s->dneed[a] < s->dneed[b] ? -1 : 1;
 	if (sa != sb)
 		return sa < sb ? -1 : 1;
 	if (level == TG_NONE)
@@ -2488,6 +2507,62 @@ static void sspread_notes(const req *q, tg_buf *b)
 			     q->g->sspread[q->sp_ignored[i]].layer);
 }
 
+/*
+ * "; bin-pack: LAYER/PATH offers N slots (least waste among M
+ * candidates; the next few: slots)" for a single pod set placed at
+ * \p level among several candidates; where the candidates' fewest
+ * children (need_orders()) differ, so that they decided, it names them:
+ * "takes 2 of its CHILD domains and offers N slots (fewest CHILD
+ * domains, then least waste, among M candidates; PATH: N slots on 5,
+ * ...)".
+ */
+static void binpack_text(const tg_topology *t, const req *q, const scratch *s,
+			 unsigned level, tg_buf *b)
+{
+	const int64_t k = q->g->ps[q->main]->count;
+	const char *cl = "";
+	uint32_t lo, hi, u, chosen = TG_NONE, ncand = 0, shown = 0;
+	bool need = false;
+
+	unit_range(t, q, level, &lo, &hi);
+	for (u = lo; u < hi; u++)
+		if (unit_slots(t, s, level, u) >= k &&
+		    (ncand++, chosen == TG_NONE ||
+		     pack_cmp(t, s, level, u, chosen) < 0))
+			chosen = u;
+	if (ncand <= 1)
+		return;
+	for (u = lo; u < hi && s->need_level == level; u++)
+		if (unit_slots(t, s, level, u) >= k &&
+		    s->dneed[u] != s->dneed[chosen])
+			need = true;
+	if (need)
+		cl = t->layer_name[level + 1];
+	tg_buf_addf(b, "; bin-pack: %s/%s ", t->layer_name[level],
+		     t->dom[chosen].path);
+	if (need)
+		tg_buf_addf(b, "takes %u of its %s domains and ",
+			     s->dneed[chosen], cl);
+	tg_buf_addf(b, "offers %lld slots (", (long long)
+		     unit_slots(t, s, level, chosen));
+	if (need)
+		tg_buf_addf(b, "fewest %s domains, then ", cl);
+	tg_buf_addf(b, "least waste%s among %u candidates; ",
+		     need ? "," : "", ncand);
+	for (u = lo; u < hi && shown < 3; u++) {
+		if (u == chosen || unit_slots(t, s, level, u) < k)
+			continue;
+		tg_buf_addf(b, "%s%s: %lld%s", shown++ ? ", " : "",
+			     t->dom[u].path, (long long)
+			     unit_slots(t, s, level, u), need ? " slots" : "");
+		if (need)
+			tg_buf_addf(b, " on %u", s->dneed[u]);
+	}
+	if (ncand - 1 > shown)
+		tg_buf_addf(b, " and %u more", ncand - 1 - shown);
+	tg_buf_adds(b, ")");
+}
+
 static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 			       unsigned found_level, const scratch *s)
 {
@@ -2522,38 +2597,8 @@ static tg_err describe_success(tg_topology *t, const req *q, tg_decision *d,
 			     level_name(t, q->prefer));
 	}
 	if (q->g->nps == 1 && found_level != TG_NONE &&
-	    found_level < t->nlayers) {
-		/* why this domain: the bin-pack among the candidates */
-		int64_t k = q->g->ps[q->main]->count;
-		uint32_t lo, hi, u, chosen = TG_NONE, ncand = 0, shown = 0;
-
-		unit_range(t, q, found_level, &lo, &hi);
-		for (u = lo; u < hi; u++)
-			if (unit_slots(t, s, found_level, u) >= k &&
-			    (ncand++, chosen == TG_NONE ||
-			     pack_cmp(t, s, found_level, u, chosen) < 0))
-				chosen = u;
-		if (ncand > 1) {
-			tg_buf_addf(&b, "; bin-pack: %s/%s offers %lld slots "
-				     "(least waste among %u candidates; ",
-				     t->layer_name[found_level],
-				     t->dom[chosen].path, (long long)
-				     unit_slots(t, s, found_level, chosen),
-				     ncand);
-			for (u = lo; u < hi && shown < 3; u++) {
-				if (u == chosen ||
-				    unit_slots(t, s, found_level, u) < k)
-					continue;
-				tg_buf_addf(&b, "%s%s: %lld", shown++ ? ", "
-					     : "", t->dom[u].path, (long long)
-					     unit_slots(t, s, found_level, u));
-			}
-			if (ncand - 1 > shown)
-				tg_buf_addf(&b, " and %u more", ncand - 1 -
-					     shown);
-			tg_buf_adds(&b, ")");
-		}
-	}
+	    found_level < t->nlayers)
+		binpack_text(t, q, s, found_level, &b);
 	tg_buf_addf(&b, "; estimated all-reduce bandwidth %g Gbit/s",
 		     d->bw);
 	note_text(q, &b);
@@ -2768,12 +2813,54 @@ static unsigned search_start(const tg_topology *t, const req *q)
 	return start;
 }
 
+/* Slots, most first (fewest_children()). */
+static int slots_desc(const void *pa, const void *pb, void *ctx)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+
+	(void)ctx;
+	return a > b ? -1 : a < b;
+}
+
+/*
+ * The fewest child domains of domain \p u that hold \p k members: the
+ * shortest prefix of their slots, most first, that reaches k, as
+ * fill_choose() takes them.  O(c log c) for c children.
+ */
+static uint32_t fewest_children(const tg_topology *t, scratch *s, uint32_t u,
+				int64_t k)
+{
+	const uint32_t c0 = t->dom[u].child0, n = t->dom[u].nchild;
+	uint32_t c, m;
+	int64_t sum = 0;
+
+	for (c = 0; c < n; c++)
+		s->cbuf[c] = s->dslots[c0 + c];
+	tgi_sort(s->cbuf, n, sizeof(int64_t), slots_desc, NULL);
+	for (m = 0; m < n && sum < k; m++)
+		sum += s->cbuf[m];
+	return m;
+}
+
+/*
+ * Whether the candidates of \p level are ordered by the fewest children
+ * first (pack_cmp()): a layer above the lowest, whose children are
+ * domains the fill takes as few of as it can; not where a spread splits
+ * the members instead.
+ */
+static bool need_orders(const tg_topology *t, const req *q, unsigned level)
+{
+	return level != TG_NONE && level + 1 < t->nlayers &&
+	       q->spread_level == TG_NONE && !q->nsp;
+}
+
 /*
  * The units of \p level (in scope) that hold \p k members of the main pod
  * set: *ncand of them, *best the first in pack order.  A whole cached
- * domain without a node that holds k is skipped at once.
+ * domain without a node that holds k is skipped at once.  Where
+ * need_orders(), each candidate's fewest children go to s->dneed first.
  */
-static void scan_units(const tg_topology *t, const req *q, const scratch *s,
+static void scan_units(const tg_topology *t, const req *q, scratch *s,
 		       unsigned level, int64_t k, uint32_t *ncand,
 		       uint32_t *best)
 {
@@ -2783,6 +2870,13 @@ static void scan_units(const tg_topology *t, const req *q, const scratch *s,
 	*ncand = 0;
 	*best = TG_NONE;
 	unit_range(t, q, level, &lo, &hi);
+	s->need_level = TG_NONE;
+	if (need_orders(t, q, level)) {
+		for (u = lo; u < hi; u++)
+			if (s->dslots[u] >= k)
+				s->dneed[u] = fewest_children(t, s, u, k);
+		s->need_level = level;
+	}
 	next_dom = nodes && t->nlayers ? lo : TG_NONE;
 	for (u = lo; u < hi; u++) {
 		if (u == next_dom && u < t->ntree) {
