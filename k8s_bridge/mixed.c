@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <float.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,7 @@ int br_mixed_conf_load(br_mixed_conf **out, const cJSON *v, const char *src,
 	mc = br_xcalloc(1, sizeof(*mc));
 	*out = mc;
 	mc->user = br_xstrdup("root");
+	mc->uid = -1;
 	mc->gpu_resource = br_xstrdup("nvidia.com/gpu");
 	mc->gres_name = br_xstrdup("gpu");
 	mc->workdir = br_xstrdup("/tmp");
@@ -221,7 +223,15 @@ int br_mixed_conf_load(br_mixed_conf **out, const cJSON *v, const char *src,
 			r = cstr(f, &mc->token_file, src, k, err, errlen);
 		else if (strcmp(k, "user") == 0)
 			r = cstr(f, &mc->user, src, k, err, errlen);
-		else if (strcmp(k, "partition") == 0)
+		else if (strcmp(k, "uid") == 0) {
+			double d = 0;
+
+			r = cnum(f, 0, 4294967294.0, &d, src, k, err, errlen);
+			if (!r && d != (double)(uint32_t)d)
+				r = cerr(err, errlen, src, k, "must be a whole "
+					 "number");
+			mc->uid = r ? -1 : (int64_t)d;
+		} else if (strcmp(k, "partition") == 0)
 			r = cstr(f, &mc->partition, src, k, err, errlen);
 		else if (strcmp(k, "qos") == 0)
 			r = cstr(f, &mc->qos, src, k, err, errlen);
@@ -268,6 +278,12 @@ int br_mixed_conf_load(br_mixed_conf **out, const cJSON *v, const char *src,
 			    "file with the JWT (scontrol token)");
 	while (strlen(mc->url) > 1 && mc->url[strlen(mc->url) - 1] == '/')
 		mc->url[strlen(mc->url) - 1] = '\0';
+	if (mc->uid < 0) {
+		const struct passwd *pw = getpwnam(mc->user);
+
+		if (pw)
+			mc->uid = (int64_t)pw->pw_uid;
+	}
 	return 0;
 }
 
@@ -311,6 +327,8 @@ struct br_mixed {
 	br_map notes;		/* pod key -> last message written */
 	br_map foreign;		/* job id -> 1: marked as ours by its
 				 * comment, run by another user (warned) */
+	bool owner_unknown;	/* marked jobs whose owner cannot be told
+				 * are listed (logged once) */
 	br_map binding;		/* pod key -> int64_t ms: bound by us, the
 				 * watch has not shown it yet */
 	/* counters */
@@ -391,7 +409,7 @@ void br_mixed_metrics(const br_mixed *x, tg_buf *b)
 
 	for (i = 0; i < x->jobs.n; i++)
 		if (br_sjob_ours(&x->jobs.v[i], x->cfg->scheduler_name,
-				 x->mc->user) &&
+				 x->mc->user, x->mc->uid) &&
 		    br_sjob_live(&x->jobs.v[i])) {
 			ours++;
 			run += br_sjob_running(&x->jobs.v[i]);
@@ -501,20 +519,30 @@ static void on_spec(br_req *r, void *ud)
 /*
  * Jobs whose comment marks them as the bridge's but that run as another
  * user than mixed.user are no gang's (br_sjob_ours()): one warning per
- * job while it is listed.
+ * job while it is listed.  Marked jobs whose owner cannot be told (no
+ * user_name, and no user_id or no mixed.uid) are no gang's either, but
+ * that is the bridge's setup, not another user: one error for them all,
+ * again only after they are gone and come back.
  */
 static void warn_foreign(br_mixed *x)
 {
 	br_map now;
 	size_t i;
+	const br_sjob *unknown = NULL;
 
 	br_map_init(&now, NULL);
 	for (i = 0; i < x->jobs.n; i++) {
 		const br_sjob *j = &x->jobs.v[i];
 		char id[16];
 
+		if (br_sjob_owner_unknown(j, x->cfg->scheduler_name,
+					  x->mc->uid)) {
+			unknown = unknown ? unknown : j;
+			continue;
+		}
 		if (!br_sjob_marked(j, x->cfg->scheduler_name) ||
-		    br_sjob_ours(j, x->cfg->scheduler_name, x->mc->user))
+		    br_sjob_ours(j, x->cfg->scheduler_name, x->mc->user,
+				 x->mc->uid))
 			continue;
 		snprintf(id, sizeof(id), "%u", j->id);
 		if (!br_map_get(&x->foreign, id))
@@ -527,6 +555,19 @@ static void warn_foreign(br_mixed *x)
 	}
 	br_map_free(&x->foreign);
 	x->foreign = now;
+	if (unknown && !x->owner_unknown) {
+		char id[16];
+
+		snprintf(id, sizeof(id), "%u", unknown->id);
+		br_log(BR_LOG_ERROR, "slurmrestd lists the bridge's jobs "
+		       "without user_name (it cannot resolve their uid), and "
+		       "their user_id cannot be compared: no user_id, or "
+		       "mixed.user is not a user here and mixed.uid is not "
+		       "set; these jobs are not taken as the bridge's until "
+		       "mixed.uid is set", "job", id, "user", x->mc->user,
+		       NULL);
+	}
+	x->owner_unknown = unknown != NULL;
 }
 
 static void on_list(br_req *r, void *ud)
@@ -847,7 +888,8 @@ static const br_sjob *job_of(const br_mixed *x, const char *gang)
 		const br_sjob *j = &x->jobs.v[i];
 
 		if (br_sjob_live(j) && strcmp(j->name, gang) == 0 &&
-		    br_sjob_ours(j, x->cfg->scheduler_name, x->mc->user) &&
+		    br_sjob_ours(j, x->cfg->scheduler_name, x->mc->user,
+				 x->mc->uid) &&
 		    (!best || j->id < best->id))
 			best = j;
 	}
@@ -1533,7 +1575,8 @@ static void cancel_orphans(mcyc *c)
 		bool has = false;
 
 		if (!br_sjob_live(j) ||
-		    !br_sjob_ours(j, x->cfg->scheduler_name, x->mc->user) ||
+		    !br_sjob_ours(j, x->cfg->scheduler_name, x->mc->user,
+				 x->mc->uid) ||
 		    strcmp(j->state, "COMPLETING") == 0)
 			continue;
 		first = job_of(x, j->name);

@@ -75,6 +75,13 @@ typedef struct br_mixed_conf {
 	char *url;		/* slurmrestd, "http://127.0.0.1:6820" */
 	char *token_file;	/* JWT: `scontrol token` output or bare */
 	char *user;		/* X-SLURM-USER-NAME; the jobs' owner */
+	/*
+	 * The jobs' owner's uid: mixed.uid, else mixed.user resolved once
+	 * when the config is read (getpwnam); -1 when neither.  Compared with
+	 * a job's user_id when slurmrestd sends no user_name (it cannot
+	 * resolve the uid); see br_sjob_ours().
+	 */
+	int64_t uid;
 	char *partition, *qos;	/* below every tier */
 	br_mixed_tier tiers[BR_MIXED_MAX_TIERS];	/* highest first */
 	unsigned ntiers;

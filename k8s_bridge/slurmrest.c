@@ -206,6 +206,16 @@ static int num(const cJSON *o, const char *key, unsigned ver, unsigned dflt,
 	return r < 0 ? -1 : 0;
 }
 
+/* A uid: a whole number in 0..2^32-2 (2^32-1 is NO_VAL), else -1. */
+static int64_t uid_of(const cJSON *v)
+{
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) ||
+	    v->valuedouble >= 4294967295.0 ||
+	    v->valuedouble != (double)(uint32_t)v->valuedouble)
+		return -1;
+	return (int64_t)v->valuedouble;
+}
+
 /* A Slurm job id: a whole number in 1..2^32-1, else 0. */
 static uint32_t job_id(const cJSON *v)
 {
@@ -460,6 +470,7 @@ static int job_rec(br_sjob *j, const cJSON *e, unsigned ver, size_t *names,
 	j->name = dupj(e, "name");
 	j->comment = dupj(e, "comment");
 	j->user = dupj(e, "user_name");
+	j->uid = uid_of(br_jget(e, "user_id"));
 	j->reason = dupj(e, "state_reason");
 	j->nodes = dupj(e, "nodes");
 	j->partition = dupj(e, "partition");
@@ -617,6 +628,14 @@ static int node_rec(br_snode *n, const cJSON *e, unsigned ver, char *err,
 	static const char *const keys[] = {
 		"cpus", "alloc_cpus", "real_memory", "alloc_memory"
 	};
+	static const double max[] = {
+		BR_SNODE_MAX_CPUS, BR_SNODE_MAX_CPUS,
+		(double)BR_SNODE_MAX_MEMORY_MB, (double)BR_SNODE_MAX_MEMORY_MB
+	};
+	static const char *const maxname[] = {
+		"BR_SNODE_MAX_CPUS", "BR_SNODE_MAX_CPUS",
+		"BR_SNODE_MAX_MEMORY_MB", "BR_SNODE_MAX_MEMORY_MB"
+	};
 	double v[4] = { 0, 0, 0, 0 };
 	char why[300];
 	unsigned k;
@@ -635,11 +654,17 @@ static int node_rec(br_snode *n, const cJSON *e, unsigned ver, char *err,
 				 n->name, why);
 			return -1;
 		}
-		if (!(v[k] >= 0) || v[k] > 1e15)
-			v[k] = 0;
+		/* !(v <= max) is true for NaN as well */
+		if (!(v[k] >= 0) || !(v[k] <= max[k]) ||
+		    v[k] != (double)(uint64_t)v[k]) {
+			snprintf(err, errlen, "slurmrestd node %s: field \"%s\" "
+				 "is %g: not a whole number in 0..%.0f (%s)",
+				 n->name, keys[k], v[k], max[k], maxname[k]);
+			return -1;
+		}
 	}
-	n->cpus = v[0] < 4294967295.0 ? (unsigned)v[0] : 0;
-	n->alloc_cpus = v[1] < 4294967295.0 ? (unsigned)v[1] : 0;
+	n->cpus = (unsigned)v[0];
+	n->alloc_cpus = (unsigned)v[1];
 	n->real_memory = (uint64_t)v[2];
 	n->alloc_memory = (uint64_t)v[3];
 	return 0;
@@ -737,9 +762,20 @@ bool br_sjob_marked(const br_sjob *j, const char *sched)
 		j->comment[ml + 1 + sl] == '\0');
 }
 
-bool br_sjob_ours(const br_sjob *j, const char *sched, const char *user)
+bool br_sjob_ours(const br_sjob *j, const char *sched, const char *user,
+		  int64_t uid)
 {
-	return strcmp(j->user, user) == 0 && br_sjob_marked(j, sched);
+	if (!br_sjob_marked(j, sched))
+		return false;
+	if (*j->user)
+		return strcmp(j->user, user) == 0;
+	return j->uid >= 0 && uid >= 0 && j->uid == uid;
+}
+
+bool br_sjob_owner_unknown(const br_sjob *j, const char *sched, int64_t uid)
+{
+	return br_sjob_marked(j, sched) && !*j->user &&
+	       (j->uid < 0 || uid < 0);
 }
 
 /* {"set": true, "infinite": false, "number": v}: v0.0.40+'s numbers. */

@@ -65,7 +65,9 @@ typedef struct br_sjob {
 	uint32_t id;
 	char *name;		/* the gang, "namespace/group" */
 	char *comment;
-	char *user;		/* "user_name": who the job runs as */
+	char *user;		/* "user_name": who the job runs as ("" when
+				 * slurmrestd cannot resolve the uid) */
+	int64_t uid;		/* "user_id" (-1 when absent) */
 	char *state;		/* "PENDING", "RUNNING", "COMPLETING", ... */
 	char *reason;		/* state_reason ("Resources", "None") */
 	char *nodes;		/* hostlist, "" while pending */
@@ -146,6 +148,16 @@ typedef struct br_snode {
 
 /* Nodes in one answer at most: more is an error naming this limit. */
 #define BR_SNODES_MAX	(1u << 17)
+/*
+ * A node's cpus and alloc_cpus at most: 65,535, as Slurm counts a node's
+ * CPUs in 16 bits (node_record_t.cpus, uint16_t in 22.05 and 24.11).
+ * Its real_memory and alloc_memory (MB) at most 2^40 MB (1 EiB).  A
+ * value above its bound, negative, not a whole number, or not finite is
+ * an error naming the node, the field and the bound: it was read as 0
+ * before, and the node then looked empty or full with no word said.
+ */
+#define BR_SNODE_MAX_CPUS	65535u
+#define BR_SNODE_MAX_MEMORY_MB	(UINT64_C(1) << 40)
 
 typedef struct br_snodes {
 	br_snode *v;
@@ -155,7 +167,8 @@ typedef struct br_snodes {
 /*
  * Parses a GET nodes body of data_parser version v0.0.\p ver (38, 40,
  * 41, 42).  0, or -1 with \p err filled (not JSON, no nodes array, a node
- * without a name, a state or a number field of another shape, more than
+ * without a name, a state or a number field of another shape, a number
+ * out of bounds (BR_SNODE_MAX_CPUS, BR_SNODE_MAX_MEMORY_MB), more than
  * BR_SNODES_MAX nodes; the node and the field named).
  * \note Free with br_snodes_free().
  */
@@ -173,9 +186,18 @@ bool br_sjob_preempting(const br_sjob *j);
  * Whether it is a bridge job of \p sched: the comment's mark names the
  * scheduler and the job runs as \p user (the user the bridge submits as,
  * mixed.user): any Slurm user can write the comment, so a job of another
- * user (or one whose record names none) is not the bridge's.
+ * user is not the bridge's.  A record without user_name (slurmrestd could
+ * not resolve the uid) is compared by "user_id" with \p uid (mixed.uid,
+ * or mixed.user resolved at config time); -1 or no user_id: not the
+ * bridge's (br_sjob_owner_unknown() says so).
  */
-bool br_sjob_ours(const br_sjob *j, const char *sched, const char *user);
+bool br_sjob_ours(const br_sjob *j, const char *sched, const char *user,
+		  int64_t uid);
+/*
+ * Whether \p j is marked for \p sched but its owner cannot be told: no
+ * user_name, and no user_id or no \p uid to compare it with.
+ */
+bool br_sjob_owner_unknown(const br_sjob *j, const char *sched, int64_t uid);
 /* Whether the comment alone marks it as a bridge job of \p sched. */
 bool br_sjob_marked(const br_sjob *j, const char *sched);
 

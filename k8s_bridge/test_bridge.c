@@ -1077,9 +1077,9 @@ static void test_slurm_bodies(void)
 	ok(js.n == 3 && br_sjob_running(&js.v[0]) && br_sjob_live(&js.v[1]) &&
 	   !br_sjob_running(&js.v[1]) && !br_sjob_live(&js.v[2]),
 	   "slurm jobs: RUNNING / PENDING / COMPLETED");
-	ok(js.n == 3 && br_sjob_ours(&js.v[0], "topogang", "root") &&
-	   !br_sjob_ours(&js.v[1], "topogang", "root") &&
-	   !br_sjob_ours(&js.v[2], "topogang", "root"),
+	ok(js.n == 3 && br_sjob_ours(&js.v[0], "topogang", "root", -1) &&
+	   !br_sjob_ours(&js.v[1], "topogang", "root", -1) &&
+	   !br_sjob_ours(&js.v[2], "topogang", "root", -1),
 	   "slurm jobs: ours by the comment's mark and scheduler name");
 	br_sjobs_free(&js);
 	ok(br_sjobs_parse("{\"errors\":[{\"description\":\"no auth\","
@@ -1378,7 +1378,7 @@ static void check_2411_jobs(const char *file, unsigned ver)
 	   strcmp(r->hosts[1], "node-6") == 0 && r->tasks == 6 &&
 	   r->cpus_per_task == 2 && r->slots && r->slots[0] == 4 &&
 	   r->slots[1] == 2 && !br_sjob_preempting(r) &&
-	   br_sjob_ours(r, "topogang", "root"),
+	   br_sjob_ours(r, "topogang", "root", -1),
 	   "%s: job_state array, numbers as {set, number}, slots from the "
 	   "allocation (8 and 4 CPUs over 2)", file);
 	ok(js.n == 4 && js.v[1].id == 2 && !br_sjob_live(&js.v[1]) &&
@@ -1590,6 +1590,55 @@ static void test_snodes_feed(void)
 }
 
 /* nodes bodies of another shape, v0.0.38's: one error naming the node */
+/*
+ * A node's numbers out of bounds (BR_SNODE_MAX_CPUS, BR_SNODE_MAX_MEMORY_MB,
+ * negative, fractional, not finite) are errors naming node and field; they
+ * were read as 0 (an empty or full node) with no word.
+ */
+static void test_snodes_bounds(void)
+{
+	static const struct {
+		const char *field, *value, *want;
+	} bad[] = {
+		{ "cpus", "65536", "0..65535 (BR_SNODE_MAX_CPUS)" },
+		{ "cpus", "4294967296", "0..65535 (BR_SNODE_MAX_CPUS)" },
+		{ "alloc_cpus", "-1", "is -1: not a whole number" },
+		{ "alloc_cpus", "2.5", "is 2.5: not a whole number" },
+		{ "real_memory", "1e16", "(BR_SNODE_MAX_MEMORY_MB)" },
+		{ "alloc_memory", "1e400", "is inf" },
+		{ "alloc_memory", "{\"set\":true,\"infinite\":false,"
+		  "\"number\":-3}", "is -3" },
+	};
+	char body[300], err[512];
+	br_snodes ns;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[100];
+
+		snprintf(body, sizeof(body), "{\"nodes\":[{\"name\":\"ok\","
+			 "\"state\":[\"IDLE\"],\"cpus\":4},{\"name\":"
+			 "\"n7\",\"state\":[\"IDLE\"],\"%s\":%s}]}",
+			 bad[i].field, bad[i].value);
+		snprintf(want, sizeof(want), "node n7: field \"%s\"",
+			 bad[i].field);
+		*err = '\0';
+		ok(br_snodes_parse(body, 42, &ns, err, sizeof(err)) < 0 &&
+		   ns.n == 0 && strstr(err, want) && strstr(err, bad[i].want),
+		   "nodes: %s %s is an error naming node, field and bound (%s)",
+		   bad[i].field, bad[i].value, err);
+	}
+	snprintf(body, sizeof(body), "{\"nodes\":[{\"name\":\"n1\","
+		 "\"state\":[\"IDLE\"],\"cpus\":65535,\"alloc_cpus\":0,"
+		 "\"real_memory\":1099511627776,\"alloc_memory\":0}]}");
+	is_int(br_snodes_parse(body, 42, &ns, err, sizeof(err)), 0,
+	       "nodes: the bounds themselves are taken (%s)", err);
+	ok(ns.n == 1 && ns.v[0].cpus == 65535 &&
+	   ns.v[0].real_memory == BR_SNODE_MAX_MEMORY_MB,
+	   "nodes: ... 65535 CPUs, 2^40 MB");
+	br_snodes_free(&ns);
+}
+
 static void test_snodes_shapes(void)
 {
 	char err[512] = "", *body = corpus("nodes-22.05.json");
@@ -1636,6 +1685,7 @@ static void test_snodes_shapes(void)
 	   "nodes: no nodes array, slurmrestd's error named (%s)", err);
 	ok(br_snodes_parse("<html>", 42, &ns, err, sizeof(err)) < 0 &&
 	   strstr(err, "not JSON"), "nodes: not JSON");
+	test_snodes_bounds();
 }
 
 static void test_slurm_2411(void)
@@ -1682,6 +1732,28 @@ static void test_mixed_conf(void)
 	   "mixed: nodeMap label KEY");
 	ok(c.mixed && c.mixed->nlayers == 1 && c.mixed->poll_s == 0.5 &&
 	   strcmp(c.mixed->user, "root") == 0, "mixed: layerMap, poll, user");
+	ok(c.mixed && c.mixed->uid == 0,
+	   "mixed: uid: mixed.user root resolved once at load (0)");
+	br_config_free(&c);
+	br_config_init(&c);
+	txt = "mixed: {slurmrestd: http://x, jwtTokenFile: /t, user: "
+	      "no-such-user-tg, uid: 4242}\n";
+	ok(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
+			       sizeof(err)) == 0 && c.mixed->uid == 4242,
+	   "mixed: uid set by mixed.uid (%s)", err);
+	br_config_free(&c);
+	br_config_init(&c);
+	txt = "mixed: {slurmrestd: http://x, jwtTokenFile: /t, user: "
+	      "no-such-user-tg}\n";
+	ok(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
+			       sizeof(err)) == 0 && c.mixed->uid == -1,
+	   "mixed: uid -1 when mixed.user is not a user here and no "
+	   "mixed.uid");
+	txt = "mixed: {slurmrestd: http://x, jwtTokenFile: /t, uid: 1.5}\n";
+	ok(br_config_load_text(&c, txt, strlen(txt), "b.yaml", err,
+			       sizeof(err)) < 0 &&
+	   strstr(err, "mixed.uid: must be a whole number"),
+	   "mixed: a fractional uid is refused (%s)", err);
 	br_config_free(&c);
 
 	br_config_init(&c);
@@ -1843,6 +1915,49 @@ static void test_obj_refs(void)
 }
 
 /* Mixed mode: a job is the bridge's by its comment and its user. */
+/*
+ * slurmrestd sends no user_name when it cannot resolve the uid: the
+ * user_id is compared with mixed.uid instead (they were all "foreign").
+ */
+static void test_slurm_uid(void)
+{
+	const char *jobs =
+		"{\"jobs\":["
+		"{\"job_id\":1,\"name\":\"team/g\",\"user_id\":1000,"
+		"\"comment\":\"topogang-bridge/topogang gang=team/g\","
+		"\"job_state\":\"PENDING\",\"nodes\":\"\"},"
+		"{\"job_id\":2,\"name\":\"team/g\",\"user_id\":1001,"
+		"\"comment\":\"topogang-bridge/topogang gang=team/g\","
+		"\"job_state\":\"PENDING\",\"nodes\":\"\"},"
+		"{\"job_id\":3,\"name\":\"team/g\",\"user_name\":\"eve\","
+		"\"user_id\":1000,\"comment\":\"topogang-bridge/topogang "
+		"gang=team/g\",\"job_state\":\"PENDING\",\"nodes\":\"\"},"
+		"{\"job_id\":4,\"name\":\"team/g\",\"user_id\":-1,"
+		"\"comment\":\"topogang-bridge/topogang gang=team/g\","
+		"\"job_state\":\"PENDING\",\"nodes\":\"\"}]}";
+	br_sjobs js;
+	char err[512];
+
+	is_int(br_sjobs_parse(jobs, 38, &js, err, sizeof(err)), 0,
+	       "slurm uid: parsed (%s)", err);
+	ok(js.n == 4 && js.v[0].uid == 1000 && js.v[1].uid == 1001 &&
+	   js.v[3].uid == -1 && !*js.v[0].user,
+	   "slurm uid: user_id read (-1 when not a uid)");
+	ok(js.n == 4 && br_sjob_ours(&js.v[0], "topogang", "k8s", 1000) &&
+	   !br_sjob_owner_unknown(&js.v[0], "topogang", 1000),
+	   "slurm uid: no user_name, user_id = mixed.uid: the bridge's");
+	ok(js.n == 4 && !br_sjob_ours(&js.v[1], "topogang", "k8s", 1000),
+	   "slurm uid: no user_name, another user_id: not the bridge's");
+	ok(js.n == 4 && !br_sjob_ours(&js.v[2], "topogang", "k8s", 1000),
+	   "slurm uid: a user_name decides (another name, same uid)");
+	ok(js.n == 4 && !br_sjob_ours(&js.v[0], "topogang", "k8s", -1) &&
+	   br_sjob_owner_unknown(&js.v[0], "topogang", -1) &&
+	   br_sjob_owner_unknown(&js.v[3], "topogang", 1000),
+	   "slurm uid: no mixed.uid, or no user_id: the owner is unknown "
+	   "(one error in mixed mode), not the bridge's");
+	br_sjobs_free(&js);
+}
+
 static void test_slurm_user(void)
 {
 	const char *jobs =
@@ -1864,17 +1979,21 @@ static void test_slurm_user(void)
 	ok(js.n == 3 && strcmp(js.v[0].user, "k8s") == 0 &&
 	   strcmp(js.v[1].user, "mallory") == 0 && !*js.v[2].user,
 	   "slurm user: user_name read (\"\" when absent)");
-	ok(js.n == 3 && br_sjob_ours(&js.v[0], "topogang", "k8s"),
+	ok(js.n == 3 && br_sjob_ours(&js.v[0], "topogang", "k8s", -1),
 	   "slurm user: marked and run as mixed.user: the bridge's");
 	ok(js.n == 3 && br_sjob_marked(&js.v[1], "topogang") &&
-	   !br_sjob_ours(&js.v[1], "topogang", "k8s"),
+	   !br_sjob_ours(&js.v[1], "topogang", "k8s", -1),
 	   "slurm user: the same comment from another user: not the "
 	   "bridge's");
-	ok(js.n == 3 && !br_sjob_ours(&js.v[2], "topogang", "k8s") &&
-	   !br_sjob_ours(&js.v[0], "topogang", "root"),
+	ok(js.n == 3 && !br_sjob_ours(&js.v[2], "topogang", "k8s", -1) &&
+	   !br_sjob_ours(&js.v[0], "topogang", "root", -1),
 	   "slurm user: a record without a user, or another mixed.user: "
 	   "not the bridge's");
+	ok(js.n == 3 && br_sjob_owner_unknown(&js.v[2], "topogang", 1000) &&
+	   !br_sjob_owner_unknown(&js.v[0], "topogang", -1),
+	   "slurm user: no user_name and no user_id: the owner is unknown");
 	br_sjobs_free(&js);
+	test_slurm_uid();
 }
 
 /* The feeds: the dialects' objects, then the fixed ones; the limit. */

@@ -69,8 +69,9 @@ static void check_job(const br_sjob *j)
 	(void)br_sjob_live(j);
 	(void)br_sjob_running(j);
 	(void)br_sjob_preempting(j);
-	(void)br_sjob_ours(j, "topogang", "k8s");
-	(void)br_sjob_ours(j, "", "");
+	(void)br_sjob_ours(j, "topogang", "k8s", 1000);
+	(void)br_sjob_owner_unknown(j, "topogang", -1);
+	(void)br_sjob_ours(j, "", "", -1);
 }
 
 static void fuzz_jobs(const char *body, unsigned ver)

@@ -924,8 +924,7 @@ static const char constraints_text[] =
 	"          - {key: topology.kubernetes.io/zone, operator: In, "
 	"values: [a, b]}\n"
 	"          - {key: cores, operator: Gt, values: [\"4\"]}\n"
-	"        - matchFields:\n"
-	"          - {key: metadata.name, operator: In, values: [n1]}\n"
+	"        - {}\n"
 	"      preferredDuringSchedulingIgnoredDuringExecution:\n"
 	"      - {weight: 1, preference: {matchExpressions: "
 	"[{key: x, operator: In, values: [a]}]}}\n"
@@ -975,8 +974,8 @@ static void test_constraints(void)
 		is_int(p->nsel, 1, "nodeSelector");
 		is_str(p->sel_key[0], "gpu", "... on gpu");
 		is_str(p->sel_val[0], "yes", "... = yes (a quoted string)");
-		is_int(p->nterms, 1, "one node affinity term (matchFields "
-		       "term dropped)");
+		is_int(p->nterms, 1, "one node affinity term (the empty "
+		       "term, matching no node, left out of the OR)");
 		is_int(p->terms[0].n, 2, "two expressions");
 		is_int(p->terms[0].exprs[1].op, TG_SEL_GT, "Gt");
 		is_int(p->ntol, 2, "two tolerations");
@@ -1036,7 +1035,6 @@ static void test_constraints(void)
 			ok(0, "two affinity terms each");
 		}
 	}
-	has_warning(&l, "matchFields are not modeled");
 	has_warning(&l, "preferred node affinity is not modeled");
 	{
 		unsigned w;
@@ -1468,6 +1466,22 @@ static const struct {
 	  F_GANG,
 	  "nodeSelectorTerms[0].matchExpressions[0].operator: unknown "
 	  "operator 'Like'" },
+	{ "fields.yaml",
+	  POD("f", "", "affinity: {nodeAffinity: {requiredDuringScheduling"
+	      "IgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions:"
+	      " [{key: a, operator: Exists}]}, {matchFields: [{key: "
+	      "metadata.name, operator: In, values: [n1]}]}]}}}, " CPU("1")),
+	  F_GANG,
+	  "Pod default/f: spec.affinity.nodeAffinity.requiredDuringScheduling"
+	  "IgnoredDuringExecution.nodeSelectorTerms[1].matchFields: node "
+	  "field selectors (metadata.name) are not supported" },
+	{ "allempty.yaml",
+	  POD("e", "", "affinity: {nodeAffinity: {requiredDuringScheduling"
+	      "IgnoredDuringExecution: {nodeSelectorTerms: [{}, "
+	      "{matchExpressions: []}]}}}, " CPU("1")),
+	  F_GANG,
+	  "nodeSelectorTerms: every term is empty (an empty term matches no "
+	  "node); the pod is not placed" },
 	{ "gt.yaml",
 	  POD("o", "", "affinity: {nodeAffinity: {requiredDuringScheduling"
 	      "IgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions:"
@@ -1562,6 +1576,31 @@ static const char volumes_text[] =
 	PV("pv-empty", "")
 	PVC("c-empty", "pv-empty", BOUND)
 	POD("emptypv", "", CPU("1") VOL("c-empty"))
+	/* node field selectors and all-empty terms: refused, not dropped
+	 * (dropping them left the pod unconstrained) */
+	PV("pv-fields", "{matchFields: [{key: metadata.name, operator: In, "
+	   "values: [n3]}]}")
+	PVC("c-fields", "pv-fields", BOUND)
+	POD("fieldspv", "", CPU("1") VOL("c-fields"))
+	PV("pv-mixed", HOST("n1") ", {matchExpressions: [{key: a, operator: "
+	   "Exists}], matchFields: [{key: metadata.name, operator: NotIn, "
+	   "values: [n3]}]}")
+	PVC("c-mixed", "pv-mixed", BOUND)
+	POD("mixedpv", "", CPU("1") VOL("c-mixed"))
+	PV("pv-blank", "{}, {matchExpressions: [], matchFields: []}")
+	PVC("c-blank", "pv-blank", BOUND)
+	POD("blankpv", "", CPU("1") VOL("c-blank"))
+	/* legacy zone labels and no node affinity (VolumeZone): refused */
+	"---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: "
+	"pv-zone, labels: {failure-domain.beta.kubernetes.io/zone: b}}\n"
+	"spec: {capacity: {storage: 1Gi}}\n"
+	PVC("c-zone", "pv-zone", BOUND)
+	POD("zonepv", "", CPU("1") VOL("c-zone"))
+	/* a volume without node affinity or zone labels: unconstrained */
+	"---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: "
+	"pv-nfs}\nspec: {capacity: {storage: 1Gi}}\n"
+	PVC("c-nfs", "pv-nfs", BOUND)
+	POD("nfs", "", CPU("1") VOL("c-nfs"))
 	/* a claim the pod does not own: not its ephemeral volume's */
 	PVC("eph2-s", "pv-2", BOUND)
 	POD("eph2", "", CPU("1") ", volumes: [{name: s, ephemeral: "
@@ -1629,6 +1668,28 @@ static void test_volumes(void)
 	     "spec.nodeAffinity.required.nodeSelectorTerms: none",
 	     "a volume whose node affinity has no term fails the gang, "
 	     "naming the volume");
+	like(failed_msg(&l, "default/fieldspv"), "PersistentVolume "
+	     "pv-fields: spec.nodeAffinity.required.nodeSelectorTerms[0]."
+	     "matchFields: node field selectors (metadata.name) are not "
+	     "supported; the pod is not placed", "a volume term with only "
+	     "matchFields fails the gang, naming the volume and the field");
+	like(failed_msg(&l, "default/mixedpv"), "PersistentVolume pv-mixed: "
+	     "spec.nodeAffinity.required.nodeSelectorTerms[1].matchFields",
+	     "... and so does one beside expressions, after a usable term");
+	like(failed_msg(&l, "default/blankpv"), "PersistentVolume pv-blank: "
+	     "spec.nodeAffinity.required.nodeSelectorTerms: every term is "
+	     "empty (an empty term matches no node)", "a volume whose terms "
+	     "are all empty fails the gang (it matches no node)");
+	like(failed_msg(&l, "default/zonepv"), "PersistentVolume pv-zone: "
+	     "metadata.labels.failure-domain.beta.kubernetes.io/zone: a zone "
+	     "label without spec.nodeAffinity (kube-scheduler's VolumeZone) "
+	     "is not supported; the pod of claim default/c-zone is not "
+	     "placed", "a volume with only a legacy zone label fails the "
+	     "gang, naming the volume and the label");
+	g = gang(&l, "default/nfs");
+	ok(g && g->ps[0]->nterms == 0, "a volume without node affinity or "
+	   "zone labels places nothing");
+	ok(gang(&l, "default/p2") != NULL, "... only those gangs fail");
 	ok(!warning_like(&l, "PersistentVolume"),
 	   "claims and volumes are read, not 'ignored'");
 	load_free(&l);

@@ -12,7 +12,7 @@
 
 #include "k8s_load.h"
 
-enum { PW_MATCHFIELDS = 1, PW_PREFNODE = 2, PW_PREFPOD = 4, PW_OWNANTI = 8,
+enum { PW_PREFNODE = 2, PW_PREFPOD = 4, PW_OWNANTI = 8,
        PW_OWNAFF = 16, PW_NSSEL = 32, PW_EMPTYTOL = 64 };
 
 static tg_err pwarn(gctx *c, const kobj *o, unsigned bit, const char *msg)
@@ -108,8 +108,13 @@ static tg_err node_expr(gctx *c, unsigned ps, const kobj *o, const cJSON *e,
  * bound PersistentVolume's (k8s_volume.c).  Each is a list of terms
  * (ORed); the core takes one list of terms per pod set, so the result is
  * their product: every choice of one term per selector is one core term
- * holding the expressions of the chosen ones.  Terms without
- * matchExpressions are left out (matchFields is not modeled).
+ * holding the expressions of the chosen ones.  An empty term matches no
+ * node (kube-scheduler), so it is left out of the OR; a selector whose
+ * terms are all empty matches nothing and fails the gang.  matchFields
+ * (kube-scheduler: metadata.name In/NotIn) is not modeled: a term with
+ * any fails the gang, naming the object and the field, on the pod's path
+ * and a PersistentVolume's alike, never ignored (ignoring it widened the
+ * term, or left the pod unconstrained when every term had only fields).
  */
 typedef struct nodesel {
 	const kobj *o;
@@ -143,18 +148,21 @@ static tg_err nsel_read(gctx *c, const kobj *o, const cJSON *terms,
 					&mf);
 		if (err)
 			return err;
-		if (cJSON_GetArraySize(mf) > 0) {
-			err = pwarn(c, o, PW_MATCHFIELDS, "node affinity "
-				    "matchFields are not modeled; ignored");
-			if (err)
-				return err;
-		}
+		if (cJSON_GetArraySize(mf) > 0)
+			return tgk_oerr(b, o, mf, TG_EINVAL, "%s.matchFields: "
+					"node field selectors (metadata.name) "
+					"are not supported; the pod is not "
+					"placed", path);
 		if (cJSON_GetArraySize(me) == 0)
-			continue;
+			continue;	/* matches no node */
 		if (s->n == TG_MAX_TERMS)
 			return tgk_gcore(c, o, TG_ELIMIT, base);
 		s->t[s->n++] = t;
 	}
+	if (ti > 0 && s->n == 0)
+		return tgk_oerr(b, o, terms, TG_EINVAL, "%s: every term is "
+				"empty (an empty term matches no node); the "
+				"pod is not placed", base);
 	return TG_OK;
 }
 

@@ -10,7 +10,9 @@
  * a node for a WaitForFirstConsumer claim, stamp
  * volume.kubernetes.io/selected-node on it and wait for provisioning;
  * topogang does not), a PersistentVolume missing, and every
- * spec.resourceClaims (dynamic resource allocation).  Each is an error
+ * spec.resourceClaims (dynamic resource allocation), a volume with only
+ * legacy zone labels (VolumeZone, below), and a node affinity term with
+ * matchFields or every term empty (k8s_affinity.c).  Each is an error
  * naming the pod, the volume and the reason: its gang is reported, not
  * placed (tg_k8s_failed()).
  */
@@ -22,8 +24,41 @@
 
 #include "k8s_load.h"
 
+/*
+ * Not modeled and not refused: ReadWriteOncePod conflicts (kube-scheduler's
+ * VolumeRestrictions refuses a pod whose ReadWriteOncePod claim another
+ * pod uses; topogang does not look, and the kubelet then cannot start the
+ * second pod), and attach limits per node (NodeVolumeLimits).
+ */
+
 /* The PV controller's mark of a finished binding (volume.AnnBindCompleted) */
 #define ANN_BIND_COMPLETED	"pv.kubernetes.io/bind-completed"
+
+/*
+ * The zone and region labels kube-scheduler's VolumeZone plugin reads on
+ * a PersistentVolume (legacy volumes, mostly in-tree cloud disks, carry
+ * them instead of node affinity).  That filter is not modeled: a bound
+ * volume with one of them and no spec.nodeAffinity.required is refused
+ * (placing the pod as if unconstrained could pick a node in another zone
+ * that cannot attach the disk).  With node affinity, the affinity is the
+ * constraint read; the labels are not checked as well.
+ */
+static const char *const zone_labels[] = {
+	"topology.kubernetes.io/zone", "topology.kubernetes.io/region",
+	"failure-domain.beta.kubernetes.io/zone",
+	"failure-domain.beta.kubernetes.io/region",
+};
+
+static const char *zone_label(const kobj *v)
+{
+	const cJSON *l = tgk_jget(tgk_jget(v->j, "metadata"), "labels");
+	size_t i;
+
+	for (i = 0; i < sizeof(zone_labels) / sizeof(zone_labels[0]); i++)
+		if (tgk_jget(l, zone_labels[i]))
+			return zone_labels[i];
+	return NULL;
+}
 
 /* Whether \p c (an ephemeral volume's claim) names \p pod its controller. */
 static bool owned_by(const kobj *c, const kobj *pod)
@@ -111,6 +146,12 @@ static tg_err claim_pv(bctx *b, const kpod *p, const char *path,
 	if (!err)
 		err = tgk_field(b, v, na, "spec.nodeAffinity", "required",
 				T_OBJ, &req);
+	if (!err && !req && zone_label(v))
+		return tgk_oerr(b, v, NULL, TG_EINVAL, "metadata.labels.%s: "
+				"a zone label without spec.nodeAffinity "
+				"(kube-scheduler's VolumeZone) is not "
+				"supported; the pod of claim %s/%.100s is not "
+				"placed", zone_label(v), o->ns, claim);
 	if (err || !req)
 		return err;
 	err = tgk_field(b, v, req, "spec.nodeAffinity.required",
