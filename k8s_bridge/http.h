@@ -139,7 +139,7 @@ void br_http_turn(br_http *h);
 /*
  * Ends the wait of a br_http_poll() in progress (or the next one) at
  * once: the one call here that another thread may make (a scheduling
- * cycle's worker, done; curl_multi_wakeup()).
+ * cycle's worker or the reaper, done; curl_multi_wakeup()).
  */
 void br_http_wakeup(br_http *h);
 /* Drives the loop until every request in \p reqs is done. */

@@ -175,6 +175,13 @@ typedef struct cyc {
 	tg_topology *t;
 	br_map bound;		/* gang name -> bound_info */
 	br_map terminating;	/* node name -> a bound pod terminating */
+	br_map podix;		/* pod key -> its object in the view: the
+				 * pending pods and the bound gang members
+				 * (the worker's lookups; never the live
+				 * cache, which the I/O thread changes) */
+	strvec foreign;		/* owner rule: pod, gang, owner, gang's
+				 * owner, by four (logged by the I/O
+				 * thread, once each: log_foreign) */
 	plan *pl;
 	size_t npl, cappl;
 	struct view *views;	/* nodes, pods, pcs, pdbs, feeds, upg */
@@ -1314,6 +1321,7 @@ static void build_indexes(cyc *c)
 
 	br_map_init(&c->bound, free_bound);
 	br_map_init(&c->terminating, NULL);
+	br_map_init(&c->podix, NULL);
 	for (i = 0; i < v->n; i++) {
 		const br_obj *o = v->o[i];
 		const assumed *a = v->as[i];
@@ -1321,11 +1329,15 @@ static void build_indexes(cyc *c)
 
 		if (o->node && o->deleting)
 			br_map_put(&c->terminating, o->node, (void *)o);
+		if (!o->node)
+			br_map_put(&c->podix, o->key, (void *)o);
 		if (o->node || a) {
 			bound_info *b;
 
 			if (!gang || o->deleting)
 				continue;
+			if (o->node)
+				br_map_put(&c->podix, o->key, (void *)o);
 			b = br_map_get(&c->bound, gang);
 			if (!b) {
 				b = br_xcalloc(1, sizeof(*b));
@@ -1340,13 +1352,14 @@ static void build_indexes(cyc *c)
 }
 
 /*
- * Who owns a pod, for the gang annotation's owner rule, into \p buf; ""
- * when nobody.  The workload a gang's pods share: a LeaderWorkerSet's or a
- * JobSet's pods have several controllers (the leader's and the workers'
- * StatefulSets, a Job per replicated job), so their workload's label
- * stands for it ("LeaderWorkerSet/NAME", "JobSet/NAME", as their
- * controllers label every pod); else the controller (the uid of the
- * ownerReferences entry with controller: true).
+ * Who owns a pod, for the gang annotation's owner rule, into \p buf as
+ * "KIND/ID"; "" when nobody.  The workload a gang's pods share: a
+ * LeaderWorkerSet's or a JobSet's pods have several controllers (the
+ * leader's and the workers' StatefulSets, a Job per replicated job), so
+ * their workload's label stands for it ("LeaderWorkerSet/NAME",
+ * "JobSet/NAME", as their controllers label every pod); else the
+ * controller: the kind and uid of the ownerReferences entry with
+ * controller: true ("Job/UID").
  */
 static const char *pod_owner(const br_obj *o, char *buf, size_t n)
 {
@@ -1366,58 +1379,109 @@ static const char *pod_owner(const br_obj *o, char *buf, size_t n)
 	cJSON_ArrayForEach(r, refs)
 		if (cJSON_IsTrue(br_jget(r, "controller")) &&
 		    br_jstr(r, "uid")) {
-			snprintf(buf, n, "%s", br_jstr(r, "uid"));
+			snprintf(buf, n, "%s/%s", br_jstr(r, "kind") ?
+				 br_jstr(r, "kind") : "", br_jstr(r, "uid"));
 			break;
 		}
 	cJSON_Delete(j);
 	return buf;
 }
 
+/* The KIND of a pod_owner() text, into \p buf. */
+static const char *owner_kind(const char *owner, char *buf, size_t n)
+{
+	snprintf(buf, n, "%.*s", (int)strcspn(owner, "/"), owner);
+	return buf;
+}
+
 /*
- * The gang annotation counts only with a matching owner where one exists:
- * when the gang's pending members have an owner (pod_owner(): a Job, a
- * LeaderWorkerSet, ...), a bound pod of the same namespace owned by
- * another one (or by none) is no member: it does not pin, delay or reset
- * the gang (a warning says so), and it is not evicted by a repair.
- * Returns \p b, or NULL when no bound member is left.
+ * The gang annotation's owner rule: a bound pod of the gang's namespace
+ * is no member when its controller (pod_owner()) has the kind of a
+ * pending member's controller but matches none of the pending members'
+ * controllers of that kind: another incarnation of the workload, or
+ * another workload of the same kind.  Controllers of another kind (an
+ * MPIJob's workers beside its launcher's Job) and pods without one are
+ * not judged: the namespace is the boundary.  A foreign pod does not
+ * pin, delay or reset the gang, and a repair does not evict it; it is
+ * recorded in c->foreign for log_foreign().  Worker thread: the pods
+ * come from the cycle's view (c->podix), never the cache.  Returns \p b,
+ * or NULL when no bound member is left.
  */
 static bound_info *owned_members(cyc *c, const tg_gang *g, bound_info *b)
 {
-	const br_store *pods = br_informer_store(c->s->env.pods);
-	char want[300] = "", got[300];
+	br_map owners, kinds;	/* pending members' owners; kind -> one */
+	char got[300], kind[128];
 	unsigned r, n = tg_gang_nmembers(g);
 	size_t i, k = 0;
 
 	if (!b)
 		return NULL;
-	for (r = 0; r < n && !want[0]; r++) {
+	br_map_init(&owners, NULL);
+	br_map_init(&kinds, free);
+	for (r = 0; r < n; r++) {
 		const char *m = tg_gang_member(g, r);
-		const br_obj *o = m ? br_store_get(pods, m) : NULL;
+		const br_obj *o = m ? br_map_get(&c->podix, m) : NULL;
 
-		if (o)
-			pod_owner(o, want, sizeof(want));
+		if (!o || !*pod_owner(o, got, sizeof(got)))
+			continue;
+		br_map_put(&owners, got, (void *)1);
+		if (!br_map_get(&kinds, owner_kind(got, kind, sizeof(kind))))
+			br_map_put(&kinds, kind, br_xstrdup(got));
 	}
-	if (!want[0])
-		return b;
 	for (i = 0; i < b->keys.n; i++) {
-		const br_obj *o = br_store_get(pods, b->keys.v[i]);
+		const br_obj *o = br_map_get(&c->podix, b->keys.v[i]);
+		const char *want = NULL;
 
-		if (!o || strcmp(pod_owner(o, got, sizeof(got)), want) == 0) {
+		if (o && *pod_owner(o, got, sizeof(got)) &&
+		    !br_map_get(&owners, got))
+			want = br_map_get(&kinds, owner_kind(got, kind,
+							      sizeof(kind)));
+		if (!want) {
 			b->keys.v[k++] = b->keys.v[i];
 			continue;
 		}
-		br_log(BR_LOG_WARN, "a bound pod carries the gang annotation "
-		       "but another owner than the gang's pods: not a member "
-		       "(it does not pin the gang)", "gang", tg_gang_name(g),
-		       "pod", b->keys.v[i], "owner", *got ? got : "(none)",
-		       "gang_owner", want, NULL);
+		sv_push(&c->foreign, b->keys.v[i]);
+		sv_push(&c->foreign, tg_gang_name(g));
+		sv_push(&c->foreign, got);
+		sv_push(&c->foreign, want);
 		free(b->keys.v[i]);
 	}
+	br_map_free(&owners);
+	br_map_free(&kinds);
 	b->keys.n = k;
 	if (k)
 		return b;
 	br_map_del(&c->bound, tg_gang_name(g));
 	return NULL;
+}
+
+/*
+ * The owner rule's foreign pods (owned_members), logged on the I/O
+ * thread once per pod and gang (kept with the loader warnings, under
+ * their bound).
+ */
+static void log_foreign(cyc *c)
+{
+	br_sched *s = c->s;
+	size_t i;
+
+	for (i = 0; i + 3 < c->foreign.n; i += 4) {
+		const char *const *f = (const char *const *)&c->foreign.v[i];
+		char key[600];
+
+		snprintf(key, sizeof(key), "foreign owner\n%s\n%s", f[0],
+			 f[1]);
+		if (br_map_get(&s->warnings, key))
+			continue;
+		if (s->warnings.n > MAX_WARNINGS_KEPT)
+			br_map_free(&s->warnings);
+		br_map_put(&s->warnings, key, (void *)1);
+		br_log(BR_LOG_WARN, "a bound pod carries the gang annotation "
+		       "but another controller of the kind that owns the "
+		       "gang's pods: not a member (it does not pin the gang)",
+		       "gang", f[1], "pod", f[0], "owner", f[2],
+		       "gang_owner", f[3], NULL);
+	}
 }
 
 /*
@@ -2662,6 +2726,8 @@ static void cyc_free(cyc *c)
 	free(c->pl);
 	br_map_free(&c->bound);
 	br_map_free(&c->terminating);
+	br_map_free(&c->podix);
+	sv_free(&c->foreign);
 	tg_topology_destroy(c->t);
 	tg_k8s_destroy(c->k);
 	for (i = 0; i < c->nviews; i++)
@@ -2677,6 +2743,9 @@ static void *reap_work(void *arg)
 
 	cyc_free(c);
 	__atomic_store_n(&s->reaped, true, __ATOMIC_RELEASE);
+	/* br_sched_due() was false while this ran: the loop may be
+	 * waiting a whole poll timeout; wake it (thread-safe, see http.h) */
+	br_http_wakeup(s->env.h);
 	return NULL;
 }
 
@@ -2805,6 +2874,7 @@ void br_sched_cycle(br_sched *s)
 	c->seq = s->seq;
 	br_map_init(&c->bound, free_bound);
 	br_map_init(&c->terminating, NULL);
+	br_map_init(&c->podix, NULL);
 	s->cycle_no++;
 	s->env.m->cycles++;
 	s->dirty = false;
@@ -2828,6 +2898,7 @@ void br_sched_cycle(br_sched *s)
 		goto out;
 	}
 	after_build(c);
+	log_foreign(c);
 	if (s->env.mixed) {
 		/* Slurm places (mixed.h) */
 		br_mixed_cycle(s->env.mixed, s, c->k, c->t);
