@@ -71,6 +71,7 @@
 #include "topogang/util.h"
 
 #include "tgconf.h"
+#include "tghet.h"
 #include "tghold.h"
 #include "tgjob.h"
 #include "tgreason.h"
@@ -1160,79 +1161,12 @@ static void _ctx_free(ctx_t *c)
  * placed one by one, as other jobs.  A heterogeneous gang does not
  * preempt (slurmctld preempts per component; see topogang.conf(5)).
  */
-#define HET_PLAN_TTL	30	/* seconds a plan serves its components */
-
-typedef struct het_plan {
-	uint32_t het_job_id;		/* 0: none */
-	time_t made;
-	bool must;
-	char domain[128];
-	unsigned n;
-	uint32_t job_id[TG_MAX_PODSETS];
-	bitstr_t *nodes[TG_MAX_PODSETS];
-	bool taken[TG_MAX_PODSETS];
-} het_plan_t;
-
-static het_plan_t het_plan;
+/* the plan and the components: tghet.c (shared with 24.11) */
+static tghet_plan_t het_plan;
 
 static void _het_plan_drop(void)
 {
-	for (unsigned k = 0; k < het_plan.n; k++)
-		FREE_NULL_BITMAP(het_plan.nodes[k]);
-	memset(&het_plan, 0, sizeof(het_plan));
-}
-
-/*
- * The components of \p job_ptr's heterogeneous job when they are placed
- * as one gang (see above), in het_job_list order; 0 when not.
- */
-static unsigned _het_components(job_record_t *job_ptr,
-				job_record_t **comp)
-{
-	job_record_t *leader, *jp;
-	ListIterator it;
-	unsigned n = 0;
-	bool ok = true, self = false;
-
-	if (!job_ptr->het_job_id ||
-	    !(leader = find_job_record(job_ptr->het_job_id)) ||
-	    !leader->het_job_list)
-		return 0;
-	it = list_iterator_create(leader->het_job_list);
-	while ((jp = list_next(it))) {
-		if (n >= TG_MAX_PODSETS || !jp->details ||
-		    jp->het_job_id != job_ptr->het_job_id ||
-		    !IS_JOB_PENDING(jp) || jp->details->req_node_bitmap ||
-		    jp->details->contiguous || !jp->details->min_nodes) {
-			ok = false;
-			break;
-		}
-		self = self || jp == job_ptr;
-		comp[n++] = jp;
-	}
-	list_iterator_destroy(it);
-	return ok && self && n > 1 ? n : 0;
-}
-
-/* The plan's part for \p job_ptr, when a plan made for its job in this
- * pass has one it has not taken yet. */
-static bitstr_t *_het_plan_part(job_record_t *job_ptr, time_t now)
-{
-	if (!job_ptr->het_job_id || het_plan.het_job_id != job_ptr->het_job_id)
-		return NULL;
-	if (now - het_plan.made > HET_PLAN_TTL) {
-		_het_plan_drop();
-		return NULL;
-	}
-	for (unsigned k = 0; k < het_plan.n; k++) {
-		if (het_plan.job_id[k] != job_ptr->job_id)
-			continue;
-		if (het_plan.taken[k])
-			return NULL;	/* asked again: a new pass */
-		het_plan.taken[k] = true;
-		return het_plan.nodes[k];
-	}
-	return NULL;
+	tghet_plan_drop(&het_plan);
 }
 
 /*
@@ -1325,34 +1259,14 @@ static int _het_gang(ctx_t *c, const tg_shape *shape,
 /* Pod set \p ps's nodes of the decision (every pod set's: UINT_MAX). */
 static bitstr_t *_decision_part(ctx_t *c, unsigned ps)
 {
-	bitstr_t *b = bit_alloc(node_record_count);
-	unsigned i;
-
-	for (i = 0; i < tg_decision_nplacements(c->d); i++) {
-		const tg_placement *p = tg_decision_placement(c->d, i);
-
-		if ((ps == UINT_MAX || p->podset == ps) && p->node < c->ntg &&
-		    c->tg2slurm[p->node] != NO_VAL)
-			bit_set(b, c->tg2slurm[p->node]);
-	}
-	return b;
+	return tghet_decision_part(c->d, ps, c->tg2slurm, c->ntg);
 }
 
 /* Keeps a heterogeneous gang's placement for its other components. */
 static void _het_plan_keep(ctx_t *c, time_t now)
 {
-	_het_plan_drop();
-	het_plan.het_job_id = c->job_ptr->het_job_id;
-	het_plan.made = now;
-	het_plan.must = c->must;
-	snprintf(het_plan.domain, sizeof(het_plan.domain), "%s",
-		 tg_decision_domain(c->d));
-	het_plan.n = c->nhet;
-	for (unsigned k = 0; k < c->nhet; k++) {
-		het_plan.job_id[k] = c->het[k]->job_id;
-		het_plan.nodes[k] = _decision_part(c, k);
-		het_plan.taken[k] = k == c->het_ps;
-	}
+	tghet_plan_keep(&het_plan, c->het, c->nhet, c->het_ps, c->must, c->d,
+			c->tg2slurm, c->ntg, now);
 }
 
 /*
@@ -1380,7 +1294,7 @@ static int _build(ctx_t *c, job_record_t *job_ptr, bitstr_t *bitmap,
 			 max_nodes);
 		return SLURM_ERROR;
 	}
-	c->nhet = _het_components(job_ptr, c->het);
+	c->nhet = tghet_components(job_ptr, c->het);
 	if (c->nhet && _het_members(c, job_ptr, bitmap, min_nodes, max_nodes,
 				    &exclusive, het_shape, het_members, why,
 				    wlen))
@@ -2568,7 +2482,7 @@ static int _topo_job_test(job_record_t *job_ptr, bitstr_t *bitmap,
 
 	if ((own = tgh_find(job_ptr->job_id)))
 		return _test_held(job_ptr, bitmap, own, &jt);
-	if ((part = _het_plan_part(job_ptr, now)))
+	if ((part = tghet_plan_part(&het_plan, job_ptr, now)))
 		return _test_het_part(job_ptr, bitmap, part, &jt, fallback);
 
 	why[0] = '\0';

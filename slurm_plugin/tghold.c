@@ -58,8 +58,11 @@
 #endif
 
 static const char *ptype = "select/topogang";
-static tgh_hold_t holds[TGH_MAX_HOLDS];
-static unsigned nholds = 0;
+/* taken and tentative holds together; each kind has its own bound */
+static tgh_hold_t holds[TGH_MAX_HOLDS + TGH_MAX_PROPOSALS];
+static unsigned nholds = 0;		/* ntaken + nprop */
+static unsigned ntaken = 0, nprop = 0;
+static uint64_t next_seq = 0;		/* the next proposal's seq */
 static bool restored = false;
 static int save_err = 0;		/* errno of the last failed save, so
 					 * one failure is logged once */
@@ -71,6 +74,10 @@ extern void tgh_init(const char *plugin_type)
 
 static void _drop_at(unsigned i)
 {
+	if (holds[i].taken)
+		ntaken--;
+	else
+		nprop--;
 	FREE_NULL_BITMAP(holds[i].nodes);
 	xfree(holds[i].picks);
 	holds[i] = holds[--nholds];
@@ -110,24 +117,63 @@ extern void tgh_drop(uint32_t job_id)
 		(void) tgh_save(slurm_conf.state_save_location);
 }
 
-/* A new hold for \p job_id (its old one replaced); NULL past the bound. */
+/* Logs that \p job_id's committed preemption gets no hold. */
+static void _full(uint32_t job_id)
+{
+	if (tgr_once(job_id, "holds-full"))
+		error("%s: more than %d jobs hold nodes freed by preemption "
+		      "(TGH_MAX_HOLDS); JobId=%u's nodes are not held", ptype,
+		      TGH_MAX_HOLDS, job_id);
+}
+
+/* Drops the oldest tentative hold, to make room for a new proposal. */
+static void _drop_oldest_proposal(uint32_t for_job)
+{
+	unsigned i, old = nholds;
+
+	for (i = 0; i < nholds; i++)
+		if (!holds[i].taken &&
+		    (old == nholds || holds[i].seq < holds[old].seq))
+			old = i;
+	if (old == nholds)
+		return;
+	if (tgr_once(holds[old].job_id, "proposals-full"))
+		error("%s: more than %d preemptors wait for slurmctld to "
+		      "commit their preemption (TGH_MAX_PROPOSALS); the "
+		      "oldest proposal, JobId=%u's, is dropped for JobId=%u's "
+		      "(if slurmctld commits it, its nodes are not held)",
+		      ptype, TGH_MAX_PROPOSALS, holds[old].job_id, for_job);
+	_drop_at(old);
+}
+
+/*
+ * A new hold for \p job_id (its old one replaced), taken or tentative.
+ * A taken one past TGH_MAX_HOLDS is refused (NULL, an error says so); a
+ * tentative one past TGH_MAX_PROPOSALS replaces the oldest proposal.
+ */
 static tgh_hold_t *_add(uint32_t job_id, bitstr_t *nodes,
-			const gpu_pick_t *picks, unsigned npicks)
+			const gpu_pick_t *picks, unsigned npicks, bool taken)
 {
 	tgh_hold_t *h = _find_any(job_id);
 
 	if (h)
 		_drop_at((unsigned) (h - holds));
-	if (nholds >= TGH_MAX_HOLDS) {
-		if (tgr_once(job_id, "holds-full"))
-			error("%s: more than %d jobs hold nodes freed by "
-			      "preemption (TGH_MAX_HOLDS); JobId=%u's nodes "
-			      "are not held", ptype, TGH_MAX_HOLDS, job_id);
+	if (taken && ntaken >= TGH_MAX_HOLDS) {
+		_full(job_id);
 		return NULL;
 	}
+	if (!taken && nprop >= TGH_MAX_PROPOSALS)
+		_drop_oldest_proposal(job_id);
 	h = &holds[nholds++];
 	memset(h, 0, sizeof(*h));
 	h->job_id = job_id;
+	h->taken = taken;
+	if (taken)
+		ntaken++;
+	else {
+		nprop++;
+		h->seq = next_seq++;
+	}
 	h->nodes = bit_copy(nodes);
 	h->npicks = npicks;
 	if (npicks) {
@@ -141,11 +187,10 @@ extern void tgh_propose(job_record_t *job_ptr, bitstr_t *nodes,
 			const gpu_pick_t *picks, unsigned npicks,
 			time_t reserve_time)
 {
-	tgh_hold_t *h = _add(job_ptr->job_id, nodes, picks, npicks);
+	tgh_hold_t *h = _add(job_ptr->job_id, nodes, picks, npicks, false);
 
 	if (!h)
 		return;
-	h->taken = false;
 	h->pst = job_ptr->details ? job_ptr->details->preempt_start_time : 0;
 	h->expires = reserve_time;	/* a duration until taken */
 }
@@ -166,9 +211,17 @@ extern void tgh_update(job_record_t *job_ptr, time_t now)
 			continue;
 		}
 		if (!h->taken && jp->details &&
-		    jp->details->preempt_start_time != h->pst) {
+		    jp->details->preempt_start_time != h->pst &&
+		    ntaken >= TGH_MAX_HOLDS) {
+			_full(h->job_id);
+			_drop_at(i);
+			continue;
+		} else if (!h->taken && jp->details &&
+			   jp->details->preempt_start_time != h->pst) {
 			/* slurmctld preempted for it: take the hold */
 			h->taken = true;
+			ntaken++;
+			nprop--;
 			h->expires += now;
 			changed = true;
 			nodes = bitmap2node_name(h->nodes);
@@ -225,6 +278,16 @@ extern unsigned tgh_count(void)
 extern tgh_hold_t *tgh_at(unsigned i)
 {
 	return i < nholds && holds[i].taken ? &holds[i] : NULL;
+}
+
+extern unsigned tgh_ntaken(void)
+{
+	return ntaken;
+}
+
+extern unsigned tgh_nproposed(void)
+{
+	return nprop;
 }
 
 /* ---- the state file ---- */
@@ -348,11 +411,10 @@ static bool _parse_line(char *line, const char *path, unsigned lineno)
 		FREE_NULL_BITMAP(nodes);
 		return false;
 	}
-	h = _add((uint32_t) id, nodes, NULL, 0);
+	h = _add((uint32_t) id, nodes, NULL, 0, true);
 	FREE_NULL_BITMAP(nodes);
 	if (!h)
 		return false;
-	h->taken = true;
 	h->expires = (time_t) exp;
 	if (!_parse_picks(f[3], h)) {
 		error("%s: %s:%u: JobId=%u: bad GPU picks; the hold stays, "

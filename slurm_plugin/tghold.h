@@ -19,7 +19,11 @@
  *     the victims (node_scheduler.c select_nodes after _preempt_jobs, in
  *     both versions).  tgh_update() notices the new time and takes the
  *     hold; a tentative hold still uncommitted when the next job is
- *     tested is dropped.
+ *     tested is dropped.  Taken and tentative holds have their own
+ *     bounds (TGH_MAX_HOLDS, TGH_MAX_PROPOSALS): on 24.11 a proposal
+ *     stays until its job is recomputed or no longer waits, and many
+ *     waiting preemptors must not use up the slots a committed
+ *     preemption needs.
  *  Only taken holds are enforced (tgh_trim, tgh_find) and saved: they are
  *  written to StateSaveLocation/TGH_FILE whenever they change (and at
  *  every select_p_state_save on 22.05), and read back at slurmctld's
@@ -36,9 +40,15 @@
 #include <stdint.h>
 #include <time.h>
 
-#define TGH_MAX_HOLDS	1024	/* preemptors holding nodes; past it a
-				 * preemptor's nodes are not held (an
-				 * error says so) */
+#define TGH_MAX_HOLDS	1024	/* taken holds (preemptions slurmctld
+				 * committed); past it a preemptor's nodes
+				 * are not held (an error says so).
+				 * Tentative holds never count here */
+#define TGH_MAX_PROPOSALS 1024	/* tentative holds (proposals not yet
+				 * committed); past it the oldest proposal
+				 * is dropped for the new one (an error
+				 * names its job), so waiting preemptors
+				 * never keep a committed hold out */
 #define TGH_FILE	"topogang_holds"	/* in StateSaveLocation */
 #define TGH_MAX_FILE	(8u << 20)	/* bytes of TGH_FILE read back */
 
@@ -59,6 +69,8 @@ typedef struct tgh_hold {
 	bool taken;			/* slurmctld committed the preemption */
 	time_t pst;			/* the job's preempt_start_time when the
 					 * tentative hold was made */
+	uint64_t seq;			/* tentative: order of the proposals
+					 * (the oldest is dropped first) */
 } tgh_hold_t;
 
 /* Names the plugin in messages. */
@@ -96,9 +108,14 @@ extern void tgh_drop(uint32_t job_id);
  * returns how many it took out. */
 extern int tgh_trim(uint32_t job_id, bitstr_t *bitmap);
 
-/* The taken holds, for the core's model: how many, and the i-th. */
+/* The holds, for the core's model: how many slots (taken and
+ * tentative), and the i-th if it is taken (NULL otherwise). */
 extern unsigned tgh_count(void);
 extern tgh_hold_t *tgh_at(unsigned i);
+
+/* How many holds are taken and how many tentative (for tests and logs). */
+extern unsigned tgh_ntaken(void);
+extern unsigned tgh_nproposed(void);
 
 /*
  * Writes the taken holds to \p dir/TGH_FILE (atomically: a new file

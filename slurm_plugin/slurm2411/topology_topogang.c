@@ -81,6 +81,7 @@
 #pragma weak queue_job_scheduler
 
 #include "tgconf.h"
+#include "tghet.h"
 #include "tghold.h"
 #include "tgjob.h"
 #include "tgreason.h"
@@ -517,7 +518,7 @@ typedef struct decide {
  *  - a later component takes its part (node_map narrowed to it);
  *    refused, a must request waits, any other gets Slurm's evaluation;
  *  - a component asked again (a new pass) places the gang afresh; a
- *    plan older than HET_PLAN_TTL serves nobody.
+ *    plan older than TGHET_PLAN_TTL serves nobody.
  *
  * An exclusive component's view holds idle nodes only; where another
  * component shares nodes, the partly busy nodes of the evaluated
@@ -528,57 +529,12 @@ typedef struct decide {
  * jobs.  A heterogeneous gang does not preempt (slurmctld
  * preempts per component).
  */
-#define HET_PLAN_TTL	30	/* seconds a plan serves its components */
-
-static struct {
-	uint32_t het_job_id;		/* 0: none */
-	time_t made;
-	bool must;
-	char domain[128];
-	unsigned n;
-	uint32_t job_id[TG_MAX_PODSETS];
-	bitstr_t *nodes[TG_MAX_PODSETS];
-	bool taken[TG_MAX_PODSETS];
-} het_plan;				/* under state_lock */
+/* the plan and the components: ../tghet.c (shared with 22.05) */
+static tghet_plan_t het_plan;		/* under state_lock */
 
 static void _het_plan_drop(void)
 {
-	for (unsigned k = 0; k < het_plan.n; k++)
-		FREE_NULL_BITMAP(het_plan.nodes[k]);
-	memset(&het_plan, 0, sizeof(het_plan));
-}
-
-/*
- * The components of \p job_ptr's heterogeneous job when they are placed
- * as one gang (see above), in het_job_list order; 0 when not.  slurmctld
- * holds the job lock (cons_tres's caller).
- */
-static unsigned _het_components(job_record_t *job_ptr,
-				job_record_t **comp)
-{
-	job_record_t *leader, *jp;
-	list_itr_t *it;
-	unsigned n = 0;
-	bool ok = true, self = false;
-
-	if (!job_ptr->het_job_id ||
-	    !(leader = find_job_record(job_ptr->het_job_id)) ||
-	    !leader->het_job_list)
-		return 0;
-	it = list_iterator_create(leader->het_job_list);
-	while ((jp = list_next(it))) {
-		if (n >= TG_MAX_PODSETS || !jp->details ||
-		    jp->het_job_id != job_ptr->het_job_id ||
-		    !IS_JOB_PENDING(jp) || jp->details->req_node_bitmap ||
-		    jp->details->contiguous || !jp->details->min_nodes) {
-			ok = false;
-			break;
-		}
-		self = self || jp == job_ptr;
-		comp[n++] = jp;
-	}
-	list_iterator_destroy(it);
-	return ok && self && n > 1 ? n : 0;
+	tghet_plan_drop(&het_plan);
 }
 
 /* A copy of the plan's part for \p job_ptr, when the plan made for its
@@ -586,57 +542,29 @@ static unsigned _het_components(job_record_t *job_ptr,
 static bitstr_t *_het_plan_part(job_record_t *job_ptr, time_t now,
 				bool *must, char *domain, size_t dlen)
 {
-	if (!job_ptr->het_job_id || het_plan.het_job_id != job_ptr->het_job_id)
+	bitstr_t *part = tghet_plan_part(&het_plan, job_ptr, now);
+
+	if (!part)
 		return NULL;
-	if (now - het_plan.made > HET_PLAN_TTL) {
-		_het_plan_drop();
-		return NULL;
-	}
-	for (unsigned k = 0; k < het_plan.n; k++) {
-		if (het_plan.job_id[k] != job_ptr->job_id)
-			continue;
-		if (het_plan.taken[k])
-			return NULL;	/* asked again: a new pass */
-		het_plan.taken[k] = true;
-		*must = het_plan.must;
-		snprintf(domain, dlen, "%s", het_plan.domain);
-		return bit_copy(het_plan.nodes[k]);
-	}
-	return NULL;
+	*must = het_plan.must;
+	snprintf(domain, dlen, "%s", het_plan.domain);
+	return bit_copy(part);
 }
 
 /* Pod set \p ps's nodes of the decision (every pod set's: UINT_MAX;
  * state_lock held). */
 static bitstr_t *_decision_part(const tg_decision *d, unsigned ps)
 {
-	bitstr_t *b = bit_alloc(node_record_count);
-
-	for (unsigned i = 0; i < tg_decision_nplacements(d); i++) {
-		const tg_placement *p = tg_decision_placement(d, i);
-
-		if ((ps == UINT_MAX || p->podset == ps) && p->node < ntg &&
-		    tg2slurm[p->node] != NO_VAL)
-			bit_set(b, tg2slurm[p->node]);
-	}
-	return b;
+	return tghet_decision_part(d, ps, tg2slurm, ntg);
 }
 
 /* Keeps a heterogeneous gang's placement for its other components. */
 static void _het_plan_keep(const decide_t *c)
 {
 	slurm_mutex_lock(&state_lock);
-	_het_plan_drop();
-	het_plan.het_job_id = c->job_ptr->het_job_id;
-	het_plan.made = time(NULL);
-	het_plan.must = c->req.must;
-	snprintf(het_plan.domain, sizeof(het_plan.domain), "%s",
-		 tg_decision_domain(c->d));
-	het_plan.n = c->nhet;
-	for (unsigned k = 0; k < c->nhet; k++) {
-		het_plan.job_id[k] = c->het[k]->job_id;
-		het_plan.nodes[k] = _decision_part(c->d, k);
-		het_plan.taken[k] = k == c->het_ps;
-	}
+	tghet_plan_keep(&het_plan, c->het, c->nhet,
+			c->het_ps, c->req.must, c->d, tg2slurm, ntg,
+			time(NULL));
 	slurm_mutex_unlock(&state_lock);
 }
 
@@ -722,7 +650,7 @@ static int _gang(topology_eval_t *te, decide_t *c)
 	tg_shape sh;
 	char name[32];
 
-	if ((c->nhet = _het_components(job_ptr, c->het)))
+	if ((c->nhet = tghet_components(job_ptr, c->het)))
 		return _het_gang(te, c);
 	for (int i = 0; next_node_bitmap(te->node_map, &i); i++)
 		if (te->avail_res_array[i] &&
