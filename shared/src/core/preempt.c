@@ -56,8 +56,10 @@ struct tgi_victims {
 	int64_t npods;		/* members of all eligible gangs */
 	uint32_t *vmem;		/* allocation indices grouped by gang */
 	unsigned level;		/* hard level, then the level to free */
-	uint32_t *uoff;		/* victim gangs of unit u: ugang[uoff[u]..] */
-	uint32_t *ugang;
+	uint32_t *uoff;		/* victim gangs of unit u: ugang[uoff[u]..], */
+	uint32_t *ugang;	/* cheapest first */
+	uint32_t *byrank;	/* the victim gangs, cheapest first */
+	int64_t *save;		/* fast path: cur[] before a reprieve try */
 	const tgi_fitter *f;	/* while choosing */
 	int64_t *cur;		/* fast path: slots per node position */
 	uint32_t *best, nbest;	/* the chosen gangs */
@@ -199,15 +201,6 @@ static int vcmp(const void *pa, const void *pb, void *ctx)
 			   tgi_strtab_get(&c->t->strs, b->gang));
 }
 
-static int rank_cmp(const void *pa, const void *pb, void *ctx)
-{
-	const pctx *c = ctx;
-	uint32_t a = c->v[*(const uint32_t *)pa].rank;
-	uint32_t b = c->v[*(const uint32_t *)pb].rank;
-
-	return a < b ? -1 : a > b;
-}
-
 /* Ranks the victim gangs cheapest first, once (names compared once). */
 static tg_err rank_gangs(pctx *c)
 {
@@ -221,7 +214,8 @@ static tg_err rank_gangs(pctx *c)
 	tgi_sort(idx, c->nv, sizeof(uint32_t), vcmp, c);
 	for (i = 0; i < c->nv; i++)
 		c->v[idx[i]].rank = i;
-	tgi_free(idx);
+	tgi_free(c->byrank);
+	c->byrank = idx;
 	return TG_OK;
 }
 
@@ -282,9 +276,10 @@ static int64_t pdb_violations(const pctx *c, const uint32_t *list,
 	return viol;
 }
 
-/* Fast path: re-counts the slots of a victim gang's nodes in [lo, hi). */
+/* Fast path: re-counts the slots of a victim gang's nodes in [lo, hi);
+ * \p save (when not NULL) gets each member's node's slots before. */
 static void fast_update(pctx *c, uint32_t v, uint32_t lo, uint32_t hi,
-			int64_t *sum)
+			int64_t *sum, int64_t *save)
 {
 	uint32_t k;
 
@@ -294,8 +289,30 @@ static void fast_update(pctx *c, uint32_t v, uint32_t lo, uint32_t hi,
 
 		if (p < lo || p >= hi)
 			continue;
+		if (save)
+			save[k] = c->cur[p];
 		*sum -= c->cur[p];
 		c->cur[p] = c->f->node_slots(c->f->arg, node);
+		*sum += c->cur[p];
+	}
+}
+
+/* Fast path: undoes fast_update(..., save) once the gang is back in the
+ * state it was in before it (members in reverse: a node may hold several),
+ * without re-counting: node_slots() depends on the node's state only. */
+static void fast_restore(pctx *c, uint32_t v, uint32_t lo, uint32_t hi,
+			 int64_t *sum, const int64_t *save)
+{
+	uint32_t k;
+
+	for (k = c->v[v].n; k-- > 0;) {
+		uint32_t node = c->t->allocs[c->vmem[c->v[v].first + k]].node;
+		uint32_t p = c->t->pos[node];
+
+		if (p < lo || p >= hi)
+			continue;
+		*sum -= c->cur[p];
+		c->cur[p] = save[k];
 		*sum += c->cur[p];
 	}
 }
@@ -305,24 +322,27 @@ static void fast_update(pctx *c, uint32_t v, uint32_t lo, uint32_t hi,
  * sum of its nodes' offer slots reaches their size: suspend victims in
  * order until the sum does (the shortest prefix), then reprieve, each
  * step re-counting only the victim's own nodes.  *m 0: no prefix fits.
- * *slots: the domain's slots with every victim there gone.
+ * *slots: -1 (not counted).  *waste: the domain's slots with every
+ * victim there gone less \p need when the prefix is the whole list (the
+ * sum then), else INT64_MIN (waste_fast() counts it if a tie needs it).
  */
 static tg_err unit_victims_fast(pctx *c, uint32_t lo, uint32_t hi,
 				uint32_t *list, uint32_t n, uint32_t *m,
-				int64_t *slots)
+				int64_t *slots, int64_t *waste)
 {
 	const int64_t need = c->f->need;
 	int64_t sum = 0;
 	uint32_t p, i;
 
 	*m = 0;
+	*waste = INT64_MIN;
 	for (p = lo; p < hi; p++) {
 		c->cur[p] = c->f->node_slots(c->f->arg, c->t->order[p]);
 		sum += c->cur[p];
 	}
 	for (i = 0; i < n && !*m; i++) {
 		suspend_gang(c, list[i], true);
-		fast_update(c, list[i], lo, hi, &sum);
+		fast_update(c, list[i], lo, hi, &sum, NULL);
 		if (sum >= need)
 			*m = i + 1;
 	}
@@ -332,19 +352,22 @@ static tg_err unit_victims_fast(pctx *c, uint32_t lo, uint32_t hi,
 		return TG_OK;
 	}
 	/* the waste (slots with every victim here gone) only breaks ties:
-	 * computed when one needs it (waste_fast()) */
+	 * known now when every victim here is gone, else computed when a
+	 * tie needs it (waste_fast()) */
 	*slots = -1;
+	if (*m == n)
+		*waste = sum - need;
 	/* reprieve every victim but the last the gang can do without */
 	for (i = *m - 1; i-- > 0;) {
 		suspend_gang(c, list[i], false);
-		fast_update(c, list[i], lo, hi, &sum);
+		fast_update(c, list[i], lo, hi, &sum, c->save);
 		if (sum >= need) {
 			memmove(&list[i], &list[i + 1],
 				(*m - i - 1) * sizeof(uint32_t));
 			(*m)--;
 		} else {
 			suspend_gang(c, list[i], true);
-			fast_update(c, list[i], lo, hi, &sum);
+			fast_restore(c, list[i], lo, hi, &sum, c->save);
 		}
 	}
 	for (i = 0; i < *m; i++)
@@ -389,49 +412,50 @@ static uint32_t unit_of(const pctx *c, uint32_t node)
 	return d - t->layer_lo[c->level];
 }
 
-static int pair_cmp(const void *pa, const void *pb, void *ctx)
-{
-	const uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-
-	TG_UNUSED(ctx);
-	return a < b ? -1 : a > b;
-}
-
 /* Lists, per unit of the hard level, the victim gangs with a member in
- * it (one pass over the victims' members). */
+ * it, cheapest first (a counting sort over the victims' members taken in
+ * rank order; rank_gangs() first). */
 static tg_err unit_lists(pctx *c, uint32_t nunits)
 {
-	uint64_t *pairs;
-	size_t np = 0, i, total = 0;
-	uint32_t v, k;
+	uint32_t *unit, *last, v, k, r, i, total = 0;
 
 	for (v = 0; v < c->nv; v++)
 		total += c->v[v].n;
-	pairs = tgi_malloc((total ? total : 1) * sizeof(uint64_t));
+	unit = tgi_malloc((total ? total : 1) * sizeof(uint32_t));
+	last = tgi_malloc((nunits ? nunits : 1) * sizeof(uint32_t));
 	c->uoff = tgi_calloc(nunits + 1, sizeof(uint32_t));
 	c->ugang = tgi_malloc((total ? total : 1) * sizeof(uint32_t));
-	if (!pairs || !c->uoff || !c->ugang) {
-		tgi_free(pairs);
+	if (!unit || !last || !c->uoff || !c->ugang) {
+		tgi_free(unit);
+		tgi_free(last);
 		return TG_ENOMEM;
 	}
-	for (v = 0; v < c->nv; v++)
-		for (k = 0; k < c->v[v].n; k++) {
-			uint32_t u = unit_of(c, c->t->allocs[
+	memset(last, 0xff, nunits * sizeof(uint32_t));
+	/* a gang counts once per unit: its members come together */
+	for (r = 0, i = 0; r < c->nv; r++) {
+		v = c->byrank[r];
+		for (k = 0; k < c->v[v].n; k++, i++) {
+			unit[i] = unit_of(c, c->t->allocs[
 					c->vmem[c->v[v].first + k]].node);
-
-			if (u != TG_NONE)
-				pairs[np++] = (uint64_t)u << 32 | v;
+			if (unit[i] == TG_NONE || last[unit[i]] == v) {
+				unit[i] = TG_NONE;
+				continue;
+			}
+			last[unit[i]] = v;
+			c->uoff[unit[i] + 1]++;
 		}
-	tgi_sort(pairs, np, sizeof(uint64_t), pair_cmp, NULL);
-	for (i = 0, k = 0; i < np; i++) {
-		if (i && pairs[i] == pairs[i - 1])
-			continue;
-		c->uoff[(pairs[i] >> 32) + 1]++;
-		c->ugang[k++] = (uint32_t)pairs[i];
 	}
 	for (i = 0; i < nunits; i++)
 		c->uoff[i + 1] += c->uoff[i];
-	tgi_free(pairs);
+	memcpy(last, c->uoff, nunits * sizeof(uint32_t));
+	for (r = 0, i = 0; r < c->nv; r++) {
+		v = c->byrank[r];
+		for (k = 0; k < c->v[v].n; k++, i++)
+			if (unit[i] != TG_NONE)
+				c->ugang[last[unit[i]]++] = v;
+	}
+	tgi_free(unit);
+	tgi_free(last);
 	return TG_OK;
 }
 
@@ -520,7 +544,7 @@ static tg_err unit_victims(pctx *c, uint32_t unit, uint32_t *list,
 			   uint32_t *nout, cost *co)
 {
 	uint32_t lo, hi, n = 0, v, m, u;
-	int64_t slots = 0;
+	int64_t slots = 0, waste = INT64_MIN;
 	tg_err err;
 
 	*nout = 0;
@@ -531,14 +555,17 @@ static tg_err unit_victims(pctx *c, uint32_t unit, uint32_t *list,
 		list[n++] = c->ugang[v];
 	if (!n)
 		return TG_OK;
-	tgi_sort(list, n, sizeof(uint32_t), rank_cmp, c);
+	/* cheapest first already (unit_lists()) */
 	if (c->f->node_slots)
-		err = unit_victims_fast(c, lo, hi, list, n, &m, &slots);
+		err = unit_victims_fast(c, lo, hi, list, n, &m, &slots,
+					&waste);
 	else
 		err = unit_victims_general(c, unit, list, n, &m, &slots);
 	if (err || !m)
 		return err;
 	unit_cost(c, unit, list, m, slots, co);
+	if (waste != INT64_MIN)
+		co->waste = waste;
 	*nout = m;
 	return TG_OK;
 }
@@ -629,6 +656,17 @@ static void level_units(const pctx *c, uint32_t *ulo, uint32_t *uhi)
 	}
 }
 
+/* The most members of one victim gang (at least 1). */
+static uint32_t most_members(const pctx *c)
+{
+	uint32_t i, most = 1;
+
+	for (i = 0; i < c->nv; i++)
+		if (c->v[i].n > most)
+			most = c->v[i].n;
+	return most;
+}
+
 /* Keeps the cheaper of the best so far and unit \p co's \p list. */
 static void keep_cheaper(pctx *c, cost *co, const uint32_t *list,
 			 uint32_t nlist, uint32_t *wbuf)
@@ -672,11 +710,12 @@ tg_err tgi_victims_choose(tgi_victims *c, unsigned level,
 		goto out;
 	}
 	level_units(c, &ulo, &uhi);
-	if ((err = unit_lists(c, uhi - ulo)) || (err = rank_gangs(c)))
+	if ((err = rank_gangs(c)) || (err = unit_lists(c, uhi - ulo)))
 		goto out;
 	if (f->node_slots && !c->cur &&
-	    !(c->cur = tgi_malloc((t->nnodes ? t->nnodes : 1) *
-				  sizeof(int64_t)))) {
+	    (!(c->cur = tgi_malloc((t->nnodes ? t->nnodes : 1) *
+				   sizeof(int64_t))) ||
+	     !(c->save = tgi_malloc(most_members(c) * sizeof(int64_t))))) {
 		err = TG_ENOMEM;
 		goto out;
 	}
@@ -749,5 +788,7 @@ void tgi_victims_free(tgi_victims *c)
 	tgi_free(c->ugang);
 	tgi_free(c->cur);
 	tgi_free(c->best);
+	tgi_free(c->byrank);
+	tgi_free(c->save);
 	tgi_free(c);
 }
