@@ -95,6 +95,51 @@ tg_err tg_k8s_add_object(tg_k8s *k, const char *json, size_t len,
 			 tg_errinfo *ei);
 
 /*
+ * tg_k8s_add_object() with a \p version: a number the host changes
+ * whenever the object's text changes (a serial it gives each copy of an
+ * object it reads), 0 when it has none.  With a cache attached
+ * (tg_k8s_set_cache()) a bound or ended Pod whose (namespace, name,
+ * version) the cache has seen is not parsed again: the build takes what
+ * it derived from it before.  The host must never give two different
+ * texts of one object the same nonzero version.
+ */
+tg_err tg_k8s_add_object_version(tg_k8s *k, const char *json, size_t len,
+				 const char *kind, const char *api_version,
+				 const char *ns, const char *name,
+				 const char *source, uint64_t version,
+				 tg_errinfo *ei);
+
+/*
+ * A cache of what builds derive from bound and ended pods (their node,
+ * requests, priority, creation time, gang, labels and required
+ * anti-affinity), kept between the snapshots of a host that builds often:
+ * a build with a cache parses only the pods that are new, changed or
+ * pending.  A record is kept only for a pod that was read without a
+ * warning or an error, so a build with a cache gives the same topology,
+ * gangs, warnings and failures as one without; the records of pods a
+ * build did not see are dropped at its end, and all of them when the
+ * PriorityClasses or the gang dialects differ from the last build's.
+ * At most K8S_MAX_CACHED records (the loader's bound; past it, pods are
+ * parsed as without a cache).
+ * \note The caller destroys it with tg_k8s_cache_destroy() (NULL is
+ * accepted) after the last build that uses it; one build at a time.
+ */
+typedef struct tg_k8s_cache tg_k8s_cache;
+tg_k8s_cache *tg_k8s_cache_create(void);
+void tg_k8s_cache_destroy(tg_k8s_cache *c);
+/* Drops every record (a host's re-list starts from scratch). */
+void tg_k8s_cache_clear(tg_k8s_cache *c);
+/* Records held; the last build's hits (pods not parsed) and misses. */
+size_t tg_k8s_cache_size(const tg_k8s_cache *c);
+void tg_k8s_cache_stats(const tg_k8s_cache *c, size_t *hits, size_t *misses);
+/*
+ * Attaches \p c (NULL: none) to the snapshot before tg_k8s_build();
+ * TG_ESTATE after the build.
+ * \note \p c is borrowed: it must outlive the build.
+ */
+tg_err tg_k8s_set_cache(tg_k8s *k, tg_k8s_cache *c);
+
+/*
  * Builds the topology and the gangs from everything added.  May be called
  * once: a second call is TG_ESTATE, and so is a call after a failed one
  * that got past the nodes when some came from tg_k8s_add_object() (their

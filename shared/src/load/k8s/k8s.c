@@ -554,6 +554,16 @@ tg_err tg_k8s_add_object(tg_k8s *k, const char *json, size_t len,
 			 const char *ns, const char *name, const char *source,
 			 tg_errinfo *ei)
 {
+	return tg_k8s_add_object_version(k, json, len, kind, api_version, ns,
+					 name, source, 0, ei);
+}
+
+tg_err tg_k8s_add_object_version(tg_k8s *k, const char *json, size_t len,
+				 const char *kind, const char *api_version,
+				 const char *ns, const char *name,
+				 const char *source, uint64_t version,
+				 tg_errinfo *ei)
+{
 	size_t nn, nm;
 	uint32_t src;
 	cJSON *j = NULL;
@@ -609,6 +619,7 @@ tg_err tg_k8s_add_object(tg_k8s *k, const char *json, size_t len,
 	if (!j) {
 		o->text = json;
 		o->len = (uint32_t)len;
+		o->version = version;
 	}
 	return TG_OK;
 }

@@ -148,8 +148,10 @@ static void bctx_free(bctx *b)
 		tgi_free(b->pods[i].id);
 		tgi_free(b->pods[i].sig);
 		tgi_free(b->pods[i].pvs);
-		cJSON_Delete(b->pods[i].own_labels);
-		cJSON_Delete(b->pods[i].own_anti);
+		if (!b->pods[i].lent) {
+			cJSON_Delete(b->pods[i].own_labels);
+			cJSON_Delete(b->pods[i].own_anti);
+		}
 	}
 	for (i = 0; i < b->nnslabels; i++)
 		cJSON_Delete(b->nslabels[i]);
@@ -261,6 +263,7 @@ tg_err tg_k8s_build(tg_k8s *k, tg_topology **topo, tg_errinfo *ei)
 		k->gangs[i] = b.gangs[i].g;
 	k->ngangs = b.ngangs;
 	b.ngangs = 0;
+	tgk_cache_end(&b);
 	*topo = b.t;
 	b.t = NULL;
 	k->built = true;

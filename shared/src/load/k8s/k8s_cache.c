@@ -1,0 +1,428 @@
+/*
+ * shared/src/load/k8s/k8s_cache.c - tg_k8s_cache: what builds derive from
+ * bound and ended pods, kept between the snapshots of a host that builds
+ * often (the bridge), so that a build parses only the pods that are new,
+ * changed or pending.
+ *
+ * A record is keyed by the pod's "namespace/name" and holds the host's
+ * version of the text it came from (tg_k8s_add_object_version()); a pod
+ * whose version matches is filled from the record exactly as pod_parse()
+ * and pod_drop_tree() would fill it: state, node, termination, priority,
+ * preemption policy, creation time, member index and role, its group
+ * (dialect and name), its requests and its labels and required
+ * anti-affinity (the trees, lent to the build).  The requests are kept by
+ * resource name, and the extended names are asked for again in the
+ * order the pod's parse asked for them, so the topology's resource ids
+ * come out as without a cache.  Only pods read without a warning or an
+ * error get a record: a build with a cache gives the same topology,
+ * gangs, warnings and failures as one without (tests/unit/test_k8s_cache.c
+ * checks it against random changes).
+ *
+ * What a record depends on besides the pod's text: the PriorityClasses
+ * (its priority) and the gang dialects (its group): a fingerprint of both
+ * is kept, and every record is dropped when it changes.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "k8s_load.h"
+
+typedef struct kcres {
+	char *name;		/* an extended resource name */
+	int64_t v;
+} kcres;
+
+typedef struct kcrec {
+	uint64_t version;	/* 0: no record */
+	uint64_t gen;		/* the last build that saw it */
+	int8_t state;		/* S_SKIP or S_BOUND */
+	bool terminating, never, has_shape, has_role;
+	int dialect;		/* its group's; -2: no group */
+	int64_t prio, created, index;
+	char *node, *role, *gname;
+	int64_t std[TG_RES_PODS + 1];
+	kcres *res;
+	unsigned nres;
+	cJSON *labels, *anti;
+} kcrec;
+
+struct tg_k8s_cache {
+	tgi_strtab keys;	/* "namespace/name" -> index into recs */
+	kcrec *recs;
+	size_t caprecs, nlive;
+	uint64_t gen, ctx;
+	size_t hits, misses;
+};
+
+static void rec_free(kcrec *r)
+{
+	unsigned i;
+
+	tgi_free(r->node);
+	tgi_free(r->role);
+	tgi_free(r->gname);
+	for (i = 0; i < r->nres; i++)
+		tgi_free(r->res[i].name);
+	tgi_free(r->res);
+	cJSON_Delete(r->labels);
+	cJSON_Delete(r->anti);
+	memset(r, 0, sizeof(*r));
+}
+
+tg_k8s_cache *tg_k8s_cache_create(void)
+{
+	tg_k8s_cache *c = tgi_calloc(1, sizeof(*c));
+
+	if (c)
+		tgi_strtab_init(&c->keys);
+	return c;
+}
+
+void tg_k8s_cache_clear(tg_k8s_cache *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->caprecs; i++)
+		rec_free(&c->recs[i]);
+	tgi_free(c->recs);
+	c->recs = NULL;
+	c->caprecs = c->nlive = 0;
+	tgi_strtab_free(&c->keys);
+	tgi_strtab_init(&c->keys);
+}
+
+void tg_k8s_cache_destroy(tg_k8s_cache *c)
+{
+	if (!c)
+		return;
+	tg_k8s_cache_clear(c);
+	tgi_free(c);
+}
+
+size_t tg_k8s_cache_size(const tg_k8s_cache *c)
+{
+	return c ? c->nlive : 0;
+}
+
+void tg_k8s_cache_stats(const tg_k8s_cache *c, size_t *hits, size_t *misses)
+{
+	if (hits)
+		*hits = c ? c->hits : 0;
+	if (misses)
+		*misses = c ? c->misses : 0;
+}
+
+tg_err tg_k8s_set_cache(tg_k8s *k, tg_k8s_cache *c)
+{
+	if (!k)
+		return TG_EINVAL;
+	if (k->built || k->spent)
+		return TG_ESTATE;
+	k->cache = c;
+	return TG_OK;
+}
+
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= s[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+/* The PriorityClasses and the dialects, which records depend on. */
+static uint64_t context_of(const bctx *b)
+{
+	uint64_t h = 14695981039346656037ull;
+	size_t i;
+
+	for (i = 0; i < b->npcs; i++) {
+		const pclass *pc = &b->pcs[i];
+
+		h = mix(h, pc->name, strlen(pc->name) + 1);
+		h = mix(h, &pc->value, sizeof(pc->value));
+		h = mix(h, &pc->never, sizeof(pc->never));
+		h = mix(h, &pc->global, sizeof(pc->global));
+	}
+	h = mix(h, b->pcdef ? b->pcdef->name : "", b->pcdef ?
+		strlen(b->pcdef->name) + 1 : 1);
+	h = mix(h, &b->k->ndialects, sizeof(b->k->ndialects));
+	h = mix(h, b->k->dialects, sizeof(b->k->dialects[0]) *
+		b->k->ndialects);
+	return h;
+}
+
+void tgk_cache_begin(bctx *b)
+{
+	tg_k8s_cache *c = b->k->cache;
+	uint64_t ctx;
+
+	if (!c)
+		return;
+	ctx = context_of(b);
+	if (ctx != c->ctx)
+		tg_k8s_cache_clear(c);
+	c->ctx = ctx;
+	c->gen++;
+	c->hits = c->misses = 0;
+}
+
+/* "namespace/name" into \p buf; false when it does not fit. */
+static bool key_of(const kobj *o, char *buf, size_t n)
+{
+	int w = snprintf(buf, n, "%s/%s", o->ns, o->name);
+
+	return w > 0 && (size_t)w < n;
+}
+
+static bool cacheable(const bctx *b, const kobj *o)
+{
+	return b->k->cache && o->version && o->text && !o->j &&
+	       o->cls == C_POD;
+}
+
+/* The requests again: the extended names asked for in their order. */
+static tg_err replay_shape(bctx *b, const kcrec *r, const tg_shape **out)
+{
+	tg_shape sh;
+	unsigned i, id;
+	tg_err err;
+
+	memset(&sh, 0, sizeof(sh));
+	memcpy(sh.v, r->std, sizeof(r->std));
+	for (i = 0; i < r->nres; i++) {
+		err = tgk_res_id(b, r->res[i].name, &id);
+		if (err)
+			return err;
+		sh.v[id] = r->res[i].v;
+	}
+	return tgk_shape_intern(b, &sh, out);
+}
+
+static tg_err fill(bctx *b, const kobj *o, kpod *p, const kcrec *r)
+{
+	size_t n = strlen(o->ns) + strlen(o->name) + 2;
+	uint32_t id;
+	tg_err err;
+
+	p->o = o;
+	p->group = SIZE_MAX;
+	p->index = r->index;
+	p->state = r->state;
+	p->terminating = r->terminating;
+	p->prio = r->prio;
+	p->never = r->never;
+	p->created = r->created;
+	p->id = tgi_malloc(n);
+	if (!p->id)
+		return TG_ENOMEM;
+	snprintf(p->id, n, "%s/%s", o->ns, o->name);
+	if (r->has_shape) {
+		err = replay_shape(b, r, &p->shape);
+		if (err)
+			return err;
+	}
+	if (r->node) {
+		if (tgi_strtab_intern(&b->k->names, r->node, &id))
+			return TG_ENOMEM;
+		p->node = tgi_strtab_get(&b->k->names, id);
+	}
+	if (r->has_role) {
+		if (tgi_strtab_intern(&b->k->names, r->role, &id))
+			return TG_ENOMEM;
+		p->role = tgi_strtab_get(&b->k->names, id);
+	}
+	if (r->dialect != -2 &&
+	    tgk_group_get(b, r->dialect, o->ns, r->gname, &p->group))
+		return TG_ENOMEM;
+	p->own_labels = r->labels;
+	p->own_anti = r->anti;
+	p->labels = p->own_labels;
+	p->lent = true;
+	return TG_OK;
+}
+
+tg_err tgk_cache_take(bctx *b, const kobj *o, kpod *p, bool *hit)
+{
+	tg_k8s_cache *c = b->k->cache;
+	char key[2 * TG_MAX_NAME + 2];
+	uint32_t id;
+	kcrec *r;
+	tg_err err;
+
+	*hit = false;
+	if (!cacheable(b, o))
+		return TG_OK;
+	id = key_of(o, key, sizeof(key)) ? tgi_strtab_find(&c->keys, key) : 0;
+	r = id && id < c->caprecs ? &c->recs[id] : NULL;
+	if (!r || r->version != o->version) {
+		c->misses++;
+		return TG_OK;
+	}
+	err = fill(b, o, p, r);
+	if (err == TG_ENOMEM)
+		return tgi_errf(b->ei, err, "out of memory");
+	if (err) {
+		/* a bound the parse meets as well: read it as without a
+		 * cache, from a clean slate */
+		tgi_free(p->id);
+		memset(p, 0, sizeof(*p));
+		c->misses++;
+		return TG_OK;
+	}
+	r->gen = c->gen;
+	c->hits++;
+	*hit = true;
+	return TG_OK;
+}
+
+static char *dup_or_null(const char *s, bool *oom)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = tgi_strdup(s);
+	if (!d)
+		*oom = true;
+	return d;
+}
+
+/* The record's copy of what \p p holds; false when out of memory. */
+static bool rec_fill(bctx *b, kcrec *r, const kpod *p)
+{
+	bool oom = false;
+	unsigned i;
+
+	r->state = (int8_t)p->state;
+	r->terminating = p->terminating;
+	r->never = p->never;
+	r->prio = p->prio;
+	r->created = p->created;
+	r->index = p->index;
+	r->node = dup_or_null(p->node, &oom);
+	r->has_role = p->role != NULL;
+	r->role = dup_or_null(p->role, &oom);
+	r->dialect = -2;
+	if (p->group != SIZE_MAX) {
+		r->dialect = b->groups[p->group].dialect;
+		r->gname = dup_or_null(b->groups[p->group].gname, &oom);
+	}
+	r->has_shape = p->shape != NULL;
+	if (!p->shape || oom)
+		return !oom;
+	memcpy(r->std, p->shape->v, sizeof(r->std));
+	r->res = tgi_calloc(b->nrcap ? b->nrcap : 1, sizeof(kcres));
+	if (!r->res)
+		return false;
+	for (i = 0; i < b->nrcap; i++) {
+		uint32_t s = tgi_strtab_find(&b->rnames, b->rcap[i]);
+
+		r->res[i].name = tgi_strdup(b->rcap[i]);
+		if (!r->res[i].name || !s)
+			return false;
+		r->res[i].v = p->shape->v[b->rid[s]];
+		r->nres = i + 1;
+	}
+	return true;
+}
+
+void tgk_cache_put(bctx *b, const kobj *o, kpod *p)
+{
+	tg_k8s_cache *c = b->k->cache;
+	char key[2 * TG_MAX_NAME + 2];
+	uint32_t id;
+	kcrec *r, nr;
+
+	if (!cacheable(b, o) || p->state == S_PENDING || p->other ||
+	    p->broken || p->lent || !key_of(o, key, sizeof(key)))
+		return;
+	if (p->group != SIZE_MAX && !b->groups[p->group].gname)
+		return;
+	id = tgi_strtab_find(&c->keys, key);
+	if (!id && (c->nlive >= K8S_MAX_CACHED ||
+		    tgi_strtab_intern(&c->keys, key, &id)))
+		return;
+	if (id >= c->caprecs) {
+		size_t old = c->caprecs;
+
+		if (tgi_grow(&c->recs, &c->caprecs, (size_t)id + 1,
+			     sizeof(kcrec)))
+			return;
+		memset(c->recs + old, 0, (c->caprecs - old) * sizeof(kcrec));
+	}
+	memset(&nr, 0, sizeof(nr));
+	if (!rec_fill(b, &nr, p)) {
+		rec_free(&nr);
+		return;
+	}
+	r = &c->recs[id];
+	if (r->version)
+		c->nlive--;
+	rec_free(r);
+	*r = nr;
+	r->version = o->version;
+	r->gen = c->gen;
+	r->labels = p->own_labels;
+	r->anti = p->own_anti;
+	p->lent = true;
+	c->nlive++;
+}
+
+/* The records left, in a fresh table (keys of gone pods dropped). */
+static void compact(tg_k8s_cache *c)
+{
+	tgi_strtab keys;
+	kcrec *recs;
+	size_t cap = c->nlive + 2, i;
+	uint32_t id;
+
+	recs = tgi_calloc(cap, sizeof(kcrec));
+	if (!recs)
+		return;
+	tgi_strtab_init(&keys);
+	for (i = 1; i < c->caprecs; i++) {
+		if (!c->recs[i].version)
+			continue;
+		if (tgi_strtab_intern(&keys, tgi_strtab_get(&c->keys,
+							    (uint32_t)i),
+				      &id) || id >= cap) {
+			tgi_strtab_free(&keys);
+			tgi_free(recs);
+			return;
+		}
+		recs[id] = c->recs[i];
+	}
+	tgi_strtab_free(&c->keys);
+	tgi_free(c->recs);
+	c->keys = keys;
+	c->recs = recs;
+	c->caprecs = cap;
+}
+
+void tgk_cache_end(bctx *b)
+{
+	tg_k8s_cache *c = b->k->cache;
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->caprecs; i++) {
+		if (c->recs[i].version && c->recs[i].gen != c->gen) {
+			rec_free(&c->recs[i]);
+			c->nlive--;
+		}
+	}
+	/* keys of gone pods: a fresh table once they outnumber the rest */
+	if (c->keys.n > 1024 && c->keys.n > 2 * (c->nlive + 1))
+		compact(c);
+}
