@@ -6,8 +6,8 @@
  * members, anti-affinity, extended resources, init containers, ended,
  * terminating, of a missing PriorityClass, malformed) changes step by
  * step: nodes added, changed and removed, pods bound, changed and
- * deleted, pending gangs added, a PriorityClass changed, now and then a
- * "re-list" (tg_k8s_cache_clear()).  After every step the same objects
+ * deleted, pending gangs added, a PriorityClass changed or deleted, now
+ * and then a "re-list" (tg_k8s_cache_clear()).  After every step the same objects
  * are built twice, once with the cache the steps share and once without
  * any, and the two must agree: the topology (tg_topology_check(), nodes,
  * resources, free amounts, allocations), the warnings, the failed gangs,
@@ -206,8 +206,9 @@ static void prioclasses(world *w)
 			snprintf(o->text, sizeof(o->text),
 				 "{\"apiVersion\":\"scheduling.k8s.io/v1\","
 				 "\"kind\":\"PriorityClass\",\"metadata\":{"
-				 "\"name\":\"%s\"},\"value\":%d}", names[i],
-				 i ? 10 : w->hi_prio);
+				 "\"name\":\"%s\"},\"value\":%d%s}", names[i],
+				 i ? 10 : w->hi_prio, i && w->hi_prio == 2000 ?
+				 ",\"globalDefault\":true" : "");
 	}
 }
 
@@ -259,8 +260,16 @@ static void delta(world *w)
 		break;
 	default:
 		if (rnd(w, 3) == 0) {
+			/* a value and the global default change */
 			w->hi_prio = w->hi_prio == 1000 ? 2000 : 1000;
 			prioclasses(w);
+		} else if (rnd(w, 4) == 0) {
+			/* a class goes: its pods' priority is the default */
+			obj *pc = put(w, "PriorityClass",
+				      "scheduling.k8s.io/v1", "", "high");
+
+			if (pc)
+				pc->live = false;
 		} else if ((o = pick(w, "Pod")) != NULL && o->name[0] == 'p') {
 			/* a pending pod gets bound: a new text */
 			snprintf(name, sizeof(name), "%s", o->name);

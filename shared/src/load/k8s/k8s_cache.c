@@ -18,9 +18,12 @@
  * gangs, warnings and failures as one without (tests/unit/test_k8s_cache.c
  * checks it against random changes).
  *
- * What a record depends on besides the pod's text: the PriorityClasses
- * (its priority) and the gang dialects (its group): a fingerprint of both
- * is kept, and every record is dropped when it changes.
+ * What a record depends on besides the pod's text: the PriorityClass it
+ * names (or the global default), resolved again at every build from the
+ * fields the parse read (priorityClassName, priority,
+ * preemptionPolicy), a missing class read as a miss (the parse warns);
+ * and the gang dialects (its group): their fingerprint is kept, and every
+ * record is dropped when it changes.
  */
 #include "config.h"
 
@@ -39,10 +42,14 @@ typedef struct kcrec {
 	uint64_t version;	/* 0: no record */
 	uint64_t gen;		/* the last build that saw it */
 	int8_t state;		/* S_SKIP or S_BOUND */
-	bool terminating, never, has_shape, has_role;
+	bool terminating, has_shape, has_role;
 	int dialect;		/* its group's; -2: no group */
-	int64_t prio, created, index;
+	int64_t created, index;
 	char *node, *role, *gname;
+	/* its priority's fields (bctx.pcap); prio_read false: none */
+	bool prio_read, present, has_pol, pol_never;
+	int64_t spec;
+	char *pcn;		/* NULL: no class named */
 	int64_t std[TG_RES_PODS + 1];
 	kcres *res;
 	unsigned nres;
@@ -64,6 +71,7 @@ static void rec_free(kcrec *r)
 	tgi_free(r->node);
 	tgi_free(r->role);
 	tgi_free(r->gname);
+	tgi_free(r->pcn);
 	for (i = 0; i < r->nres; i++)
 		tgi_free(r->res[i].name);
 	tgi_free(r->res);
@@ -139,22 +147,11 @@ static uint64_t mix(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-/* The PriorityClasses and the dialects, which records depend on. */
+/* The dialects, which records' groups depend on. */
 static uint64_t context_of(const bctx *b)
 {
 	uint64_t h = 14695981039346656037ull;
-	size_t i;
 
-	for (i = 0; i < b->npcs; i++) {
-		const pclass *pc = &b->pcs[i];
-
-		h = mix(h, pc->name, strlen(pc->name) + 1);
-		h = mix(h, &pc->value, sizeof(pc->value));
-		h = mix(h, &pc->never, sizeof(pc->never));
-		h = mix(h, &pc->global, sizeof(pc->global));
-	}
-	h = mix(h, b->pcdef ? b->pcdef->name : "", b->pcdef ?
-		strlen(b->pcdef->name) + 1 : 1);
 	h = mix(h, &b->k->ndialects, sizeof(b->k->ndialects));
 	h = mix(h, b->k->dialects, sizeof(b->k->dialects[0]) *
 		b->k->ndialects);
@@ -208,19 +205,42 @@ static tg_err replay_shape(bctx *b, const kcrec *r, const tg_shape **out)
 	return tgk_shape_intern(b, &sh, out);
 }
 
+/*
+ * pod_priority() again from the record's fields and this build's classes;
+ * false when the class it names is gone and it gives no priority (the
+ * parse warns: a miss).
+ */
+static bool priority(const bctx *b, const kcrec *r, kpod *p)
+{
+	const pclass *pc = NULL;
+
+	if (!r->prio_read)
+		return true;
+	if (r->pcn) {
+		pc = tgk_find_pc(b, r->pcn);
+		if (!pc && !r->present)
+			return false;
+	}
+	if (!pc)
+		pc = b->pcdef;
+	p->prio = r->present ? r->spec : pc ? pc->value : 0;
+	p->never = r->has_pol ? r->pol_never : (pc && pc->never);
+	return true;
+}
+
 static tg_err fill(bctx *b, const kobj *o, kpod *p, const kcrec *r)
 {
 	size_t n = strlen(o->ns) + strlen(o->name) + 2;
 	uint32_t id;
 	tg_err err;
 
+	if (!priority(b, r, p))
+		return TG_ENOENT;
 	p->o = o;
 	p->group = SIZE_MAX;
 	p->index = r->index;
 	p->state = r->state;
 	p->terminating = r->terminating;
-	p->prio = r->prio;
-	p->never = r->never;
 	p->created = r->created;
 	p->id = tgi_malloc(n);
 	if (!p->id)
@@ -305,8 +325,12 @@ static bool rec_fill(bctx *b, kcrec *r, const kpod *p)
 
 	r->state = (int8_t)p->state;
 	r->terminating = p->terminating;
-	r->never = p->never;
-	r->prio = p->prio;
+	r->prio_read = b->pcap.read;
+	r->present = b->pcap.present;
+	r->spec = b->pcap.spec;
+	r->has_pol = b->pcap.has_pol;
+	r->pol_never = b->pcap.pol_never;
+	r->pcn = *b->pcap.pcn ? dup_or_null(b->pcap.pcn, &oom) : NULL;
 	r->created = p->created;
 	r->index = p->index;
 	r->node = dup_or_null(p->node, &oom);

@@ -293,6 +293,14 @@ typedef struct bctx {
 	const char *rcap[TG_MAX_RESOURCES];
 	unsigned nrcap;
 	bool rcapture;
+	/* and the fields its priority came from (pod_priority()) */
+	struct kprio {
+		bool read;		/* pod_priority() ran */
+		bool present;		/* spec.priority given */
+		bool has_pol, pol_never;	/* spec.preemptionPolicy */
+		int64_t spec;		/* spec.priority */
+		char pcn[TG_MAX_NAME + 1];	/* priorityClassName, "" */
+	} pcap;
 } bctx;
 
 /* One gang being built (k8s_gang.c, k8s_affinity.c, k8s_spread.c). */

@@ -429,6 +429,17 @@ static tg_err pod_priority(bctx *b, kpod *p)
 				pol->valuestring);
 	p->never = pol ? strcmp(pol->valuestring, "Never") == 0 :
 			 (pc && pc->never);
+	if (b->rcapture) {	/* what the cache resolves again */
+		b->pcap.read = true;
+		b->pcap.present = present;
+		b->pcap.spec = p->prio;
+		b->pcap.has_pol = pol != NULL;
+		b->pcap.pol_never = pol && p->never;
+		snprintf(b->pcap.pcn, sizeof(b->pcap.pcn), "%s",
+			 pcn ? pcn->valuestring : "");
+		if (pcn && strlen(pcn->valuestring) >= sizeof(b->pcap.pcn))
+			b->rcapture = false;	/* not cached */
+	}
 	return TG_OK;
 }
 
@@ -735,6 +746,7 @@ static tg_err pod_read(bctx *b, kobj *o, kpod *p)
 	if (err || hit)
 		return err;
 	b->nrcap = 0;
+	memset(&b->pcap, 0, sizeof(b->pcap));
 	b->rcapture = true;
 	err = pod_tree(b, o);
 	if (!err)
