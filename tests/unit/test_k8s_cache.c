@@ -28,7 +28,7 @@
 #include "topogang/topogang.h"
 
 #define NSTEPS		40
-#define MAXOBJ		512
+#define MAXOBJ		1024
 #define TEXT_MAX	2048
 
 typedef struct obj {
@@ -43,6 +43,7 @@ typedef struct world {
 	unsigned n;
 	uint64_t rng, version;
 	unsigned nnodes, npods, ngangs;
+	unsigned node0;		/* the first node bound pods use */
 	int hi_prio;
 } world;
 
@@ -147,7 +148,7 @@ static void bound_pod(world *w, const char *name)
 		 "\"status\":{\"phase\":\"%s\"}}",
 		 name, rnd(w, 60), kind == 6 ?
 		 ",\"deletionTimestamp\":\"2026-01-01T01:00:00Z\"" : "",
-		 labels, rnd(w, w->nnodes + 2), prio_f,
+		 labels, w->node0 + rnd(w, w->nnodes - w->node0 + 2), prio_f,
 		 kind == 7 ? "8x" : rnd(w, 2) ? "2" : "500m", rnd(w, 3),
 		 ext[rnd(w, 3)], extra, kind == 5 ? "Succeeded" : "Running");
 }
@@ -507,12 +508,73 @@ static void test_api(void)
 	tg_k8s_cache_destroy(c);
 }
 
+/*
+ * Many pods and nodes replaced by others: the cache's tables are made
+ * afresh (the keys of gone objects dropped) and still give what a full
+ * build gives.
+ */
+static void test_turnover(void)
+{
+	static world w;
+	tg_k8s_cache *c = tg_k8s_cache_create();
+	size_t hits = 0, misses = 0;
+	unsigned round, i, same = 0;
+
+	memset(&w, 0, sizeof(w));
+	w.rng = 77;
+	w.hi_prio = 1000;
+	prioclasses(&w);
+	for (round = 0; round < 4; round++) {
+		built a, f;
+		char *da, *df;
+
+		/* 340 new pods and 280 new nodes a round, the old ones
+		 * gone */
+		for (i = 0; i < w.n; i++)
+			if (strcmp(w.o[i].kind, "PriorityClass") != 0)
+				w.o[i].live = false;
+		for (i = 0; i < 280; i++)
+			node(&w, 1000 * round + i);
+		w.node0 = 1000 * round;
+		w.nnodes = 1000 * round + 280;
+		for (i = 0; i < 340; i++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "b%u", w.npods++);
+			bound_pod(&w, name);
+		}
+		pending_gang(&w);
+		a = build(&w, c);
+		built_free(&a);
+		/* again, from the cache */
+		a = build(&w, c);
+		tg_k8s_cache_stats(c, &hits, &misses);
+		f = build(&w, NULL);
+		da = describe(&a);
+		df = describe(&f);
+		if (da && df && strcmp(da, df) == 0 && hits > 300)
+			same++;
+		else if (da && df)
+			first_diff(da, df);
+		free(da);
+		free(df);
+		built_free(&a);
+		built_free(&f);
+	}
+	is_int(same, 4, "after turnover the cache's builds equal full ones "
+	       "and come from it (last: %zu objects not parsed)", hits);
+	ok(tg_k8s_cache_size(c) < 600, "only what is live is kept (%zu "
+	   "records)", tg_k8s_cache_size(c));
+	tg_k8s_cache_destroy(c);
+}
+
 int main(void)
 {
 	const char *env = getenv("TG_SEED");
 	uint64_t s;
 
 	test_api();
+	test_turnover();
 	if (env && *env) {
 		run_seed(strtoull(env, NULL, 10));
 		return done_testing();

@@ -44,12 +44,14 @@ static int obj_cmp(const void *a, const void *c)
 
 	if (x->cls != y->cls)
 		return x->cls < y->cls ? -1 : 1;
-	/* one kind per class but for C_PODGROUP (dialects) and C_OTHER */
-	if ((r = strcmp(x->kind, y->kind)) != 0)
+	/* one kind per class but for C_PODGROUP (dialects) and C_OTHER;
+	 * kinds and groups are interned (k->names): equal pointers are
+	 * equal strings, and so are most namespaces */
+	if (x->kind != y->kind && (r = strcmp(x->kind, y->kind)) != 0)
 		return r;
-	if ((r = strcmp(x->group, y->group)) != 0)
+	if (x->group != y->group && (r = strcmp(x->group, y->group)) != 0)
 		return r;
-	if ((r = strcmp(x->ns, y->ns)) != 0)
+	if (x->ns != y->ns && (r = strcmp(x->ns, y->ns)) != 0)
 		return r;
 	if ((r = strcmp(x->name, y->name)) != 0)
 		return r;

@@ -45,7 +45,8 @@ typedef struct kcrec {
 	bool terminating, has_shape, has_role;
 	int dialect;		/* its group's; -2: no group */
 	int64_t created, index;
-	char *node, *role, *gname;
+	const char *node, *role;	/* in the cache's strs */
+	char *gname;
 	/* its priority's fields (bctx.pcap); prio_read false: none */
 	bool prio_read, present, has_pol, pol_never;
 	int64_t spec;
@@ -56,20 +57,29 @@ typedef struct kcrec {
 	cJSON *labels, *anti;
 } kcrec;
 
+/* A Node's parsed tree (tgk_cache_node()). */
+typedef struct kcnode {
+	uint64_t version, gen;	/* version 0: none */
+	cJSON *tree;
+} kcnode;
+
 struct tg_k8s_cache {
 	tgi_strtab keys;	/* "namespace/name" -> index into recs */
+	tgi_strtab strs;	/* node names and roles of the records */
 	kcrec *recs;
 	size_t caprecs, nlive;
-	uint64_t gen, ctx;
-	size_t hits, misses;
+	tgi_strtab nkeys;	/* Node name -> index into nodes */
+	kcnode *nodes;
+	size_t capnodes, nnodes;
+	uint64_t gen, ctx;	/* gen: the snapshot being made */
+	size_t hits, misses;	/* of the snapshot being made */
+	size_t lhits, lmisses;	/* of the last build */
 };
 
 static void rec_free(kcrec *r)
 {
 	unsigned i;
 
-	tgi_free(r->node);
-	tgi_free(r->role);
 	tgi_free(r->gname);
 	tgi_free(r->pcn);
 	for (i = 0; i < r->nres; i++)
@@ -84,17 +94,42 @@ tg_k8s_cache *tg_k8s_cache_create(void)
 {
 	tg_k8s_cache *c = tgi_calloc(1, sizeof(*c));
 
-	if (c)
+	if (c) {
 		tgi_strtab_init(&c->keys);
+		tgi_strtab_init(&c->strs);
+		tgi_strtab_init(&c->nkeys);
+	}
 	return c;
+}
+
+static void clear_pods(tg_k8s_cache *c);
+
+static void clear_nodes(tg_k8s_cache *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->capnodes; i++)
+		cJSON_Delete(c->nodes[i].tree);
+	tgi_free(c->nodes);
+	c->nodes = NULL;
+	c->capnodes = c->nnodes = 0;
+	tgi_strtab_free(&c->nkeys);
+	tgi_strtab_init(&c->nkeys);
 }
 
 void tg_k8s_cache_clear(tg_k8s_cache *c)
 {
-	size_t i;
-
 	if (!c)
 		return;
+	clear_nodes(c);
+	clear_pods(c);
+}
+
+/* The pods' records (the Nodes' trees may be lent to a snapshot). */
+static void clear_pods(tg_k8s_cache *c)
+{
+	size_t i;
+
 	for (i = 0; i < c->caprecs; i++)
 		rec_free(&c->recs[i]);
 	tgi_free(c->recs);
@@ -102,6 +137,8 @@ void tg_k8s_cache_clear(tg_k8s_cache *c)
 	c->caprecs = c->nlive = 0;
 	tgi_strtab_free(&c->keys);
 	tgi_strtab_init(&c->keys);
+	tgi_strtab_free(&c->strs);
+	tgi_strtab_init(&c->strs);
 }
 
 void tg_k8s_cache_destroy(tg_k8s_cache *c)
@@ -114,15 +151,15 @@ void tg_k8s_cache_destroy(tg_k8s_cache *c)
 
 size_t tg_k8s_cache_size(const tg_k8s_cache *c)
 {
-	return c ? c->nlive : 0;
+	return c ? c->nlive + c->nnodes : 0;
 }
 
 void tg_k8s_cache_stats(const tg_k8s_cache *c, size_t *hits, size_t *misses)
 {
 	if (hits)
-		*hits = c ? c->hits : 0;
+		*hits = c ? c->lhits : 0;
 	if (misses)
-		*misses = c ? c->misses : 0;
+		*misses = c ? c->lmisses : 0;
 }
 
 tg_err tg_k8s_set_cache(tg_k8s *k, tg_k8s_cache *c)
@@ -167,18 +204,21 @@ void tgk_cache_begin(bctx *b)
 		return;
 	ctx = context_of(b);
 	if (ctx != c->ctx)
-		tg_k8s_cache_clear(c);
+		clear_pods(c);
 	c->ctx = ctx;
-	c->gen++;
-	c->hits = c->misses = 0;
 }
 
 /* "namespace/name" into \p buf; false when it does not fit. */
 static bool key_of(const kobj *o, char *buf, size_t n)
 {
-	int w = snprintf(buf, n, "%s/%s", o->ns, o->name);
+	size_t a = strlen(o->ns), c = strlen(o->name);
 
-	return w > 0 && (size_t)w < n;
+	if (a + c + 2 > n)
+		return false;
+	memcpy(buf, o->ns, a);
+	buf[a] = '/';
+	memcpy(buf + a + 1, o->name, c + 1);
+	return true;
 }
 
 static bool cacheable(const bctx *b, const kobj *o)
@@ -190,10 +230,19 @@ static bool cacheable(const bctx *b, const kobj *o)
 /* The requests again: the extended names asked for in their order. */
 static tg_err replay_shape(bctx *b, const kcrec *r, const tg_shape **out)
 {
+	struct kshmemo *mm = NULL;
 	tg_shape sh;
 	unsigned i, id;
 	tg_err err;
 
+	if (!r->nres) {
+		mm = &b->shmemo[(uint64_t)(r->std[0] * 31 + r->std[1] * 7 +
+					   r->std[2]) % 64];
+		if (mm->sh && memcmp(mm->std, r->std, sizeof(r->std)) == 0) {
+			*out = mm->sh;
+			return TG_OK;
+		}
+	}
 	memset(&sh, 0, sizeof(sh));
 	memcpy(sh.v, r->std, sizeof(r->std));
 	for (i = 0; i < r->nres; i++) {
@@ -202,7 +251,12 @@ static tg_err replay_shape(bctx *b, const kcrec *r, const tg_shape **out)
 			return err;
 		sh.v[id] = r->res[i].v;
 	}
-	return tgk_shape_intern(b, &sh, out);
+	err = tgk_shape_intern(b, &sh, out);
+	if (!err && mm) {
+		memcpy(mm->std, r->std, sizeof(r->std));
+		mm->sh = *out;
+	}
+	return err;
 }
 
 /*
@@ -245,7 +299,9 @@ static tg_err fill(bctx *b, const kobj *o, kpod *p, const kcrec *r)
 	p->id = tgi_malloc(n);
 	if (!p->id)
 		return TG_ENOMEM;
-	snprintf(p->id, n, "%s/%s", o->ns, o->name);
+	memcpy(p->id, o->ns, strlen(o->ns));
+	p->id[strlen(o->ns)] = '/';
+	memcpy(p->id + strlen(o->ns) + 1, o->name, strlen(o->name) + 1);
 	if (r->has_shape) {
 		err = replay_shape(b, r, &p->shape);
 		if (err)
@@ -317,9 +373,24 @@ static char *dup_or_null(const char *s, bool *oom)
 	return d;
 }
 
+/* \p s in the cache's strings (NULL stays NULL). */
+static const char *intern(tg_k8s_cache *c, const char *s, bool *oom)
+{
+	uint32_t id;
+
+	if (!s)
+		return NULL;
+	if (tgi_strtab_intern(&c->strs, s, &id)) {
+		*oom = true;
+		return NULL;
+	}
+	return tgi_strtab_get(&c->strs, id);
+}
+
 /* The record's copy of what \p p holds; false when out of memory. */
 static bool rec_fill(bctx *b, kcrec *r, const kpod *p)
 {
+	tg_k8s_cache *c = b->k->cache;
 	bool oom = false;
 	unsigned i;
 
@@ -333,9 +404,9 @@ static bool rec_fill(bctx *b, kcrec *r, const kpod *p)
 	r->pcn = *b->pcap.pcn ? dup_or_null(b->pcap.pcn, &oom) : NULL;
 	r->created = p->created;
 	r->index = p->index;
-	r->node = dup_or_null(p->node, &oom);
+	r->node = intern(c, p->node, &oom);
 	r->has_role = p->role != NULL;
-	r->role = dup_or_null(p->role, &oom);
+	r->role = intern(c, p->role, &oom);
 	r->dialect = -2;
 	if (p->group != SIZE_MAX) {
 		r->dialect = b->groups[p->group].dialect;
@@ -345,7 +416,9 @@ static bool rec_fill(bctx *b, kcrec *r, const kpod *p)
 	if (!p->shape || oom)
 		return !oom;
 	memcpy(r->std, p->shape->v, sizeof(r->std));
-	r->res = tgi_calloc(b->nrcap ? b->nrcap : 1, sizeof(kcres));
+	if (!b->nrcap)
+		return true;
+	r->res = tgi_calloc(b->nrcap, sizeof(kcres));
 	if (!r->res)
 		return false;
 	for (i = 0; i < b->nrcap; i++) {
@@ -402,35 +475,133 @@ void tgk_cache_put(bctx *b, const kobj *o, kpod *p)
 	c->nlive++;
 }
 
-/* The records left, in a fresh table (keys of gone pods dropped). */
+/* The records left, in fresh tables (keys and strings of gone pods
+ * dropped); as they were when out of memory. */
 static void compact(tg_k8s_cache *c)
 {
+	tg_k8s_cache n;
+	size_t i;
+	uint32_t id;
+	bool oom = false;
+
+	memset(&n, 0, sizeof(n));
+	n.caprecs = c->nlive + 2;
+	n.recs = tgi_calloc(n.caprecs, sizeof(kcrec));
+	if (!n.recs)
+		return;
+	tgi_strtab_init(&n.keys);
+	tgi_strtab_init(&n.strs);
+	for (i = 1; i < c->caprecs && !oom; i++) {
+		kcrec *r = &c->recs[i];
+
+		if (!r->version)
+			continue;
+		if (tgi_strtab_intern(&n.keys, tgi_strtab_get(&c->keys,
+							      (uint32_t)i),
+				      &id) || id >= n.caprecs) {
+			oom = true;
+			break;
+		}
+		n.recs[id] = *r;
+		n.recs[id].node = intern(&n, r->node, &oom);
+		n.recs[id].role = intern(&n, r->role, &oom);
+	}
+	if (oom) {
+		tgi_strtab_free(&n.keys);
+		tgi_strtab_free(&n.strs);
+		tgi_free(n.recs);
+		return;
+	}
+	tgi_strtab_free(&c->keys);
+	tgi_strtab_free(&c->strs);
+	tgi_free(c->recs);
+	c->keys = n.keys;
+	c->strs = n.strs;
+	c->recs = n.recs;
+	c->caprecs = n.caprecs;
+}
+
+/* The Nodes' trees left, in a fresh table (names of gone ones
+ * dropped); as they were when out of memory. */
+static void compact_nodes(tg_k8s_cache *c)
+{
 	tgi_strtab keys;
-	kcrec *recs;
-	size_t cap = c->nlive + 2, i;
+	kcnode *nodes;
+	size_t cap = c->nnodes + 2, i;
 	uint32_t id;
 
-	recs = tgi_calloc(cap, sizeof(kcrec));
-	if (!recs)
+	nodes = tgi_calloc(cap, sizeof(kcnode));
+	if (!nodes)
 		return;
 	tgi_strtab_init(&keys);
-	for (i = 1; i < c->caprecs; i++) {
-		if (!c->recs[i].version)
+	for (i = 1; i < c->capnodes; i++) {
+		if (!c->nodes[i].version)
 			continue;
-		if (tgi_strtab_intern(&keys, tgi_strtab_get(&c->keys,
+		if (tgi_strtab_intern(&keys, tgi_strtab_get(&c->nkeys,
 							    (uint32_t)i),
 				      &id) || id >= cap) {
 			tgi_strtab_free(&keys);
-			tgi_free(recs);
+			tgi_free(nodes);
 			return;
 		}
-		recs[id] = c->recs[i];
+		nodes[id] = c->nodes[i];
 	}
-	tgi_strtab_free(&c->keys);
-	tgi_free(c->recs);
-	c->keys = keys;
-	c->recs = recs;
-	c->caprecs = cap;
+	tgi_strtab_free(&c->nkeys);
+	tgi_free(c->nodes);
+	c->nkeys = keys;
+	c->nodes = nodes;
+	c->capnodes = cap;
+}
+
+tg_err tgk_cache_node(tg_k8s *k, const char *name, uint64_t version,
+		      const char *json, size_t len, const char *source,
+		      cJSON **out, bool *lent, tg_errinfo *ei)
+{
+	tg_k8s_cache *c = k->cache;
+	uint32_t id = 0;
+	kcnode *e = NULL;
+	tg_err err;
+
+	*lent = false;
+	if (c && version) {
+		id = tgi_strtab_find(&c->nkeys, name);
+		e = id && id < c->capnodes ? &c->nodes[id] : NULL;
+	}
+	if (e && e->version == version) {
+		e->gen = c->gen;
+		c->hits++;
+		*out = e->tree;
+		*lent = true;
+		return TG_OK;
+	}
+	err = tgk_parse_one(json, len, source, out, ei);
+	if (err || !c || !version)
+		return err;
+	c->misses++;
+	/* a second copy in one snapshot keeps its own tree: the first's
+	 * is lent already */
+	if (e && e->version && e->gen == c->gen)
+		return TG_OK;
+	if (!id && tgi_strtab_intern(&c->nkeys, name, &id))
+		return TG_OK;
+	if (id >= c->capnodes) {
+		size_t old = c->capnodes;
+
+		if (tgi_grow(&c->nodes, &c->capnodes, (size_t)id + 1,
+			     sizeof(kcnode)))
+			return TG_OK;
+		memset(c->nodes + old, 0, (c->capnodes - old) *
+		       sizeof(kcnode));
+	}
+	e = &c->nodes[id];
+	if (!e->version)
+		c->nnodes++;
+	cJSON_Delete(e->tree);
+	e->tree = *out;
+	e->version = version;
+	e->gen = c->gen;
+	*lent = true;
+	return TG_OK;
 }
 
 void tgk_cache_end(bctx *b)
@@ -446,7 +617,22 @@ void tgk_cache_end(bctx *b)
 			c->nlive--;
 		}
 	}
-	/* keys of gone pods: a fresh table once they outnumber the rest */
+	for (i = 0; i < c->capnodes; i++) {
+		kcnode *e = &c->nodes[i];
+
+		if (e->version && e->gen != c->gen) {
+			cJSON_Delete(e->tree);
+			memset(e, 0, sizeof(*e));
+			c->nnodes--;
+		}
+	}
+	/* keys of gone objects: fresh tables once they outnumber the rest */
 	if (c->keys.n > 1024 && c->keys.n > 2 * (c->nlive + 1))
 		compact(c);
+	if (c->nkeys.n > 1024 && c->nkeys.n > 2 * (c->nnodes + 1))
+		compact_nodes(c);
+	c->lhits = c->hits;
+	c->lmisses = c->misses;
+	c->hits = c->misses = 0;
+	c->gen++;
 }

@@ -96,6 +96,7 @@ typedef struct kobj {
 	uint64_t version;	/* tg_k8s_add_object_version(); 0: none */
 	int8_t cls;
 	bool own_tree;		/* j is this object's, not a document's */
+	bool lent_tree;		/* j is a tg_k8s_cache's (a Node's) */
 } kobj;
 
 struct tg_k8s {
@@ -293,6 +294,12 @@ typedef struct bctx {
 	const char *rcap[TG_MAX_RESOURCES];
 	unsigned nrcap;
 	bool rcapture;
+	/* shapes the cache gave, by their standard requests (pods without
+	 * extended resources), so that most skip tgk_shape_intern() */
+	struct kshmemo {
+		int64_t std[TG_RES_PODS + 1];
+		const tg_shape *sh;
+	} shmemo[64];
 	/* and the fields its priority came from (pod_priority()) */
 	struct kprio {
 		bool read;		/* pod_priority() ran */
@@ -463,8 +470,17 @@ tg_err tgk_cache_take(bctx *b, const kobj *o, kpod *p, bool *hit);
 /* Records \p p, just read without a warning (its trees go to the
  * cache, p->lent); nothing when it cannot be cached. */
 void tgk_cache_put(bctx *b, const kobj *o, kpod *p);
-/* After the build: drops the records of pods it did not see. */
+/* After the build: drops the records of pods and Nodes it did not see. */
 void tgk_cache_end(bctx *b);
+/*
+ * A Node's tree for tg_k8s_add_object_version(): the cache's when it
+ * holds this version (*lent set), else parsed, and given to the cache
+ * when it can take it (*lent set: the tree is the cache's, read only,
+ * until the build's end); TG_OK with *out NULL never happens.
+ */
+tg_err tgk_cache_node(tg_k8s *k, const char *name, uint64_t version,
+		      const char *json, size_t len, const char *source,
+		      cJSON **out, bool *lent, tg_errinfo *ei);
 
 /* ---- k8s_volume.c ------------------------------------------------------ */
 
