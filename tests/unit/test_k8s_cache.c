@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "oom.h"
 #include "topogang/topogang.h"
 
 #define NSTEPS		40
@@ -294,6 +295,10 @@ static built build(world *w, tg_k8s_cache *c)
 
 	memset(&b, 0, sizeof(b));
 	b.k = tg_k8s_create();
+	if (!b.k) {
+		b.err = TG_ENOMEM;
+		return b;
+	}
 	tg_k8s_set_scheduler_name(b.k, "topogang");
 	tg_k8s_set_cache(b.k, c);
 	for (i = 0; i < w->n && !b.err; i++) {
@@ -568,6 +573,98 @@ static void test_turnover(void)
 	tg_k8s_cache_destroy(c);
 }
 
+/* A small world, two builds with one cache and a change between them:
+ * what they give ("" when a build failed), or the first error. */
+static tg_err oom_run(char **out1, char **out2)
+{
+	static world w;
+	tg_k8s_cache *c;
+	built a;
+	unsigned i;
+	tg_err err = TG_OK;
+
+	*out1 = *out2 = NULL;
+	memset(&w, 0, sizeof(w));
+	w.rng = 5;
+	w.hi_prio = 1000;
+	prioclasses(&w);
+	for (i = 0; i < 4; i++)
+		node(&w, w.nnodes++);
+	for (i = 0; i < 8; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "b%u", w.npods++);
+		bound_pod(&w, name);
+	}
+	pending_gang(&w);
+	c = tg_k8s_cache_create();
+	if (!c)
+		return TG_ENOMEM;
+	for (i = 0; i < 2 && !err; i++) {
+		a = build(&w, c);
+		err = a.err;
+		oom_paused = true;	/* reading the result allocates */
+		if (!err)
+			*(i ? out2 : out1) = describe(&a);
+		oom_paused = false;
+		built_free(&a);
+		delta(&w);
+		delta(&w);
+	}
+	tg_k8s_cache_destroy(c);
+	return err;
+}
+
+/*
+ * Every allocation failed in turn: a build with the cache either fails
+ * with TG_ENOMEM or gives what it gives without a failure (a record
+ * that could not be made is a pod parsed again), and nothing leaks.
+ */
+static void test_oom(bool once)
+{
+	const char *how = once ? "oom, one failure" : "oom, from N on";
+	char *ref1, *ref2, *o1, *o2;
+	unsigned wrong = 0, leaks = 0, differ = 0;
+	long n;
+	bool done = false;
+
+	if (oom_run(&ref1, &ref2) != TG_OK || !ref1 || !ref2) {
+		ok(0, "oom: the reference run works");
+		return;
+	}
+	tg_set_allocator(oom_malloc, oom_realloc, oom_free);
+	for (n = 1; n < 200000 && !done; n++) {
+		tg_err err;
+
+		oom_at = n;
+		oom_calls = oom_live = 0;
+		oom_hit = oom_paused = false;
+		oom_once = once;
+		err = oom_run(&o1, &o2);
+		if (!oom_hit)
+			done = true;
+		if (err != TG_OK && err != TG_ENOMEM && !wrong++)
+			diag("allocation %ld: %s", n, tg_strerror(err));
+		if (err == TG_OK && (!o1 || !o2 || strcmp(o1, ref1) != 0 ||
+				     strcmp(o2, ref2) != 0) && !differ++)
+			diag("allocation %ld: a build that worked differs", n);
+		free(o1);
+		free(o2);
+		if (oom_live && !leaks++)
+			diag("allocation %ld: %ld blocks leaked", n, oom_live);
+	}
+	tg_set_allocator(NULL, NULL, NULL);
+	oom_at = 0;
+	oom_once = false;
+	ok(done, "%s: every allocation was failed (%ld)", how, n - 1);
+	is_int(wrong, 0, "%s: every failure says TG_ENOMEM", how);
+	is_int(differ, 0, "%s: a build that works gives the full build's "
+	       "result, however many records could not be made", how);
+	is_int(leaks, 0, "%s: nothing leaks", how);
+	free(ref1);
+	free(ref2);
+}
+
 int main(void)
 {
 	const char *env = getenv("TG_SEED");
@@ -575,6 +672,8 @@ int main(void)
 
 	test_api();
 	test_turnover();
+	test_oom(false);
+	test_oom(true);
 	if (env && *env) {
 		run_seed(strtoull(env, NULL, 10));
 		return done_testing();
