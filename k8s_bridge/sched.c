@@ -347,7 +347,13 @@ br_sched *br_sched_create(const br_sched_env *env)
 	br_map_init(&s->pgc, free);
 	s->dirty = true;
 	s->nodes_changed = true;
-	s->kcache = tg_k8s_cache_create();	/* NULL: builds parse all */
+	/* NULL: every build parses everything (the environment switch
+	 * is for comparisons and for tests that want long snapshots) */
+	if (!getenv("TOPOGANG_BRIDGE_NO_MODEL_CACHE"))
+		s->kcache = tg_k8s_cache_create();
+	else
+		br_log(BR_LOG_INFO, "the core's model cache is off "
+		       "(TOPOGANG_BRIDGE_NO_MODEL_CACHE)", NULL);
 	return s;
 }
 
