@@ -30,8 +30,8 @@
  *     between cycles, cleared when an informer lists again) holds the
  *     Nodes' parsed trees and what the loader derived from each bound
  *     pod, so a build parses only what changed and the pending pods:
- *     at 12,500 nodes + 100,000 pods it costs about 170 ms of CPU
- *     instead of 500 (the cache: ~120 MB).  The build is still
+ *     at 12,500 nodes + 100,000 pods it costs about 170-200 ms of CPU
+ *     instead of 430-450 (the cache: about 66 MB of heap).  The build is still
  *     O(cluster) in its index, topology and allocations (off the loop,
  *     see 0), which is why changes are
  *     batched (50 ms quiet, 500 ms at most), a cycle with a model starts
