@@ -2708,8 +2708,14 @@ static void kcache_relisted(br_sched *s)
 	for (i = 0; i < s->env.nfeed; i++)
 		if (s->env.feed[i])
 			n += br_informer_get_stats(s->env.feed[i])->lists;
-	if (n != s->kcache_lists)
+	if (n != s->kcache_lists && tg_k8s_cache_size(s->kcache)) {
+		char nr[24];
+
+		snprintf(nr, sizeof(nr), "%zu", tg_k8s_cache_size(s->kcache));
 		tg_k8s_cache_clear(s->kcache);
+		br_log(BR_LOG_INFO, "an informer listed again; the model cache "
+		       "starts empty", "records", nr, NULL);
+	}
 	s->kcache_lists = n;
 }
 

@@ -128,14 +128,19 @@ tg_err tg_k8s_add_object_version(tg_k8s *k, const char *json, size_t len,
  * snapshot at a time, from its first add to its build.
  */
 typedef struct tg_k8s_cache tg_k8s_cache;
+/* An empty cache; NULL when out of memory. */
 tg_k8s_cache *tg_k8s_cache_create(void);
+/* Frees the cache and every record (Nodes' trees included); accepts
+ * NULL.  Never while a snapshot attached to it is not yet destroyed. */
 void tg_k8s_cache_destroy(tg_k8s_cache *c);
 /* Drops every record (a host's re-list starts from scratch); never while
  * a snapshot attached to it is between its first add and its build. */
 void tg_k8s_cache_clear(tg_k8s_cache *c);
-/* Records held (pods and Nodes); of the last build, the objects taken
- * from the cache (hits) and those parsed (misses).  0 for NULL. */
+/* Records held (pods and Nodes); 0 for NULL. */
 size_t tg_k8s_cache_size(const tg_k8s_cache *c);
+/* Of the last build that used \p c: the objects it took from the cache
+ * (*hits) and those it parsed (*misses); 0 for NULL.  Either pointer may
+ * be NULL. */
 void tg_k8s_cache_stats(const tg_k8s_cache *c, size_t *hits, size_t *misses);
 /*
  * Attaches \p c (NULL: none) to the snapshot, before its first
