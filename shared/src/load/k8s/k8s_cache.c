@@ -1,8 +1,13 @@
 /*
- * shared/src/load/k8s/k8s_cache.c - tg_k8s_cache: what builds derive from
- * bound and ended pods, kept between the snapshots of a host that builds
- * often (the bridge), so that a build parses only the pods that are new,
- * changed or pending.
+ * shared/src/load/k8s/k8s_cache.c - tg_k8s_cache: the Nodes' parsed trees
+ * and what builds derive from bound and ended pods, kept between the
+ * snapshots of a host that builds often (the bridge), so that a build
+ * parses only the objects that are new or changed, and pending pods.
+ *
+ * A Node added with a version the cache holds lends the cache's tree to
+ * the snapshot (kobj.lent_tree: the loader only reads node trees, and
+ * drops its pointer with the others once the topology is built); a new
+ * version's tree is parsed and given to the cache.
  *
  * A record is keyed by the pod's "namespace/name" and holds the host's
  * version of the text it came from (tg_k8s_add_object_version()); a pod
@@ -23,7 +28,13 @@
  * fields the parse read (priorityClassName, priority,
  * preemptionPolicy), a missing class read as a miss (the parse warns);
  * and the gang dialects (its group): their fingerprint is kept, and every
- * record is dropped when it changes.
+ * pod record is dropped when it changes.
+ *
+ * Generations: c->gen numbers the snapshot being made; what a snapshot
+ * takes or gives is stamped with it, and tgk_cache_end() (after a build
+ * that worked) drops what is not, then starts the next generation.  Keys
+ * of gone objects stay in the string tables until they outnumber the
+ * live ones; the tables are then made afresh (compact()).
  */
 #include "config.h"
 
