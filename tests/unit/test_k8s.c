@@ -1745,6 +1745,12 @@ static const char wffc_text[] =
 	POD("free", "", CPU("1") VOL("c-any"))
 	WPVC("c-sel", "any", SEL("n2"))
 	POD("sel", "", CPU("1") VOL("c-sel"))
+	/* a selected node the class's allowedTopologies do not admit, and
+	 * one on a class without a provisioner: as checkVolumeProvisions */
+	WPVC("c-selzb", "zb", SEL("n1"))
+	POD("selzb", "", CPU("1") VOL("c-selzb"))
+	WPVC("c-sellocal", "local", SEL("n1"))
+	POD("sellocal", "", CPU("1") VOL("c-sellocal"))
 	WPVC("c-gone", "any", SEL("n9"))
 	POD("gone", "", CPU("1") VOL("c-gone"))
 	WPVC("c-local", "local", "")
@@ -1816,9 +1822,20 @@ static void test_wffc(void)
 		       "class (zb), as GetPersistentVolumeClaimClass");
 	else
 		ok(0, "the beta gang is built");
+	g = gang(&l, "default/selzb");
+	if (g)
+		is_str(place(l.t, g, NULL, 0), "unschedulable  ",
+		       "a selected node outside the class's allowedTopologies: "
+		       "unschedulable");
+	else
+		ok(0, "the selzb gang is built");
+	like(failed_msg(&l, "default/sellocal"), "StorageClass local has no "
+	     "provisioner", "a selected node on a class without a "
+	     "provisioner: refused");
 	is_str(claims_str(&l), "default/beta default/c-beta -;"
 	       "default/dyn default/c-zb -;default/free default/c-any -;"
-	       "default/nowhere default/c-zc -;default/sel default/c-sel n2",
+	       "default/nowhere default/c-zc -;default/sel default/c-sel n2;"
+	       "default/selzb default/c-selzb n1",
 	       "the claims to provision are listed, with the selected node "
 	       "when there is one");
 	like(failed_msg(&l, "default/gone"), "PersistentVolumeClaim "

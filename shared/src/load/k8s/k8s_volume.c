@@ -354,7 +354,7 @@ static tg_err not_bound(bctx *b, const kpod *p, const char *path,
 static tg_err claim_unbound(bctx *b, kpod *p, const char *path,
 			    const kobj *c, const cJSON *vn)
 {
-	const kobj *o = p->o, *sc, *pv;
+	const kobj *o = p->o, *sc, *pv = NULL;
 	const cJSON *md = tgk_jget(c->j, "metadata");
 	const char *node = tgk_jstr(tgk_jget(md, "annotations"),
 				    ANN_SELECTED_NODE);
@@ -382,14 +382,6 @@ static tg_err claim_unbound(bctx *b, kpod *p, const char *path,
 		return not_bound(b, p, path, c, "its StorageClass binds at "
 				 "once (volumeBindingMode not "
 				 "WaitForFirstConsumer): ", cls);
-	if (node) {
-		/* provisioning under way: that node only (FindPodVolumes) */
-		err = node_terms(b, p, c, node, &terms);
-		if (!err)
-			err = add_vsel(b, p, c, terms, "metadata.annotations["
-				       ANN_SELECTED_NODE "]", path);
-		return err ? err : record_claim(b, p, c, node);
-	}
 	prov = tgk_jstr(sc->j, "provisioner");
 	if (!prov || !*prov || strcmp(prov, NO_PROVISIONER) == 0)
 		return tgk_oerr(b, o, NULL, TG_EINVAL, "%s: "
@@ -401,8 +393,18 @@ static tg_err claim_unbound(bctx *b, kpod *p, const char *path,
 				"(topogang does not choose a PersistentVolume "
 				"for a claim); the pod is not placed until the "
 				"claim is bound", path, o->ns, c->name, cls);
-	pv = available_pv(b, cls);
-	if (pv)
+	if (node) {
+		/* provisioning under way: that node only (FindPodVolumes),
+		 * which the class's topology must admit as well */
+		err = node_terms(b, p, c, node, &terms);
+		if (!err)
+			err = add_vsel(b, p, c, terms, "metadata.annotations["
+				       ANN_SELECTED_NODE "]", path);
+	} else {
+		pv = available_pv(b, cls);
+		err = TG_OK;
+	}
+	if (!node && pv)
 		return tgk_oerr(b, o, NULL, TG_EINVAL, "%s: "
 				"PersistentVolumeClaim %s/%.100s is not bound "
 				"and PersistentVolume %.100s of its "
@@ -416,10 +418,11 @@ static tg_err claim_unbound(bctx *b, kpod *p, const char *path,
 				pv->name, cls);
 	/* dynamic provisioning: the class's topology, then the host stamps
 	 * the chosen node on the claim (checkVolumeProvisions) */
-	err = topo_terms(b, p, sc, &terms);
+	if (!err)
+		err = topo_terms(b, p, sc, &terms);
 	if (!err && terms)
 		err = add_vsel(b, p, sc, terms, "allowedTopologies", path);
-	return err ? err : record_claim(b, p, c, NULL);
+	return err ? err : record_claim(b, p, c, node);
 }
 
 /*
