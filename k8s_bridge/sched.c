@@ -20,6 +20,7 @@
 #include "map.h"
 #include "mixed.h"
 #include "sched.h"
+#include "volbind.h"
 
 /* Bounds and timings. */
 #define SNAP_MAX		(4ull << 30)	/* bytes of one snapshot */
@@ -105,6 +106,7 @@ struct br_sched {
 	br_map gangs;		/* gstate by gang name */
 	br_map victims;		/* vstate by pod key */
 	br_map assumed;		/* assumed by pod key */
+	br_volbind *vb;		/* gangs waiting on their claims */
 	br_map warned_nodes;	/* node name: event sent */
 	br_map warnings;	/* loader warnings logged */
 	uint64_t seq;		/* cluster events seen */
@@ -336,6 +338,7 @@ br_sched *br_sched_create(const br_sched_env *env)
 	br_map_init(&s->gangs, free);
 	br_map_init(&s->victims, free_vstate);
 	br_map_init(&s->assumed, free_assumed);
+	s->vb = br_volbind_create();
 	br_map_init(&s->warned_nodes, NULL);
 	br_map_init(&s->warnings, NULL);
 	br_map_init(&s->series, free_series);
@@ -366,6 +369,7 @@ void br_sched_destroy(br_sched *s)
 	br_map_free(&s->gangs);
 	br_map_free(&s->victims);
 	br_map_free(&s->assumed);
+	br_volbind_destroy(s->vb);
 	br_map_free(&s->warned_nodes);
 	br_map_free(&s->warnings);
 	br_map_free(&s->series);
@@ -1839,6 +1843,17 @@ static bindjob *bind_jobs(cyc *c, size_t *njobs)
 			continue;
 		if (victims_terminating(c, p)) {
 			p->held = true;
+			continue;
+		}
+		/* WaitForFirstConsumer claims: stamped, bound first */
+		if (br_volbind_hold(s->vb, s, c->k, c->t, p->d,
+				    br_informer_store(s->env.pods), c->now,
+				    s->env.cfg->volume_bind_timeout_s)) {
+			int64_t at = c->now + BR_VOLBIND_POLL_MS;
+
+			p->held = true;
+			if (!s->next_due_ms || at < s->next_due_ms)
+				s->next_due_ms = at;
 			continue;
 		}
 		for (m = 0; m < tg_decision_nplacements(p->d); m++) {

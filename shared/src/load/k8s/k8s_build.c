@@ -147,7 +147,8 @@ static void bctx_free(bctx *b)
 	for (i = 0; i < b->npods; i++) {
 		tgi_free(b->pods[i].id);
 		tgi_free(b->pods[i].sig);
-		tgi_free(b->pods[i].pvs);
+		tgi_free(b->pods[i].vsels);
+		cJSON_Delete(b->pods[i].vown);
 		cJSON_Delete(b->pods[i].own_labels);
 		cJSON_Delete(b->pods[i].own_anti);
 	}
@@ -274,6 +275,7 @@ fail:
 	k->nwarns = nwarns0;
 	k->ndropped = 0;
 	tgk_free_fails(k);
+	tgk_free_claims(k);
 	bctx_free(&b);
 	return err;
 }
