@@ -204,12 +204,13 @@ static void forget(br_volbind *vb, int64_t now_ms, int64_t timeout_s)
 	free(dead);
 }
 
-bool br_volbind_hold(br_volbind *vb, br_sched *s, const tg_k8s *k,
-		     const tg_topology *t, const tg_decision *d,
-		     const br_store *pods, int64_t now_ms,
-		     int64_t timeout_s)
+br_volbind_res br_volbind_hold(br_volbind *vb, br_sched *s,
+			       const tg_k8s *k, const tg_topology *t,
+			       const tg_decision *d, const br_store *pods,
+			       int64_t now_ms, int64_t timeout_s)
 {
 	const char *gang = tg_decision_gang(d);
+	br_volbind_res res = BR_VOLBIND_BIND;
 	vbwait w;
 	vbgang *g;
 	size_t i;
@@ -217,7 +218,7 @@ bool br_volbind_hold(br_volbind *vb, br_sched *s, const tg_k8s *k,
 	forget(vb, now_ms, timeout_s);
 	if (!tg_k8s_nclaims(k)) {
 		br_map_del(&vb->gangs, gang);
-		return false;
+		return BR_VOLBIND_BIND;
 	}
 	memset(&w, 0, sizeof(w));
 	gang_claims(k, t, d, &w);
@@ -230,6 +231,7 @@ bool br_volbind_hold(br_volbind *vb, br_sched *s, const tg_k8s *k,
 			br_map_put(&vb->gangs, gang, g);
 		}
 		g->seen_ms = now_ms;
+		res = BR_VOLBIND_HELD;
 		if (now_ms - g->since_ms > timeout_s * 1000) {
 			char *msg = br_xasprintf(
 				"binding volumes: %u claim%s not bound within "
@@ -245,6 +247,7 @@ bool br_volbind_hold(br_volbind *vb, br_sched *s, const tg_k8s *k,
 			report(s, d, pods, msg);
 			free(msg);
 			g->since_ms = now_ms;
+			res = BR_VOLBIND_RELEASED;
 		}
 	} else {
 		br_map_del(&vb->gangs, gang);
@@ -254,5 +257,5 @@ bool br_volbind_hold(br_volbind *vb, br_sched *s, const tg_k8s *k,
 	free(w.reqs);
 	free(w.rclaim);
 	free(w.rnode);
-	return w.n > 0;
+	return res;
 }

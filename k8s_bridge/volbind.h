@@ -20,11 +20,21 @@
  *    gang again (its members pinned to the selected nodes) and bind it
  *    once no claim is listed: the claims' bound PersistentVolumes then
  *    constrain the members as for any bound claim;
+ *  - while the gang is held its members keep their nodes: the caller
+ *    (sched.c) writes them in every snapshot as nominated to their
+ *    decided nodes (a reservation of the core, free to the gang itself),
+ *    so that the gangs decided meanwhile are decided around them, as
+ *    kube-scheduler assumes a pod on its node (Reserve) before PreBind
+ *    waits for its volumes.  The reservation follows the gang's latest
+ *    decision and goes when the gang is not held again (bound, no longer
+ *    placed, a member or claim gone, the leadership lost);
  *  - past binding.volumeBindTimeoutSeconds (BR_VOLUME_BIND_TIMEOUT_S,
  *    kube-scheduler's bindTimeoutSeconds) of waiting, reports the gang:
  *    PodScheduled=False reason SchedulerError on every member naming the
  *    claims still unbound, a FailedScheduling event, and the wait starts
- *    again (the gang is retried).  The annotations stay, as
+ *    again (the gang is retried): its nodes are given back and it waits
+ *    its backoff first (kube-scheduler's Unreserve, then the backoff
+ *    queue).  The annotations stay, as
  *    kube-scheduler leaves them: a provisioner that cannot provision on
  *    that node removes the annotation (external-provisioner's reschedule),
  *    and the gang is then placed afresh.
@@ -56,6 +66,15 @@ typedef struct br_volbind br_volbind;
 br_volbind *br_volbind_create(void);
 void br_volbind_destroy(br_volbind *vb);
 
+/* What br_volbind_hold() says of a placed gang */
+typedef enum br_volbind_res {
+	BR_VOLBIND_BIND = 0,	/* no claim to wait for: bind it */
+	BR_VOLBIND_HELD,	/* held: its members keep their nodes */
+	BR_VOLBIND_RELEASED	/* held past the timeout (reported): its
+				 * nodes are given back, the gang is
+				 * retried after its backoff */
+} br_volbind_res;
+
 /*
  * Whether the binding of placed gang \p d (decided on \p t from \p k)
  * waits for its claims; stamps the selected node on those that have
@@ -63,7 +82,7 @@ void br_volbind_destroy(br_volbind *vb);
  * is the pod cache (UIDs for Events).  Writes through \p s (I/O thread,
  * while the cycle writes).
  */
-bool br_volbind_hold(br_volbind *vb, br_sched *s, const tg_k8s *k,
+br_volbind_res br_volbind_hold(br_volbind *vb, br_sched *s, const tg_k8s *k,
 		     const tg_topology *t, const tg_decision *d,
 		     const br_store *pods, int64_t now_ms,
 		     int64_t timeout_s);
