@@ -1904,18 +1904,27 @@ static void hold_members(cyc *c, const plan *p)
 		       tg_decision_gang(p->d), NULL);
 }
 
-/* The reservations of \p d's members held for their claims go. */
-static void hold_release_members(br_sched *s, const tg_decision *d)
+#define HOLD_OVER	"gang's nodes no longer kept for it (volume hold over)"
+
+/* The reservations of \p d's members held for their claims go; logged
+ * when there were some and \p why is not NULL. */
+static void hold_release_members(br_sched *s, const tg_decision *d,
+				 const char *why)
 {
-	unsigned m;
+	unsigned m, n = 0;
 
 	for (m = 0; m < tg_decision_nplacements(d); m++) {
 		const char *pod = tg_decision_placement(d, m)->pod;
 		const assumed *a = br_map_get(&s->assumed, pod);
 
-		if (a && a->held)
+		if (a && a->held) {
 			br_map_del(&s->assumed, pod);
+			n++;
+		}
 	}
+	if (n && why)
+		br_log(BR_LOG_INFO, HOLD_OVER, "gang", tg_decision_gang(d),
+		       "why", why, NULL);
 }
 
 /*
@@ -1940,8 +1949,7 @@ static void hold_release(br_sched *s, bool all, const char *why)
 		sv_push(&dead, e->key);
 		if (!br_map_get(&gangs, a->gang)) {
 			br_map_put(&gangs, a->gang, (void *)1);
-			br_log(BR_LOG_INFO, "gang's nodes no longer kept for "
-			       "it (volume hold over)", "gang", a->gang,
+			br_log(BR_LOG_INFO, HOLD_OVER, "gang", a->gang,
 			       "why", why, NULL);
 		}
 	}
@@ -1985,13 +1993,14 @@ static bindjob *bind_jobs(cyc *c, size_t *njobs)
 		case BR_VOLBIND_RELEASED:
 			/* kube-scheduler's Unreserve and backoff: the
 			 * nodes go to the gangs waiting for them first */
-			hold_release_members(s, p->d);
+			hold_release_members(s, p->d, "binding."
+					     "volumeBindTimeoutSeconds");
 			failed(s, p->gs, c->now, false);
 			mark(s, true);
 			p->held = true;
 			continue;
 		case BR_VOLBIND_BIND:
-			hold_release_members(s, p->d);
+			hold_release_members(s, p->d, NULL);
 			break;
 		}
 		for (m = 0; m < tg_decision_nplacements(p->d); m++) {

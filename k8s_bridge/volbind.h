@@ -22,7 +22,8 @@
  *    constrain the members as for any bound claim;
  *  - while the gang is held its members keep their nodes: the caller
  *    (sched.c) writes them in every snapshot as nominated to their
- *    decided nodes (a reservation of the core, free to the gang itself),
+ *    decided nodes (a reservation of the core: free to the gang itself
+ *    and to gangs of strictly higher priority, as any nomination),
  *    so that the gangs decided meanwhile are decided around them, as
  *    kube-scheduler assumes a pod on its node (Reserve) before PreBind
  *    waits for its volumes.  The reservation follows the gang's latest
