@@ -388,8 +388,8 @@ static int set_gpus(opts *o, const char *v)
 	return 0;
 }
 
-/* Sets the option \p name (one of bench_values) to \p v; 0, or 2 with a
- * message. */
+/* Sets the option \p name (one of bench_opts' values) to \p v; 0, or 2
+ * with a message. */
 static int set_value(opts *o, given *gv, const char *name, const char *v)
 {
 	if (!strcmp(name, "--output")) {
@@ -468,10 +468,12 @@ static void set_defaults(opts *o, const given *gv)
 		o->repeat = ADAPTIVE_MIN;
 }
 
-static const char *const bench_flags[] = { "--preempt", "--quick", NULL };
-static const char *const bench_values[] = {
-	"--output", "--gpus", "--gang-gpus", "--member-gpus", "--repeat",
-	"--churn", "--seed", "--occupancy", NULL
+static const cli_opt bench_opts[] = {
+	CLI_OPT_FLAG("--preempt"), CLI_OPT_FLAG("--quick"),
+	CLI_OPT_VALUE("--output"), CLI_OPT_VALUE("--gpus"),
+	CLI_OPT_VALUE("--gang-gpus"), CLI_OPT_VALUE("--member-gpus"),
+	CLI_OPT_VALUE("--repeat"), CLI_OPT_VALUE("--churn"),
+	CLI_OPT_VALUE("--seed"), CLI_OPT_VALUE("--occupancy"), CLI_OPT_END
 };
 
 /* What cli_opts_parse() sets. */
@@ -480,30 +482,26 @@ typedef struct parse_ctx {
 	given gv;
 } parse_ctx;
 
-static int on_flag(void *arg, unsigned k)
+static int on_set(const cli_opts *co, unsigned k, const char *v)
 {
-	opts *o = ((parse_ctx *)arg)->o;
+	parse_ctx *pc = co->arg;
+	const char *name = bench_opts[k].name;
 
-	if (!strcmp(bench_flags[k], "--preempt"))
-		o->preempt = true;
+	if (v)
+		return set_value(pc->o, &pc->gv, name, v);
+	if (!strcmp(name, "--preempt"))
+		pc->o->preempt = true;
 	else
-		o->quick = true;
+		pc->o->quick = true;
 	return 0;
-}
-
-static int on_value(void *arg, unsigned k, const char *v)
-{
-	parse_ctx *pc = arg;
-
-	return set_value(pc->o, &pc->gv, bench_values[k], v);
 }
 
 /* 0 ok, 1 help printed, 2 bad usage (reported). */
 static int parse_opts(int argc, char **argv, opts *o)
 {
 	parse_ctx pc = { o, { false, false, false } };
-	const cli_opts co = { "bench", bench_flags, bench_values, usage,
-			      on_flag, on_value, &pc };
+	const cli_opts co = { "bench", bench_opts, usage, on_set, &pc,
+			      false };
 	int rc;
 
 	memset(o, 0, sizeof(*o));

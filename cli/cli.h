@@ -4,6 +4,7 @@
 #ifndef TG_CLI_H
 #define TG_CLI_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "topogang/topogang.h"
@@ -25,22 +26,6 @@ int cli_sim(int argc, char **argv);
  * header). */
 int cli_json_decision(void *gangs, const tg_topology *t,
 		      const tg_decision *d);
-
-/* An option that takes a value: "--name VALUE" (or the alias) stores
- * VALUE in the const char * at offset \p off of the options struct. */
-typedef struct cli_opt {
-	const char *name;
-	const char *alias;	/* or NULL */
-	size_t off;
-} cli_opt;
-
-/*
- * If argv[*i] is one of \p tab's options, stores its value and moves *i
- * past it: 1.  Not one of them: 0.  No value after it: -1, with an error
- * line naming the command (argv[0]).
- */
-int cli_opt_take(int argc, char **argv, int *i, const cli_opt *tab,
-		 size_t n, void *opts);
 
 /* Writes the pictures of \p t (tg_draw_render()) to \p svg and \p html
  * (each NULL = not wanted, "-" = stdout); 0, or 2 with a message. */
@@ -66,35 +51,65 @@ int cli_draw_slurm(const char *conf, const char *nodes, const char *jobs,
 /* Prints an error line "topogang: ..." to stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/*
- * The value of option \p name at argv[*i]: "--name=v", or "--name v"
- * (then *i moves to v).  *matched says whether argv[*i] is the option;
- * matched with NULL: the value is missing.
- */
-const char *cli_opt_value(int argc, char **argv, int *i, const char *name,
-			  bool *matched);
+/* What an option of cli_opts_parse() takes after it. */
+typedef enum cli_takes {
+	CLI_FLAG = 0,		/* nothing */
+	CLI_VALUE,		/* a value: "needs a value" when missing */
+	CLI_FILE,		/* a file name: "needs a file" */
+} cli_takes;
 
 /*
- * One subcommand's options, for cli_opts_parse(): flags[] take no value,
- * values[] one ("--name v" or "--name=v"); both NULL-terminated (flags
- * may be NULL).  flag(arg, k) and value(arg, k, v) set flags[k] and
- * values[k] (v never NULL) and return 0, or 2 having said what is wrong.
+ * One option: its name, another name or NULL (either matches; messages
+ * name the one given), what it takes, and \p off: where in the caller's
+ * options struct cli_opt_store() puts its value (a const char *), for
+ * a set() that keeps it as given.
+ */
+typedef struct cli_opt {
+	const char *name;
+	const char *alias;
+	cli_takes takes;
+	size_t off;
+} cli_opt;
+
+/* Rows of a cli_opt table; CLI_OPT_END ends it. */
+#define CLI_OPT_FLAG(name)	{ (name), NULL, CLI_FLAG, 0 }
+#define CLI_OPT_VALUE(name)	{ (name), NULL, CLI_VALUE, 0 }
+#define CLI_OPT_FILE(name)	{ (name), NULL, CLI_FILE, 0 }
+/* a value kept in field \p f of struct type \p type (cli_opt_store()) */
+#define CLI_OPT_FIELD(name, type, f) \
+	{ (name), NULL, CLI_VALUE, offsetof(type, f) }
+#define CLI_OPT_END		{ NULL, NULL, CLI_FLAG, 0 }
+
+/*
+ * One subcommand's options, for cli_opts_parse(): \p opts ends with a
+ * NULL name.  set(co, k, v) is called for each option given, in order
+ * (a repeated one each time): co->opts[k], with its value \p v (NULL
+ * for a flag, never NULL otherwise); it returns 0, or 2 having said what
+ * is wrong (a repeatable option past its limit, a bad value).
+ *
+ * Two wordings: bench and sim take "--name v" and "--name=v", say
+ * "sim: --seed needs a value" and point at --help after an unknown
+ * option; \p classic is the older commands' (place, check, draw,
+ * discover, export), kept as it was: "--name v" only, "place: option
+ * --cluster needs a value" (or "needs a file"), and no pointer.
  */
 typedef struct cli_opts {
 	const char *cmd;		/* "bench": for the messages */
-	const char *const *flags;
-	const char *const *values;
+	const cli_opt *opts;
 	void (*usage)(FILE *f);
-	int (*flag)(void *arg, unsigned k);
-	int (*value)(void *arg, unsigned k, const char *v);
-	void *arg;
+	int (*set)(const struct cli_opts *co, unsigned k, const char *v);
+	void *arg;			/* for set() */
+	bool classic;
 } cli_opts;
 
 /*
  * Reads argv[1 .. argc) with \p o: 0 when every option was set, 1 after
  * -h/--help printed the usage to stdout, 2 after one error line (an
- * unknown option, a missing value, or what a callback said).
+ * unknown option, a missing value, or what set() said).
  */
 int cli_opts_parse(int argc, char **argv, const cli_opts *o);
+
+/* Stores \p v in the const char * at \p op's offset in \p opts. */
+void cli_opt_store(void *opts, const cli_opt *op, const char *v);
 
 #endif /* TG_CLI_H */

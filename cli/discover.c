@@ -43,11 +43,6 @@ enum src_kind {
 	SRC_IB = 0, SRC_NETQ, SRC_CRUX, SRC_TOPOCONF, SRC_CLUSTER, SRC_NVL
 };
 
-static const char *const src_flag[] = {
-	"--ibnetdiscover", "--netq", "--crux", "--topology-conf", "--cluster",
-	"--netq-compute-nodes"
-};
-
 typedef struct source {
 	enum src_kind kind;
 	const char *path;
@@ -70,19 +65,39 @@ typedef struct dopts {
 	int format;		/* tg_export_format, -1 none */
 } dopts;
 
-static const struct {
-	const char *flag;
-	tg_export_format fmt;
-} formats[] = {
-	{ "--slurm-tree", TG_EXPORT_SLURM_TREE },
-	{ "--slurm-block", TG_EXPORT_SLURM_BLOCK },
-	{ "--k8s-labels", TG_EXPORT_K8S_LABELS },
-	{ "--k8s-patch", TG_EXPORT_K8S_PATCH },
-	{ "--kai-topology", TG_EXPORT_KAI_TOPOLOGY },
-	{ "--kueue-topology", TG_EXPORT_KUEUE_TOPOLOGY },
-	{ "--koordinator", TG_EXPORT_KOORDINATOR },
-	{ "--json", TG_EXPORT_JSON },
+/* The options of discover, export and check-compare: the sources (in
+ * enum src_kind's order), the formats (format_of[]'s), the rest. */
+static const cli_opt dopts_tab[] = {
+	CLI_OPT_FILE("--ibnetdiscover"), CLI_OPT_FILE("--netq"),
+	CLI_OPT_FILE("--crux"), CLI_OPT_FILE("--topology-conf"),
+	CLI_OPT_FILE("--cluster"), CLI_OPT_FILE("--netq-compute-nodes"),
+	CLI_OPT_FLAG("--slurm-tree"), CLI_OPT_FLAG("--slurm-block"),
+	CLI_OPT_FLAG("--k8s-labels"), CLI_OPT_FLAG("--k8s-patch"),
+	CLI_OPT_FLAG("--kai-topology"), CLI_OPT_FLAG("--kueue-topology"),
+	CLI_OPT_FLAG("--koordinator"), CLI_OPT_FLAG("--json"),
+	CLI_OPT_FLAG("--no-pad"),
+	CLI_OPT_FIELD("--host-map", dopts, hostmap),
+	CLI_OPT_FIELD("--levels", dopts, levels),
+	CLI_OPT_FIELD("--keys", dopts, keys),
+	CLI_OPT_FIELD("--block-layer", dopts, block_layer),
+	CLI_OPT_FIELD("--block-sizes", dopts, block_sizes),
+	CLI_OPT_FIELD("--name", dopts, name),
+	{ "--output", "-o", CLI_VALUE, offsetof(dopts, output) },
+	CLI_OPT_FIELD("--xml", dopts, xml),
+	CLI_OPT_FIELD("--nvidia-smi", dopts, smi),
+	CLI_OPT_FIELD("--node-name", dopts, node),
+	CLI_OPT_END
 };
+
+#define NSRC_OPTS	(SRC_NVL + 1)	/* dopts_tab[0 .. NSRC_OPTS) */
+
+/* The formats of dopts_tab[NSRC_OPTS ..), in its order. */
+static const tg_export_format format_of[] = {
+	TG_EXPORT_SLURM_TREE, TG_EXPORT_SLURM_BLOCK, TG_EXPORT_K8S_LABELS,
+	TG_EXPORT_K8S_PATCH, TG_EXPORT_KAI_TOPOLOGY, TG_EXPORT_KUEUE_TOPOLOGY,
+	TG_EXPORT_KOORDINATOR, TG_EXPORT_JSON
+};
+#define NFORMATS	(sizeof(format_of) / sizeof(format_of[0]))
 
 static void usage(FILE *f)
 {
@@ -114,80 +129,44 @@ static void usage(FILE *f)
 	      "replace=FROM/TO)\n", f);
 }
 
+static int dopts_set(const cli_opts *co, unsigned k, const char *v)
+{
+	dopts *o = co->arg;
+	int fmt;
+
+	if (k < NSRC_OPTS) {
+		if (o->nsrc == MAX_SOURCES) {
+			cli_err("%s: more than %d sources", co->cmd,
+				MAX_SOURCES);
+			return 2;
+		}
+		o->src[o->nsrc].kind = (enum src_kind)k;
+		o->src[o->nsrc++].path = v;
+	} else if (k < NSRC_OPTS + NFORMATS) {
+		fmt = (int)format_of[k - NSRC_OPTS];
+		if (o->format >= 0 && o->format != fmt) {
+			cli_err("%s: give one output format, not two",
+				co->cmd);
+			return 2;
+		}
+		o->format = fmt;
+	} else if (!strcmp(dopts_tab[k].name, "--no-pad")) {
+		o->no_pad = true;
+	} else {
+		cli_opt_store(o, &dopts_tab[k], v);
+	}
+	return 0;
+}
+
+/* argv[first ..) into \p o: 0 ok, 1 help printed, 2 bad usage
+ * (reported; the messages name argv[0]). */
 static int parse(int argc, char **argv, int first, dopts *o)
 {
-	static const cli_opt tab[] = {
-		{ "--host-map", NULL, offsetof(dopts, hostmap) },
-		{ "--levels", NULL, offsetof(dopts, levels) },
-		{ "--keys", NULL, offsetof(dopts, keys) },
-		{ "--block-layer", NULL, offsetof(dopts, block_layer) },
-		{ "--block-sizes", NULL, offsetof(dopts, block_sizes) },
-		{ "--name", NULL, offsetof(dopts, name) },
-		{ "--output", "-o", offsetof(dopts, output) },
-		{ "--xml", NULL, offsetof(dopts, xml) },
-		{ "--nvidia-smi", NULL, offsetof(dopts, smi) },
-		{ "--node-name", NULL, offsetof(dopts, node) },
-	};
-	int i, r;
+	const cli_opts co = { argv[0], dopts_tab, usage, dopts_set, o, true };
 
 	memset(o, 0, sizeof(*o));
 	o->format = -1;
-	for (i = first; i < argc; i++) {
-		const char *a = argv[i];
-		unsigned k;
-		bool done = false;
-
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			exit(0);
-		}
-		if (!strcmp(a, "--no-pad")) {
-			o->no_pad = true;
-			continue;
-		}
-		for (k = 0; k < sizeof(formats) / sizeof(formats[0]); k++) {
-			if (strcmp(a, formats[k].flag))
-				continue;
-			if (o->format >= 0 &&
-			    o->format != (int)formats[k].fmt) {
-				cli_err("%s: give one output format, not "
-					"two", argv[0]);
-				return -1;
-			}
-			o->format = (int)formats[k].fmt;
-			done = true;
-		}
-		if (done)
-			continue;
-		for (k = 0; k < sizeof(src_flag) / sizeof(src_flag[0]); k++) {
-			if (strcmp(a, src_flag[k]))
-				continue;
-			if (i + 1 >= argc) {
-				cli_err("%s: option %s needs a file", argv[0],
-					a);
-				return -1;
-			}
-			if (o->nsrc == MAX_SOURCES) {
-				cli_err("%s: more than %d sources", argv[0],
-					MAX_SOURCES);
-				return -1;
-			}
-			o->src[o->nsrc].kind = (enum src_kind)k;
-			o->src[o->nsrc++].path = argv[++i];
-			done = true;
-		}
-		if (done)
-			continue;
-		r = cli_opt_take(argc, argv, &i, tab,
-				 sizeof(tab) / sizeof(tab[0]), o);
-		if (r < 0)
-			return -1;
-		if (!r) {
-			cli_err("%s: unknown option '%s'", argv[0], a);
-			return -1;
-		}
-	}
-	return 0;
+	return cli_opts_parse(argc - first + 1, argv + first - 1, &co);
 }
 
 /* Splits "a,b,c" (a copy) into at most MAX_LIST pieces; -1 if more. */
@@ -365,8 +344,8 @@ static int one_topology(const dopts *o, const char *cmd)
 			cli_err("%s: %s and %s: give one topology.conf, one "
 				"cluster, or fabric files of one kind (and "
 				"NetQ compute nodes)", cmd,
-				src_flag[o->src[first].kind],
-				src_flag[o->src[i].kind]);
+				dopts_tab[o->src[first].kind].name,
+				dopts_tab[o->src[i].kind].name);
 			return -1;
 		}
 	return 0;
@@ -707,9 +686,10 @@ out:
 int cli_compare(int argc, char **argv)
 {
 	dopts o;
+	int rc;
 
-	if (parse(argc, argv, 1, &o))
-		return 2;
+	if ((rc = parse(argc, argv, 1, &o)))
+		return rc == 1 ? 0 : rc;
 	if (o.nsrc != 2 || o.src[0].kind == o.src[1].kind ||
 	    is_fabric(o.src[0].kind) != is_fabric(o.src[1].kind) ||
 	    is_fabric(o.src[0].kind) || o.format >= 0 || o.output ||
@@ -724,13 +704,14 @@ int cli_compare(int argc, char **argv)
 int cli_discover(int argc, char **argv)
 {
 	dopts o;
+	int rc;
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
-	if (parse(argc, argv, 2, &o))
-		return 2;
+	if ((rc = parse(argc, argv, 2, &o)))
+		return rc == 1 ? 0 : rc;
 	if (!strcmp(argv[1], "node"))
 		return cmd_node(&o);
 	if (!strcmp(argv[1], "fabric"))
@@ -753,10 +734,10 @@ int cli_export(int argc, char **argv)
 	char *sz[MAX_LIST];
 	unsigned sizes[MAX_LIST];
 	dopts o;
-	int rc = 2, n, i;
+	int rc, n, i;
 
-	if (parse(argc, argv, 1, &o))
-		return 2;
+	if ((rc = parse(argc, argv, 1, &o)))
+		return rc == 1 ? 0 : rc;
 	if (o.format < 0) {
 		cli_err("export: give a format (--slurm-tree, --slurm-block, "
 			"--k8s-labels, --k8s-patch, --kai-topology, "

@@ -117,7 +117,7 @@ static int real_opt(const char *name, const char *v, double lo, double hi,
 	return 2;
 }
 
-/* Sets the option \p name (one of sim_values) to \p v; 0, or 2. */
+/* Sets the option \p name (one of sim_opts' values) to \p v; 0, or 2. */
 static int set_value(opts *o, const char *name, const char *v)
 {
 	uint64_t u;
@@ -196,30 +196,30 @@ static int check_opts(opts *o)
 	return 0;
 }
 
-static const char *const sim_flags[] = { "--no-preempt", NULL };
-static const char *const sim_values[] = {
-	"--trace", "--fabric", "--policy", "--seed", "--priority-mix",
-	"--comm-fraction", "--time-scale", "--gpus-per-node", "--bandwidth",
-	"--output", "--jobs-csv", "--calibrate", "--svg", NULL
+static const cli_opt sim_opts[] = {
+	CLI_OPT_FLAG("--no-preempt"), CLI_OPT_VALUE("--trace"),
+	CLI_OPT_VALUE("--fabric"), CLI_OPT_VALUE("--policy"),
+	CLI_OPT_VALUE("--seed"), CLI_OPT_VALUE("--priority-mix"),
+	CLI_OPT_VALUE("--comm-fraction"), CLI_OPT_VALUE("--time-scale"),
+	CLI_OPT_VALUE("--gpus-per-node"), CLI_OPT_VALUE("--bandwidth"),
+	CLI_OPT_VALUE("--output"), CLI_OPT_VALUE("--jobs-csv"),
+	CLI_OPT_VALUE("--calibrate"), CLI_OPT_VALUE("--svg"), CLI_OPT_END
 };
 
-static int on_flag(void *arg, unsigned k)
+static int on_set(const cli_opts *co, unsigned k, const char *v)
 {
-	(void)k;	/* the one flag: --no-preempt */
-	((opts *)arg)->cfg.preempt = false;
-	return 0;
-}
+	opts *o = co->arg;
 
-static int on_value(void *arg, unsigned k, const char *v)
-{
-	return set_value(arg, sim_values[k], v);
+	if (v)
+		return set_value(o, sim_opts[k].name, v);
+	o->cfg.preempt = false;	/* the one flag: --no-preempt */
+	return 0;
 }
 
 /* 0 ok, 1 help printed, 2 bad usage (reported). */
 static int parse_opts(int argc, char **argv, opts *o)
 {
-	const cli_opts co = { "sim", sim_flags, sim_values, usage, on_flag,
-			      on_value, o };
+	const cli_opts co = { "sim", sim_opts, usage, on_set, o, false };
 	int i, rc;
 
 	memset(o, 0, sizeof(*o));

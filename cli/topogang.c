@@ -50,8 +50,13 @@ void cli_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-const char *cli_opt_value(int argc, char **argv, int *i, const char *name,
-			  bool *matched)
+/*
+ * The value of option \p name at argv[*i]: "--name=v", or "--name v"
+ * (then *i moves to v).  *matched says whether argv[*i] is the option;
+ * matched with NULL: the value is missing.
+ */
+static const char *opt_value(int argc, char **argv, int *i, const char *name,
+			     bool *matched)
 {
 	size_t n = strlen(name);
 	const char *a = argv[*i];
@@ -71,44 +76,62 @@ const char *cli_opt_value(int argc, char **argv, int *i, const char *name,
 	return argv[++*i];
 }
 
+/* Whether argv[*i] is \p name (NULL: never) taking \p takes; a value
+ * goes to *v (NULL: missing), "--name=v" only when \p eq. */
+static bool opt_is(int argc, char **argv, int *i, const char *name,
+		   cli_takes takes, bool eq, const char **v)
+{
+	bool m;
+
+	if (!name || ((takes == CLI_FLAG || !eq) && strcmp(argv[*i], name)))
+		return false;
+	if (takes == CLI_FLAG)
+		return true;
+	*v = opt_value(argc, argv, i, name, &m);
+	return m;
+}
+
 int cli_opts_parse(int argc, char **argv, const cli_opts *o)
 {
 	int i, rc;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = NULL;
-		bool m = false;
-		unsigned k;
+		const cli_opt *op;
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			o->usage(stdout);
 			return 1;
 		}
-		for (k = 0; o->flags && o->flags[k]; k++)
-			if (!strcmp(a, o->flags[k]))
+		for (op = o->opts; op->name; op++)
+			if (opt_is(argc, argv, &i, op->name, op->takes,
+				   !o->classic, &v) ||
+			    opt_is(argc, argv, &i, op->alias, op->takes,
+				   !o->classic, &v))
 				break;
-		if (o->flags && o->flags[k]) {
-			if ((rc = o->flag(o->arg, k)))
-				return rc;
-			continue;
-		}
-		for (k = 0; o->values[k]; k++)
-			if ((v = cli_opt_value(argc, argv, &i, o->values[k],
-					       &m)) || m)
-				break;
-		if (!o->values[k]) {
-			cli_err("%s: unknown option '%s' (see topogang %s "
-				"--help)", o->cmd, a, o->cmd);
+		if (!op->name) {
+			if (o->classic)
+				cli_err("%s: unknown option '%s'", o->cmd, a);
+			else
+				cli_err("%s: unknown option '%s' (see topogang "
+					"%s --help)", o->cmd, a, o->cmd);
 			return 2;
 		}
-		if (!v) {
-			cli_err("%s: %s needs a value", o->cmd, o->values[k]);
+		if (op->takes != CLI_FLAG && !v) {
+			cli_err("%s: %s%s needs %s", o->cmd,
+				o->classic ? "option " : "", a,
+				op->takes == CLI_FILE ? "a file" : "a value");
 			return 2;
 		}
-		if ((rc = o->value(o->arg, k, v)))
+		if ((rc = o->set(o, (unsigned)(op - o->opts), v)))
 			return rc;
 	}
 	return 0;
+}
+
+void cli_opt_store(void *opts, const cli_opt *op, const char *v)
+{
+	*(const char **)((char *)opts + op->off) = v;
 }
 
 static void usage(FILE *f)
@@ -177,95 +200,73 @@ typedef struct opts {
 	unsigned npodset;
 } opts;
 
-int cli_opt_take(int argc, char **argv, int *i, const cli_opt *tab,
-		 size_t n, void *dst)
-{
-	const char *a = argv[*i];
-	size_t k;
+static const cli_opt place_opts[] = {
+	CLI_OPT_FIELD("--cluster", opts, cluster),
+	CLI_OPT_FIELD("--topology-conf", opts, topoconf),
+	CLI_OPT_FIELD("--levels", opts, levels),
+	CLI_OPT_FIELD("--scheduler-name", opts, scheduler),
+	{ "--output", "-o", CLI_VALUE, offsetof(opts, output) },
+	CLI_OPT_FIELD("--node", opts, node_res),
+	CLI_OPT_FIELD("--gang", opts, gang),
+	CLI_OPT_FIELD("--gather", opts, gather),
+	CLI_OPT_FIELD("--slice", opts, slice),
+	CLI_OPT_FIELD("--spread", opts, spread),
+	CLI_OPT_FIELD("--busy", opts, busy),
+	CLI_OPT_FIELD("--svg", opts, svg),
+	CLI_OPT_FIELD("--html", opts, html),
+	CLI_OPT_FIELD("--title", opts, title),
+	{ "--sinfo", "--scontrol", CLI_VALUE, offsetof(opts, scontrol) },
+	CLI_OPT_FIELD("--squeue", opts, squeue),
+	/* set by place_set() itself */
+	CLI_OPT_FLAG("--slurm"),
+	CLI_OPT_VALUE("--running"),	/* repeatable */
+	CLI_OPT_VALUE("--podset"),	/* repeatable */
+	CLI_OPT_END
+};
 
-	for (k = 0; k < n; k++) {
-		if (strcmp(a, tab[k].name) &&
-		    (!tab[k].alias || strcmp(a, tab[k].alias)))
-			continue;
-		if (*i + 1 >= argc) {
-			cli_err("%s: option %s needs a value", argv[0], a);
-			return -1;
-		}
-		*(const char **)((char *)dst + tab[k].off) = argv[++*i];
-		return 1;
+static int place_set(const cli_opts *co, unsigned k, const char *v)
+{
+	opts *o = co->arg;
+	const char *name = place_opts[k].name;
+	bool run = !strcmp(name, "--running");
+	unsigned *n, max;
+
+	if (!strcmp(name, "--slurm")) {
+		o->slurm = true;
+		return 0;
 	}
+	if (!run && strcmp(name, "--podset")) {
+		cli_opt_store(o, &place_opts[k], v);
+		return 0;
+	}
+	n = run ? &o->nrunning : &o->npodset;
+	max = run ? MAX_RUNNING : TG_MAX_PODSETS - 1;
+	if (*n == max) {
+		cli_err("%s: more than %u %s options", co->cmd, max, name);
+		return 2;
+	}
+	(run ? o->running : o->podset)[(*n)++] = v;
 	return 0;
 }
 
+/* 0 ok, 1 help printed, 2 bad usage (reported). */
 static int parse_opts(int argc, char **argv, opts *o)
 {
-	static const cli_opt tab[] = {
-		{ "--cluster", NULL, offsetof(opts, cluster) },
-		{ "--topology-conf", NULL, offsetof(opts, topoconf) },
-		{ "--levels", NULL, offsetof(opts, levels) },
-		{ "--scheduler-name", NULL, offsetof(opts, scheduler) },
-		{ "--output", "-o", offsetof(opts, output) },
-		{ "--node", NULL, offsetof(opts, node_res) },
-		{ "--gang", NULL, offsetof(opts, gang) },
-		{ "--gather", NULL, offsetof(opts, gather) },
-		{ "--slice", NULL, offsetof(opts, slice) },
-		{ "--spread", NULL, offsetof(opts, spread) },
-		{ "--busy", NULL, offsetof(opts, busy) },
-		{ "--svg", NULL, offsetof(opts, svg) },
-		{ "--html", NULL, offsetof(opts, html) },
-		{ "--title", NULL, offsetof(opts, title) },
-		{ "--sinfo", "--scontrol", offsetof(opts, scontrol) },
-		{ "--squeue", NULL, offsetof(opts, squeue) },
-	};
-	int i, r;
+	const cli_opts co = { argv[0], place_opts, usage, place_set, o, true };
+	int rc;
 
 	memset(o, 0, sizeof(*o));
 	o->output = "text";
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			exit(0);
-		}
-		if (!strcmp(argv[i], "--slurm")) {
-			o->slurm = true;
-			continue;
-		}
-		if (!strcmp(argv[i], "--running") ||
-		    !strcmp(argv[i], "--podset")) {
-			bool run = argv[i][2] == 'r';
-			unsigned *n = run ? &o->nrunning : &o->npodset;
-			unsigned max = run ? MAX_RUNNING : TG_MAX_PODSETS - 1;
-
-			if (i + 1 >= argc) {
-				cli_err("%s: option %s needs a value", argv[0],
-					argv[i]);
-				return -1;
-			}
-			if (*n == max) {
-				cli_err("%s: more than %u %s options", argv[0],
-					max, argv[i]);
-				return -1;
-			}
-			(run ? o->running : o->podset)[(*n)++] = argv[++i];
-			continue;
-		}
-		r = cli_opt_take(argc, argv, &i, tab,
-				 sizeof(tab) / sizeof(tab[0]), o);
-		if (r < 0)
-			return -1;
-		if (!r) {
-			cli_err("%s: unknown option '%s'", argv[0], argv[i]);
-			return -1;
-		}
-	}
+	if ((rc = cli_opts_parse(argc, argv, &co)))
+		return rc;
 	if (strcmp(o->output, "text") && strcmp(o->output, "json")) {
 		cli_err("--output must be text or json, not '%s'", o->output);
-		return -1;
+		return 2;
 	}
 	if (!o->cluster == !o->topoconf) {
 		cli_err("%s: give exactly one of --cluster and "
 			"--topology-conf", argv[0]);
-		return -1;
+		return 2;
 	}
 	return 0;
 }
@@ -976,8 +977,8 @@ int cli_place(int argc, char **argv)
 	unsigned i;
 	int rc;
 
-	if (parse_opts(argc, argv, &o))
-		return 2;
+	if ((rc = parse_opts(argc, argv, &o)))
+		return rc == 1 ? 0 : rc;
 	memset(&pl, 0, sizeof(pl));
 	pl.o = &o;
 	pl.in = &in;
@@ -1034,8 +1035,8 @@ int cli_check(int argc, char **argv)
 			cl = true;
 	if (tc && cl)
 		return cli_compare(argc, argv);
-	if (parse_opts(argc, argv, &o))
-		return 2;
+	if ((rc = parse_opts(argc, argv, &o)))
+		return rc == 1 ? 0 : rc;
 	if ((rc = load_input(&o, &in))) {
 		input_free(&in);
 		return rc;
@@ -1092,8 +1093,8 @@ int cli_draw(int argc, char **argv)
 	char *pic;
 	int rc;
 
-	if (parse_opts(argc, argv, &o))
-		return 2;
+	if ((rc = parse_opts(argc, argv, &o)))
+		return rc == 1 ? 0 : rc;
 	if (o.slurm)
 		return cli_draw_slurm(o.topoconf, o.scontrol, o.squeue, o.title,
 				      o.svg, o.html);

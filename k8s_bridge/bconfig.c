@@ -48,6 +48,7 @@ void br_config_init(br_config *c)
 	c->eviction_grace_s = -1;	/* the victim's own grace period */
 	c->nomination_timeout_s = 300;
 	c->repair_grace_s = 30;
+	c->volume_bind_timeout_s = BR_VOLUME_BIND_TIMEOUT_S;
 	c->backoff_initial_ms = 1000;
 	c->backoff_max_ms = 10000;
 	c->unschedulable_flush_s = 60;
@@ -342,6 +343,9 @@ static int file_section(fctx *f, const char *sec, const cJSON *o)
 			if (strcmp(k, "repairGraceSeconds") == 0)
 				r = get_int(f, v, p, 0, 86400,
 					    &c->repair_grace_s);
+			else if (strcmp(k, "volumeBindTimeoutSeconds") == 0)
+				r = get_int(f, v, p, 1, 86400,
+					    &c->volume_bind_timeout_s);
 			else
 				return ferr(f, p, "unknown key");
 		} else if (strcmp(sec, "queue") == 0) {

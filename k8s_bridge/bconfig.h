@@ -30,6 +30,11 @@
 #define BR_QPS			50
 #define BR_BURST		100
 #define BR_WATCH_IDLE_S		90
+/* Default binding.volumeBindTimeoutSeconds: how long a placed gang waits
+ * for its WaitForFirstConsumer claims to be bound before it is reported
+ * and waits again (volbind.c); kube-scheduler's VolumeBinding
+ * bindTimeoutSeconds default. */
+#define BR_VOLUME_BIND_TIMEOUT_S	600
 
 typedef struct br_layer_bw {
 	char *layer;		/* layer name or node label key */
@@ -64,6 +69,7 @@ typedef struct br_config {
 	int64_t eviction_grace_s;	/* -1 (default) = the pod's own */
 	int64_t nomination_timeout_s;
 	int64_t repair_grace_s;
+	int64_t volume_bind_timeout_s;	/* volbind.c */
 	int64_t backoff_initial_ms, backoff_max_ms;
 	int64_t unschedulable_flush_s;
 

@@ -30,6 +30,10 @@ static const br_resdef R_FEED_MORE[] = {
 	  NULL, true, false },
 	{ "persistentvolumes", "", { "v1" }, "PersistentVolume", NULL, true,
 	  false },
+	/* unbound claims' classes: WaitForFirstConsumer, provisioner,
+	 * allowedTopologies (k8s_volume.c) */
+	{ "storageclasses", "storage.k8s.io", { "v1" }, "StorageClass", NULL,
+	  true, false },
 };
 #define NMORE (sizeof(R_FEED_MORE) / sizeof(R_FEED_MORE[0]))
 _Static_assert(NMORE == BR_FEED_NMORE, "BR_FEED_NMORE is R_FEED_MORE's size");

@@ -14,7 +14,7 @@
 /* Dialects with a group object, at most (one informer each). */
 #define BR_MAX_DIALECT_FEEDS	12
 /* The fixed feeds after them (feed.c's R_FEED_MORE). */
-#define BR_FEED_NMORE		6
+#define BR_FEED_NMORE		7
 #define BR_MAX_FEED		(BR_MAX_DIALECT_FEEDS + BR_FEED_NMORE)
 
 /*

@@ -20,6 +20,7 @@
 #include "map.h"
 #include "mixed.h"
 #include "sched.h"
+#include "volbind.h"
 
 /* Bounds and timings. */
 #define SNAP_MAX		(4ull << 30)	/* bytes of one snapshot */
@@ -67,10 +68,17 @@ typedef struct vstate {
  * the watch shows the pod bound (anywhere) or the pod goes (deleted, or
  * another UID under the name): never on a timer, as kube-scheduler never
  * expires a bound assumption (a slow watch or a long re-list would
- * otherwise give its node away twice). */
+ * otherwise give its node away twice).
+ * A held one (volbind.h) is a member of a placed gang whose binding
+ * waits for its WaitForFirstConsumer claims: not bound, it keeps its
+ * node as a reservation (nominated to it in the snapshot) while the gang
+ * is held again every cycle (refreshed: cycle), and goes when it is not
+ * (hold_release). */
 typedef struct assumed {
 	char *uid, *node, *gang, *domain;
 	unsigned rank;
+	bool held;		/* the volume hold's reservation */
+	int64_t cycle;		/* held: the cycle that held it last */
 } assumed;
 
 typedef struct strvec {
@@ -105,6 +113,7 @@ struct br_sched {
 	br_map gangs;		/* gstate by gang name */
 	br_map victims;		/* vstate by pod key */
 	br_map assumed;		/* assumed by pod key */
+	br_volbind *vb;		/* gangs waiting on their claims */
 	br_map warned_nodes;	/* node name: event sent */
 	br_map warnings;	/* loader warnings logged */
 	uint64_t seq;		/* cluster events seen */
@@ -341,6 +350,7 @@ br_sched *br_sched_create(const br_sched_env *env)
 	br_map_init(&s->gangs, free);
 	br_map_init(&s->victims, free_vstate);
 	br_map_init(&s->assumed, free_assumed);
+	s->vb = br_volbind_create();
 	br_map_init(&s->warned_nodes, NULL);
 	br_map_init(&s->warnings, NULL);
 	br_map_init(&s->series, free_series);
@@ -379,6 +389,7 @@ void br_sched_destroy(br_sched *s)
 	br_map_free(&s->gangs);
 	br_map_free(&s->victims);
 	br_map_free(&s->assumed);
+	br_volbind_destroy(s->vb);
 	br_map_free(&s->warned_nodes);
 	br_map_free(&s->warnings);
 	br_map_free(&s->series);
@@ -1020,6 +1031,8 @@ static assumed *assumed_copy(const assumed *a)
 	c->gang = br_xstrdup(a->gang);
 	c->domain = br_xstrdup(a->domain);
 	c->rank = a->rank;
+	c->held = a->held;
+	c->cycle = a->cycle;
 	return c;
 }
 
@@ -1120,12 +1133,24 @@ static void snap_keep(snap *sn, char *t)
 	sn->made[sn->nmade++] = t;
 }
 
+/* Object \p o as changed into \p j (freed here). */
+static bool snap_json(snap *sn, const view *v, const br_obj *o, cJSON *j)
+{
+	char *t = cJSON_PrintUnformatted(j);
+
+	cJSON_Delete(j);
+	if (!t)
+		return snap_obj(sn, v, o, o->text, o->len, o->serial);
+	snap_keep(sn, t);
+	return snap_obj(sn, v, o, t, strlen(t), 0);	/* made: no version */
+}
+
 /* A pod bound by us, not yet seen bound: written bound. */
 static bool snap_assumed(snap *sn, const view *v, const br_obj *o,
 			 const assumed *a)
 {
 	cJSON *j = br_obj_parse(o), *spec, *md, *ann;
-	char *t, rk[16];
+	char rk[16];
 
 	if (!j)
 		return snap_obj(sn, v, o, o->text, o->len, o->serial);
@@ -1155,12 +1180,29 @@ static bool snap_assumed(snap *sn, const view *v, const br_obj *o,
 			cJSON_AddStringToObject(ann, BR_ANN_RANK, rk);
 		}
 	}
-	t = cJSON_PrintUnformatted(j);
-	cJSON_Delete(j);
-	if (!t)
+	return snap_json(sn, v, o, j);
+}
+
+/* A member of a gang held for its claims: written nominated to its node
+ * (a reservation, free to its own gang), still pending. */
+static bool snap_held(snap *sn, const view *v, const br_obj *o,
+		      const assumed *a)
+{
+	cJSON *j = br_obj_parse(o), *st;
+
+	if (!j)
 		return snap_obj(sn, v, o, o->text, o->len, o->serial);
-	snap_keep(sn, t);
-	return snap_obj(sn, v, o, t, strlen(t), 0);	/* made: no version */
+	st = cJSON_GetObjectItemCaseSensitive(j, "status");
+	if (!cJSON_IsObject(st)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(j, "status");
+		st = cJSON_AddObjectToObject(j, "status");
+	}
+	if (st) {
+		cJSON_DeleteItemFromObjectCaseSensitive(st,
+							"nominatedNodeName");
+		cJSON_AddStringToObject(st, "nominatedNodeName", a->node);
+	}
+	return snap_json(sn, v, o, j);
 }
 
 static bool snap_view(snap *sn, const view *v)
@@ -1169,8 +1211,9 @@ static bool snap_view(snap *sn, const view *v)
 
 	for (i = 0; i < v->n; i++) {
 		const br_obj *o = v->o[i];
-		bool ok = v->as && v->as[i] ?
-			  snap_assumed(sn, v, o, v->as[i]) :
+		const assumed *a = v->as ? v->as[i] : NULL;
+		bool ok = a && a->held ? snap_held(sn, v, o, a) :
+			  a ? snap_assumed(sn, v, o, a) :
 			  snap_obj(sn, v, o, o->text, o->len, o->serial);
 
 		if (!ok)
@@ -1339,7 +1382,8 @@ static void build_indexes(cyc *c)
 	br_map_init(&c->podix, NULL);
 	for (i = 0; i < v->n; i++) {
 		const br_obj *o = v->o[i];
-		const assumed *a = v->as[i];
+		const assumed *a = v->as[i] && !v->as[i]->held ? v->as[i] :
+				   NULL;	/* held: pending */
 		const char *gang = a ? a->gang : o->ann_gang;
 
 		if (o->node && o->deleting)
@@ -1839,6 +1883,97 @@ static bool victims_terminating(cyc *c, plan *p)
 	return false;
 }
 
+/*
+ * The volume hold's reservations (volbind.h): gang \p p held for its
+ * claims keeps the nodes it was decided on this cycle.
+ */
+static void hold_members(cyc *c, const plan *p)
+{
+	br_sched *s = c->s;
+	const br_store *pods = br_informer_store(s->env.pods);
+	bool fresh = false;
+	unsigned m;
+
+	for (m = 0; m < tg_decision_nplacements(p->d); m++) {
+		const tg_placement *pl = tg_decision_placement(p->d, m);
+		const br_obj *o = br_store_get(pods, pl->pod);
+		const assumed *old = br_map_get(&s->assumed, pl->pod);
+		assumed *a;
+
+		if (!o || o->node || (old && !old->held))
+			continue;	/* gone, bound, or bound by us */
+		fresh |= !old;
+		a = br_xcalloc(1, sizeof(*a));
+		a->uid = br_xstrdup(o->uid);
+		a->node = br_xstrdup(tg_topology_node_name(c->t, pl->node));
+		a->gang = br_xstrdup(tg_decision_gang(p->d));
+		a->domain = br_xstrdup(p->domain);
+		a->rank = pl->rank;
+		a->held = true;
+		a->cycle = s->cycle_no;
+		br_map_put(&s->assumed, pl->pod, a);
+	}
+	if (fresh)
+		br_log(BR_LOG_INFO, "gang keeps its nodes while its claims "
+		       "are bound (reserved for it)", "gang",
+		       tg_decision_gang(p->d), NULL);
+}
+
+#define HOLD_OVER	"gang's nodes no longer kept for it (volume hold over)"
+
+/* The reservations of \p d's members held for their claims go; logged
+ * when there were some and \p why is not NULL. */
+static void hold_release_members(br_sched *s, const tg_decision *d,
+				 const char *why)
+{
+	unsigned m, n = 0;
+
+	for (m = 0; m < tg_decision_nplacements(d); m++) {
+		const char *pod = tg_decision_placement(d, m)->pod;
+		const assumed *a = br_map_get(&s->assumed, pod);
+
+		if (a && a->held) {
+			br_map_del(&s->assumed, pod);
+			n++;
+		}
+	}
+	if (n && why)
+		br_log(BR_LOG_INFO, HOLD_OVER, "gang", tg_decision_gang(d),
+		       "why", why, NULL);
+}
+
+/*
+ * The volume hold's reservations not held again this cycle go (\p all:
+ * every one, the leadership lost): the gang was bound, is no longer
+ * placed, or is gone.  Logged once a gang.
+ */
+static void hold_release(br_sched *s, bool all, const char *why)
+{
+	strvec dead = { 0 };
+	br_map gangs;
+	br_map_ent *e;
+	size_t slot, i;
+
+	br_map_init(&gangs, NULL);
+	for (e = br_map_first(&s->assumed, &slot); e;
+	     e = br_map_next(&s->assumed, &slot, e)) {
+		const assumed *a = e->val;
+
+		if (!a->held || (!all && a->cycle == s->cycle_no))
+			continue;
+		sv_push(&dead, e->key);
+		if (!br_map_get(&gangs, a->gang)) {
+			br_map_put(&gangs, a->gang, (void *)1);
+			br_log(BR_LOG_INFO, HOLD_OVER, "gang", a->gang,
+			       "why", why, NULL);
+		}
+	}
+	br_map_free(&gangs);
+	for (i = 0; i < dead.n; i++)
+		br_map_del(&s->assumed, dead.v[i]);
+	sv_free(&dead);
+}
+
 /* The bindings of the placed gangs (not those whose victims still go). */
 static bindjob *bind_jobs(cyc *c, size_t *njobs)
 {
@@ -1855,6 +1990,33 @@ static bindjob *bind_jobs(cyc *c, size_t *njobs)
 		if (victims_terminating(c, p)) {
 			p->held = true;
 			continue;
+		}
+		/* WaitForFirstConsumer claims: stamped, bound first;
+		 * the gang keeps its nodes meanwhile */
+		switch (br_volbind_hold(s->vb, s, c->k, c->t, p->d,
+					br_informer_store(s->env.pods), c->now,
+					s->env.cfg->volume_bind_timeout_s)) {
+		case BR_VOLBIND_HELD: {
+			int64_t at = c->now + BR_VOLBIND_POLL_MS;
+
+			hold_members(c, p);
+			p->held = true;
+			if (!s->next_due_ms || at < s->next_due_ms)
+				s->next_due_ms = at;
+			continue;
+		}
+		case BR_VOLBIND_RELEASED:
+			/* kube-scheduler's Unreserve and backoff: the
+			 * nodes go to the gangs waiting for them first */
+			hold_release_members(s, p->d, "binding."
+					     "volumeBindTimeoutSeconds");
+			failed(s, p->gs, c->now, false);
+			mark(s, true);
+			p->held = true;
+			continue;
+		case BR_VOLBIND_BIND:
+			hold_release_members(s, p->d, NULL);
+			break;
 		}
 		for (m = 0; m < tg_decision_nplacements(p->d); m++) {
 			const tg_placement *pl = tg_decision_placement(p->d, m);
@@ -2005,8 +2167,14 @@ static void do_binds(cyc *c)
 	size_t nj, i;
 	bindjob *jobs = bind_jobs(c, &nj);
 
-	if (!nj)
+	/* gangs not reached (over the budget) keep theirs a cycle more */
+	if (!c->skipped)
+		hold_release(c->s, false, "not held again: bound, no longer "
+			     "placed, or gone");
+	if (!nj) {
+		free(jobs);
 		return;
+	}
 	send_binds(c->s, jobs, nj);
 	for (i = 0; i < c->npl; i++) {
 		plan *p = &c->pl[i];
@@ -2463,7 +2631,7 @@ static void pg_counts(cyc *c, br_map *counts)
 		const assumed *a = e->val;
 		const br_obj *o = br_store_get(pods, e->key);
 
-		if (o && !o->node && strcmp(o->uid, a->uid) == 0)
+		if (o && !o->node && !a->held && strcmp(o->uid, a->uid) == 0)
 			pg_count(counts, a->gang)->scheduled++;
 	}
 	for (g = 0; c->k && g < tg_k8s_ngangs(c->k); g++)
@@ -2905,8 +3073,10 @@ void br_sched_cycle(br_sched *s)
 	if (s->busy)
 		return;
 	s->stopped = false;
-	if (!leading(s))
+	if (!leading(s)) {
+		hold_release(s, true, "not leading");
 		return;
+	}
 	s->busy = true;
 	reap_join(s);
 	c = br_xcalloc(1, sizeof(*c));

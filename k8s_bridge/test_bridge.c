@@ -2000,7 +2000,7 @@ static void test_slurm_user(void)
 static void test_feed(void)
 {
 	br_resdef f[BR_MAX_FEED];
-	unsigned n = 0, i, pvc = 0, pv = 0;
+	unsigned n = 0, i, pvc = 0, pv = 0, sc = 0;
 	char err[512] = "";
 
 	is_int(br_feed_init(f, BR_MAX_FEED, BR_MAX_DIALECT_FEEDS, &n, err,
@@ -2009,10 +2009,12 @@ static void test_feed(void)
 	for (i = 0; i < n; i++) {
 		pvc += strcmp(f[i].resource, "persistentvolumeclaims") == 0;
 		pv += strcmp(f[i].resource, "persistentvolumes") == 0;
+		sc += strcmp(f[i].resource, "storageclasses") == 0 &&
+		      strcmp(f[i].group, "storage.k8s.io") == 0;
 	}
-	ok(n > BR_FEED_NMORE + 1 && pvc == 1 && pv == 1,
-	   "feed: %u feeds, PersistentVolumeClaims and PersistentVolumes "
-	   "among them", n);
+	ok(n > BR_FEED_NMORE + 1 && pvc == 1 && pv == 1 && sc == 1,
+	   "feed: %u feeds, PersistentVolumeClaims, PersistentVolumes and "
+	   "StorageClasses among them", n);
 	err[0] = '\0';
 	is_int(br_feed_init(f, BR_MAX_FEED, 1, &n, err, sizeof(err)), -1,
 	       "feed: more dialect objects than BR_MAX_DIALECT_FEEDS is an "

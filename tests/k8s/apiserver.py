@@ -238,6 +238,9 @@ def _catalog():
           True, ("pdb",), skey=("policy", "poddisruptionbudgets")),
         R("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass",
           False, ("pc",), subs=()),
+        # unbound claims' classes (the bridge's WaitForFirstConsumer path)
+        R("storage.k8s.io", "v1", "storageclasses", "StorageClass", False,
+          ("sc",), subs=()),
         # the upstream gang API: v1alpha3 in Kubernetes 1.37, v1alpha2 in
         # 1.36 only (same fields); one storage, either version reads it
         R("scheduling.k8s.io", "v1alpha3", "podgroups", "PodGroup", True),
@@ -1765,6 +1768,36 @@ class App:
                 "and must start and end with an alphanumeric character"
                 % name)])
 
+    # StorageClass as the real server's validation and defaults
+    # (pkg/apis/storage/validation, pkg/apis/storage/v1/defaults.go):
+    # provisioner required, reclaimPolicy Delete and volumeBindingMode
+    # Immediate by default, both modes the only ones; provisioner,
+    # parameters, reclaimPolicy and volumeBindingMode immutable.
+    SC_IMMUTABLE = ("provisioner", "parameters", "reclaimPolicy",
+                    "volumeBindingMode")
+
+    def admit_storageclass(self, sc, name):
+        if not isinstance(sc.get("provisioner"), str) or \
+                not sc["provisioner"]:
+            raise invalid("StorageClass", name, [(
+                "provisioner", "FieldValueRequired", "Required value")])
+        sc.setdefault("reclaimPolicy", "Delete")
+        sc.setdefault("volumeBindingMode", "Immediate")
+        if sc["volumeBindingMode"] not in ("Immediate",
+                                           "WaitForFirstConsumer"):
+            raise invalid("StorageClass", name, [(
+                "volumeBindingMode", "FieldValueNotSupported",
+                'Unsupported value: "%s": supported values: "Immediate", '
+                '"WaitForFirstConsumer"' % sc["volumeBindingMode"])])
+
+    def check_storageclass_update(self, old, new):
+        name = old["metadata"]["name"]
+        for f in self.SC_IMMUTABLE:
+            if old.get(f) != new.get(f):
+                raise invalid("StorageClass", name, [(
+                    f, "FieldValueForbidden",
+                    "Forbidden: updates to %s are forbidden." % f)])
+
     def admit_pod_create(self, pod):
         md, spec = pod["metadata"], pod.setdefault("spec", {})
         name = md["name"]
@@ -2135,6 +2168,8 @@ class App:
             md.setdefault("labels", {})["kubernetes.io/metadata.name"] = name
         elif kind == ("", "events"):
             self.validate_event(res, self.out(res, obj), ns)
+        elif kind == ("storage.k8s.io", "storageclasses"):
+            self.admit_storageclass(obj, name)
         elif kind == ("scheduling.k8s.io", "priorityclasses"):
             if not isinstance(obj.get("value"), int):
                 raise invalid("PriorityClass", name, [(
@@ -2194,6 +2229,8 @@ class App:
             self.check_pod_update(old, new)
         elif res.skey == ("", "namespaces"):
             new["spec"] = old.get("spec")
+        elif res.skey == ("storage.k8s.io", "storageclasses"):
+            self.check_storageclass_update(old, new)
         elif res.skey == ("", "events") and res.group == "events.k8s.io":
             self.validate_event_update(res, self.out(res, new),
                                        self.out(res, old))

@@ -3,7 +3,8 @@
 tests/slurm/lab.sh is a real Slurm: etcd, kube-apiserver (TLS, client
 certificates, ServiceAccount tokens, authorization Node,RBAC, an audit log),
 kube-controller-manager (disruption, garbage collector, namespace,
-serviceaccount and serviceaccount-token controllers) and KWOK's controller
+serviceaccount, serviceaccount-token, node lifecycle and PersistentVolume
+binder controllers) and KWOK's controller
 (fake kubelets: bound pods run, deleted pods go), all on loopback ports it
 claims itself, from the binaries tests/k8s/realapi/build put in its cache.
 
@@ -57,10 +58,14 @@ START_TIMEOUT = 180       # seconds for each component to come up (loaded CI)
 # new Node, once KWOK reports it Ready; KWOK renews each node's Lease every
 # NODE_LEASE_S / 4 and the controller's grace period is longer than that,
 # so a few thousand KWOK nodes cost few writes and never go NotReady.
+# The PV controller (persistentvolume-binder-controller) binds claims to
+# PersistentVolumes pre-bound to them, as an external provisioner's are
+# (test-realapi-volumes: WaitForFirstConsumer provisioning).
 KCM_CONTROLLERS = ("disruption-controller,garbage-collector-controller,"
                    "namespace-controller,serviceaccount-controller,"
                    "serviceaccount-token-controller,"
-                   "node-lifecycle-controller")
+                   "node-lifecycle-controller,"
+                   "persistentvolume-binder-controller")
 NODE_LEASE_S = 600
 
 # everything from system:masters (kubectl of the tests, the controller

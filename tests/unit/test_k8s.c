@@ -1643,8 +1643,9 @@ static void test_volumes(void)
 		       "(zone b or n1) and not n3: n1");
 	like(failed_msg(&l, "default/unb"), "spec.volumes[0]: "
 	     "PersistentVolumeClaim default/c-unb is not bound to a "
-	     "PersistentVolume: unbound claims (WaitForFirstConsumer",
-	     "an unbound claim fails the gang, saying so");
+	     "PersistentVolume (it names no StorageClass (immediate "
+	     "binding))", "an unbound claim of no class fails the gang, "
+	     "saying so");
 	like(failed_msg(&l, "default/half"), "c-half is not bound to a "
 	     "PersistentVolume (spec.volumeName set, no "
 	     "pv.kubernetes.io/bind-completed annotation yet)",
@@ -1692,6 +1693,171 @@ static void test_volumes(void)
 	ok(gang(&l, "default/p2") != NULL, "... only those gangs fail");
 	ok(!warning_like(&l, "PersistentVolume"),
 	   "claims and volumes are read, not 'ignored'");
+	load_free(&l);
+}
+
+/*
+ * WaitForFirstConsumer claims (issue 15), as kube-scheduler's
+ * VolumeBinding (binder.go: GetPodVolumes, FindPodVolumes,
+ * checkVolumeProvisions): an unbound claim of a class with a provisioner
+ * narrows the pod's nodes to the class's allowedTopologies and is listed
+ * for the host to stamp the selected node on (tg_k8s_claim); one with
+ * the annotation already pins the pod to that node; static volumes
+ * (no-provisioner, an Available PV of the class), Immediate classes and
+ * missing classes are refused, naming the case.
+ */
+#define SC(name, prov, mode, extra)					\
+	"---\napiVersion: storage.k8s.io/v1\nkind: StorageClass\n"	\
+	"metadata: {name: " name "}\nprovisioner: " prov "\n"		\
+	"volumeBindingMode: " mode "\n" extra
+#define WPVC(name, cls, ann)						\
+	"---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: " \
+	name ", namespace: default" ann "}\nspec: {storageClassName: " cls \
+	", accessModes: [ReadWriteOnce], resources: {requests: {storage: " \
+	"1Gi}}}\n"
+#define SEL(n) ", annotations: {volume.kubernetes.io/selected-node: " n "}"
+#define VOL(c) ", volumes: [{name: v, persistentVolumeClaim: {claimName: " \
+	c "}}]"
+static const char wffc_text[] =
+	NODE("n1", "topology.kubernetes.io/zone: a, "
+	     "kubernetes.io/hostname: n1", "cpu: \"8\"")
+	NODE("n2", "topology.kubernetes.io/zone: a, "
+	     "kubernetes.io/hostname: n2", "cpu: \"8\"")
+	NODE("n3", "topology.kubernetes.io/zone: b, "
+	     "kubernetes.io/hostname: n3", "cpu: \"8\"")
+	SC("zb", "csi.example.com", "WaitForFirstConsumer",
+	   "allowedTopologies: [{matchLabelExpressions: [{key: "
+	   "topology.kubernetes.io/zone, values: [b]}]}]\n")
+	SC("zc", "csi.example.com", "WaitForFirstConsumer",
+	   "allowedTopologies: [{matchLabelExpressions: [{key: "
+	   "topology.kubernetes.io/zone, values: [c]}]}]\n")
+	SC("any", "csi.example.com", "WaitForFirstConsumer", "")
+	SC("local", "kubernetes.io/no-provisioner", "WaitForFirstConsumer", "")
+	SC("imm", "csi.example.com", "Immediate", "")
+	SC("withpv", "csi.example.com", "WaitForFirstConsumer", "")
+	"---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-av}\n"
+	"spec: {storageClassName: withpv, capacity: {storage: 1Gi}}\n"
+	WPVC("c-zb", "zb", "")
+	POD("dyn", "", CPU("1") VOL("c-zb"))
+	WPVC("c-zc", "zc", "")
+	POD("nowhere", "", CPU("1") VOL("c-zc"))
+	WPVC("c-any", "any", "")
+	POD("free", "", CPU("1") VOL("c-any"))
+	WPVC("c-sel", "any", SEL("n2"))
+	POD("sel", "", CPU("1") VOL("c-sel"))
+	/* a selected node the class's allowedTopologies do not admit, and
+	 * one on a class without a provisioner: as checkVolumeProvisions */
+	WPVC("c-selzb", "zb", SEL("n1"))
+	POD("selzb", "", CPU("1") VOL("c-selzb"))
+	WPVC("c-sellocal", "local", SEL("n1"))
+	POD("sellocal", "", CPU("1") VOL("c-sellocal"))
+	WPVC("c-gone", "any", SEL("n9"))
+	POD("gone", "", CPU("1") VOL("c-gone"))
+	WPVC("c-local", "local", "")
+	POD("static", "", CPU("1") VOL("c-local"))
+	WPVC("c-imm", "imm", "")
+	POD("imm", "", CPU("1") VOL("c-imm"))
+	WPVC("c-av", "withpv", "")
+	POD("avail", "", CPU("1") VOL("c-av"))
+	WPVC("c-nosc", "ghost", "")
+	POD("nosc", "", CPU("1") VOL("c-nosc"))
+	/* the class named by the beta annotation wins over the spec's */
+	WPVC("c-beta", "imm", ", annotations: {volume.beta.kubernetes.io/"
+	     "storage-class: zb}")
+	POD("beta", "", CPU("1") VOL("c-beta"));
+#undef SC
+#undef WPVC
+#undef SEL
+#undef VOL
+
+/* "pod claim node" of every listed claim, ';'-separated. */
+static const char *claims_str(const load *l)
+{
+	static char buf[1024];
+	const char *pod, *node, *c;
+	size_t i, n;
+
+	buf[0] = '\0';
+	for (i = 0; (c = tg_k8s_claim(l->k, i, &pod, &node)); i++) {
+		n = strlen(buf);
+		snprintf(buf + n, sizeof(buf) - n, "%s%s %s %s", i ? ";" : "",
+			 pod, c, node ? node : "-");
+	}
+	ok(i == tg_k8s_nclaims(l->k), "tg_k8s_nclaims: %zu", i);
+	return buf;
+}
+
+static void test_wffc(void)
+{
+	load l = load_text("wffc.yaml", wffc_text);
+	const tg_gang *g;
+
+	loaded_ok(&l, "WaitForFirstConsumer cluster");
+	g = gang(&l, "default/dyn");
+	ok(g && g->ps[0]->nterms == 1, "allowedTopologies: one node term");
+	if (g)
+		is_str(place(l.t, g, NULL, 0), "placed node/n3 n3",
+		       "... the pod goes to zone b (n3), where the class "
+		       "provisions");
+	g = gang(&l, "default/nowhere");
+	if (g)
+		is_str(place(l.t, g, NULL, 0), "unschedulable  ",
+		       "allowedTopologies no node matches: unschedulable");
+	else
+		ok(0, "the nowhere gang is built");
+	g = gang(&l, "default/free");
+	ok(g && g->ps[0]->nterms == 0, "a class without allowedTopologies "
+	   "narrows nothing");
+	g = gang(&l, "default/sel");
+	if (g)
+		is_str(place(l.t, g, NULL, 0), "placed node/n2 n2",
+		       "a claim with volume.kubernetes.io/selected-node: n2 "
+		       "keeps the pod on n2 (FindPodVolumes' fast path)");
+	else
+		ok(0, "the sel gang is built");
+	g = gang(&l, "default/beta");
+	if (g)
+		is_str(place(l.t, g, NULL, 0), "placed node/n3 n3",
+		       "volume.beta.kubernetes.io/storage-class names the "
+		       "class (zb), as GetPersistentVolumeClaimClass");
+	else
+		ok(0, "the beta gang is built");
+	g = gang(&l, "default/selzb");
+	if (g)
+		is_str(place(l.t, g, NULL, 0), "unschedulable  ",
+		       "a selected node outside the class's allowedTopologies: "
+		       "unschedulable");
+	else
+		ok(0, "the selzb gang is built");
+	like(failed_msg(&l, "default/sellocal"), "StorageClass local has no "
+	     "provisioner", "a selected node on a class without a "
+	     "provisioner: refused");
+	is_str(claims_str(&l), "default/beta default/c-beta -;"
+	       "default/dyn default/c-zb -;default/free default/c-any -;"
+	       "default/nowhere default/c-zc -;default/sel default/c-sel n2;"
+	       "default/selzb default/c-selzb n1",
+	       "the claims to provision are listed, with the selected node "
+	       "when there is one");
+	like(failed_msg(&l, "default/gone"), "PersistentVolumeClaim "
+	     "default/c-gone: metadata.annotations[volume.kubernetes.io/"
+	     "selected-node]: node n9 is not in the snapshot",
+	     "a selected node that is not there fails the gang, saying so");
+	like(failed_msg(&l, "default/static"), "c-local is not bound and its "
+	     "WaitForFirstConsumer StorageClass local has no provisioner "
+	     "(kubernetes.io/no-provisioner): static PersistentVolumes of a "
+	     "WaitForFirstConsumer class are not supported",
+	     "no-provisioner (static local volumes): refused, naming the "
+	     "case");
+	like(failed_msg(&l, "default/avail"), "PersistentVolume pv-av of its "
+	     "WaitForFirstConsumer StorageClass withpv is Available: static "
+	     "PersistentVolumes", "an Available PV of the class: refused "
+	     "(kube-scheduler would bind it)");
+	like(failed_msg(&l, "default/imm"), "c-imm is not bound to a "
+	     "PersistentVolume (its StorageClass binds at once "
+	     "(volumeBindingMode not WaitForFirstConsumer): imm)",
+	     "an unbound claim of an Immediate class: refused");
+	like(failed_msg(&l, "default/nosc"), "(its StorageClass is not in "
+	     "the snapshot: ghost)", "a class missing: refused");
 	load_free(&l);
 }
 
@@ -2459,6 +2625,7 @@ int main(void)
 	test_lws();
 	test_constraints();
 	test_volumes();
+	test_wffc();
 	test_pod_affinity_k8s();
 	test_guard_objects();
 	test_presets();

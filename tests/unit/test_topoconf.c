@@ -289,7 +289,11 @@ static void test_anchors(void)
 		  "BlockName=b4 Nodes=node[13-16]\n"
 		  "BlockSizes=4,16\n",
 		  { .layers = B16B, .at = { { "node16", "block16-0/b4" } } } },
-		{ "lab", /* the Slurm lab cluster (slurm-lab.md section 3) */
+		/* the Slurm lab cluster (slurm-lab.md section 3): the text of
+		 * tests/slurm/seed-topology.conf plus a comment line, kept
+		 * here as every case of this table is: the parser's input
+		 * beside what it must give, not a copy for other tests */
+		{ "lab",
 		  "SwitchName=block-0 Nodes=node-[0-2]\n"
 		  "SwitchName=block-1 Nodes=node-[3-4]\n"
 		  "SwitchName=block-2 Nodes=node-[5-6]\n"

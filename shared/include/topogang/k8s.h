@@ -195,6 +195,28 @@ unsigned tg_k8s_failed_npods(const tg_k8s *k, unsigned i);
 const char *tg_k8s_failed_pod(const tg_k8s *k, unsigned i, unsigned j);
 
 /*
+ * Claims pending pods wait on, from tg_k8s_build(): unbound
+ * PersistentVolumeClaims of a WaitForFirstConsumer StorageClass with a
+ * provisioner (dynamic provisioning), as kube-scheduler's VolumeBinding
+ * plugin handles them.  tg_k8s_claim() returns claim \p i
+ * ("namespace/name") and sets *pod to the pending pod that uses it
+ * ("namespace/name") and *node to the node already in its
+ * volume.kubernetes.io/selected-node annotation, or NULL when it has none
+ * yet.  The pod is placed only where the claim can be provisioned (its
+ * class's allowedTopologies, or that node); once its gang is placed, the
+ * host stamps the placement's node on every claim with *node NULL and
+ * binds the gang's pods only when no claim of theirs is listed any more
+ * (the claims are bound).  A pod with two claims is listed twice, a
+ * claim used by two pending pods once per pod; in the order the pods
+ * were read.
+ * \note The strings are valid until tg_k8s_destroy(); NULL when \p i is
+ * out of range.
+ */
+size_t tg_k8s_nclaims(const tg_k8s *k);
+const char *tg_k8s_claim(const tg_k8s *k, size_t i, const char **pod,
+			 const char **node);
+
+/*
  * Warnings of tg_k8s_add() and tg_k8s_build(), in the order they arose:
  * tg_k8s_nwarnings() counts them.  At most 1000 are kept (the loader's
  * K8S_MAX_WARNINGS); tg_k8s_build() then adds one line "... and N more

@@ -101,6 +101,7 @@ void tg_k8s_destroy(tg_k8s *k)
 	tgi_free(k->warns);
 	free_gangs(k->gangs, k->ngangs);
 	tgk_free_fails(k);
+	tgk_free_claims(k);
 	tgi_free(k);
 }
 
@@ -271,6 +272,9 @@ static int classify(const tg_k8s *k, const char *kind, const char *group)
 		return C_PVC;
 	if (strcmp(kind, "PersistentVolume") == 0 && !*group)
 		return C_PV;
+	if (strcmp(kind, "StorageClass") == 0 &&
+	    strcmp(group, "storage.k8s.io") == 0)
+		return C_SC;
 	return C_OTHER;
 }
 
@@ -317,7 +321,8 @@ static tg_err file_obj(tg_k8s *k, cJSON *j, const char *kind,
 	     o->cls == C_PVC) && !*o->ns)
 		o->ns = "default";
 	if (o->cls == C_NODE || o->cls == C_CNT || o->cls == C_TOPOLOGY ||
-	    o->cls == C_PRIOCLASS || o->cls == C_NAMESPACE || o->cls == C_PV)
+	    o->cls == C_PRIOCLASS || o->cls == C_NAMESPACE || o->cls == C_PV ||
+	    o->cls == C_SC)
 		o->ns = "";
 	k->nobjs++;
 	return TG_OK;
@@ -616,7 +621,8 @@ tg_err tg_k8s_add_object_version(tg_k8s *k, const char *json, size_t len,
 	o->lent_tree = lent;
 	o->name = name;
 	if (o->cls == C_NODE || o->cls == C_CNT || o->cls == C_TOPOLOGY ||
-	    o->cls == C_PRIOCLASS || o->cls == C_NAMESPACE || o->cls == C_PV)
+	    o->cls == C_PRIOCLASS || o->cls == C_NAMESPACE || o->cls == C_PV ||
+	    o->cls == C_SC)
 		o->ns = "";
 	else if (*ns)
 		o->ns = ns;

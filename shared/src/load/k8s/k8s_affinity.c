@@ -104,8 +104,9 @@ static tg_err node_expr(gctx *c, unsigned ps, const kobj *o, const cJSON *e,
 }
 
 /*
- * Required node selectors ANDed: the pod's own node affinity and each
- * bound PersistentVolume's (k8s_volume.c).  Each is a list of terms
+ * Required node selectors ANDed: the pod's own node affinity and those
+ * of its volumes (k8s_volume.c: bound PersistentVolumes' node affinity,
+ * StorageClass allowedTopologies, a claim's selected node).  Each is a list of terms
  * (ORed); the core takes one list of terms per pod set, so the result is
  * their product: every choice of one term per selector is one core term
  * holding the expressions of the chosen ones.  An empty term matches no
@@ -241,18 +242,14 @@ static tg_err node_affinity(gctx *c, unsigned ps, const kpod *p,
 	err = tgk_field(b, o, req, q, "nodeSelectorTerms", T_ARR, &terms);
 	if (err)
 		return err;
-	s = tgi_calloc(p->npvs + 1, sizeof(nodesel));
+	s = tgi_calloc(p->nvsels + 1, sizeof(nodesel));
 	if (!s)
 		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 	tgk_pjoin(q2, sizeof(q2), q, "nodeSelectorTerms");
 	err = nsel_read(c, o, terms, q2, &s[n++]);
-	for (i = 0; !err && i < p->npvs; i++)
-		err = nsel_read(c, p->pvs[i],
-				tgk_jget(tgk_jget(tgk_jget(tgk_jget(
-					p->pvs[i]->j, "spec"), "nodeAffinity"),
-					"required"), "nodeSelectorTerms"),
-				"spec.nodeAffinity.required.nodeSelectorTerms",
-				&s[n++]);
+	for (i = 0; !err && i < p->nvsels; i++)
+		err = nsel_read(c, p->vsels[i].o, p->vsels[i].terms,
+				p->vsels[i].path, &s[n++]);
 	if (!err)
 		err = nsel_product(c, ps, s, n);
 	tgi_free(s);
@@ -1009,7 +1006,7 @@ tg_err tgk_podset_apply(gctx *c, unsigned ps, const kpod *p)
 		err = tgk_field(b, o, aff, "spec.affinity", "nodeAffinity",
 				T_OBJ,
 				&na);
-	if (!err && (na || p->npvs))
+	if (!err && (na || p->nvsels))
 		err = node_affinity(c, ps, p, na);
 	if (!err)
 		err = tolerations(c, ps, p);

@@ -149,7 +149,8 @@ static void bctx_free(bctx *b)
 	for (i = 0; i < b->npods; i++) {
 		tgi_free(b->pods[i].id);
 		tgi_free(b->pods[i].sig);
-		tgi_free(b->pods[i].pvs);
+		tgi_free(b->pods[i].vsels);
+		cJSON_Delete(b->pods[i].vown);
 		if (!b->pods[i].lent) {
 			cJSON_Delete(b->pods[i].own_labels);
 			cJSON_Delete(b->pods[i].own_anti);
@@ -279,6 +280,7 @@ fail:
 	k->nwarns = nwarns0;
 	k->ndropped = 0;
 	tgk_free_fails(k);
+	tgk_free_claims(k);
 	bctx_free(&b);
 	return err;
 }

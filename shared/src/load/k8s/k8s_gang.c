@@ -50,10 +50,9 @@ static tg_err pod_sig(bctx *b, kpod *p)
 		tg_buf_adds(&s, txt);
 		cJSON_free(txt);
 	}
-	/* the node affinity of its PersistentVolumes (k8s_volume.c) */
-	for (i = 0; i < p->npvs; i++) {
-		char *txt = cJSON_PrintUnformatted(tgk_jget(tgk_jget(
-			p->pvs[i]->j, "spec"), "nodeAffinity"));
+	/* the node selectors of its volumes (k8s_volume.c) */
+	for (i = 0; i < p->nvsels; i++) {
+		char *txt = cJSON_PrintUnformatted(p->vsels[i].terms);
 
 		if (!txt) {
 			tg_buf_free(&s);

@@ -49,8 +49,11 @@
 #define K8S_DEFAULT_PODS	110
 /* Records of a tg_k8s_cache (bound and ended pods). */
 #define K8S_MAX_CACHED		(1u << 22)
-/* Bound PersistentVolumes with node affinity one pod may use. */
+/* Node selectors one pod's volumes may add (bound PersistentVolumes with
+ * node affinity, StorageClass allowedTopologies, selected nodes). */
 #define K8S_MAX_POD_PVS		16
+/* Claims waiting for provisioning listed by one build (tg_k8s_claim()). */
+#define K8S_MAX_CLAIMS		100000
 
 /* Keys more than one file reads. */
 #define K_HOSTNAME	"kubernetes.io/hostname"
@@ -76,6 +79,7 @@ enum {
 	C_NAMESPACE,
 	C_PVC,
 	C_PV,
+	C_SC,		/* storage.k8s.io StorageClass */
 	C_OTHER,
 	C_N
 };
@@ -115,6 +119,12 @@ struct tg_k8s {
 	size_t nwarns, capwarns, ndropped;
 	tg_gang **gangs;
 	size_t ngangs;
+	struct kclaim {		/* claims pending pods wait on
+				 * (k8s_volume.c, tg_k8s_claim()) */
+		char *pod, *claim;	/* "ns/name" */
+		char *node;	/* selected node; NULL: none yet */
+	} *claims;
+	size_t nclaims, capclaims;
 	struct kfail {		/* gangs that could not be read */
 		char *gang, *msg;
 		char **pods;
@@ -148,6 +158,19 @@ typedef struct kreq {
 
 enum { S_SKIP = 0, S_BOUND, S_PENDING };
 
+/*
+ * A node selector a pending pod's volume adds (ANDed with its own node
+ * affinity): a bound PersistentVolume's spec.nodeAffinity.required, a
+ * WaitForFirstConsumer StorageClass's allowedTopologies, or the node a
+ * claim being provisioned was given.  \p terms is a list of
+ * nodeSelectorTerms (matchExpressions only) at \p path in \p o.
+ */
+typedef struct kvsel {
+	const kobj *o;
+	const cJSON *terms;
+	const char *path;	/* static text */
+} kvsel;
+
 typedef struct kpod {
 	const kobj *o;
 	char *id;		/* "ns/name" */
@@ -169,9 +192,11 @@ typedef struct kpod {
 	size_t set;		/* its pod set while its gang is built */
 	cJSON *own_labels;	/* labels kept when the tree was dropped */
 	cJSON *own_anti;	/* spec.affinity.podAntiAffinity, kept so */
-	const kobj **pvs;	/* pending: the bound PersistentVolumes of
-				 * its claims that have node affinity */
-	unsigned npvs;
+	struct kvsel *vsels;	/* pending: the node selectors its volumes
+				 * add (k8s_volume.c) */
+	unsigned nvsels;
+	cJSON *vown;		/* selectors made here (allowedTopologies,
+				 * the selected node), owned */
 	bool lent;		/* own_labels and own_anti are the cache's */
 	bool building;		/* a member of the gang being built */
 	bool broken;		/* could not be read: its gang fails */
@@ -487,9 +512,14 @@ tg_err tgk_cache_node(tg_k8s *k, const char *name, uint64_t version,
 /*
  * A pending pod's resourceClaims (refused) and volumes: each claim
  * (persistentVolumeClaim, generic ephemeral) must be in the snapshot and
- * bound to a PersistentVolume there; those with node affinity go to
- * p->pvs.  An error (naming the pod, the volume and why) fails its gang.
+ * either bound to a PersistentVolume there (its node affinity goes to
+ * p->vsels) or an unbound WaitForFirstConsumer claim that a provisioner
+ * will provision (the class's allowedTopologies or the selected node go
+ * to p->vsels, the claim to k->claims).  An error (naming the pod, the
+ * volume and why) fails its gang.
  */
 tg_err tgk_pod_volumes(bctx *b, kpod *p);
+/* Frees k->claims. */
+void tgk_free_claims(tg_k8s *k);
 
 #endif /* TG_K8S_LOAD_H */

@@ -2,19 +2,37 @@
  * shared/src/load/k8s/k8s_volume.c - what a pending pod's volumes and
  * resource claims ask of its node.
  *
- * As kube-scheduler's VolumeBinding plugin for a claim that is bound: the
- * PersistentVolume's spec.nodeAffinity.required is a placement constraint
- * of the pod (ANDed with its own node affinity, k8s_affinity.c).  What the
- * loader does not model is refused, never ignored: a claim missing from
- * the snapshot, being deleted or not bound yet (kube-scheduler would pick
- * a node for a WaitForFirstConsumer claim, stamp
- * volume.kubernetes.io/selected-node on it and wait for provisioning;
- * topogang does not), a PersistentVolume missing, and every
- * spec.resourceClaims (dynamic resource allocation), a volume with only
- * legacy zone labels (VolumeZone, below), and a node affinity term with
- * matchFields or every term empty (k8s_affinity.c).  Each is an error
- * naming the pod, the volume and the reason: its gang is reported, not
- * placed (tg_k8s_failed()).
+ * As kube-scheduler's VolumeBinding plugin (k8s.io/kubernetes
+ * pkg/scheduler/framework/plugins/volumebinding/binder.go, v1.31-v1.37:
+ * GetPodVolumes, FindPodVolumes, checkVolumeProvisions):
+ *  - a bound claim (spec.volumeName and pv.kubernetes.io/bind-completed,
+ *    isPVCFullyBound): the PersistentVolume's spec.nodeAffinity.required
+ *    is a placement constraint of the pod (ANDed with its own node
+ *    affinity, k8s_affinity.c);
+ *  - an unbound claim of a WaitForFirstConsumer StorageClass with a
+ *    provisioner (dynamic provisioning): the class's allowedTopologies,
+ *    when set, constrain the node (MatchTopologySelectorTerms), and the
+ *    claim is listed (tg_k8s_claim()) for the host to stamp
+ *    volume.kubernetes.io/selected-node on it once the gang is decided
+ *    and to bind the pod only once the claim is bound (kube-scheduler's
+ *    PreBind, the bridge's volbind.c);
+ *  - such a claim that carries the annotation already (provisioning under
+ *    way): the pod may go only to that node (FindPodVolumes' fast path),
+ *    and it is listed with the node.
+ * What the loader does not model is refused, never ignored: a claim
+ * missing from the snapshot or being deleted, an unbound claim of no
+ * class, of a class missing or of binding mode Immediate (kube-scheduler:
+ * "unbound immediate PersistentVolumeClaims"), an unbound
+ * WaitForFirstConsumer claim whose class has no provisioner
+ * (kubernetes.io/no-provisioner: static local volumes, which
+ * kube-scheduler would match to an Available PersistentVolume;
+ * topogang does not choose PersistentVolumes) or for which an Available
+ * PersistentVolume of its class exists (the same), a PersistentVolume
+ * missing, every spec.resourceClaims (dynamic resource allocation), a
+ * volume with only legacy zone labels (VolumeZone, below), and a node
+ * affinity term with matchFields or every term empty (k8s_affinity.c).
+ * Each is an error naming the pod, the volume and the reason: its gang is
+ * reported, not placed (tg_k8s_failed()).
  */
 #include "config.h"
 
@@ -28,11 +46,23 @@
  * Not modeled and not refused: ReadWriteOncePod conflicts (kube-scheduler's
  * VolumeRestrictions refuses a pod whose ReadWriteOncePod claim another
  * pod uses; topogang does not look, and the kubelet then cannot start the
- * second pod), and attach limits per node (NodeVolumeLimits).
+ * second pod), attach limits per node (NodeVolumeLimits), and storage
+ * capacity of CSI drivers that publish CSIStorageCapacity
+ * (checkVolumeProvisions' hasEnoughCapacity: a node without room is then
+ * found out by the provisioner, which removes the selected-node
+ * annotation, and the gang is placed again).
  */
 
 /* The PV controller's mark of a finished binding (volume.AnnBindCompleted) */
 #define ANN_BIND_COMPLETED	"pv.kubernetes.io/bind-completed"
+/* The node the scheduler chose for a WaitForFirstConsumer claim
+ * (volume.AnnSelectedNode) */
+#define ANN_SELECTED_NODE	"volume.kubernetes.io/selected-node"
+/* The claim's class in the annotation that came before
+ * spec.storageClassName, read first (GetPersistentVolumeClaimClass) */
+#define ANN_BETA_CLASS		"volume.beta.kubernetes.io/storage-class"
+/* A class with no dynamic provisioning (volume.NotSupportedProvisioner) */
+#define NO_PROVISIONER		"kubernetes.io/no-provisioner"
 
 /*
  * The zone and region labels kube-scheduler's VolumeZone plugin reads on
@@ -85,18 +115,328 @@ static bool owned_by(const kobj *c, const kobj *pod)
 }
 
 /*
- * The PersistentVolume bound to claim \p claim of volume \p path: *pv, or
- * NULL when it has no node affinity.  An error when the claim cannot be
- * used as it is.
+ * Adds node selector \p terms (at \p path in \p o) to \p p's, once
+ * (a volume named twice adds nothing).
  */
-static tg_err claim_pv(bctx *b, const kpod *p, const char *path,
-		       const char *claim, bool ephemeral, const kobj **pv)
+static tg_err add_vsel(bctx *b, kpod *p, const kobj *o, const cJSON *terms,
+		       const char *path, const char *vpath)
+{
+	unsigned k;
+
+	for (k = 0; k < p->nvsels && p->vsels[k].terms != terms; k++)
+		;
+	if (k < p->nvsels)
+		return TG_OK;
+	if (p->nvsels == K8S_MAX_POD_PVS)
+		return tgk_oerr(b, p->o, NULL, TG_ELIMIT, "%s: more than "
+				"K8S_MAX_POD_PVS (%d) node selectors from "
+				"volumes (PersistentVolume node affinity, "
+				"StorageClass allowedTopologies, selected "
+				"nodes)", vpath, K8S_MAX_POD_PVS);
+	if (!p->vsels) {
+		p->vsels = tgi_calloc(K8S_MAX_POD_PVS, sizeof(*p->vsels));
+		if (!p->vsels)
+			return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	}
+	p->vsels[p->nvsels].o = o;
+	p->vsels[p->nvsels].terms = terms;
+	p->vsels[p->nvsels++].path = path;
+	return TG_OK;
+}
+
+/* A node selector made here, owned by \p p (p->vown). */
+static tg_err own_terms(bctx *b, kpod *p, cJSON *terms)
+{
+	if (!terms)
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	if (!p->vown)
+		p->vown = cJSON_CreateArray();
+	if (!p->vown) {
+		cJSON_Delete(terms);
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	}
+	cJSON_AddItemToArray(p->vown, terms);
+	return TG_OK;
+}
+
+/* One term's matchExpressions entry: \p key In \p values (copied). */
+static bool add_in(cJSON *exprs, const char *key, const cJSON *values)
+{
+	cJSON *e = cJSON_CreateObject(), *v = cJSON_Duplicate(values, true);
+
+	if (!e || !v || !cJSON_AddItemToArray(exprs, e)) {
+		cJSON_Delete(e);
+		cJSON_Delete(v);
+		return false;
+	}
+	return cJSON_AddStringToObject(e, "key", key) &&
+	       cJSON_AddStringToObject(e, "operator", "In") &&
+	       cJSON_AddItemToObject(e, "values", v);
+}
+
+/*
+ * A StorageClass's allowedTopologies (TopologySelectorTerms, ORed; each
+ * term's matchLabelExpressions ANDed, each `key In values`) as node
+ * selector terms into *out (NULL: none set, every node).  An empty term
+ * stays empty: it matches no node, as in MatchTopologySelectorTerms.
+ */
+static tg_err topo_terms(bctx *b, kpod *p, const kobj *sc, cJSON **out)
+{
+	const cJSON *at, *t, *le, *e, *key, *vals;
+	cJSON *terms, *term, *exprs;
+	char q[120], q2[200];
+	unsigned i = 0, k;
+	tg_err err;
+
+	*out = NULL;
+	err = tgk_field(b, sc, sc->j, "", "allowedTopologies", T_ARR, &at);
+	if (err || cJSON_GetArraySize(at) == 0)
+		return err;
+	terms = cJSON_CreateArray();
+	err = own_terms(b, p, terms);
+	if (err)
+		return err;
+	cJSON_ArrayForEach(t, at) {
+		tgk_pidx(q, sizeof(q), "allowedTopologies", i++);
+		if (!cJSON_IsObject(t))
+			return tgk_oerr(b, sc, t, TG_EINVAL,
+					"%s: expected an object", q);
+		err = tgk_field(b, sc, t, q, "matchLabelExpressions", T_ARR,
+				&le);
+		if (err)
+			return err;
+		term = cJSON_CreateObject();
+		exprs = term && cJSON_AddItemToArray(terms, term) ?
+			cJSON_AddArrayToObject(term, "matchExpressions") :
+			NULL;
+		if (!exprs)
+			goto oom;
+		k = 0;
+		cJSON_ArrayForEach(e, le) {
+			tgk_pidx(q2, sizeof(q2), q, k++);
+			err = tgk_field(b, sc, e, q2, "key", T_STR, &key);
+			if (!err)
+				err = tgk_field(b, sc, e, q2, "values", T_ARR,
+						&vals);
+			if (err)
+				return err;
+			if (!key || !*key->valuestring ||
+			    cJSON_GetArraySize(vals) == 0)
+				return tgk_oerr(b, sc, e, TG_EINVAL, "%s.%s: "
+						"needs a key and values", q,
+						"matchLabelExpressions");
+			if (!add_in(exprs, key->valuestring, vals))
+				goto oom;
+		}
+	}
+	*out = terms;
+	return TG_OK;
+oom:
+	return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+}
+
+/*
+ * The node \p node (a claim's selected node) as node selector terms into
+ * *out: kubernetes.io/hostname In [its label], the Node read from the
+ * snapshot (the core selects nodes by label, not by name).
+ */
+static tg_err node_terms(bctx *b, kpod *p, const kobj *c, const char *node,
+			 cJSON **out)
+{
+	const kobj *n = tgk_find_obj(b, C_NODE, "Node", "", "", node);
+	const char *host = n ? tgk_jstr(tgk_jget(tgk_jget(n->j, "metadata"),
+						 "labels"), K_HOSTNAME) : NULL;
+	cJSON *terms, *term, *exprs, *vals;
+	tg_err err;
+
+	*out = NULL;
+	if (!host)
+		return tgk_oerr(b, c, NULL, TG_EINVAL, "metadata.annotations"
+				"[" ANN_SELECTED_NODE "]: node %.100s %s; the "
+				"pod waits for it (or for the provisioner to "
+				"remove the annotation)", node, n ?
+				"has no " K_HOSTNAME " label" :
+				"is not in the snapshot");
+	terms = cJSON_CreateArray();
+	err = own_terms(b, p, terms);
+	if (err)
+		return err;
+	term = cJSON_CreateObject();
+	exprs = term && cJSON_AddItemToArray(terms, term) ?
+		cJSON_AddArrayToObject(term, "matchExpressions") : NULL;
+	vals = cJSON_CreateArray();
+	if (!exprs || !vals || !cJSON_AddItemToArray(vals,
+			cJSON_CreateString(host)) ||
+	    !add_in(exprs, K_HOSTNAME, vals)) {
+		cJSON_Delete(vals);
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	}
+	cJSON_Delete(vals);
+	*out = terms;
+	return TG_OK;
+}
+
+/* Lists claim \p c of pending pod \p p for the host (tg_k8s_claim()). */
+static tg_err record_claim(bctx *b, const kpod *p, const kobj *c,
+			   const char *node)
+{
+	tg_k8s *k = b->k;
+	struct kclaim *e;
+	size_t i;
+	char name[600];
+
+	snprintf(name, sizeof(name), "%s/%s", c->ns, c->name);
+	for (i = 0; i < k->nclaims; i++)
+		if (strcmp(k->claims[i].pod, p->id) == 0 &&
+		    strcmp(k->claims[i].claim, name) == 0)
+			return TG_OK;
+	if (k->nclaims == K8S_MAX_CLAIMS)
+		return tgk_oerr(b, c, NULL, TG_ELIMIT, "more than "
+				"K8S_MAX_CLAIMS (%d) claims waiting for "
+				"provisioning", K8S_MAX_CLAIMS);
+	if (tgi_grow(&k->claims, &k->capclaims, k->nclaims + 1,
+		     sizeof(*k->claims)))
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	e = &k->claims[k->nclaims];
+	e->pod = tgi_strdup(p->id);
+	e->claim = tgi_strdup(name);
+	e->node = node ? tgi_strdup(node) : NULL;
+	if (!e->pod || !e->claim || (node && !e->node)) {
+		tgi_free(e->pod);
+		tgi_free(e->claim);
+		tgi_free(e->node);
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	}
+	k->nclaims++;
+	return TG_OK;
+}
+
+/*
+ * An Available PersistentVolume of class \p cls (no claimRef): one
+ * kube-scheduler's findMatchingVolumes could choose for an unbound claim
+ * before provisioning one.  NULL when there is none.
+ */
+static const kobj *available_pv(const bctx *b, const char *cls)
+{
+	size_t i;
+
+	for (i = b->first[C_PV]; i < b->first[C_PV + 1]; i++) {
+		const kobj *v = b->idx[i];
+		const cJSON *spec = tgk_jget(v->j, "spec");
+		const char *vc = tgk_jstr(spec, "storageClassName");
+		const cJSON *ref = tgk_jget(spec, "claimRef");
+
+		if (vc && strcmp(vc, cls) == 0 &&
+		    (!ref || cJSON_IsNull(ref)) &&
+		    !tgk_jget(tgk_jget(v->j, "metadata"), "deletionTimestamp"))
+			return v;
+	}
+	return NULL;
+}
+
+/* Unbound claim \p c refused: \p why, \p cls. */
+static tg_err not_bound(bctx *b, const kpod *p, const char *path,
+			const kobj *c, const char *why, const char *cls)
+{
+	return tgk_oerr(b, p->o, NULL, TG_EINVAL, "%s: PersistentVolumeClaim "
+			"%s/%.100s is not bound to a PersistentVolume (%s"
+			"%.100s); the pod is not placed until the claim is "
+			"bound", path, p->o->ns, c->name, why, cls);
+}
+
+/*
+ * Claim \p c (of volume \p path) is not bound: as kube-scheduler's
+ * GetPodVolumes and FindPodVolumes.  A WaitForFirstConsumer claim that a
+ * provisioner will provision adds its class's allowedTopologies, or its
+ * selected node when it has one, to p->vsels and is listed in k->claims;
+ * every other unbound claim is an error.
+ */
+static tg_err claim_unbound(bctx *b, kpod *p, const char *path,
+			    const kobj *c, const cJSON *vn)
+{
+	const kobj *o = p->o, *sc, *pv = NULL;
+	const cJSON *md = tgk_jget(c->j, "metadata");
+	const char *node = tgk_jstr(tgk_jget(md, "annotations"),
+				    ANN_SELECTED_NODE);
+	const char *cls = tgk_jstr(tgk_jget(md, "annotations"),
+				   ANN_BETA_CLASS);
+	const char *mode, *prov;
+	cJSON *terms;
+	tg_err err;
+
+	if (!cls)
+		cls = tgk_jstr(tgk_jget(c->j, "spec"), "storageClassName");
+	sc = cls && *cls ? tgk_find_obj(b, C_SC, "StorageClass",
+					"storage.k8s.io", "", cls) : NULL;
+	mode = sc ? tgk_jstr(sc->j, "volumeBindingMode") : NULL;
+	if (vn && *vn->valuestring && !node)
+		return not_bound(b, p, path, c, "spec.volumeName set, no "
+				 ANN_BIND_COMPLETED " annotation yet", "");
+	if (!cls || !*cls)
+		return not_bound(b, p, path, c, "it names no StorageClass "
+				 "(immediate binding)", "");
+	if (!sc)
+		return not_bound(b, p, path, c, "its StorageClass is not in "
+				 "the snapshot: ", cls);
+	if (!mode || strcmp(mode, "WaitForFirstConsumer") != 0)
+		return not_bound(b, p, path, c, "its StorageClass binds at "
+				 "once (volumeBindingMode not "
+				 "WaitForFirstConsumer): ", cls);
+	prov = tgk_jstr(sc->j, "provisioner");
+	if (!prov || !*prov || strcmp(prov, NO_PROVISIONER) == 0)
+		return tgk_oerr(b, o, NULL, TG_EINVAL, "%s: "
+				"PersistentVolumeClaim %s/%.100s is not bound "
+				"and its WaitForFirstConsumer StorageClass "
+				"%.100s has no provisioner (" NO_PROVISIONER
+				"): static PersistentVolumes of a "
+				"WaitForFirstConsumer class are not supported "
+				"(topogang does not choose a PersistentVolume "
+				"for a claim); the pod is not placed until the "
+				"claim is bound", path, o->ns, c->name, cls);
+	if (node) {
+		/* provisioning under way: that node only (FindPodVolumes),
+		 * which the class's topology must admit as well */
+		err = node_terms(b, p, c, node, &terms);
+		if (!err)
+			err = add_vsel(b, p, c, terms, "metadata.annotations["
+				       ANN_SELECTED_NODE "]", path);
+	} else {
+		pv = available_pv(b, cls);
+		err = TG_OK;
+	}
+	if (!node && pv)
+		return tgk_oerr(b, o, NULL, TG_EINVAL, "%s: "
+				"PersistentVolumeClaim %s/%.100s is not bound "
+				"and PersistentVolume %.100s of its "
+				"WaitForFirstConsumer StorageClass %.100s is "
+				"Available: static PersistentVolumes of a "
+				"WaitForFirstConsumer class are not supported "
+				"(kube-scheduler could bind the claim to it; "
+				"topogang does not choose a PersistentVolume "
+				"for a claim); the pod is not placed until the "
+				"claim is bound", path, o->ns, c->name,
+				pv->name, cls);
+	/* dynamic provisioning: the class's topology, then the host stamps
+	 * the chosen node on the claim (checkVolumeProvisions) */
+	if (!err)
+		err = topo_terms(b, p, sc, &terms);
+	if (!err && terms)
+		err = add_vsel(b, p, sc, terms, "allowedTopologies", path);
+	return err ? err : record_claim(b, p, c, node);
+}
+
+/*
+ * Claim \p claim of volume \p path: bound (its PersistentVolume's node
+ * affinity, if any, goes to p->vsels) or waiting for provisioning
+ * (claim_unbound).  An error when the claim cannot be used as it is.
+ */
+static tg_err claim_sel(bctx *b, kpod *p, const char *path,
+			const char *claim, bool ephemeral)
 {
 	const kobj *o = p->o, *c, *v;
 	const cJSON *md, *spec, *vn, *na, *req, *terms;
 	tg_err err;
 
-	*pv = NULL;
 	c = tgk_find_obj(b, C_PVC, "PersistentVolumeClaim", "", o->ns, claim);
 	if (!c)
 		return tgk_oerr(b, o, NULL, TG_ENOENT, "%s: "
@@ -118,22 +458,16 @@ static tg_err claim_pv(bctx *b, const kpod *p, const char *path,
 	err = tgk_field(b, c, c->j, "", "spec", T_OBJ, &spec);
 	if (!err)
 		err = tgk_field(b, c, spec, "spec", "volumeName", T_STR, &vn);
+	if (!err)
+		err = tgk_check_strmap(b, c, tgk_jget(md, "annotations"),
+				       "metadata.annotations");
 	if (err)
 		return err;
 	/* bound as kube-scheduler's volumeBinder.isPVCFullyBound reads it:
 	 * spec.volumeName and the PV controller's bind-completed mark */
 	if (!vn || !*vn->valuestring ||
 	    !tgk_jget(tgk_jget(md, "annotations"), ANN_BIND_COMPLETED))
-		return tgk_oerr(b, o, NULL, TG_EINVAL, "%s: "
-				"PersistentVolumeClaim %s/%.100s is not bound "
-				"to a PersistentVolume%s: unbound claims "
-				"(WaitForFirstConsumer provisioning, the "
-				"volume.kubernetes.io/selected-node "
-				"annotation) are not supported; the pod is "
-				"not placed until the claim is bound", path,
-				o->ns, claim, vn && *vn->valuestring ?
-				" (spec.volumeName set, no " ANN_BIND_COMPLETED
-				" annotation yet)" : "");
+		return claim_unbound(b, p, path, c, vn);
 	v = tgk_find_obj(b, C_PV, "PersistentVolume", "", "", vn->valuestring);
 	if (!v)
 		return tgk_oerr(b, o, NULL, TG_ENOENT, "%s: PersistentVolume "
@@ -162,8 +496,8 @@ static tg_err claim_pv(bctx *b, const kpod *p, const char *path,
 		return tgk_oerr(b, v, req, TG_EINVAL, "spec.nodeAffinity."
 				"required.nodeSelectorTerms: none (no node "
 				"would match)");
-	*pv = v;
-	return TG_OK;
+	return add_vsel(b, p, v, terms,
+			"spec.nodeAffinity.required.nodeSelectorTerms", path);
 }
 
 /* The claim volume \p v names (NULL: none), into \p buf when ephemeral. */
@@ -211,11 +545,11 @@ static tg_err volume_claim(bctx *b, const kpod *p, const cJSON *v,
 
 tg_err tgk_pod_volumes(bctx *b, kpod *p)
 {
-	const kobj *o = p->o, *pv;
+	const kobj *o = p->o;
 	const cJSON *rc, *vols, *v;
 	char path[64], buf[2 * TG_MAX_NAME + 2];
 	const char *claim;
-	unsigned i = 0, k;
+	unsigned i = 0;
 	bool eph;
 	tg_err err;
 
@@ -234,27 +568,40 @@ tg_err tgk_pod_volumes(bctx *b, kpod *p)
 		err = volume_claim(b, p, v, path, buf, sizeof(buf), &claim,
 				   &eph);
 		if (!err && claim)
-			err = claim_pv(b, p, path, claim, eph, &pv);
+			err = claim_sel(b, p, path, claim, eph);
 		if (err)
 			return err;
-		if (!claim || !pv)
-			continue;
-		for (k = 0; k < p->npvs && p->pvs[k] != pv; k++)
-			;
-		if (k < p->npvs)
-			continue;	/* the same volume twice */
-		if (p->npvs == K8S_MAX_POD_PVS)
-			return tgk_oerr(b, o, v, TG_ELIMIT, "%s: more than "
-					"K8S_MAX_POD_PVS (%d) PersistentVolumes "
-					"with node affinity", path,
-					K8S_MAX_POD_PVS);
-		if (!p->pvs) {
-			p->pvs = tgi_calloc(K8S_MAX_POD_PVS, sizeof(*p->pvs));
-			if (!p->pvs)
-				return tgi_errf(b->ei, TG_ENOMEM,
-						"out of memory");
-		}
-		p->pvs[p->npvs++] = pv;
 	}
 	return TG_OK;
+}
+
+void tgk_free_claims(tg_k8s *k)
+{
+	size_t i;
+
+	for (i = 0; i < k->nclaims; i++) {
+		tgi_free(k->claims[i].pod);
+		tgi_free(k->claims[i].claim);
+		tgi_free(k->claims[i].node);
+	}
+	tgi_free(k->claims);
+	k->claims = NULL;
+	k->nclaims = k->capclaims = 0;
+}
+
+size_t tg_k8s_nclaims(const tg_k8s *k)
+{
+	return k ? k->nclaims : 0;
+}
+
+const char *tg_k8s_claim(const tg_k8s *k, size_t i, const char **pod,
+			 const char **node)
+{
+	if (!k || i >= k->nclaims)
+		return NULL;
+	if (pod)
+		*pod = k->claims[i].pod;
+	if (node)
+		*node = k->claims[i].node;
+	return k->claims[i].claim;
 }
