@@ -13,7 +13,9 @@
  * resources, free amounts, allocations), the warnings, the failed gangs,
  * the gangs, and the decisions of tg_place() for every gang in order,
  * each placed one applied before the next.  The cache must have been
- * used (hits), and a clear must leave none.
+ * used (hits), and a clear must leave none.  test_node_ids() changes
+ * the node list step by step: the node ids records keep must be found
+ * again whenever it changes.
  *
  * TG_SEED=N runs seed N only (a failure prints its seed).
  */
@@ -573,6 +575,89 @@ static void test_turnover(void)
 	tg_k8s_cache_destroy(c);
 }
 
+/* The cached build of \p w equals a full one, and took pods from the
+ * cache; the first difference is printed when not. */
+static bool same_as_full(world *w, tg_k8s_cache *c, const char *what)
+{
+	built a = build(w, c), f = build(w, NULL);
+	char *da = describe(&a), *df = describe(&f);
+	size_t hits = 0, misses = 0;
+	tg_errinfo ce;
+	bool same;
+
+	tg_k8s_cache_stats(c, &hits, &misses);
+	same = da && df && strcmp(da, df) == 0 && hits > 0 && !a.err &&
+	       tg_topology_check(a.t, &ce) == TG_OK;
+	if (!same && da && df) {
+		diag("%s: hits %zu", what, hits);
+		first_diff(da, df);
+	}
+	free(da);
+	free(df);
+	built_free(&a);
+	built_free(&f);
+	return same;
+}
+
+static void node_gone(world *w, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < w->n; i++)
+		if (w->o[i].live && strcmp(w->o[i].kind, "Node") == 0 &&
+		    strcmp(w->o[i].name, name) == 0)
+			w->o[i].live = false;
+}
+
+/*
+ * The node ids records keep (tgk_cache_nodes()): used while the
+ * topology's node list is the one they were found in, found again
+ * after a node is removed or added before others (the ids after it
+ * move) or changed.  Each step's cached build must equal a full one.
+ */
+static void test_node_ids(void)
+{
+	static world w;
+	tg_k8s_cache *c = tg_k8s_cache_create();
+	built a;
+	unsigned i;
+
+	memset(&w, 0, sizeof(w));
+	w.rng = 4242;
+	w.hi_prio = 1000;
+	prioclasses(&w);
+	for (i = 0; i < 8; i++)
+		node(&w, w.nnodes++);
+	for (i = 0; i < 60; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "b%u", w.npods++);
+		bound_pod(&w, name);
+	}
+	pending_gang(&w);
+	a = build(&w, c);	/* records made, then their ids found */
+	built_free(&a);
+	ok(same_as_full(&w, c, "same nodes"), "node ids: the same nodes "
+	   "again (ids from the records)");
+	node_gone(&w, "n01");
+	ok(same_as_full(&w, c, "n01 removed"), "node ids: a node removed "
+	   "before others (their ids move)");
+	ok(same_as_full(&w, c, "n01 still gone"), "node ids: the ids found "
+	   "after the removal are used");
+	node(&w, 1);
+	ok(same_as_full(&w, c, "n01 back"), "node ids: a node added back "
+	   "before others");
+	node(&w, 0);
+	node(&w, 5);
+	ok(same_as_full(&w, c, "n00, n05 changed"), "node ids: nodes "
+	   "changed (new versions)");
+	node_gone(&w, "n07");
+	node(&w, w.nnodes++);
+	ok(same_as_full(&w, c, "n07 gone, n08 new"), "node ids: the last "
+	   "node replaced by another (same count)");
+	tg_k8s_cache_destroy(c);
+}
+
 /* A small world, two builds with one cache and a change between them:
  * what they give ("" when a build failed), or the first error. */
 static tg_err oom_run(char **out1, char **out2)
@@ -672,6 +757,7 @@ int main(void)
 
 	test_api();
 	test_turnover();
+	test_node_ids();
 	test_oom(false);
 	test_oom(true);
 	if (env && *env) {

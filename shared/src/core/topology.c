@@ -1750,7 +1750,13 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 		}
 	if (!shape[TG_RES_PODS])
 		shape[TG_RES_PODS] = 1;
-	if (tgi_alloc_find(t, s->pod) != TG_NONE)
+	/* one lookup of the name (a big cluster's bound pods are added at
+	 * every snapshot): interned here, the name of a live allocation
+	 * is there already */
+	if ((err = tgi_strtab_intern(&t->strs, s->pod, &pod)))
+		return err;
+	if (t->nalloc_slots && *(slot = alloc_slot(t, pod)) &&
+	    t->allocs[*slot - 1].live)
 		return TG_EEXIST;
 	for (r = t->stride; r < t->nres; r++)
 		if (shape[r] && (err = restride(t, r + 1)))
@@ -1759,9 +1765,9 @@ tg_err tg_topology_add_alloc(tg_topology *t, const tg_alloc_spec *s)
 	if ((t->nallocs + 1) * 3 > t->nalloc_slots * 2 &&
 	    (err = alloc_rehash(t, t->nalloc_slots ? t->nalloc_slots * 2 : 64)))
 		return err;
-	if ((err = tgi_strtab_intern(&t->strs, s->pod, &pod)) ||
-	    (err = tgi_strtab_intern(&t->strs, s->gang ? s->gang : s->pod,
-				     &gang)) ||
+	gang = pod;
+	if ((s->gang && (err = tgi_strtab_intern(&t->strs, s->gang,
+						 &gang))) ||
 	    (s->budget && (err = tgi_strtab_intern(&t->strs, s->budget,
 						   &budget))))
 		return err;

@@ -142,10 +142,15 @@ static tg_err bound_alloc(bctx *b, size_t i, uint64_t *used,
 	unsigned gi, ng;
 	tg_err err;
 
-	if (tg_topology_node_find(b->t, p->node, &n) != TG_OK) {
-		err = tgk_owarn(b, p->o, "bound to node '%.100s', which is not "
-				"in the snapshot; not counted", p->node);
-		return err ? tgi_errf(b->ei, err, "out of memory") : TG_OK;
+	if (!tgk_cache_nid(b, p, &n)) {
+		if (tg_topology_node_find(b->t, p->node, &n) != TG_OK) {
+			err = tgk_owarn(b, p->o, "bound to node '%.100s', "
+					"which is not in the snapshot; not "
+					"counted", p->node);
+			return err ? tgi_errf(b->ei, err, "out of memory") :
+			       TG_OK;
+		}
+		tgk_cache_set_nid(b, p, n);
 	}
 	if (p->group != SIZE_MAX)
 		g = &b->groups[tgk_uf_find(b, p->group)];

@@ -240,6 +240,8 @@ tg_err tg_k8s_build(tg_k8s *k, tg_topology **topo, tg_errinfo *ei)
 	if (!err)
 		err = tgk_add_topology(&b);
 	if (!err)
+		tgk_cache_nodes(&b);
+	if (!err)
 		tgk_drop_node_trees(&b);
 	if (!err)
 		err = tgk_add_allocs(&b);

@@ -66,6 +66,9 @@ typedef struct kcrec {
 	kcres *res;
 	unsigned nres;
 	cJSON *labels, *anti;
+	/* its node's id in the topologies of node epoch nepoch (0: none) */
+	uint64_t nepoch;
+	tg_node_id nid;
 } kcrec;
 
 /* A Node's parsed tree (tgk_cache_node()). */
@@ -83,6 +86,13 @@ struct tg_k8s_cache {
 	kcnode *nodes;
 	size_t capnodes, nnodes;
 	uint64_t gen, ctx;	/* gen: the snapshot being made */
+	/* the node names, in id order, of the last topology built with
+	 * the cache; nepoch counts the changes of that list, nvalid: the
+	 * topology being built has this list (tgk_cache_nodes()) */
+	char **nnames;
+	size_t nnn;
+	uint64_t nepoch;
+	bool nvalid;
 	size_t hits, misses;	/* of the snapshot being made */
 	size_t lhits, lmisses;	/* of the last build */
 };
@@ -115,9 +125,26 @@ tg_k8s_cache *tg_k8s_cache_create(void)
 
 static void clear_pods(tg_k8s_cache *c);
 
+/* The node names of the last topology; the records' node ids are then
+ * not used again (a new epoch). */
+static void forget_node_ids(tg_k8s_cache *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nnn; i++)
+		tgi_free(c->nnames[i]);
+	tgi_free(c->nnames);
+	c->nnames = NULL;
+	c->nnn = 0;
+	c->nepoch++;
+	c->nvalid = false;
+}
+
 static void clear_nodes(tg_k8s_cache *c)
 {
 	size_t i;
+
+	forget_node_ids(c);
 
 	for (i = 0; i < c->capnodes; i++)
 		cJSON_Delete(c->nodes[i].tree);
@@ -318,11 +345,9 @@ static tg_err fill(bctx *b, const kobj *o, kpod *p, const kcrec *r)
 		if (err)
 			return err;
 	}
-	if (r->node) {
-		if (tgi_strtab_intern(&b->k->names, r->node, &id))
-			return TG_ENOMEM;
-		p->node = tgi_strtab_get(&b->k->names, id);
-	}
+	/* the cache's string: kept until tgk_cache_end(), after the
+	 * allocations */
+	p->node = r->node;
 	if (r->has_role) {
 		if (tgi_strtab_intern(&b->k->names, r->role, &id))
 			return TG_ENOMEM;
@@ -367,6 +392,7 @@ tg_err tgk_cache_take(bctx *b, const kobj *o, kpod *p, bool *hit)
 		return TG_OK;
 	}
 	r->gen = c->gen;
+	p->crec = id;
 	c->hits++;
 	*hit = true;
 	return TG_OK;
@@ -483,6 +509,7 @@ void tgk_cache_put(bctx *b, const kobj *o, kpod *p)
 	r->labels = p->own_labels;
 	r->anti = p->own_anti;
 	p->lent = true;
+	p->crec = id;
 	c->nlive++;
 }
 
@@ -646,4 +673,63 @@ void tgk_cache_end(bctx *b)
 	c->lmisses = c->misses;
 	c->hits = c->misses = 0;
 	c->gen++;
+}
+
+void tgk_cache_nodes(bctx *b)
+{
+	tg_k8s_cache *c = b->k->cache;
+	unsigned n, i;
+
+	if (!c)
+		return;
+	n = tg_topology_nnodes(b->t);
+	c->nvalid = false;
+	if (c->nnames && n == c->nnn) {
+		for (i = 0; i < n; i++)
+			if (strcmp(c->nnames[i],
+				   tg_topology_node_name(b->t, i)) != 0)
+				break;
+		if (i == n) {
+			c->nvalid = true;
+			return;
+		}
+	}
+	forget_node_ids(c);
+	c->nnames = tgi_calloc(n ? n : 1, sizeof(char *));
+	if (!c->nnames)
+		return;
+	for (i = 0; i < n; i++) {
+		c->nnames[i] = tgi_strdup(tg_topology_node_name(b->t, i));
+		c->nnn = i + 1;
+		if (!c->nnames[i]) {
+			forget_node_ids(c);
+			return;
+		}
+	}
+	c->nnn = n;
+	c->nvalid = true;
+}
+
+bool tgk_cache_nid(const bctx *b, const kpod *p, tg_node_id *n)
+{
+	const tg_k8s_cache *c = b->k->cache;
+	const kcrec *r;
+
+	if (!c || !c->nvalid || !p->crec || p->crec >= c->caprecs)
+		return false;
+	r = &c->recs[p->crec];
+	if (r->nepoch != c->nepoch)
+		return false;
+	*n = r->nid;
+	return true;
+}
+
+void tgk_cache_set_nid(bctx *b, const kpod *p, tg_node_id n)
+{
+	tg_k8s_cache *c = b->k->cache;
+
+	if (!c || !c->nvalid || !p->crec || p->crec >= c->caprecs)
+		return;
+	c->recs[p->crec].nepoch = c->nepoch;
+	c->recs[p->crec].nid = n;
 }

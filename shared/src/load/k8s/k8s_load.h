@@ -200,6 +200,7 @@ typedef struct kpod {
 	bool lent;		/* own_labels and own_anti are the cache's */
 	bool building;		/* a member of the gang being built */
 	bool broken;		/* could not be read: its gang fails */
+	uint32_t crec;		/* its tg_k8s_cache record; 0: none */
 } kpod;
 
 typedef struct kgroup {
@@ -497,6 +498,14 @@ tg_err tgk_cache_take(bctx *b, const kobj *o, kpod *p, bool *hit);
 void tgk_cache_put(bctx *b, const kobj *o, kpod *p);
 /* After the build: drops the records of pods and Nodes it did not see. */
 void tgk_cache_end(bctx *b);
+/* After tg_topology_build(): whether the node ids records hold are this
+ * topology's (its node names, in order, are those they were found in);
+ * false (records' ids forgotten) when not, or out of memory. */
+void tgk_cache_nodes(bctx *b);
+/* A bound pod's node id as its record holds it for this topology; false
+ * when it holds none (then tgk_cache_set_nid() after the lookup). */
+bool tgk_cache_nid(const bctx *b, const kpod *p, tg_node_id *n);
+void tgk_cache_set_nid(bctx *b, const kpod *p, tg_node_id n);
 /*
  * A Node's tree for tg_k8s_add_object_version(): the cache's when it
  * holds this version (*lent set), else parsed, and given to the cache
