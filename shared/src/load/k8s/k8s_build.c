@@ -147,7 +147,8 @@ static void bctx_free(bctx *b)
 	size_t i;
 
 	for (i = 0; i < b->npods; i++) {
-		tgi_free(b->pods[i].id);
+		if (!b->pods[i].id_lent)
+			tgi_free(b->pods[i].id);
 		tgi_free(b->pods[i].sig);
 		tgi_free(b->pods[i].vsels);
 		cJSON_Delete(b->pods[i].vown);
@@ -166,7 +167,7 @@ static void bctx_free(bctx *b)
 	tgi_free(b->agrp);
 	tgi_strtab_free(&b->antikeys);
 	tgi_free(b->pend);
-	tgi_free(b->pods);
+	tgk_cache_give_pods(b);
 	tgi_free(b->bound);
 	for (i = 0; i < b->nslots; i++)
 		tgi_free(b->shapes[i]);

@@ -95,6 +95,11 @@ struct tg_k8s_cache {
 	bool nvalid;
 	size_t hits, misses;	/* of the snapshot being made */
 	size_t lhits, lmisses;	/* of the last build */
+	/* the last build's pod array, zeroed again for the next (a big
+	 * cluster's is tens of MB: made afresh, every build would fault
+	 * its pages in again) */
+	kpod *pods;
+	size_t cappods;
 };
 
 static void rec_free(kcrec *r)
@@ -184,6 +189,7 @@ void tg_k8s_cache_destroy(tg_k8s_cache *c)
 	if (!c)
 		return;
 	tg_k8s_cache_clear(c);
+	tgi_free(c->pods);
 	tgi_free(c);
 }
 
@@ -320,9 +326,11 @@ static bool priority(const bctx *b, const kcrec *r, kpod *p)
 	return true;
 }
 
-static tg_err fill(bctx *b, const kobj *o, kpod *p, const kcrec *r)
+/* \p key: the record's "namespace/name" in the cache's keys, which stay
+ * until tgk_cache_end() (the pod's id, lent) */
+static tg_err fill(bctx *b, const kobj *o, kpod *p, const kcrec *r,
+		   const char *key)
 {
-	size_t n = strlen(o->ns) + strlen(o->name) + 2;
 	uint32_t id;
 	tg_err err;
 
@@ -334,12 +342,8 @@ static tg_err fill(bctx *b, const kobj *o, kpod *p, const kcrec *r)
 	p->state = r->state;
 	p->terminating = r->terminating;
 	p->created = r->created;
-	p->id = tgi_malloc(n);
-	if (!p->id)
-		return TG_ENOMEM;
-	memcpy(p->id, o->ns, strlen(o->ns));
-	p->id[strlen(o->ns)] = '/';
-	memcpy(p->id + strlen(o->ns) + 1, o->name, strlen(o->name) + 1);
+	p->id = (char *)key;
+	p->id_lent = true;
 	if (r->has_shape) {
 		err = replay_shape(b, r, &p->shape);
 		if (err)
@@ -380,13 +384,12 @@ tg_err tgk_cache_take(bctx *b, const kobj *o, kpod *p, bool *hit)
 		c->misses++;
 		return TG_OK;
 	}
-	err = fill(b, o, p, r);
+	err = fill(b, o, p, r, tgi_strtab_get(&c->keys, id));
 	if (err == TG_ENOMEM)
 		return tgi_errf(b->ei, err, "out of memory");
 	if (err) {
 		/* a bound the parse meets as well: read it as without a
 		 * cache, from a clean slate */
-		tgi_free(p->id);
 		memset(p, 0, sizeof(*p));
 		c->misses++;
 		return TG_OK;
@@ -732,4 +735,36 @@ void tgk_cache_set_nid(bctx *b, const kpod *p, tg_node_id n)
 		return;
 	c->recs[p->crec].nepoch = c->nepoch;
 	c->recs[p->crec].nid = n;
+}
+
+kpod *tgk_cache_take_pods(bctx *b, size_t n)
+{
+	tg_k8s_cache *c = b->k->cache;
+	kpod *p;
+
+	if (!n)
+		n = 1;
+	b->capkpods = n;
+	if (!c || c->cappods < n)
+		return tgi_calloc(n, sizeof(kpod));
+	p = c->pods;
+	b->capkpods = c->cappods;
+	c->pods = NULL;
+	c->cappods = 0;
+	memset(p, 0, n * sizeof(kpod));
+	return p;
+}
+
+void tgk_cache_give_pods(bctx *b)
+{
+	tg_k8s_cache *c = b->k->cache;
+
+	if (!c || !b->pods || b->capkpods <= c->cappods) {
+		tgi_free(b->pods);
+	} else {
+		tgi_free(c->pods);
+		c->pods = b->pods;
+		c->cappods = b->capkpods;
+	}
+	b->pods = NULL;
 }

@@ -201,6 +201,7 @@ typedef struct kpod {
 	bool building;		/* a member of the gang being built */
 	bool broken;		/* could not be read: its gang fails */
 	uint32_t crec;		/* its tg_k8s_cache record; 0: none */
+	bool id_lent;		/* id is the cache's key (not freed here) */
 } kpod;
 
 typedef struct kgroup {
@@ -255,7 +256,8 @@ typedef struct bctx {
 	size_t npcs;
 	const pclass *pcdef;	/* the global default */
 	kpod *pods;
-	size_t npods;
+	size_t npods, capkpods;	/* capkpods: entries of pods (a cache's
+				 * may be larger than this build needs) */
 	kpod **bound;		/* allocated bound pods, in pod order */
 	size_t nbound;
 	kgroup *groups;
@@ -502,6 +504,12 @@ void tgk_cache_end(bctx *b);
  * topology's (its node names, in order, are those they were found in);
  * false (records' ids forgotten) when not, or out of memory. */
 void tgk_cache_nodes(bctx *b);
+/* The build's pod array (\p n, zeroed): the one the last build gave back
+ * (tgk_cache_give_pods()) when it is large enough, else a new one. */
+kpod *tgk_cache_take_pods(bctx *b, size_t n);
+/* The build's pod array back, kept for the next build (freed without a
+ * cache). */
+void tgk_cache_give_pods(bctx *b);
 /* A bound pod's node id as its record holds it for this topology; false
  * when it holds none (then tgk_cache_set_nid() after the lookup). */
 bool tgk_cache_nid(const bctx *b, const kpod *p, tg_node_id *n);

@@ -767,7 +767,7 @@ tg_err tgk_load_pods(bctx *b)
 	tg_err err;
 
 	tgk_cache_begin(b);
-	b->pods = tgi_calloc(n ? n : 1, sizeof(kpod));
+	b->pods = tgk_cache_take_pods(b, n);
 	b->bound = tgi_calloc(n ? n : 1, sizeof(kpod *));
 	if (!b->pods || !b->bound)
 		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
