@@ -30,6 +30,16 @@
  * and the gang dialects (its group): their fingerprint is kept, and every
  * pod record is dropped when it changes.
  *
+ * What a build takes from the cache besides: a cached pod's id (the
+ * record's key, lent: not copied) and node name (the record's string);
+ * its node's id in the topology, which the record keeps with the node
+ * epoch it was found in: tgk_cache_nodes() compares the built topology's
+ * node names, in id order, with those of the last one (a new epoch when
+ * any differs, or their count), so a record's id is used only while the
+ * node list is the one it was found in, and looked up by name otherwise;
+ * and the last build's pod array, zeroed (not made afresh: at 100,000
+ * pods it is 20 MB whose pages every build faulted in again).
+ *
  * Generations: c->gen numbers the snapshot being made; what a snapshot
  * takes or gives is stamped with it, and tgk_cache_end() (after a build
  * that worked) drops what is not, then starts the next generation.  Keys
