@@ -73,6 +73,9 @@ void tgi_strtab_free(tgi_strtab *st);
 tg_err tgi_strtab_intern(tgi_strtab *st, const char *s, uint32_t *id);
 /* Looks s up; 0 when absent. */
 uint32_t tgi_strtab_find(const tgi_strtab *st, const char *s);
+/* Room for \p n strings without growing (ids and hash slots): a table
+ * filled with many strings at once is not rehashed at every doubling. */
+tg_err tgi_strtab_reserve(tgi_strtab *st, size_t n);
 static inline const char *tgi_strtab_get(const tgi_strtab *st, uint32_t id)
 {
 	return id && id < st->n ? st->strs[id] : "";
@@ -91,6 +94,10 @@ uint64_t tgi_hash(const char *s, size_t n);
  * build, TG_ENOMEM.
  */
 tg_err tgi_topology_set_node_key(tg_topology *t, const char *key);
+/* Room for \p more allocations (their pod names, hash slots and entries)
+ * without growing: a host that adds many at once (a snapshot's bound
+ * pods).  Changes no result. */
+tg_err tgi_topology_reserve_allocs(tg_topology *t, size_t more);
 
 /* Reads a whole file (at most TG_MAX_FILE bytes), NUL-terminated:
  * tg_file_read() with the loaders' bound. */

@@ -222,6 +222,73 @@ static bool same_counts(const tg_topology *t, unsigned nn)
 	return true;
 }
 
+/*
+ * tgi_topology_reserve_allocs(): room for many allocations at once (a
+ * snapshot's bound pods) with no table grown while they are added, and
+ * the same allocations as without it.
+ */
+static void test_reserve(void)
+{
+	tg_topology *t = make_cluster(8), *u = make_cluster(8);
+	size_t slots, strslots, cap;
+	unsigned i, found = 0;
+	tg_errinfo ei;
+	tg_err err;
+
+	if (!t || !u) {
+		ok(0, "reserve: clusters built");
+		tg_topology_destroy(t);
+		tg_topology_destroy(u);
+		return;
+	}
+	is_int(tgi_topology_reserve_allocs(t, 3000), TG_OK,
+	       "reserve: room for 3,000 allocations");
+	slots = t->nalloc_slots;
+	strslots = t->strs.nslots;
+	cap = t->alloccap;
+	for (i = 0; i < 3000; i++) {
+		tg_alloc_spec s;
+		char pod[16];
+
+		memset(&s, 0, sizeof(s));
+		snprintf(pod, sizeof(pod), "p%u", i);
+		s.pod = pod;
+		s.gang = i % 2 ? "g" : NULL;
+		s.node = i % 8;
+		s.priority = 1;
+		if (tg_topology_add_alloc(t, &s) != TG_OK ||
+		    tg_topology_add_alloc(u, &s) != TG_OK)
+			break;
+	}
+	ok(i == 3000 && t->nalloc_slots == slots &&
+	   t->strs.nslots == strslots && t->alloccap == cap,
+	   "reserve: 3,000 added, no table grown (slots %zu -> %zu, "
+	   "names %zu -> %zu, entries %zu -> %zu)", slots, t->nalloc_slots,
+	   strslots, t->strs.nslots, cap, t->alloccap);
+	for (i = 0; i < 3000; i++) {
+		char pod[16];
+
+		snprintf(pod, sizeof(pod), "p%u", i);
+		found += tgi_alloc_find(t, pod) == i &&
+			 tgi_alloc_find(u, pod) == i;
+	}
+	is_int(found, 3000, "reserve: each allocation found, as without it");
+	{
+		tg_alloc_spec s;
+
+		memset(&s, 0, sizeof(s));
+		s.pod = "p7";
+		s.node = 0;
+		err = tg_topology_add_alloc(t, &s);
+	}
+	is_int(err, TG_EEXIST, "reserve: a pod added twice is TG_EEXIST");
+	is_int(tg_topology_check(t, &ei), TG_OK, "reserve: topology check");
+	is_int(tg_topology_nallocs(t), tg_topology_nallocs(u),
+	       "reserve: as many allocations as without it");
+	tg_topology_destroy(t);
+	tg_topology_destroy(u);
+}
+
 int main(void)
 {
 	const char *env = getenv("TG_LABEL_INDEX_CASES");
@@ -266,5 +333,6 @@ int main(void)
 	ok(bad == 0, "label index counts equal a full count: %u of %u "
 	   "checks differ over %u clusters", bad, checks, ncases);
 	ok(compacted > 0, "compactions happened (%u)", compacted);
+	test_reserve();
 	return done_testing();
 }

@@ -1391,6 +1391,36 @@ static tg_err alloc_rehash(tg_topology *t, size_t nslots)
 	return TG_OK;
 }
 
+tg_err tgi_topology_reserve_allocs(tg_topology *t, size_t more)
+{
+	size_t want = t->nallocs + more;
+	size_t ns = t->nalloc_slots ? t->nalloc_slots : 64;
+	tg_err err;
+
+	if ((err = tgi_strtab_reserve(&t->strs, t->strs.n + more)))
+		return err;
+	while ((want + 1) * 3 > ns * 2)
+		ns *= 2;
+	if (ns > t->nalloc_slots && (err = alloc_rehash(t, ns)))
+		return err;
+	if (want > t->alloccap) {
+		tgi_alloc *na = tgi_realloc(t->allocs, want * sizeof(*na));
+		uint32_t *nn;
+
+		if (!na)
+			return TG_ENOMEM;
+		t->allocs = na;
+		if (t->ngang_slots) {
+			nn = tgi_realloc(t->gnext, want * sizeof(*nn));
+			if (!nn)
+				return TG_ENOMEM;
+			t->gnext = nn;
+		}
+		t->alloccap = want;
+	}
+	return TG_OK;
+}
+
 static uint64_t cls_hash(const tg_topology *t, const tgi_acls *c,
 			 const int64_t *shape)
 {

@@ -343,6 +343,27 @@ static tg_err strtab_rehash(tgi_strtab *st, size_t nslots)
 	return TG_OK;
 }
 
+tg_err tgi_strtab_reserve(tgi_strtab *st, size_t n)
+{
+	size_t ns = st->nslots ? st->nslots : 64;
+
+	if (n >= UINT32_MAX - 1)
+		return TG_ELIMIT;
+	while ((n + 1) * 3 > ns * 2)
+		ns *= 2;
+	if (ns > st->nslots && strtab_rehash(st, ns))
+		return TG_ENOMEM;
+	if (n + 1 > st->cap) {
+		char **s = tgi_realloc(st->strs, (n + 1) * sizeof(char *));
+
+		if (!s)
+			return TG_ENOMEM;
+		st->strs = s;
+		st->cap = n + 1;
+	}
+	return TG_OK;
+}
+
 uint32_t tgi_strtab_find(const tgi_strtab *st, const char *s)
 {
 	size_t j;

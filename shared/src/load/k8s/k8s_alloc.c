@@ -252,7 +252,13 @@ tg_err tgk_add_allocs(bctx *b)
 		tgi_free(budget);
 		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 	}
-	err = add_budgets(b, budget);
+	/* every bound pod's name at once (pods over-count them) */
+	err = tgi_topology_reserve_allocs(b->t, b->npods);
+	if (err)
+		err = tgi_errf(b->ei, err, "room for %zu pods' allocations: "
+			       "%s", b->npods, tg_strerror(err));
+	if (!err)
+		err = add_budgets(b, budget);
 	/* nodes some pending pod is nominated to (after a preemption) */
 	for (i = 0; i < b->npods && !err; i++) {
 		tg_node_id n;
