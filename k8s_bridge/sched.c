@@ -1966,6 +1966,7 @@ static bindjob *bind_jobs(cyc *c, size_t *njobs)
 	bindjob *jobs = NULL;
 	size_t nj = 0, cap = 0, i;
 
+	br_volbind_cycle(s->vb);
 	for (i = 0; i < c->npl; i++) {
 		plan *p = &c->pl[i];
 		unsigned m;

@@ -29,6 +29,10 @@ typedef struct vbgang {
 
 struct br_volbind {
 	br_map gangs;		/* vbgang by gang name */
+	br_map cycle;		/* claim -> the node a gang of this cycle
+				 * stamped on it (one node a claim a
+				 * cycle, across gangs: a claim two gangs
+				 * share) */
 };
 
 br_volbind *br_volbind_create(void)
@@ -36,6 +40,7 @@ br_volbind *br_volbind_create(void)
 	br_volbind *vb = br_xcalloc(1, sizeof(*vb));
 
 	br_map_init(&vb->gangs, free);
+	br_map_init(&vb->cycle, free);
 	return vb;
 }
 
@@ -44,6 +49,7 @@ void br_volbind_destroy(br_volbind *vb)
 	if (!vb)
 		return;
 	br_map_free(&vb->gangs);
+	br_map_free(&vb->cycle);
 	free(vb);
 }
 
@@ -80,13 +86,41 @@ typedef struct vbwait {
 	br_req **reqs;
 	const char **rclaim, **rnode;
 	size_t nreqs;
+	const char *clash;	/* a claim an earlier gang of this cycle
+				 * stamped with another node: nothing is
+				 * stamped (the gang is pinned next cycle) */
+	const char *clash_node;
 } vbwait;
 
-/* The listed claims of \p d's members (stamping those without a node). */
-static void gang_claims(const tg_k8s *k, const tg_topology *t,
-			const tg_decision *d, vbwait *w)
+/*
+ * Whether unbound claim \p c wanted on \p want is to be stamped: not when
+ * a member before it in the gang stamps it, nor when an earlier gang of
+ * this cycle stamped it (on another node: w->clash).
+ */
+static bool to_stamp(const br_volbind *vb, vbwait *w, const char *c,
+		     const char *want)
 {
-	size_t nc = tg_k8s_nclaims(k), i, j;
+	const char *other = br_map_get(&vb->cycle, c);
+	size_t j;
+
+	if (other) {
+		if (strcmp(other, want) != 0 && !w->clash) {
+			w->clash = c;
+			w->clash_node = other;
+		}
+		return false;
+	}
+	for (j = 0; j < w->nreqs && strcmp(w->rclaim[j], c); j++)
+		;
+	return j == w->nreqs;	/* else shared by two members: the first's */
+}
+
+/* The listed claims of \p d's members (stamping those without a node). */
+static void gang_claims(const br_volbind *vb, const tg_k8s *k,
+			const tg_topology *t, const tg_decision *d,
+			vbwait *w)
+{
+	size_t nc = tg_k8s_nclaims(k), i;
 	br_map where;
 	unsigned m;
 
@@ -112,12 +146,8 @@ static void gang_claims(const tg_k8s *k, const tg_topology *t,
 				 "%s%s (node %s)", w->n ? ", " : "", c,
 				 node ? node : want);
 		w->n++;
-		if (node)
-			continue;	/* provisioning under way */
-		for (j = 0; j < w->nreqs && strcmp(w->rclaim[j], c); j++)
-			;
-		if (j < w->nreqs)
-			continue;	/* shared by two members: the first's */
+		if (node || !to_stamp(vb, w, c, want))
+			continue;	/* provisioning under way, or stamped */
 		w->rclaim[w->nreqs] = c;
 		w->rnode[w->nreqs] = want;
 		w->reqs[w->nreqs++] = select_req(c, want);
@@ -125,14 +155,25 @@ static void gang_claims(const tg_k8s *k, const tg_topology *t,
 	br_map_free(&where);
 }
 
-/* Sends the PATCHes; logs each. */
-static void stamp(br_sched *s, const char *gang, vbwait *w)
+/* Sends the PATCHes (none when the gang clashes with an earlier one on
+ * a claim); logs each.  The claims stamped are this cycle's. */
+static void stamp(br_volbind *vb, br_sched *s, const char *gang,
+		  vbwait *w)
 {
 	char why[400];
 	size_t i;
 
+	if (w->clash) {
+		br_log(BR_LOG_INFO, "claim given another node this cycle by "
+		       "another gang; the gang is held, decided again on "
+		       "that node", "gang", gang, "claim", w->clash, "node",
+		       w->clash_node, NULL);
+		return;
+	}
 	if (!w->nreqs || !br_sched_leading(s))
 		return;
+	for (i = 0; i < w->nreqs; i++)
+		br_map_put(&vb->cycle, w->rclaim[i], br_xstrdup(w->rnode[i]));
 	br_sched_run_batch(s, w->reqs, w->nreqs);
 	for (i = 0; i < w->nreqs; i++) {
 		const br_req *r = w->reqs[i];
@@ -204,6 +245,12 @@ static void forget(br_volbind *vb, int64_t now_ms, int64_t timeout_s)
 	free(dead);
 }
 
+void br_volbind_cycle(br_volbind *vb)
+{
+	br_map_free(&vb->cycle);
+	br_map_init(&vb->cycle, free);
+}
+
 br_volbind_res br_volbind_hold(br_volbind *vb, br_sched *s,
 			       const tg_k8s *k, const tg_topology *t,
 			       const tg_decision *d, const br_store *pods,
@@ -221,9 +268,9 @@ br_volbind_res br_volbind_hold(br_volbind *vb, br_sched *s,
 		return BR_VOLBIND_BIND;
 	}
 	memset(&w, 0, sizeof(w));
-	gang_claims(k, t, d, &w);
+	gang_claims(vb, k, t, d, &w);
 	if (w.n) {
-		stamp(s, gang, &w);
+		stamp(vb, s, gang, &w);
 		g = br_map_get(&vb->gangs, gang);
 		if (!g) {
 			g = br_xcalloc(1, sizeof(*g));

@@ -77,6 +77,14 @@ typedef enum br_volbind_res {
 } br_volbind_res;
 
 /*
+ * A cycle's holds begin: a claim is
+ * stamped with one node a cycle, across gangs (two gangs can share a
+ * claim: the later one is held without stamping, and decided next cycle
+ * on the node the claim then names).
+ */
+void br_volbind_cycle(br_volbind *vb);
+
+/*
  * Whether the binding of placed gang \p d (decided on \p t from \p k)
  * waits for its claims; stamps the selected node on those that have
  * none, and reports a wait longer than \p timeout_s (see above).  \p pods
