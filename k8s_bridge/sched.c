@@ -1006,6 +1006,9 @@ typedef struct view {
 	char *api;		/* br_informer_api_version() at the start */
 	br_obj **o;
 	assumed **as;		/* pods: the assumption, NULL = none */
+	char **sel;		/* claims: the node stamped on it that the
+				 * cache does not show yet
+				 * (br_volbind_presented), NULL = none */
 	size_t n;
 } view;
 
@@ -1030,6 +1033,21 @@ static const assumed *assumed_for(const br_sched *s, const br_obj *o)
 	return a && strcmp(a->uid, o->uid) == 0 ? a : NULL;
 }
 
+/* The PersistentVolumeClaim cache (a feed, feed.c), NULL when none. */
+static const br_informer *claim_informer(const br_sched *s)
+{
+	unsigned i;
+
+	for (i = 0; i < s->env.nfeed; i++) {
+		const br_resdef *d = br_informer_def(s->env.feed[i]);
+
+		if (strcmp(d->resource, "persistentvolumeclaims") == 0 &&
+		    !*d->group)
+			return s->env.feed[i];
+	}
+	return NULL;
+}
+
 /*
  * References on \p inf's objects; for pods only those the snapshot reads
  * (bound, ours, or assumed: a pending pod of another scheduler holds
@@ -1040,6 +1058,7 @@ static void view_take(const br_sched *s, view *v, const br_informer *inf,
 {
 	const br_store *st = br_informer_store(inf);
 	const char *ours = s->env.cfg->scheduler_name;
+	bool claims = inf == claim_informer(s);
 	size_t i;
 
 	memset(v, 0, sizeof(*v));
@@ -1048,14 +1067,20 @@ static void view_take(const br_sched *s, view *v, const br_informer *inf,
 	v->o = br_xcalloc(st->n + 1, sizeof(*v->o));
 	if (pods)
 		v->as = br_xcalloc(st->n + 1, sizeof(*v->as));
+	if (claims)
+		v->sel = br_xcalloc(st->n + 1, sizeof(*v->sel));
 	for (i = 0; i < st->n; i++) {
 		br_obj *o = st->all[i];
 		const assumed *a = pods && !o->node ? assumed_for(s, o) : NULL;
+		const char *sel = claims ? br_volbind_presented(s->vb, o) :
+				  NULL;
 
 		if (pods && !o->node && !a && strcmp(o->sched, ours) != 0)
 			continue;	/* not ours, holds nothing */
 		if (a)
 			v->as[v->n] = assumed_copy(a);
+		if (sel)
+			v->sel[v->n] = br_xstrdup(sel);
 		v->o[v->n++] = br_obj_ref(o);
 	}
 }
@@ -1068,9 +1093,12 @@ static void view_free(view *v)
 		br_obj_free(v->o[i]);
 		if (v->as && v->as[i])
 			free_assumed(v->as[i]);
+		if (v->sel)
+			free(v->sel[i]);
 	}
 	free(v->o);
 	free(v->as);
+	free(v->sel);
 	free(v->api);
 	memset(v, 0, sizeof(*v));
 }
@@ -1191,6 +1219,32 @@ static bool snap_held(snap *sn, const view *v, const br_obj *o,
 	return snap_json(sn, v, o, j);
 }
 
+/* A claim stamped by us, the stamp not yet seen: written with it. */
+static bool snap_stamped(snap *sn, const view *v, const br_obj *o,
+			 const char *node)
+{
+	cJSON *j = br_obj_parse(o), *md, *ann;
+
+	if (!j)
+		return snap_obj(sn, v, o, o->text, o->len);
+	md = cJSON_GetObjectItemCaseSensitive(j, "metadata");
+	if (cJSON_IsObject(md)) {
+		ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+		if (!cJSON_IsObject(ann)) {
+			cJSON_DeleteItemFromObjectCaseSensitive(md,
+								"annotations");
+			ann = cJSON_AddObjectToObject(md, "annotations");
+		}
+		if (ann) {
+			cJSON_DeleteItemFromObjectCaseSensitive(ann,
+						BR_ANN_SELECTED_NODE);
+			cJSON_AddStringToObject(ann, BR_ANN_SELECTED_NODE,
+						node);
+		}
+	}
+	return snap_json(sn, v, o, j);
+}
+
 static bool snap_view(snap *sn, const view *v)
 {
 	size_t i;
@@ -1198,8 +1252,10 @@ static bool snap_view(snap *sn, const view *v)
 	for (i = 0; i < v->n; i++) {
 		const br_obj *o = v->o[i];
 		const assumed *a = v->as ? v->as[i] : NULL;
+		const char *sel = v->sel ? v->sel[i] : NULL;
 		bool ok = a && a->held ? snap_held(sn, v, o, a) :
 			  a ? snap_assumed(sn, v, o, a) :
+			  sel ? snap_stamped(sn, v, o, sel) :
 			  snap_obj(sn, v, o, o->text, o->len);
 
 		if (!ok)
@@ -1966,7 +2022,8 @@ static bindjob *bind_jobs(cyc *c, size_t *njobs)
 	bindjob *jobs = NULL;
 	size_t nj = 0, cap = 0, i;
 
-	br_volbind_cycle(s->vb);
+	br_volbind_cycle(s->vb, claim_informer(s) ?
+			 br_informer_store(claim_informer(s)) : NULL);
 	for (i = 0; i < c->npl; i++) {
 		plan *p = &c->pl[i];
 		unsigned m;
@@ -1995,7 +2052,8 @@ static bindjob *bind_jobs(cyc *c, size_t *njobs)
 			/* kube-scheduler's Unreserve and backoff: the
 			 * nodes go to the gangs waiting for them first */
 			hold_release_members(s, p->d, "binding."
-					     "volumeBindTimeoutSeconds");
+					     "volumeBindTimeoutSeconds, or a "
+					     "claim's node removed");
 			failed(s, p->gs, c->now, false);
 			mark(s, true);
 			p->held = true;

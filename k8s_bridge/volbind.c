@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "config.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,26 @@
  * timeouts (the gang went: bound, deleted) */
 #define VB_FORGET_TIMEOUTS	2
 
+/* A claim this daemon stamped (the PATCH answered 2xx) */
+typedef struct vbstamp {
+	char *node;		/* the node stamped */
+	char *rv;		/* the claim's resourceVersion the PATCH was
+				 * sent against: while the cache still has
+				 * it, the cache has not seen the stamp */
+	int64_t seen_ms;	/* last listed */
+} vbstamp;
+
+static void stamp_free(void *p)
+{
+	vbstamp *st = p;
+
+	if (st) {
+		free(st->node);
+		free(st->rv);
+		free(st);
+	}
+}
+
 typedef struct vbgang {
 	int64_t since_ms;	/* waiting since (restarted by a report) */
 	int64_t seen_ms;	/* last held */
@@ -33,6 +54,8 @@ struct br_volbind {
 				 * stamped on it (one node a claim a
 				 * cycle, across gangs: a claim two gangs
 				 * share) */
+	br_map stamps;		/* vbstamp by claim key */
+	const br_store *claims;	/* the claim cache (br_volbind_cycle) */
 };
 
 br_volbind *br_volbind_create(void)
@@ -41,6 +64,7 @@ br_volbind *br_volbind_create(void)
 
 	br_map_init(&vb->gangs, free);
 	br_map_init(&vb->cycle, free);
+	br_map_init(&vb->stamps, stamp_free);
 	return vb;
 }
 
@@ -50,7 +74,13 @@ void br_volbind_destroy(br_volbind *vb)
 		return;
 	br_map_free(&vb->gangs);
 	br_map_free(&vb->cycle);
+	br_map_free(&vb->stamps);
 	free(vb);
+}
+
+static bool same_node(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
 }
 
 /* "ns/name" into \p ns and \p name. */
@@ -63,15 +93,21 @@ static void split(const char *key, char *ns, size_t nn, char *name,
 	snprintf(name, n, "%s", sl ? sl + 1 : key);
 }
 
-/* The merge PATCH of claim \p claim's selected-node annotation. */
-static br_req *select_req(const char *claim, const char *node)
+/*
+ * The merge PATCH of claim \p claim's selected-node annotation, on the
+ * claim's resourceVersion \p rv (a conflict, 409, when the claim changed
+ * since the cache read it, as kube-scheduler's Update).
+ */
+static br_req *select_req(const char *claim, const char *node,
+			  const char *rv)
 {
-	cJSON *j = cJSON_CreateObject(), *ann;
+	cJSON *j = cJSON_CreateObject(), *ann, *md;
 	char ns[254], name[254];
 
 	split(claim, ns, sizeof(ns), name, sizeof(name));
-	ann = cJSON_AddObjectToObject(cJSON_AddObjectToObject(j, "metadata"),
-				      "annotations");
+	md = cJSON_AddObjectToObject(j, "metadata");
+	ann = cJSON_AddObjectToObject(md, "annotations");
+	cJSON_AddStringToObject(md, "resourceVersion", rv);
 	cJSON_AddStringToObject(ann, BR_ANN_SELECTED_NODE, node);
 	return br_sched_json_req("PATCH", br_xasprintf("/api/v1/namespaces/"
 						   "%s/persistentvolumeclaims"
@@ -84,12 +120,16 @@ typedef struct vbwait {
 	unsigned n;		/* claims of the gang not bound */
 	char names[VB_NAMES_MAX * 300];
 	br_req **reqs;
-	const char **rclaim, **rnode;
+	const char **rclaim, **rnode, **rrv;
 	size_t nreqs;
 	const char *clash;	/* a claim an earlier gang of this cycle
 				 * stamped with another node: nothing is
 				 * stamped (the gang is pinned next cycle) */
 	const char *clash_node;
+	const char *lost;	/* a claim stamped by this daemon that came
+				 * back without that node (the provisioner
+				 * removed it: it cannot provision there) */
+	char lost_node[254];
 } vbwait;
 
 /*
@@ -116,9 +156,9 @@ static bool to_stamp(const br_volbind *vb, vbwait *w, const char *c,
 }
 
 /* The listed claims of \p d's members (stamping those without a node). */
-static void gang_claims(const br_volbind *vb, const tg_k8s *k,
+static void gang_claims(br_volbind *vb, const tg_k8s *k,
 			const tg_topology *t, const tg_decision *d,
-			vbwait *w)
+			int64_t now_ms, vbwait *w)
 {
 	size_t nc = tg_k8s_nclaims(k), i;
 	br_map where;
@@ -134,10 +174,13 @@ static void gang_claims(const br_volbind *vb, const tg_k8s *k,
 	w->reqs = br_xcalloc(nc ? nc : 1, sizeof(*w->reqs));
 	w->rclaim = br_xcalloc(nc ? nc : 1, sizeof(*w->rclaim));
 	w->rnode = br_xcalloc(nc ? nc : 1, sizeof(*w->rnode));
+	w->rrv = br_xcalloc(nc ? nc : 1, sizeof(*w->rrv));
 	for (i = 0; i < nc; i++) {
 		const char *pod, *node, *c = tg_k8s_claim(k, i, &pod, &node);
 		const char *want = br_map_get(&where, pod);
 		size_t len = strlen(w->names);
+		const br_obj *co;
+		vbstamp *st;
 
 		if (!want)
 			continue;	/* not a member of this gang */
@@ -146,11 +189,26 @@ static void gang_claims(const br_volbind *vb, const tg_k8s *k,
 				 "%s%s (node %s)", w->n ? ", " : "", c,
 				 node ? node : want);
 		w->n++;
+		st = br_map_get(&vb->stamps, c);
+		if (st)
+			st->seen_ms = now_ms;
+		if (st && !same_node(node, st->node) && !w->lost) {
+			/* the provisioner's reschedule: the gang is placed
+			 * afresh (its stamp forgotten) */
+			w->lost = c;
+			snprintf(w->lost_node, sizeof(w->lost_node), "%s",
+				 st->node);
+			br_map_del(&vb->stamps, c);
+		}
 		if (node || !to_stamp(vb, w, c, want))
 			continue;	/* provisioning under way, or stamped */
+		co = vb->claims ? br_store_get(vb->claims, c) : NULL;
+		if (!co)
+			continue;	/* not cached (any more): next cycle */
 		w->rclaim[w->nreqs] = c;
 		w->rnode[w->nreqs] = want;
-		w->reqs[w->nreqs++] = select_req(c, want);
+		w->rrv[w->nreqs] = co->rv;
+		w->reqs[w->nreqs++] = select_req(c, want, co->rv);
 	}
 	br_map_free(&where);
 }
@@ -158,11 +216,13 @@ static void gang_claims(const br_volbind *vb, const tg_k8s *k,
 /* Sends the PATCHes (none when the gang clashes with an earlier one on
  * a claim); logs each.  The claims stamped are this cycle's. */
 static void stamp(br_volbind *vb, br_sched *s, const char *gang,
-		  vbwait *w)
+		  vbwait *w, int64_t now_ms)
 {
 	char why[400];
 	size_t i;
 
+	if (w->lost)
+		return;		/* the hold ends: placed afresh */
 	if (w->clash) {
 		br_log(BR_LOG_INFO, "claim given another node this cycle by "
 		       "another gang; the gang is held, decided again on "
@@ -178,13 +238,19 @@ static void stamp(br_volbind *vb, br_sched *s, const char *gang,
 	for (i = 0; i < w->nreqs; i++) {
 		const br_req *r = w->reqs[i];
 
-		if (r->done && r->status >= 200 && r->status < 300)
+		if (r->done && r->status >= 200 && r->status < 300) {
+			vbstamp *st = br_xcalloc(1, sizeof(*st));
+
+			st->node = br_xstrdup(w->rnode[i]);
+			st->rv = br_xstrdup(w->rrv[i]);
+			st->seen_ms = now_ms;
+			br_map_put(&vb->stamps, w->rclaim[i], st);
 			br_log(BR_LOG_INFO, "claim given its node "
 			       "(" BR_ANN_SELECTED_NODE "); the gang's "
 			       "binding waits for it to be bound", "gang",
 			       gang, "claim", w->rclaim[i], "node",
 			       w->rnode[i], NULL);
-		else
+		} else
 			br_log(BR_LOG_WARN, "cannot set "
 			       BR_ANN_SELECTED_NODE " on a claim; retried "
 			       "next cycle", "gang", gang, "claim",
@@ -220,19 +286,20 @@ static void report(br_sched *s, const tg_decision *d, const br_store *pods,
 	free(reqs);
 }
 
-/* Drops the state of gangs no longer held. */
-static void forget(br_volbind *vb, int64_t now_ms, int64_t timeout_s)
+/* Drops the entries of \p m (a map of structs whose int64_t at \p off is
+ * when they were last seen) not seen for VB_FORGET_TIMEOUTS timeouts:
+ * gangs no longer held, claims no longer listed (bound, gone). */
+static void forget(br_map *m, size_t off, int64_t now_ms, int64_t timeout_s)
 {
 	char **dead = NULL;
 	size_t n = 0, cap = 0, slot, i;
 	br_map_ent *e;
 
-	for (e = br_map_first(&vb->gangs, &slot); e;
-	     e = br_map_next(&vb->gangs, &slot, e)) {
-		const vbgang *g = e->val;
+	for (e = br_map_first(m, &slot); e; e = br_map_next(m, &slot, e)) {
+		int64_t seen;
 
-		if (now_ms - g->seen_ms <= VB_FORGET_TIMEOUTS * timeout_s *
-		    1000)
+		memcpy(&seen, (const char *)e->val + off, sizeof(seen));
+		if (now_ms - seen <= VB_FORGET_TIMEOUTS * timeout_s * 1000)
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 8;
@@ -241,14 +308,61 @@ static void forget(br_volbind *vb, int64_t now_ms, int64_t timeout_s)
 		dead[n++] = e->key;
 	}
 	for (i = 0; i < n; i++)
-		br_map_del(&vb->gangs, dead[i]);
+		br_map_del(m, dead[i]);
 	free(dead);
 }
 
-void br_volbind_cycle(br_volbind *vb)
+/*
+ * Held \p wait_ms: past \p timeout_s, or a claim stamped here that came
+ * back without its node, the gang is reported and its hold ends
+ * (RELEASED); else HELD.
+ */
+static br_volbind_res held(br_sched *s, const tg_decision *d,
+			   const br_store *pods, const vbwait *w,
+			   int64_t wait_ms, int64_t timeout_s)
+{
+	const char *gang = tg_decision_gang(d);
+	char *msg;
+
+	if (w->lost) {
+		msg = br_xasprintf("binding volumes: claim %s no longer names "
+				   "node %s (" BR_ANN_SELECTED_NODE " removed "
+				   "or changed: its provisioner cannot "
+				   "provision there); the gang is placed "
+				   "afresh", w->lost, w->lost_node);
+		br_log(BR_LOG_WARN, "claim's selected node removed; the gang "
+		       "is placed afresh", "gang", gang, "claim", w->lost,
+		       "node", w->lost_node, NULL);
+	} else if (wait_ms > timeout_s * 1000) {
+		msg = br_xasprintf("binding volumes: %u claim%s not bound "
+				   "within %lld s of the gang's placement "
+				   "(binding.volumeBindTimeoutSeconds): %s%s; "
+				   "the gang is retried", w->n,
+				   w->n > 1 ? "s" : "", (long long)timeout_s,
+				   w->names,
+				   w->n > VB_NAMES_MAX ? ", ..." : "");
+		br_log(BR_LOG_WARN, "volume binding timed out; the gang is "
+		       "retried", "gang", gang, "claims", w->names, NULL);
+	} else {
+		return BR_VOLBIND_HELD;
+	}
+	report(s, d, pods, msg);
+	free(msg);
+	return BR_VOLBIND_RELEASED;
+}
+
+void br_volbind_cycle(br_volbind *vb, const br_store *claims)
 {
 	br_map_free(&vb->cycle);
 	br_map_init(&vb->cycle, free);
+	vb->claims = claims;
+}
+
+const char *br_volbind_presented(const br_volbind *vb, const br_obj *o)
+{
+	const vbstamp *st = br_map_get(&vb->stamps, o->key);
+
+	return st && o->rv && strcmp(st->rv, o->rv) == 0 ? st->node : NULL;
 }
 
 br_volbind_res br_volbind_hold(br_volbind *vb, br_sched *s,
@@ -262,15 +376,16 @@ br_volbind_res br_volbind_hold(br_volbind *vb, br_sched *s,
 	vbgang *g;
 	size_t i;
 
-	forget(vb, now_ms, timeout_s);
+	forget(&vb->gangs, offsetof(vbgang, seen_ms), now_ms, timeout_s);
+	forget(&vb->stamps, offsetof(vbstamp, seen_ms), now_ms, timeout_s);
 	if (!tg_k8s_nclaims(k)) {
 		br_map_del(&vb->gangs, gang);
 		return BR_VOLBIND_BIND;
 	}
 	memset(&w, 0, sizeof(w));
-	gang_claims(vb, k, t, d, &w);
+	gang_claims(vb, k, t, d, now_ms, &w);
 	if (w.n) {
-		stamp(vb, s, gang, &w);
+		stamp(vb, s, gang, &w, now_ms);
 		g = br_map_get(&vb->gangs, gang);
 		if (!g) {
 			g = br_xcalloc(1, sizeof(*g));
@@ -278,24 +393,9 @@ br_volbind_res br_volbind_hold(br_volbind *vb, br_sched *s,
 			br_map_put(&vb->gangs, gang, g);
 		}
 		g->seen_ms = now_ms;
-		res = BR_VOLBIND_HELD;
-		if (now_ms - g->since_ms > timeout_s * 1000) {
-			char *msg = br_xasprintf(
-				"binding volumes: %u claim%s not bound within "
-				"%lld s of the gang's placement (binding."
-				"volumeBindTimeoutSeconds): %s%s; the gang is "
-				"retried", w.n, w.n > 1 ? "s" : "",
-				(long long)timeout_s, w.names,
-				w.n > VB_NAMES_MAX ? ", ..." : "");
-
-			br_log(BR_LOG_WARN, "volume binding timed out; the "
-			       "gang is retried", "gang", gang, "claims",
-			       w.names, NULL);
-			report(s, d, pods, msg);
-			free(msg);
+		res = held(s, d, pods, &w, now_ms - g->since_ms, timeout_s);
+		if (res == BR_VOLBIND_RELEASED)
 			g->since_ms = now_ms;
-			res = BR_VOLBIND_RELEASED;
-		}
 	} else {
 		br_map_del(&vb->gangs, gang);
 	}
@@ -304,5 +404,6 @@ br_volbind_res br_volbind_hold(br_volbind *vb, br_sched *s,
 	free(w.reqs);
 	free(w.rclaim);
 	free(w.rnode);
+	free(w.rrv);
 	return res;
 }
