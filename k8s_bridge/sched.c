@@ -56,6 +56,8 @@ typedef struct gstate {
 	int64_t waiting_ms;	/* preempting since, 0 = not */
 	int64_t partial_ms;	/* half-bound since, 0 = not */
 	int64_t seen;		/* cycle it was last in the queue */
+	int64_t reached;	/* cycle it was last decided (not skipped
+				 * over the budget) */
 } gstate;
 
 typedef struct vstate {
@@ -79,6 +81,7 @@ typedef struct assumed {
 	unsigned rank;
 	bool held;		/* the volume hold's reservation */
 	int64_t cycle;		/* held: the cycle that held it last */
+	int64_t held_ms;	/* held: when */
 } assumed;
 
 typedef struct strvec {
@@ -156,6 +159,8 @@ typedef struct plan {
 	gstate *gs;
 	bool partial;		/* completing a half-bound gang */
 	bool held;		/* placed, but its victims still terminate */
+	bool vol_held;		/* placed, its binding held for its claims
+				 * (or the hold just released: volbind.h) */
 	const char *domain;	/* recorded on the pods: the gang's domain
 				 * (a repair keeps the original one) */
 } plan;
@@ -1023,6 +1028,7 @@ static assumed *assumed_copy(const assumed *a)
 	c->rank = a->rank;
 	c->held = a->held;
 	c->cycle = a->cycle;
+	c->held_ms = a->held_ms;
 	return c;
 }
 
@@ -1769,6 +1775,7 @@ static void decide(cyc *c)
 			c->next_due_ms = c->now;
 			continue;
 		}
+		gs->reached = s->cycle_no;
 		if (b && !gs->partial_ms)
 			gs->partial_ms = c->now;
 		if (!b)
@@ -1952,6 +1959,7 @@ static void hold_members(cyc *c, const plan *p)
 		a->rank = pl->rank;
 		a->held = true;
 		a->cycle = s->cycle_no;
+		a->held_ms = c->now;
 		br_map_put(&s->assumed, pl->pod, a);
 	}
 	if (fresh)
@@ -1984,11 +1992,28 @@ static void hold_release_members(br_sched *s, const tg_decision *d,
 }
 
 /*
+ * Whether the volume hold \p a outlives this cycle without being held
+ * again: its gang was in the queue but not reached (over the budget,
+ * c->skipped), and was held less than binding.volumeBindTimeoutSeconds
+ * ago (the longest a hold lasts; a gang never reached again gives its
+ * nodes back then).
+ */
+static bool hold_kept(const br_sched *s, const assumed *a, int64_t now)
+{
+	const gstate *gs = br_map_get(&s->gangs, a->gang);
+
+	return gs && gs->seen == s->cycle_no && gs->reached != s->cycle_no &&
+	       now - a->held_ms <= s->env.cfg->volume_bind_timeout_s * 1000;
+}
+
+/*
  * The volume hold's reservations not held again this cycle go (\p all:
  * every one, the leadership lost): the gang was bound, is no longer
- * placed, or is gone.  Logged once a gang.
+ * placed, or is gone; those of gangs not reached this cycle stay a while
+ * (hold_kept).  Logged once a gang.
  */
-static void hold_release(br_sched *s, bool all, const char *why)
+static void hold_release(br_sched *s, bool all, int64_t now,
+			 const char *why)
 {
 	strvec dead = { 0 };
 	br_map gangs;
@@ -2000,7 +2025,8 @@ static void hold_release(br_sched *s, bool all, const char *why)
 	     e = br_map_next(&s->assumed, &slot, e)) {
 		const assumed *a = e->val;
 
-		if (!a->held || (!all && a->cycle == s->cycle_no))
+		if (!a->held || (!all && (a->cycle == s->cycle_no ||
+					  hold_kept(s, a, now))))
 			continue;
 		sv_push(&dead, e->key);
 		if (!br_map_get(&gangs, a->gang)) {
@@ -2043,7 +2069,7 @@ static bindjob *bind_jobs(cyc *c, size_t *njobs)
 			int64_t at = c->now + BR_VOLBIND_POLL_MS;
 
 			hold_members(c, p);
-			p->held = true;
+			p->vol_held = true;
 			if (!s->next_due_ms || at < s->next_due_ms)
 				s->next_due_ms = at;
 			continue;
@@ -2054,9 +2080,12 @@ static bindjob *bind_jobs(cyc *c, size_t *njobs)
 			hold_release_members(s, p->d, "binding."
 					     "volumeBindTimeoutSeconds, or a "
 					     "claim's node removed");
+			/* a preemptor's reservation goes too (its
+			 * nominations cleared by the report) */
+			p->gs->waiting_ms = 0;
 			failed(s, p->gs, c->now, false);
 			mark(s, true);
-			p->held = true;
+			p->vol_held = true;
 			continue;
 		case BR_VOLBIND_BIND:
 			hold_release_members(s, p->d, NULL);
@@ -2211,10 +2240,9 @@ static void do_binds(cyc *c)
 	size_t nj, i;
 	bindjob *jobs = bind_jobs(c, &nj);
 
-	/* gangs not reached (over the budget) keep theirs a cycle more */
-	if (!c->skipped)
-		hold_release(c->s, false, "not held again: bound, no longer "
-			     "placed, or gone");
+	/* gangs not reached (over the budget) keep theirs a while */
+	hold_release(c->s, false, c->now, "not held again: bound, no longer "
+		     "placed, or gone");
 	if (!nj) {
 		free(jobs);
 		return;
@@ -2223,7 +2251,8 @@ static void do_binds(cyc *c)
 	for (i = 0; i < c->npl; i++) {
 		plan *p = &c->pl[i];
 
-		if (tg_decision_status(p->d) == TG_STATUS_PLACED && !p->held)
+		if (tg_decision_status(p->d) == TG_STATUS_PLACED && !p->held &&
+		    !p->vol_held)
 			bind_result(c, p, jobs, nj);
 	}
 	for (i = 0; i < nj; i++) {
@@ -3092,7 +3121,7 @@ void br_sched_cycle(br_sched *s)
 		return;
 	s->stopped = false;
 	if (!leading(s)) {
-		hold_release(s, true, "not leading");
+		hold_release(s, true, 0, "not leading");
 		return;
 	}
 	s->busy = true;

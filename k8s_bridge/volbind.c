@@ -276,8 +276,9 @@ static void report(br_sched *s, const tg_decision *d, const br_store *pods,
 		split(pod, ns, sizeof(ns), name, sizeof(name));
 		br_sched_event(s, "Warning", "FailedScheduling", "Scheduling",
 			       msg, "Pod", ns, name, o->uid);
+		/* a preemptor's nomination goes with the hold */
 		reqs[nr++] = br_sched_status_req(ns, name, "SchedulerError",
-						 msg, NULL);
+						 msg, o->nominated ? "" : NULL);
 	}
 	if (nr && br_sched_leading(s))
 		br_sched_run_batch(s, reqs, nr);
