@@ -2048,7 +2048,7 @@ static bindjob *bind_jobs(cyc *c, size_t *njobs)
 	bindjob *jobs = NULL;
 	size_t nj = 0, cap = 0, i;
 
-	br_volbind_cycle(s->vb, claim_informer(s) ?
+	br_volbind_cycle(s->vb, c->k, claim_informer(s) ?
 			 br_informer_store(claim_informer(s)) : NULL);
 	for (i = 0; i < c->npl; i++) {
 		plan *p = &c->pl[i];

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +18,11 @@
 #include "util.h"
 #include "volbind.h"
 
-/* Claims named in one report (the rest are counted) */
+/* Claims named in one report (the rest are counted), and the bytes they
+ * can take: each "ns/name (node NODE)", names of at most 253 bytes, so
+ * the bound is never reached */
 #define VB_NAMES_MAX	8
+#define VB_NAMES_BYTES	(VB_NAMES_MAX * 800)
 /* A gang's wait state is dropped when it was not held for this many
  * timeouts (the gang went: bound, deleted) */
 #define VB_FORGET_TIMEOUTS	2
@@ -55,6 +59,8 @@ struct br_volbind {
 				 * cycle, across gangs: a claim two gangs
 				 * share) */
 	br_map stamps;		/* vbstamp by claim key */
+	br_map bypod;		/* pod key -> index + 1 of its first listed
+				 * claim (br_volbind_cycle) */
 	const br_store *claims;	/* the claim cache (br_volbind_cycle) */
 };
 
@@ -65,6 +71,7 @@ br_volbind *br_volbind_create(void)
 	br_map_init(&vb->gangs, free);
 	br_map_init(&vb->cycle, free);
 	br_map_init(&vb->stamps, stamp_free);
+	br_map_init(&vb->bypod, NULL);
 	return vb;
 }
 
@@ -75,6 +82,7 @@ void br_volbind_destroy(br_volbind *vb)
 	br_map_free(&vb->gangs);
 	br_map_free(&vb->cycle);
 	br_map_free(&vb->stamps);
+	br_map_free(&vb->bypod);
 	free(vb);
 }
 
@@ -118,7 +126,9 @@ static br_req *select_req(const char *claim, const char *node,
 /* The claims being waited on, and the PATCHes to send. */
 typedef struct vbwait {
 	unsigned n;		/* claims of the gang not bound */
-	char names[VB_NAMES_MAX * 300];
+	br_map seen;		/* those claims (a claim two members share
+				 * is counted once) */
+	tg_buf names;		/* the first VB_NAMES_MAX of them */
 	br_req **reqs;
 	const char **rclaim, **rnode, **rrv;
 	size_t nreqs;
@@ -155,62 +165,81 @@ static bool to_stamp(const br_volbind *vb, vbwait *w, const char *c,
 	return j == w->nreqs;	/* else shared by two members: the first's */
 }
 
-/* The listed claims of \p d's members (stamping those without a node). */
+/* Claim \p c (listed with \p node) of a member placed on \p want. */
+static void one_claim(br_volbind *vb, const char *c, const char *node,
+		      const char *want, int64_t now_ms, vbwait *w)
+{
+	vbstamp *st = br_map_get(&vb->stamps, c);
+	const br_obj *co;
+
+	if (br_map_get(&w->seen, c))
+		return;		/* shared by two members: counted once */
+	br_map_put(&w->seen, c, (void *)1);
+	if (w->n < VB_NAMES_MAX)
+		tg_buf_addf(&w->names, "%s%s (node %s)", w->n ? ", " : "", c,
+			    node ? node : want);
+	w->n++;
+	if (st)
+		st->seen_ms = now_ms;
+	if (st && !same_node(node, st->node) && !w->lost) {
+		/* the provisioner's reschedule: the gang is placed afresh
+		 * (its stamp forgotten) */
+		w->lost = c;
+		snprintf(w->lost_node, sizeof(w->lost_node), "%s", st->node);
+		br_map_del(&vb->stamps, c);
+	}
+	if (node || !to_stamp(vb, w, c, want))
+		return;		/* provisioning under way, or stamped */
+	co = vb->claims ? br_store_get(vb->claims, c) : NULL;
+	if (!co)
+		return;		/* not cached (any more): next cycle */
+	w->rclaim[w->nreqs] = c;
+	w->rnode[w->nreqs] = want;
+	w->rrv[w->nreqs] = co->rv;
+	w->reqs[w->nreqs++] = select_req(c, want, co->rv);
+}
+
+/* The first of pod \p pod's listed claims (vb->bypod), or nc. */
+static size_t first_claim(const br_volbind *vb, size_t nc, const char *pod)
+{
+	uintptr_t i = (uintptr_t)br_map_get(&vb->bypod, pod);
+
+	return i ? i - 1 : nc;
+}
+
+/*
+ * The listed claims of \p d's members (stamping those without a node):
+ * each member's from vb->bypod (a pod's claims are listed together).
+ */
 static void gang_claims(br_volbind *vb, const tg_k8s *k,
 			const tg_topology *t, const tg_decision *d,
 			int64_t now_ms, vbwait *w)
 {
-	size_t nc = tg_k8s_nclaims(k), i;
-	br_map where;
-	unsigned m;
+	size_t nc = tg_k8s_nclaims(k), total = 0, i;
+	unsigned m, np = tg_decision_nplacements(d);
+	const char *pod, *node, *c;
 
-	br_map_init(&where, NULL);
-	for (m = 0; m < tg_decision_nplacements(d); m++) {
+	for (m = 0; m < np; m++) {
+		const char *mp = tg_decision_placement(d, m)->pod;
+
+		for (i = first_claim(vb, nc, mp);
+		     (c = tg_k8s_claim(k, i, &pod, &node)) &&
+		     strcmp(pod, mp) == 0; i++)
+			total++;
+	}
+	w->reqs = br_xcalloc(total + 1, sizeof(*w->reqs));
+	w->rclaim = br_xcalloc(total + 1, sizeof(*w->rclaim));
+	w->rnode = br_xcalloc(total + 1, sizeof(*w->rnode));
+	w->rrv = br_xcalloc(total + 1, sizeof(*w->rrv));
+	for (m = 0; total && m < np; m++) {
 		const tg_placement *pl = tg_decision_placement(d, m);
+		const char *want = tg_topology_node_name(t, pl->node);
 
-		br_map_put(&where, pl->pod,
-			   (void *)tg_topology_node_name(t, pl->node));
+		for (i = first_claim(vb, nc, pl->pod);
+		     (c = tg_k8s_claim(k, i, &pod, &node)) &&
+		     strcmp(pod, pl->pod) == 0; i++)
+			one_claim(vb, c, node, want, now_ms, w);
 	}
-	w->reqs = br_xcalloc(nc ? nc : 1, sizeof(*w->reqs));
-	w->rclaim = br_xcalloc(nc ? nc : 1, sizeof(*w->rclaim));
-	w->rnode = br_xcalloc(nc ? nc : 1, sizeof(*w->rnode));
-	w->rrv = br_xcalloc(nc ? nc : 1, sizeof(*w->rrv));
-	for (i = 0; i < nc; i++) {
-		const char *pod, *node, *c = tg_k8s_claim(k, i, &pod, &node);
-		const char *want = br_map_get(&where, pod);
-		size_t len = strlen(w->names);
-		const br_obj *co;
-		vbstamp *st;
-
-		if (!want)
-			continue;	/* not a member of this gang */
-		if (w->n < VB_NAMES_MAX)
-			snprintf(w->names + len, sizeof(w->names) - len,
-				 "%s%s (node %s)", w->n ? ", " : "", c,
-				 node ? node : want);
-		w->n++;
-		st = br_map_get(&vb->stamps, c);
-		if (st)
-			st->seen_ms = now_ms;
-		if (st && !same_node(node, st->node) && !w->lost) {
-			/* the provisioner's reschedule: the gang is placed
-			 * afresh (its stamp forgotten) */
-			w->lost = c;
-			snprintf(w->lost_node, sizeof(w->lost_node), "%s",
-				 st->node);
-			br_map_del(&vb->stamps, c);
-		}
-		if (node || !to_stamp(vb, w, c, want))
-			continue;	/* provisioning under way, or stamped */
-		co = vb->claims ? br_store_get(vb->claims, c) : NULL;
-		if (!co)
-			continue;	/* not cached (any more): next cycle */
-		w->rclaim[w->nreqs] = c;
-		w->rnode[w->nreqs] = want;
-		w->rrv[w->nreqs] = co->rv;
-		w->reqs[w->nreqs++] = select_req(c, want, co->rv);
-	}
-	br_map_free(&where);
 }
 
 /* Sends the PATCHes (none when the gang clashes with an earlier one on
@@ -340,10 +369,11 @@ static br_volbind_res held(br_sched *s, const tg_decision *d,
 				   "(binding.volumeBindTimeoutSeconds): %s%s; "
 				   "the gang is retried", w->n,
 				   w->n > 1 ? "s" : "", (long long)timeout_s,
-				   w->names,
+				   w->names.s ? w->names.s : "",
 				   w->n > VB_NAMES_MAX ? ", ..." : "");
 		br_log(BR_LOG_WARN, "volume binding timed out; the gang is "
-		       "retried", "gang", gang, "claims", w->names, NULL);
+		       "retried", "gang", gang, "claims",
+		       w->names.s ? w->names.s : "", NULL);
 	} else {
 		return BR_VOLBIND_HELD;
 	}
@@ -352,10 +382,21 @@ static br_volbind_res held(br_sched *s, const tg_decision *d,
 	return BR_VOLBIND_RELEASED;
 }
 
-void br_volbind_cycle(br_volbind *vb, const br_store *claims)
+void br_volbind_cycle(br_volbind *vb, const tg_k8s *k,
+		      const br_store *claims)
 {
+	size_t i, nc = tg_k8s_nclaims(k);
+	const char *pod;
+
 	br_map_free(&vb->cycle);
 	br_map_init(&vb->cycle, free);
+	br_map_free(&vb->bypod);
+	br_map_init(&vb->bypod, NULL);
+	for (i = 0; i < nc; i++) {
+		tg_k8s_claim(k, i, &pod, NULL);
+		if (!br_map_get(&vb->bypod, pod))
+			br_map_put(&vb->bypod, pod, (void *)(uintptr_t)(i + 1));
+	}
 	vb->claims = claims;
 }
 
@@ -384,6 +425,8 @@ br_volbind_res br_volbind_hold(br_volbind *vb, br_sched *s,
 		return BR_VOLBIND_BIND;
 	}
 	memset(&w, 0, sizeof(w));
+	br_map_init(&w.seen, NULL);
+	tg_buf_init(&w.names, VB_NAMES_BYTES);
 	gang_claims(vb, k, t, d, now_ms, &w);
 	if (w.n) {
 		stamp(vb, s, gang, &w, now_ms);
@@ -406,5 +449,7 @@ br_volbind_res br_volbind_hold(br_volbind *vb, br_sched *s,
 	free(w.rclaim);
 	free(w.rnode);
 	free(w.rrv);
+	br_map_free(&w.seen);
+	tg_buf_free(&w.names);
 	return res;
 }

@@ -81,13 +81,15 @@ typedef enum br_volbind_res {
 } br_volbind_res;
 
 /*
- * A cycle's holds begin (\p claims: the PersistentVolumeClaim cache,
+ * A cycle's holds begin (\p k: the cycle's model, whose listed claims
+ * are indexed by pod once; \p claims: the PersistentVolumeClaim cache,
  * whose resourceVersions the PATCHes are sent on): a claim is
  * stamped with one node a cycle, across gangs (two gangs can share a
  * claim: the later one is held without stamping, and decided next cycle
  * on the node the claim then names).
  */
-void br_volbind_cycle(br_volbind *vb, const br_store *claims);
+void br_volbind_cycle(br_volbind *vb, const tg_k8s *k,
+		      const br_store *claims);
 
 /*
  * The node this daemon stamped on claim \p o (a PersistentVolumeClaim of

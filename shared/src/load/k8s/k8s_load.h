@@ -288,6 +288,11 @@ typedef struct bctx {
 	const kpod **pend;	/* pending pods of ours, in pod order */
 	size_t npend;
 	bool pend_built;
+	/* the first Available PersistentVolume of each class (k8s_volume.c:
+	 * available_pv), by the class's id in avcls */
+	tgi_strtab avcls;
+	const kobj **avpv;
+	bool avpv_built;
 	tgi_strtab lblkeys;	/* "key\x1fvalue" of bound pods' labels */
 	struct lblent {
 		uint32_t *pods;	/* indices into bound, ascending */

@@ -286,9 +286,11 @@ static tg_err record_claim(bctx *b, const kpod *p, const kobj *c,
 	char name[600];
 
 	snprintf(name, sizeof(name), "%s/%s", c->ns, c->name);
-	for (i = 0; i < k->nclaims; i++)
-		if (strcmp(k->claims[i].pod, p->id) == 0 &&
-		    strcmp(k->claims[i].claim, name) == 0)
+	/* a pod's claims are listed together (its volumes in turn): a
+	 * claim named twice is found among the last ones */
+	for (i = k->nclaims; i > 0 && strcmp(k->claims[i - 1].pod, p->id) == 0;
+	     i--)
+		if (strcmp(k->claims[i - 1].claim, name) == 0)
 			return TG_OK;
 	if (k->nclaims == K8S_MAX_CLAIMS)
 		return tgk_oerr(b, c, NULL, TG_ELIMIT, "more than "
@@ -311,27 +313,54 @@ static tg_err record_claim(bctx *b, const kpod *p, const kobj *c,
 	return TG_OK;
 }
 
+/* Whether PersistentVolume \p v is Available (no claimRef, not deleted). */
+static bool pv_available(const kobj *v)
+{
+	const cJSON *ref = tgk_jget(tgk_jget(v->j, "spec"), "claimRef");
+
+	return (!ref || cJSON_IsNull(ref)) &&
+	       !tgk_jget(tgk_jget(v->j, "metadata"), "deletionTimestamp");
+}
+
+/* b->avpv: the first Available PersistentVolume of each class, once a
+ * build (a claim does not scan every PersistentVolume). */
+static tg_err index_available(bctx *b)
+{
+	size_t i, n = b->first[C_PV + 1] - b->first[C_PV];
+	uint32_t id;
+
+	tgi_strtab_init(&b->avcls);
+	b->avpv_built = true;
+	b->avpv = tgi_calloc(n + 2, sizeof(*b->avpv));
+	if (!b->avpv)
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	for (i = b->first[C_PV]; i < b->first[C_PV + 1]; i++) {
+		const kobj *v = b->idx[i];
+		const char *vc = tgk_jstr(tgk_jget(v->j, "spec"),
+					  "storageClassName");
+
+		if (!vc || !pv_available(v))
+			continue;
+		if (tgi_strtab_intern(&b->avcls, vc, &id))
+			return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+		if (id < n + 2 && !b->avpv[id])
+			b->avpv[id] = v;
+	}
+	return TG_OK;
+}
+
 /*
  * An Available PersistentVolume of class \p cls (no claimRef): one
  * kube-scheduler's findMatchingVolumes could choose for an unbound claim
- * before provisioning one.  NULL when there is none.
+ * before provisioning one, into *pv (NULL when there is none).
  */
-static const kobj *available_pv(const bctx *b, const char *cls)
+static tg_err available_pv(bctx *b, const char *cls, const kobj **pv)
 {
-	size_t i;
+	tg_err err = b->avpv_built ? TG_OK : index_available(b);
+	uint32_t id = err ? 0 : tgi_strtab_find(&b->avcls, cls);
 
-	for (i = b->first[C_PV]; i < b->first[C_PV + 1]; i++) {
-		const kobj *v = b->idx[i];
-		const cJSON *spec = tgk_jget(v->j, "spec");
-		const char *vc = tgk_jstr(spec, "storageClassName");
-		const cJSON *ref = tgk_jget(spec, "claimRef");
-
-		if (vc && strcmp(vc, cls) == 0 &&
-		    (!ref || cJSON_IsNull(ref)) &&
-		    !tgk_jget(tgk_jget(v->j, "metadata"), "deletionTimestamp"))
-			return v;
-	}
-	return NULL;
+	*pv = id ? b->avpv[id] : NULL;
+	return err;
 }
 
 /* Unbound claim \p c refused: \p why, \p cls. */
@@ -401,8 +430,7 @@ static tg_err claim_unbound(bctx *b, kpod *p, const char *path,
 			err = add_vsel(b, p, c, terms, "metadata.annotations["
 				       ANN_SELECTED_NODE "]", path);
 	} else {
-		pv = available_pv(b, cls);
-		err = TG_OK;
+		err = available_pv(b, cls, &pv);
 	}
 	if (!node && pv)
 		return tgk_oerr(b, o, NULL, TG_EINVAL, "%s: "
