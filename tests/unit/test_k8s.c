@@ -1764,7 +1764,25 @@ static const char wffc_text[] =
 	/* the class named by the beta annotation wins over the spec's */
 	WPVC("c-beta", "imm", ", annotations: {volume.beta.kubernetes.io/"
 	     "storage-class: zb}")
-	POD("beta", "", CPU("1") VOL("c-beta"));
+	POD("beta", "", CPU("1") VOL("c-beta"))
+	/* three claims of a class with three terms, two claims selected to
+	 * one node: each class's topology, each node, ANDed once (3 x 3 x 3
+	 * = 27 terms is over TG_MAX_TERMS) */
+	SC("z3", "csi.example.com", "WaitForFirstConsumer",
+	   "allowedTopologies: [{matchLabelExpressions: [{key: "
+	   "topology.kubernetes.io/zone, values: [a]}]}, "
+	   "{matchLabelExpressions: [{key: kubernetes.io/hostname, values: "
+	   "[n3]}]}, {matchLabelExpressions: [{key: "
+	   "topology.kubernetes.io/zone, values: [c]}]}]\n")
+	WPVC("c-m1", "z3", "") WPVC("c-m2", "z3", "") WPVC("c-m3", "z3", "")
+	POD("multi", "", CPU("1") ", volumes: [{name: a, persistentVolumeClaim"
+	    ": {claimName: c-m1}}, {name: b, persistentVolumeClaim: "
+	    "{claimName: c-m2}}, {name: c, persistentVolumeClaim: {claimName: "
+	    "c-m3}}]")
+	WPVC("c-s1", "any", SEL("n1")) WPVC("c-s2", "any", SEL("n1"))
+	POD("msel", "", CPU("1") ", volumes: [{name: a, persistentVolumeClaim"
+	    ": {claimName: c-s1}}, {name: b, persistentVolumeClaim: "
+	    "{claimName: c-s2}}]");
 #undef SC
 #undef WPVC
 #undef SEL
@@ -1832,8 +1850,20 @@ static void test_wffc(void)
 	like(failed_msg(&l, "default/sellocal"), "StorageClass local has no "
 	     "provisioner", "a selected node on a class without a "
 	     "provisioner: refused");
+	g = gang(&l, "default/multi");
+	ok(g && g->ps[0]->nterms == 3, "three claims of a 3-term class: its "
+	   "3 terms once (%u)", g ? g->ps[0]->nterms : 0);
+	g = gang(&l, "default/msel");
+	ok(g && g->ps[0]->nterms == 1, "two claims selected to n1: one term "
+	   "(%u)", g ? g->ps[0]->nterms : 0);
+	if (g)
+		is_str(place(l.t, g, NULL, 0), "placed node/n1 n1",
+		       "... placed on n1");
 	is_str(claims_str(&l), "default/beta default/c-beta -;"
 	       "default/dyn default/c-zb -;default/free default/c-any -;"
+	       "default/msel default/c-s1 n1;default/msel default/c-s2 n1;"
+	       "default/multi default/c-m1 -;default/multi default/c-m2 -;"
+	       "default/multi default/c-m3 -;"
 	       "default/nowhere default/c-zc -;default/sel default/c-sel n2;"
 	       "default/selzb default/c-selzb n1",
 	       "the claims to provision are listed, with the selected node "

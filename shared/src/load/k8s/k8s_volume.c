@@ -115,15 +115,18 @@ static bool owned_by(const kobj *c, const kobj *pod)
 }
 
 /*
- * Adds node selector \p terms (at \p path in \p o) to \p p's, once
- * (a volume named twice adds nothing).
+ * Adds node selector \p terms (at \p path in \p o) to \p p's, once:
+ * a volume named twice adds nothing, nor do equal terms (several claims
+ * of one class add its allowedTopologies once, several claims selected
+ * to one node that node once: ANDed, they would only multiply terms).
  */
 static tg_err add_vsel(bctx *b, kpod *p, const kobj *o, const cJSON *terms,
 		       const char *path, const char *vpath)
 {
 	unsigned k;
 
-	for (k = 0; k < p->nvsels && p->vsels[k].terms != terms; k++)
+	for (k = 0; k < p->nvsels && p->vsels[k].terms != terms &&
+		    !cJSON_Compare(p->vsels[k].terms, terms, true); k++)
 		;
 	if (k < p->nvsels)
 		return TG_OK;
