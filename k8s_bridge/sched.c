@@ -287,9 +287,8 @@ static bool streq0(const char *a, const char *b)
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-/* "ns/name" into its parts (bounded). */
-static void split_key(const char *key, char *ns, size_t nn, char *name,
-		      size_t n)
+void br_split_key(const char *key, char *ns, size_t nn, char *name,
+		  size_t n)
 {
 	const char *slash = strchr(key, '/');
 
@@ -2033,6 +2032,7 @@ static void hold_release(br_sched *s, bool all, int64_t now,
 			br_map_put(&gangs, a->gang, (void *)1);
 			br_log(BR_LOG_INFO, HOLD_OVER, "gang", a->gang,
 			       "why", why, NULL);
+			br_volbind_ended(s->vb, a->gang);
 		}
 	}
 	br_map_free(&gangs);
@@ -2070,6 +2070,10 @@ static bindjob *bind_jobs(cyc *c, size_t *njobs)
 
 			hold_members(c, p);
 			p->vol_held = true;
+			/* decided again at the next poll, whatever made it
+			 * wait before (an unschedulable attempt) */
+			p->gs->need_event = false;
+			p->gs->next_ms = 0;
 			if (!s->next_due_ms || at < s->next_due_ms)
 				s->next_due_ms = at;
 			continue;
@@ -2105,7 +2109,7 @@ static bindjob *bind_jobs(cyc *c, size_t *njobs)
 			memset(j, 0, sizeof(*j));
 			j->p = p;
 			j->pl = pl;
-			split_key(pl->pod, j->ns, sizeof(j->ns), j->name,
+			br_split_key(pl->pod, j->ns, sizeof(j->ns), j->name,
 				  sizeof(j->name));
 			j->uid = br_xstrdup(o ? o->uid : "");
 			j->node = tg_topology_node_name(c->t, pl->node);
@@ -2277,7 +2281,7 @@ static void clear_nomination(reqvec *noms, const char *pod)
 {
 	char ns[254], name[254];
 
-	split_key(pod, ns, sizeof(ns), name, sizeof(name));
+	br_split_key(pod, ns, sizeof(ns), name, sizeof(name));
 	rv_push(noms, br_sched_status_req(ns, name, "Unschedulable", NULL,
 					  ""));
 }
@@ -2341,7 +2345,7 @@ static void plan_victims(cyc *c, plan *p, int64_t now, vwrites *w,
 			br_map_put(&s->victims, vi->pod, vs);
 		}
 		vs->next_ms = now + VICTIM_RETRY_MS;
-		split_key(vi->pod, ns, sizeof(ns), name, sizeof(name));
+		br_split_key(vi->pod, ns, sizeof(ns), name, sizeof(name));
 		if (!o->disruption && !vs->marked) {
 			sv_push(&w->mkeys, vi->pod);
 			rv_push(&w->marks, disruption_req(s, ns, name, gang));
@@ -2373,7 +2377,7 @@ static void plan_nominations(cyc *c, plan *p, reqvec *noms)
 		if (!o || (o->nominated && strcmp(o->nominated, node) == 0 &&
 			   o->cond_msg && strcmp(o->cond_msg, msg) == 0))
 			continue;
-		split_key(pl->pod, ns, sizeof(ns), name, sizeof(name));
+		br_split_key(pl->pod, ns, sizeof(ns), name, sizeof(name));
 		rv_push(noms, br_sched_status_req(ns, name, "Unschedulable",
 						  msg, node));
 	}
@@ -2398,7 +2402,7 @@ static void eviction_results(br_sched *s, vwrites *w)
 			       "gang", w->egang[i], "mode",
 			       s->env.cfg->preempt_delete ? "delete" : "evict",
 			       NULL);
-			split_key(key, ns, sizeof(ns), name, sizeof(name));
+			br_split_key(key, ns, sizeof(ns), name, sizeof(name));
 			snprintf(note, sizeof(note), "Preempted by gang %.250s",
 				 w->egang[i]);
 			send_event(s, "Normal", "Preempted", "Preempting", note,
@@ -2495,7 +2499,7 @@ static void unsched_pod(br_sched *s, const char *pod, const char *reason,
 
 	if (!o)
 		return;
-	split_key(o->key, ns, sizeof(ns), name, sizeof(name));
+	br_split_key(o->key, ns, sizeof(ns), name, sizeof(name));
 	send_event(s, "Warning", "FailedScheduling", "Scheduling", msg, "Pod",
 		   ns, name, o->uid);
 	if (o->cond_msg && strcmp(o->cond_msg, msg) == 0 && !o->nominated)
@@ -2619,7 +2623,7 @@ static void do_repairs(cyc *c)
 
 			if (!o || o->deleting)
 				continue;
-			split_key(o->key, ns, sizeof(ns), name, sizeof(name));
+			br_split_key(o->key, ns, sizeof(ns), name, sizeof(name));
 			if (n == cap) {
 				cap = cap ? cap * 2 : 16;
 				reqs = br_xrealloc(reqs, cap * sizeof(*reqs));

@@ -26,6 +26,9 @@
 /* A gang's wait state is dropped when it was not held for this many
  * timeouts (the gang went: bound, deleted) */
 #define VB_FORGET_TIMEOUTS	2
+/* A PATCH failing for a while (transient errors) is logged at most this
+ * often (the others are counted: unlogged_before) */
+#define VB_WARN_MS		10000
 
 /* A claim this daemon stamped (the PATCH answered 2xx) */
 typedef struct vbstamp {
@@ -62,6 +65,8 @@ struct br_volbind {
 	br_map bypod;		/* pod key -> index + 1 of its first listed
 				 * claim (br_volbind_cycle) */
 	const br_store *claims;	/* the claim cache (br_volbind_cycle) */
+	int64_t warn_ms;	/* a failed PATCH last logged */
+	unsigned nwarn;		/* failed PATCHes not logged since */
 };
 
 br_volbind *br_volbind_create(void)
@@ -91,16 +96,6 @@ static bool same_node(const char *a, const char *b)
 	return a && b && strcmp(a, b) == 0;
 }
 
-/* "ns/name" into \p ns and \p name. */
-static void split(const char *key, char *ns, size_t nn, char *name,
-		  size_t n)
-{
-	const char *sl = strchr(key, '/');
-
-	snprintf(ns, nn, "%.*s", sl ? (int)(sl - key) : 0, key);
-	snprintf(name, n, "%s", sl ? sl + 1 : key);
-}
-
 /*
  * The merge PATCH of claim \p claim's selected-node annotation, on the
  * claim's resourceVersion \p rv (a conflict, 409, when the claim changed
@@ -110,17 +105,26 @@ static br_req *select_req(const char *claim, const char *node,
 			  const char *rv)
 {
 	cJSON *j = cJSON_CreateObject(), *ann, *md;
-	char ns[254], name[254];
+	char ns[254], name[254], *body, *path;
+	br_req *r;
 
-	split(claim, ns, sizeof(ns), name, sizeof(name));
+	br_split_key(claim, ns, sizeof(ns), name, sizeof(name));
 	md = cJSON_AddObjectToObject(j, "metadata");
 	ann = cJSON_AddObjectToObject(md, "annotations");
-	cJSON_AddStringToObject(md, "resourceVersion", rv);
-	cJSON_AddStringToObject(ann, BR_ANN_SELECTED_NODE, node);
-	return br_sched_json_req("PATCH", br_xasprintf("/api/v1/namespaces/"
-						   "%s/persistentvolumeclaims"
-						   "/%s", ns, name),
-				 "application/merge-patch+json", j);
+	body = md && ann &&
+	       cJSON_AddStringToObject(md, "resourceVersion", rv) &&
+	       cJSON_AddStringToObject(ann, BR_ANN_SELECTED_NODE, node) ?
+	       cJSON_PrintUnformatted(j) : NULL;
+	cJSON_Delete(j);
+	if (!body)
+		return NULL;	/* out of memory: nothing sent */
+	path = br_xasprintf("/api/v1/namespaces/%s/persistentvolumeclaims/%s",
+			    ns, name);
+	r = br_req_create("PATCH", path);
+	br_req_set_body(r, "application/merge-patch+json", body);
+	cJSON_free(body);
+	free(path);
+	return r;
 }
 
 /* The claims being waited on, and the PATCHes to send. */
@@ -140,6 +144,8 @@ typedef struct vbwait {
 				 * back without that node (the provisioner
 				 * removed it: it cannot provision there) */
 	char lost_node[254];
+	const char *fatal;	/* a claim whose PATCH failed for good */
+	char fatal_why[400];
 } vbwait;
 
 /*
@@ -193,10 +199,15 @@ static void one_claim(br_volbind *vb, const char *c, const char *node,
 	co = vb->claims ? br_store_get(vb->claims, c) : NULL;
 	if (!co)
 		return;		/* not cached (any more): next cycle */
+	w->reqs[w->nreqs] = select_req(c, want, co->rv);
+	if (!w->reqs[w->nreqs]) {
+		br_log(BR_LOG_ERROR, "out of memory building a claim's "
+		       "PATCH; retried next cycle", "claim", c, NULL);
+		return;
+	}
 	w->rclaim[w->nreqs] = c;
 	w->rnode[w->nreqs] = want;
-	w->rrv[w->nreqs] = co->rv;
-	w->reqs[w->nreqs++] = select_req(c, want, co->rv);
+	w->rrv[w->nreqs++] = co->rv;
 }
 
 /* The first of pod \p pod's listed claims (vb->bypod), or nc. */
@@ -242,12 +253,46 @@ static void gang_claims(br_volbind *vb, const tg_k8s *k,
 	}
 }
 
+/*
+ * PATCH \p i of \p w failed.  A status that no retry changes (a 4xx but
+ * a conflict, 409, or a rate limit, 429: forbidden, invalid, not found)
+ * ends the hold at once (w->fatal: reported); the others are retried
+ * next cycle, logged at most once every VB_WARN_MS.
+ */
+static void stamp_failed(br_volbind *vb, const char *gang, vbwait *w,
+			 size_t i, int64_t now_ms)
+{
+	const br_req *r = w->reqs[i];
+	char why[400], n[24];
+
+	br_req_reason(r, why, sizeof(why));
+	br_map_del(&vb->cycle, w->rclaim[i]);
+	if (r->done && !r->cancelled && r->status >= 400 &&
+	    r->status < 500 && r->status != 409 && r->status != 429) {
+		if (!w->fatal) {
+			w->fatal = w->rclaim[i];
+			snprintf(w->fatal_why, sizeof(w->fatal_why), "%s",
+				 why);
+		}
+		return;
+	}
+	if (vb->warn_ms && now_ms - vb->warn_ms < VB_WARN_MS) {
+		vb->nwarn++;
+		return;
+	}
+	snprintf(n, sizeof(n), "%u", vb->nwarn);
+	br_log(BR_LOG_WARN, "cannot set " BR_ANN_SELECTED_NODE " on a "
+	       "claim; retried next cycle", "gang", gang, "claim",
+	       w->rclaim[i], "error", why, "unlogged_before", n, NULL);
+	vb->warn_ms = now_ms;
+	vb->nwarn = 0;
+}
+
 /* Sends the PATCHes (none when the gang clashes with an earlier one on
  * a claim); logs each.  The claims stamped are this cycle's. */
 static void stamp(br_volbind *vb, br_sched *s, const char *gang,
 		  vbwait *w, int64_t now_ms)
 {
-	char why[400];
 	size_t i;
 
 	if (w->lost)
@@ -279,12 +324,9 @@ static void stamp(br_volbind *vb, br_sched *s, const char *gang,
 			       "binding waits for it to be bound", "gang",
 			       gang, "claim", w->rclaim[i], "node",
 			       w->rnode[i], NULL);
-		} else
-			br_log(BR_LOG_WARN, "cannot set "
-			       BR_ANN_SELECTED_NODE " on a claim; retried "
-			       "next cycle", "gang", gang, "claim",
-			       w->rclaim[i], "error",
-			       br_req_reason(r, why, sizeof(why)), NULL);
+		} else {
+			stamp_failed(vb, gang, w, i, now_ms);
+		}
 	}
 }
 
@@ -302,7 +344,7 @@ static void report(br_sched *s, const tg_decision *d, const br_store *pods,
 
 		if (!o)
 			continue;
-		split(pod, ns, sizeof(ns), name, sizeof(name));
+		br_split_key(pod, ns, sizeof(ns), name, sizeof(name));
 		br_sched_event(s, "Warning", "FailedScheduling", "Scheduling",
 			       msg, "Pod", ns, name, o->uid);
 		/* a preemptor's nomination goes with the hold */
@@ -354,7 +396,15 @@ static br_volbind_res held(br_sched *s, const tg_decision *d,
 	const char *gang = tg_decision_gang(d);
 	char *msg;
 
-	if (w->lost) {
+	if (w->fatal) {
+		msg = br_xasprintf("binding volumes: cannot set "
+				   BR_ANN_SELECTED_NODE " on claim %s: %s; "
+				   "the gang is retried", w->fatal,
+				   w->fatal_why);
+		br_log(BR_LOG_WARN, "cannot set " BR_ANN_SELECTED_NODE " on a "
+		       "claim (not retryable); the gang is retried", "gang",
+		       gang, "claim", w->fatal, "error", w->fatal_why, NULL);
+	} else if (w->lost) {
 		msg = br_xasprintf("binding volumes: claim %s no longer names "
 				   "node %s (" BR_ANN_SELECTED_NODE " removed "
 				   "or changed: its provisioner cannot "
@@ -380,6 +430,11 @@ static br_volbind_res held(br_sched *s, const tg_decision *d,
 	report(s, d, pods, msg);
 	free(msg);
 	return BR_VOLBIND_RELEASED;
+}
+
+void br_volbind_ended(br_volbind *vb, const char *gang)
+{
+	br_map_del(&vb->gangs, gang);
 }
 
 void br_volbind_cycle(br_volbind *vb, const tg_k8s *k,
@@ -433,9 +488,12 @@ br_volbind_res br_volbind_hold(br_volbind *vb, br_sched *s,
 		g = br_map_get(&vb->gangs, gang);
 		if (!g) {
 			g = br_xcalloc(1, sizeof(*g));
-			g->since_ms = now_ms;
 			br_map_put(&vb->gangs, gang, g);
 		}
+		/* a new hold (or one interrupted: br_volbind_ended()):
+		 * its wait starts now */
+		if (!g->seen_ms)
+			g->since_ms = now_ms;
 		g->seen_ms = now_ms;
 		res = held(s, d, pods, &w, now_ms - g->since_ms, timeout_s);
 		if (res == BR_VOLBIND_RELEASED)

@@ -92,6 +92,13 @@ void br_volbind_cycle(br_volbind *vb, const tg_k8s *k,
 		      const br_store *claims);
 
 /*
+ * Gang \p gang's hold ended without a report (the gang not placed again,
+ * its reservation given back): held again later, its timeout starts
+ * afresh.
+ */
+void br_volbind_ended(br_volbind *vb, const char *gang);
+
+/*
  * The node this daemon stamped on claim \p o (a PersistentVolumeClaim of
  * the cache) when the cached object is still the one the PATCH was sent
  * against (its resourceVersion): the watch has not shown the stamp yet,
