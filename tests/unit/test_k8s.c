@@ -1725,6 +1725,9 @@ static const char wffc_text[] =
 	     "kubernetes.io/hostname: n2", "cpu: \"8\"")
 	NODE("n3", "topology.kubernetes.io/zone: b, "
 	     "kubernetes.io/hostname: n3", "cpu: \"8\"")
+	/* a hostname label that is not the node's name */
+	NODE("n4", "topology.kubernetes.io/zone: d, "
+	     "kubernetes.io/hostname: n4-host", "cpu: \"8\"")
 	SC("zb", "csi.example.com", "WaitForFirstConsumer",
 	   "allowedTopologies: [{matchLabelExpressions: [{key: "
 	   "topology.kubernetes.io/zone, values: [b]}]}]\n")
@@ -1782,7 +1785,15 @@ static const char wffc_text[] =
 	WPVC("c-s1", "any", SEL("n1")) WPVC("c-s2", "any", SEL("n1"))
 	POD("msel", "", CPU("1") ", volumes: [{name: a, persistentVolumeClaim"
 	    ": {claimName: c-s1}}, {name: b, persistentVolumeClaim: "
-	    "{claimName: c-s2}}]");
+	    "{claimName: c-s2}}]")
+	/* a claim to provision, then a volume that fails the pod: the
+	 * refused pod's claim is not listed */
+	WPVC("c-n4", "any", SEL("n4"))
+	POD("seln4", "", CPU("1") VOL("c-n4"))
+	WPVC("c-half", "any", "")
+	POD("half", "", CPU("1") ", volumes: [{name: a, persistentVolumeClaim"
+	    ": {claimName: c-half}}, {name: b, persistentVolumeClaim: "
+	    "{claimName: c-nothere}}]");
 #undef SC
 #undef WPVC
 #undef SEL
@@ -1850,6 +1861,15 @@ static void test_wffc(void)
 	like(failed_msg(&l, "default/sellocal"), "StorageClass local has no "
 	     "provisioner", "a selected node on a class without a "
 	     "provisioner: refused");
+	g = gang(&l, "default/seln4");
+	if (g)
+		is_str(place(l.t, g, NULL, 0), "placed node/n4 n4",
+		       "a selected node is matched by name, not by its "
+		       "kubernetes.io/hostname label (n4-host)");
+	else
+		ok(0, "the seln4 gang is built");
+	like(failed_msg(&l, "default/half"), "c-nothere not found",
+	     "a pod whose second volume fails is refused");
 	g = gang(&l, "default/multi");
 	ok(g && g->ps[0]->nterms == 3, "three claims of a 3-term class: its "
 	   "3 terms once (%u)", g ? g->ps[0]->nterms : 0);
@@ -1865,6 +1885,7 @@ static void test_wffc(void)
 	       "default/multi default/c-m1 -;default/multi default/c-m2 -;"
 	       "default/multi default/c-m3 -;"
 	       "default/nowhere default/c-zc -;default/sel default/c-sel n2;"
+	       "default/seln4 default/c-n4 n4;"
 	       "default/selzb default/c-selzb n1",
 	       "the claims to provision are listed, with the selected node "
 	       "when there is one");

@@ -55,6 +55,11 @@
 
 /* Keys more than one file reads. */
 #define K_HOSTNAME	"kubernetes.io/hostname"
+/* A label the loader gives every node: its name (metadata.name), which
+ * the core's selectors read as any label (a claim's selected node,
+ * k8s_volume.c).  The ':' makes it no valid Kubernetes label key: no
+ * node of the snapshot can carry or spoof it. */
+#define K_NODE_NAME	"topogang.io/node:name"
 #define L_LWS_NAME	"leaderworkerset.sigs.k8s.io/name"
 
 /* API groups of the kinds that are not gang dialects' group objects. */

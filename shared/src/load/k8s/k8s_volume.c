@@ -172,9 +172,13 @@ static bool add_in(cJSON *exprs, const char *key, const cJSON *values)
 		cJSON_Delete(v);
 		return false;
 	}
-	return cJSON_AddStringToObject(e, "key", key) &&
-	       cJSON_AddStringToObject(e, "operator", "In") &&
-	       cJSON_AddItemToObject(e, "values", v);
+	if (!cJSON_AddStringToObject(e, "key", key) ||
+	    !cJSON_AddStringToObject(e, "operator", "In") ||
+	    !cJSON_AddItemToObject(e, "values", v)) {
+		cJSON_Delete(v);	/* not attached: ours */
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -240,26 +244,23 @@ oom:
 
 /*
  * The node \p node (a claim's selected node) as node selector terms into
- * *out: kubernetes.io/hostname In [its label], the Node read from the
- * snapshot (the core selects nodes by label, not by name).
+ * *out: its name (kube-scheduler compares node.Name), as the label
+ * K_NODE_NAME the loader gives every node; the Node must be in the
+ * snapshot.
  */
 static tg_err node_terms(bctx *b, kpod *p, const kobj *c, const char *node,
 			 cJSON **out)
 {
 	const kobj *n = tgk_find_obj(b, C_NODE, "Node", "", "", node);
-	const char *host = n ? tgk_jstr(tgk_jget(tgk_jget(n->j, "metadata"),
-						 "labels"), K_HOSTNAME) : NULL;
 	cJSON *terms, *term, *exprs, *vals;
 	tg_err err;
 
 	*out = NULL;
-	if (!host)
+	if (!n)
 		return tgk_oerr(b, c, NULL, TG_EINVAL, "metadata.annotations"
-				"[" ANN_SELECTED_NODE "]: node %.100s %s; the "
-				"pod waits for it (or for the provisioner to "
-				"remove the annotation)", node, n ?
-				"has no " K_HOSTNAME " label" :
-				"is not in the snapshot");
+				"[" ANN_SELECTED_NODE "]: node %.100s is not in "
+				"the snapshot; the pod waits for it (or for the "
+				"provisioner to remove the annotation)", node);
 	terms = cJSON_CreateArray();
 	err = own_terms(b, p, terms);
 	if (err)
@@ -269,8 +270,8 @@ static tg_err node_terms(bctx *b, kpod *p, const kobj *c, const char *node,
 		cJSON_AddArrayToObject(term, "matchExpressions") : NULL;
 	vals = cJSON_CreateArray();
 	if (!exprs || !vals || !cJSON_AddItemToArray(vals,
-			cJSON_CreateString(host)) ||
-	    !add_in(exprs, K_HOSTNAME, vals)) {
+			cJSON_CreateString(node)) ||
+	    !add_in(exprs, K_NODE_NAME, vals)) {
 		cJSON_Delete(vals);
 		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 	}
@@ -531,6 +532,19 @@ static tg_err claim_sel(bctx *b, kpod *p, const char *path,
 			"spec.nodeAffinity.required.nodeSelectorTerms", path);
 }
 
+/* The listed claims from \p first on go. */
+static void drop_claims(tg_k8s *k, size_t first)
+{
+	size_t i;
+
+	for (i = first; i < k->nclaims; i++) {
+		tgi_free(k->claims[i].pod);
+		tgi_free(k->claims[i].claim);
+		tgi_free(k->claims[i].node);
+	}
+	k->nclaims = first;
+}
+
 /* The claim volume \p v names (NULL: none), into \p buf when ephemeral. */
 static tg_err volume_claim(bctx *b, const kpod *p, const cJSON *v,
 			   const char *path, char *buf, size_t n,
@@ -581,6 +595,7 @@ tg_err tgk_pod_volumes(bctx *b, kpod *p)
 	char path[64], buf[2 * TG_MAX_NAME + 2];
 	const char *claim;
 	unsigned i = 0;
+	size_t first;
 	bool eph;
 	tg_err err;
 
@@ -594,27 +609,25 @@ tg_err tgk_pod_volumes(bctx *b, kpod *p)
 	err = tgk_field(b, o, p->spec, "spec", "volumes", T_ARR, &vols);
 	if (err)
 		return err;
+	first = b->k->nclaims;
 	cJSON_ArrayForEach(v, vols) {
 		tgk_pidx(path, sizeof(path), "spec.volumes", i++);
 		err = volume_claim(b, p, v, path, buf, sizeof(buf), &claim,
 				   &eph);
 		if (!err && claim)
 			err = claim_sel(b, p, path, claim, eph);
-		if (err)
+		if (err) {
+			/* the pod is refused: its claims are not listed */
+			drop_claims(b->k, first);
 			return err;
+		}
 	}
 	return TG_OK;
 }
 
 void tgk_free_claims(tg_k8s *k)
 {
-	size_t i;
-
-	for (i = 0; i < k->nclaims; i++) {
-		tgi_free(k->claims[i].pod);
-		tgi_free(k->claims[i].claim);
-		tgi_free(k->claims[i].node);
-	}
+	drop_claims(k, 0);
 	tgi_free(k->claims);
 	k->claims = NULL;
 	k->nclaims = k->capclaims = 0;
