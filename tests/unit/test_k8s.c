@@ -1715,6 +1715,8 @@ static void test_volumes(void)
 	name ", namespace: default" ann "}\nspec: {storageClassName: " cls \
 	", accessModes: [ReadWriteOnce], resources: {requests: {storage: " \
 	"1Gi}}}\n"
+#define T1(z) "{matchLabelExpressions: [{key: topology.kubernetes.io/zone, " \
+	"values: [" z "]}]}"
 #define SEL(n) ", annotations: {volume.kubernetes.io/selected-node: " n "}"
 #define VOL(c) ", volumes: [{name: v, persistentVolumeClaim: {claimName: " \
 	c "}}]"
@@ -1728,6 +1730,8 @@ static const char wffc_text[] =
 	/* a hostname label that is not the node's name */
 	NODE("n4", "topology.kubernetes.io/zone: d, "
 	     "kubernetes.io/hostname: n4-host", "cpu: \"8\"")
+	/* no hostname label at all */
+	NODE("n5", "topology.kubernetes.io/zone: e", "cpu: \"8\"")
 	SC("zb", "csi.example.com", "WaitForFirstConsumer",
 	   "allowedTopologies: [{matchLabelExpressions: [{key: "
 	   "topology.kubernetes.io/zone, values: [b]}]}]\n")
@@ -1782,6 +1786,18 @@ static const char wffc_text[] =
 	    ": {claimName: c-m1}}, {name: b, persistentVolumeClaim: "
 	    "{claimName: c-m2}}, {name: c, persistentVolumeClaim: {claimName: "
 	    "c-m3}}]")
+	/* two classes of 4 and 5 terms: 20 > TG_MAX_TERMS (16), the warning
+	 * names the class where the product crossed it */
+	SC("t4", "csi.example.com", "WaitForFirstConsumer",
+	   "allowedTopologies: [" T1("a") ", " T1("b") ", " T1("c") ", "
+	   T1("d") "]\n")
+	SC("t5", "csi.example.com", "WaitForFirstConsumer",
+	   "allowedTopologies: [" T1("a") ", " T1("b") ", " T1("c") ", "
+	   T1("d") ", " T1("e") "]\n")
+	WPVC("c-t4", "t4", "") WPVC("c-t5", "t5", "")
+	POD("many", "", CPU("1") ", volumes: [{name: a, persistentVolumeClaim"
+	    ": {claimName: c-t4}}, {name: b, persistentVolumeClaim: "
+	    "{claimName: c-t5}}]")
 	WPVC("c-s1", "any", SEL("n1")) WPVC("c-s2", "any", SEL("n1"))
 	POD("msel", "", CPU("1") ", volumes: [{name: a, persistentVolumeClaim"
 	    ": {claimName: c-s1}}, {name: b, persistentVolumeClaim: "
@@ -1790,12 +1806,15 @@ static const char wffc_text[] =
 	 * refused pod's claim is not listed */
 	WPVC("c-n4", "any", SEL("n4"))
 	POD("seln4", "", CPU("1") VOL("c-n4"))
+	WPVC("c-n5", "any", SEL("n5"))
+	POD("seln5", "", CPU("1") VOL("c-n5"))
 	WPVC("c-half", "any", "")
 	POD("half", "", CPU("1") ", volumes: [{name: a, persistentVolumeClaim"
 	    ": {claimName: c-half}}, {name: b, persistentVolumeClaim: "
 	    "{claimName: c-nothere}}]");
 #undef SC
 #undef WPVC
+#undef T1
 #undef SEL
 #undef VOL
 
@@ -1868,6 +1887,17 @@ static void test_wffc(void)
 		       "kubernetes.io/hostname label (n4-host)");
 	else
 		ok(0, "the seln4 gang is built");
+	g = gang(&l, "default/seln5");
+	if (g)
+		is_str(place(l.t, g, NULL, 0), "placed node/n5 n5",
+		       "a selected node without a kubernetes.io/hostname "
+		       "label: matched by name");
+	else
+		ok(0, "the seln5 gang is built (%s)",
+		   failed_msg(&l, "default/seln5"));
+	has_warning(&l, "gang default/many: node affinity terms of the pod "
+		    "and its volumes multiplied past TG_MAX_TERMS (16) at "
+		    "StorageClass t5");
 	like(failed_msg(&l, "default/half"), "c-nothere not found",
 	     "a pod whose second volume fails is refused");
 	g = gang(&l, "default/multi");
@@ -1881,11 +1911,12 @@ static void test_wffc(void)
 		       "... placed on n1");
 	is_str(claims_str(&l), "default/beta default/c-beta -;"
 	       "default/dyn default/c-zb -;default/free default/c-any -;"
+	       "default/many default/c-t4 -;default/many default/c-t5 -;"
 	       "default/msel default/c-s1 n1;default/msel default/c-s2 n1;"
 	       "default/multi default/c-m1 -;default/multi default/c-m2 -;"
 	       "default/multi default/c-m3 -;"
 	       "default/nowhere default/c-zc -;default/sel default/c-sel n2;"
-	       "default/seln4 default/c-n4 n4;"
+	       "default/seln4 default/c-n4 n4;default/seln5 default/c-n5 n5;"
 	       "default/selzb default/c-selzb n1",
 	       "the claims to provision are listed, with the selected node "
 	       "when there is one");
