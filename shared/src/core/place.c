@@ -2002,10 +2002,355 @@ static bool spread_at(const req *q, unsigned level)
 }
 
 /*
- * Places \p k members inside unit \p u at \p level: as few children as
- * can hold them, and among those sets the one that keeps the largest
- * free children whole (fill_choose()); each chosen child is filled the
- * same way in turn.  With spread at the children's level, members go
+ * ---- the exact fill: fewest domains at every layer ----
+ *
+ * A fill of k members inside a domain is judged by its span, the vector
+ * (children used, domains used one layer lower, ..., nodes used),
+ * compared lexicographically: the fewest children first (as
+ * fill_choose()), then the fewest domains at each lower layer in turn,
+ * then the fewest nodes.  The fewest grandchildren depend on WHICH
+ * children are used and how many members each takes (6 members over
+ * spines of 5 free nodes on leaves of 1 and 4, 2 on one leaf and 1:
+ * 4 + 2 spans two leaves, 5 + 1 three), so the choice is a knapsack
+ * over member counts: a unit's profile P[j] is the least span of j
+ * members inside it, and a domain's profile is the min-plus sum of its
+ * children's (spans add up over disjoint children, and the
+ * lexicographic order is kept by addition, so the least span of a
+ * split is the sum of the children's least spans: the result is exact).
+ * A lowest switch's profile is the greedy prefix of its nodes, most
+ * slots first (exact for one layer).
+ *
+ * The work is about (k + 1) x (sum over the children of min(k, their
+ * slots) + 1) per layer below the domain, counted in slice steps; over
+ * FILL_EXACT_CELLS the fill of that domain falls back to fill_choose()
+ * (fewest children, the largest whole, every chosen child filled but
+ * the last: not always the fewest domains below), and the children's
+ * fills are tried exactly again at their own size.
+ */
+#define FILL_EXACT_CELLS	(1u << 16)
+#define SPAN_INF		INT32_MAX
+
+static int span_cmp(const int32_t *a, const int32_t *b, unsigned d)
+{
+	unsigned x;
+
+	for (x = 0; x < d; x++)
+		if (a[x] != b[x])
+			return a[x] < b[x] ? -1 : 1;
+	return 0;
+}
+
+static unsigned slice_step(const req *q, unsigned level)
+{
+	return q->slice[level] > 1 ? q->slice[level] : 1;
+}
+
+/*
+ * One 0/1 knapsack step: folds a child with profile \p c (spans of
+ * length d - 1, up to jc members in steps of g) into \p p (spans of
+ * length d over 0..j members, in place, the largest j first).
+ */
+static void span_fold(int32_t *p, uint32_t j, unsigned d, const int32_t *c,
+		      uint32_t jc, unsigned g)
+{
+	int32_t cand[TG_MAX_LAYERS + 2];
+	uint32_t a, b;
+	unsigned x;
+
+	for (a = j; a >= g; a--)
+		for (b = g; b <= jc && b <= a; b += g) {
+			const int32_t *r = p + (size_t)(a - b) * d;
+			const int32_t *e = c + (size_t)b * (d - 1);
+
+			if (r[0] == SPAN_INF || e[0] == SPAN_INF)
+				continue;
+			cand[0] = r[0] + 1;
+			for (x = 1; x < d; x++)
+				cand[x] = r[x] + e[x - 1];
+			if (p[(size_t)a * d] == SPAN_INF ||
+			    span_cmp(cand, p + (size_t)a * d, d) < 0)
+				memcpy(p + (size_t)a * d, cand,
+				       d * sizeof(int32_t));
+		}
+}
+
+static void span_empty(int32_t *p, uint32_t j, unsigned d)
+{
+	uint32_t a;
+
+	memset(p, 0, d * sizeof(int32_t));
+	for (a = 1; a <= j; a++)
+		p[(size_t)a * d] = SPAN_INF;
+}
+
+/*
+ * The profile of domain \p v at layer \p lv for 0..j members into
+ * \p p ((j + 1) x (nlayers - lv) spans).
+ */
+static tg_err span_profile(const tg_topology *t, const req *q,
+			   const scratch *s, unsigned lv, uint32_t v,
+			   uint32_t j, int32_t *p)
+{
+	unsigned d = t->nlayers - lv, g;
+	uint32_t lo, hi, c, n = 0, jc;
+	int32_t *cp;
+	tg_err err = TG_OK;
+
+	children(t, lv, v, &lo, &hi);
+	if (lv == t->nlayers - 1) {
+		/* nodes: the greedy prefix, most slots first */
+		int64_t *sl = tgi_malloc((hi - lo + 1) * sizeof(int64_t));
+		int64_t sum = 0, tmp;
+		uint32_t a, m = 0;
+
+		if (!sl)
+			return TG_ENOMEM;
+		for (c = lo; c < hi; c++)
+			if (s->nslots[c] > 0)
+				sl[n++] = s->nslots[c];
+		for (a = 1; a < n; a++)	/* insertion sort, most first */
+			for (c = a; c > 0 && sl[c - 1] < sl[c]; c--) {
+				tmp = sl[c];
+				sl[c] = sl[c - 1];
+				sl[c - 1] = tmp;
+			}
+		g = slice_step(q, t->nlayers);
+		p[0] = 0;
+		for (a = 1; a <= j; a++) {
+			while (sum < a && m < n)
+				sum += sl[m++];
+			p[a] = sum >= a && a % g == 0 ? (int32_t)m : SPAN_INF;
+		}
+		tgi_free(sl);
+		return TG_OK;
+	}
+	g = slice_step(q, lv + 1);
+	span_empty(p, j, d);
+	cp = tgi_malloc(((size_t)j + 1) * (d - 1) * sizeof(int32_t));
+	if (!cp)
+		return TG_ENOMEM;
+	for (c = lo; c < hi && !err; c++) {
+		if (s->dslots[c] <= 0)
+			continue;
+		jc = (uint32_t)TG_MIN((int64_t)j, s->dslots[c]);
+		err = span_profile(t, q, s, lv + 1, c, jc, cp);
+		if (!err)
+			span_fold(p, j, d, cp, jc, g);
+	}
+	tgi_free(cp);
+	return err;
+}
+
+/* Suffix tables: sfx + i * (k + 1) * d holds the least spans of the
+ * units ord[i .. n) for 0..k members. */
+static void span_suffix(int32_t *sfx, uint32_t k, unsigned d,
+			const int32_t *prof, const size_t *off,
+			const uint32_t *jc, const uint32_t *ord, uint32_t n,
+			unsigned g)
+{
+	size_t row = ((size_t)k + 1) * d;
+	uint32_t i;
+
+	span_empty(sfx + (size_t)n * row, k, d);
+	for (i = n; i-- > 0;) {
+		memcpy(sfx + (size_t)i * row, sfx + (size_t)(i + 1) * row,
+		       row * sizeof(int32_t));
+		span_fold(sfx + (size_t)i * row, k, d, prof + off[ord[i]],
+			  jc[ord[i]], g);
+	}
+}
+
+/*
+ * The most members (up to \p rem, in steps of g) unit ord[i] can take
+ * with the units after it still reaching the least span
+ * sfx[i][rem]; 0 when skipping it reaches it too and \p skip allows.
+ */
+static uint32_t span_take(const int32_t *sfx, uint32_t k, unsigned d,
+			  const int32_t *prof, const size_t *off,
+			  const uint32_t *jc, const uint32_t *ord, uint32_t i,
+			  uint32_t rem, unsigned g, bool skip)
+{
+	size_t row = ((size_t)k + 1) * d;
+	const int32_t *want = sfx + (size_t)i * row + (size_t)rem * d;
+	const int32_t *nx = sfx + (size_t)(i + 1) * row;
+	const int32_t *e = prof + off[ord[i]];
+	int32_t cand[TG_MAX_LAYERS + 2];
+	uint32_t b;
+	unsigned x;
+
+	if (skip && span_cmp(nx + (size_t)rem * d, want, d) == 0)
+		return 0;
+	for (b = TG_MIN(jc[ord[i]], rem); b >= g; b--) {
+		const int32_t *r = nx + (size_t)(rem - b) * d;
+
+		if (b % g || r[0] == SPAN_INF ||
+		    e[(size_t)b * (d - 1)] == SPAN_INF)
+			continue;
+		cand[0] = r[0] + 1;
+		for (x = 1; x < d; x++)
+			cand[x] = r[x] + e[(size_t)b * (d - 1) + x - 1];
+		if (span_cmp(cand, want, d) == 0)
+			return b;
+	}
+	return 0;
+}
+
+/*
+ * The exact fill's choice (see above) of the children of a fill of
+ * \p k members among the \p n units in \p idx (domains at level \p cl,
+ * path order in): moves the chosen ones to the front of \p idx in fill
+ * order (most slots first, then path order), their members to
+ * \p amt, and returns how many; TG_NONE when the work would pass
+ * FILL_EXACT_CELLS or the children cannot hold k (the caller then
+ * uses fill_choose()).  Ties between spans: the children are walked
+ * most slots first, the later path first among equal slots (as
+ * fill_choose()), and a child is left untouched whenever the children
+ * after it still reach the least span (the largest free children stay
+ * whole); the chosen ones are then walked in fill order, each taking
+ * the most members that still reach it (every one but the last filled
+ * whole where the span allows).
+ */
+static uint32_t fill_exact(const tg_topology *t, const req *q,
+			   const scratch *s, unsigned cl, uint32_t *idx,
+			   uint32_t n, int64_t k, int64_t *amt, tg_err *err)
+{
+	unsigned d = t->nlayers - cl + 1, g = slice_step(q, cl);
+	uint32_t i, m = 0, used = 0, rem, *jc = NULL, *ord = NULL;
+	uint64_t cells = 0, sum = 0;
+	size_t *off = NULL, tot = 0;
+	int32_t *prof = NULL, *sfx = NULL;
+	uint32_t ret = TG_NONE;
+
+	*err = TG_OK;
+	if (k <= 0 || k > FILL_EXACT_CELLS || k % g)
+		return TG_NONE;
+	for (i = 0; i < n; i++)
+		if (s->dslots[idx[i]] > 0) {
+			idx[m++] = idx[i];	/* path order kept */
+			cells += (uint64_t)TG_MIN(k, s->dslots[idx[i]]) / g + 1;
+			sum += (uint64_t)s->dslots[idx[i]];
+		}
+	cells *= ((uint64_t)k / g + 1) * (t->nlayers - cl);
+	if (sum < (uint64_t)k || cells > FILL_EXACT_CELLS)
+		return TG_NONE;
+	n = m;
+	sort_units(t, s, cl, idx, n, desc_cmp);
+	runs_reverse(t, s, cl, idx, n);		/* walk order */
+	jc = tgi_malloc((n + 1) * sizeof(uint32_t));
+	ord = tgi_malloc((n + 1) * sizeof(uint32_t));
+	off = tgi_malloc((n + 1) * sizeof(size_t));
+	if (!jc || !ord || !off)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		jc[i] = (uint32_t)TG_MIN(k, s->dslots[idx[i]]);
+		off[i] = tot;
+		tot += ((size_t)jc[i] + 1) * (d - 1);
+		ord[i] = i;
+	}
+	prof = tgi_malloc((tot + 1) * sizeof(int32_t));
+	sfx = tgi_malloc(((size_t)n + 1) * ((size_t)k + 1) * d *
+			 sizeof(int32_t));
+	if (!prof || !sfx)
+		goto fail;
+	for (i = 0; i < n && !*err; i++)
+		*err = span_profile(t, q, s, cl, idx[i], jc[i], prof + off[i]);
+	if (*err)
+		goto out;
+	span_suffix(sfx, (uint32_t)k, d, prof, off, jc, ord, n, g);
+	if (sfx[(size_t)k * d] == SPAN_INF)
+		goto out;			/* slices: none reaches k */
+	/* which children: the largest left whole where the span allows */
+	rem = (uint32_t)k;
+	for (i = 0; i < n && rem > 0; i++) {
+		uint32_t b = span_take(sfx, (uint32_t)k, d, prof, off, jc,
+				       ord, i, rem, g, true);
+
+		if (b) {
+			ord[used++] = i;
+			rem -= b;
+		}
+	}
+	/* how many each: fill order over the chosen ones */
+	for (i = 1; i < used; i++) {		/* walk -> fill order */
+		uint32_t x = ord[i], j;
+
+		for (j = i; j > 0 &&
+		     desc_cmp(&idx[ord[j - 1]], &idx[x],
+			      &(sort_ctx){ t, s, cl }) > 0; j--)
+			ord[j] = ord[j - 1];
+		ord[j] = x;
+	}
+	span_suffix(sfx, (uint32_t)k, d, prof, off, jc, ord, used, g);
+	rem = (uint32_t)k;
+	for (i = 0; i < used; i++) {
+		amt[i] = span_take(sfx, (uint32_t)k, d, prof, off, jc, ord, i,
+				   rem, g, false);
+		rem -= (uint32_t)amt[i];
+		ord[i] = idx[ord[i]];
+	}
+	memcpy(idx, ord, used * sizeof(uint32_t));
+	ret = used;
+	goto out;
+fail:
+	*err = TG_ENOMEM;
+out:
+	tgi_free(sfx);
+	tgi_free(prof);
+	tgi_free(off);
+	tgi_free(ord);
+	tgi_free(jc);
+	return ret;
+}
+
+/*
+ * Fills the children idx[0 .. n) (units at \p cl, path order) with up to
+ * *rem members: fill_exact(), or fill_choose() when it declines;
+ * *rem keeps what they could not hold.
+ */
+static tg_err fill_children(const tg_topology *t, const req *q, scratch *s,
+			    unsigned cl, uint32_t *idx, uint32_t n,
+			    int64_t *rem)
+{
+	int64_t *amt = NULL;
+	uint32_t c, m = TG_NONE;
+	tg_err err = TG_OK;
+
+	if (cl < t->nlayers && n > 1) {
+		uint32_t lo = idx[0];
+
+		amt = tgi_malloc(n * sizeof(int64_t));
+		if (!amt)
+			return TG_ENOMEM;
+		m = fill_exact(t, q, s, cl, idx, n, *rem, amt, &err);
+		if (m == TG_NONE)
+			for (c = 0; c < n; c++)
+				idx[c] = lo + c;	/* path order again */
+	}
+	if (!err && m != TG_NONE) {
+		for (c = 0; c < m && !err; c++) {
+			err = fill(t, q, s, cl, idx[c], amt[c]);
+			*rem -= amt[c];
+		}
+	} else if (!err) {
+		n = fill_choose(t, s, cl, idx, n, *rem);
+		for (c = 0; c < n && *rem > 0 && !err; c++) {
+			int64_t take = TG_MIN(*rem, unit_slots(t, s, cl,
+								idx[c]));
+
+			err = fill(t, q, s, cl, idx[c], take);
+			*rem -= take;
+		}
+	}
+	tgi_free(amt);
+	return err;
+}
+
+/*
+ * Places \p k members inside unit \p u at \p level: where the children
+ * are domains, the least span, layer by layer (fill_exact(); over its
+ * budget, or over nodes, as few children as can hold them, and among
+ * those sets the one that keeps the largest free children whole:
+ * fill_choose()); each chosen child is filled the same way in turn.  With spread at the children's level, members go
  * round robin to the children with the fewest so far.
  */
 static tg_err fill(const tg_topology *t, const req *q, scratch *s,
@@ -2100,13 +2445,7 @@ static tg_err fill(const tg_topology *t, const req *q, scratch *s,
 		return err;
 	}
 
-	n = fill_choose(t, s, cl, idx, n, rem);
-	for (c = 0; c < n && rem > 0 && !err; c++) {
-		int64_t take = TG_MIN(rem, unit_slots(t, s, cl, idx[c]));
-
-		err = fill(t, q, s, cl, idx[c], take);
-		rem -= take;
-	}
+	err = fill_children(t, q, s, cl, idx, n, &rem);
 	tgi_free(idx);
 	if (!err && rem > 0 && level == TG_NONE && !q->topo &&
 	    t->ntree < t->nnodes) {
