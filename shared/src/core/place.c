@@ -2020,6 +2020,16 @@ static bool spread_at(const req *q, unsigned level)
  * A lowest switch's profile is the greedy prefix of its nodes, most
  * slots first (exact for one layer).
  *
+ * A gang of several pod sets is filled one pod set after another, so a
+ * least span for the first could leave the next no room where the
+ * previous fill did (and the preemption search, which frees just enough
+ * for the whole gang, relies on the fill using what it frees): those
+ * gangs keep fill_choose().
+ *
+ * Where the children are lowest switches and every node with room has
+ * the same slots (whole-node members), fill_choose() already gives the
+ * least span and is used (same_node_slots()).
+ *
  * The work is about (k + 1) x (sum over the children of min(k, their
  * slots) + 1) per layer below the domain, counted in slice steps; over
  * FILL_EXACT_CELLS the fill of that domain falls back to fill_choose()
@@ -2196,6 +2206,30 @@ static uint32_t span_take(const int32_t *sfx, uint32_t k, unsigned d,
 }
 
 /*
+ * Whether every node with room under the lowest switches idx[0 .. n)
+ * has the same slots s (whole-node members: 1): then any fill spans
+ * ceil(k / s) nodes at least, and fill_choose() (fewest switches, each
+ * whole but the last) spans that many, so it is already the least span.
+ */
+static bool same_node_slots(const tg_topology *t, const scratch *s,
+			    const uint32_t *idx, uint32_t n)
+{
+	int64_t one = 0;
+	uint32_t c, i;
+
+	for (c = 0; c < n; c++)
+		for (i = t->dom[idx[c]].lo; i < t->dom[idx[c]].hi; i++) {
+			if (s->nslots[i] <= 0)
+				continue;
+			if (!one)
+				one = s->nslots[i];
+			else if (s->nslots[i] != one)
+				return false;
+		}
+	return true;
+}
+
+/*
  * The exact fill's choice (see above) of the children of a fill of
  * \p k members among the \p n units in \p idx (domains at level \p cl,
  * path order in): moves the chosen ones to the front of \p idx in fill
@@ -2222,7 +2256,8 @@ static uint32_t fill_exact(const tg_topology *t, const req *q,
 	uint32_t ret = TG_NONE;
 
 	*err = TG_OK;
-	if (k <= 0 || k > FILL_EXACT_CELLS || k % g)
+	if (k <= 0 || k > FILL_EXACT_CELLS || k % g || q->g->nps > 1 ||
+	    (cl == t->nlayers - 1 && g == 1 && same_node_slots(t, s, idx, n)))
 		return TG_NONE;
 	for (i = 0; i < n; i++)
 		if (s->dslots[idx[i]] > 0) {
