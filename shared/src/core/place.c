@@ -2239,7 +2239,8 @@ static uint32_t fill_exact(const tg_topology *t, const req *q,
 {
 	unsigned w = 64 / (t->nlayers - cl + 1), g = slice_step(q, cl);
 	uint32_t i, m = 0, used = 0, rem, *jc = NULL, *ord = NULL;
-	uint64_t cells = 0, sum = 0, one = (uint64_t)1 << (w * (t->nlayers - cl));
+	uint64_t cells = 0, sum = 0;
+	uint64_t one = (uint64_t)1 << (w * (t->nlayers - cl));
 	size_t *off = NULL, tot = 0, row = (size_t)k + 1;
 	uint64_t *prof = NULL, *sfx = NULL;
 	uint32_t ret = TG_NONE;
@@ -2375,8 +2376,9 @@ static tg_err fill_children(const tg_topology *t, const req *q, scratch *s,
  * are domains, the least span, layer by layer (fill_exact(); over its
  * budget, or over nodes, as few children as can hold them, and among
  * those sets the one that keeps the largest free children whole:
- * fill_choose()); each chosen child is filled the same way in turn.  With spread at the children's level, members go
- * round robin to the children with the fewest so far.
+ * fill_choose()); each chosen child is filled the same way in turn.
+ * With spread at the children's level, members go round robin to the
+ * children with the fewest so far.
  */
 static tg_err fill(const tg_topology *t, const req *q, scratch *s,
 		   unsigned level, uint32_t u, int64_t k)
