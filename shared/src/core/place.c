@@ -2247,8 +2247,7 @@ static uint32_t fill_exact(const tg_topology *t, const req *q,
 
 	*err = TG_OK;
 	if (k <= 0 || k > FILL_EXACT_CELLS || k % g || q->g->nps > 1 ||
-	    (w < 64 && (uint64_t)k >> w) ||
-	    (cl == t->nlayers - 1 && g == 1 && same_node_slots(t, s, idx, n)))
+	    (w < 64 && (uint64_t)k >> w))
 		return TG_NONE;
 	for (i = 0; i < n; i++)
 		if (s->dslots[idx[i]] > 0) {
@@ -2257,7 +2256,8 @@ static uint32_t fill_exact(const tg_topology *t, const req *q,
 			sum += (uint64_t)s->dslots[idx[i]];
 		}
 	cells *= ((uint64_t)k / g + 1) * (t->nlayers - cl);
-	if (sum < (uint64_t)k || cells > FILL_EXACT_CELLS)
+	if (sum < (uint64_t)k || cells > FILL_EXACT_CELLS ||
+	    (cl == t->nlayers - 1 && g == 1 && same_node_slots(t, s, idx, m)))
 		return TG_NONE;
 	n = m;
 	sort_units(t, s, cl, idx, n, desc_cmp);
