@@ -145,6 +145,11 @@ struct br_sched {
 	bool nodes_changed;	/* a Node changed in what placement reads
 				 * since the last model (warnings, events) */
 	br_map pgc;		/* pgcount of bound members by gang */
+	/* what the core derived from bound pods, kept between models
+	 * (tg_k8s_cache; the worker's while a cycle runs); dropped when an
+	 * informer lists again (a re-list after 410 or 504) */
+	tg_k8s_cache *kcache;
+	uint64_t kcache_lists;
 	pthread_t reaper;	/* frees the last cycle (reap) */
 	bool reaping;		/* reaper to join */
 	bool reaped;		/* it is done (atomic) */
@@ -356,6 +361,13 @@ br_sched *br_sched_create(const br_sched_env *env)
 	br_map_init(&s->pgc, free);
 	s->dirty = true;
 	s->nodes_changed = true;
+	/* NULL: every build parses everything (the environment switch
+	 * is for comparisons and for tests that want long snapshots) */
+	if (!getenv("TOPOGANG_BRIDGE_NO_MODEL_CACHE"))
+		s->kcache = tg_k8s_cache_create();
+	else
+		br_log(BR_LOG_INFO, "the core's model cache is off "
+		       "(TOPOGANG_BRIDGE_NO_MODEL_CACHE)", NULL);
 	return s;
 }
 
@@ -366,6 +378,7 @@ void br_sched_destroy(br_sched *s)
 	if (!s)
 		return;
 	reap_join(s);
+	tg_k8s_cache_destroy(s->kcache);
 	for (i = 0; i < EVENTS_INFLIGHT; i++)
 		if (s->evfly[i])
 			br_http_cancel(s->env.h, s->evfly[i]);
@@ -1125,7 +1138,7 @@ typedef struct snap {
 } snap;
 
 static bool snap_obj(snap *sn, const view *v, const br_obj *o,
-		     const char *text, size_t len)
+		     const char *text, size_t len, uint64_t version)
 {
 	const br_resdef *def = br_informer_def(v->inf);
 
@@ -1137,8 +1150,9 @@ static bool snap_obj(snap *sn, const view *v, const br_obj *o,
 		return false;
 	}
 	sn->total += len;
-	sn->err = tg_k8s_add_object(sn->c->k, text, len, def->kind, v->api,
-				    o->ns, o->name, "cache", &sn->ei);
+	sn->err = tg_k8s_add_object_version(sn->c->k, text, len, def->kind,
+					    v->api, o->ns, o->name, "cache",
+					    version, &sn->ei);
 	return !sn->err;
 }
 
@@ -1159,9 +1173,9 @@ static bool snap_json(snap *sn, const view *v, const br_obj *o, cJSON *j)
 
 	cJSON_Delete(j);
 	if (!t)
-		return snap_obj(sn, v, o, o->text, o->len);
+		return snap_obj(sn, v, o, o->text, o->len, o->serial);
 	snap_keep(sn, t);
-	return snap_obj(sn, v, o, t, strlen(t));
+	return snap_obj(sn, v, o, t, strlen(t), 0);	/* made: no version */
 }
 
 /* A pod bound by us, not yet seen bound: written bound. */
@@ -1172,7 +1186,7 @@ static bool snap_assumed(snap *sn, const view *v, const br_obj *o,
 	char rk[16];
 
 	if (!j)
-		return snap_obj(sn, v, o, o->text, o->len);
+		return snap_obj(sn, v, o, o->text, o->len, o->serial);
 	spec = cJSON_GetObjectItemCaseSensitive(j, "spec");
 	md = cJSON_GetObjectItemCaseSensitive(j, "metadata");
 	if (cJSON_IsObject(spec)) {
@@ -1210,7 +1224,7 @@ static bool snap_held(snap *sn, const view *v, const br_obj *o,
 	cJSON *j = br_obj_parse(o), *st;
 
 	if (!j)
-		return snap_obj(sn, v, o, o->text, o->len);
+		return snap_obj(sn, v, o, o->text, o->len, o->serial);
 	st = cJSON_GetObjectItemCaseSensitive(j, "status");
 	if (!cJSON_IsObject(st)) {
 		cJSON_DeleteItemFromObjectCaseSensitive(j, "status");
@@ -1231,7 +1245,7 @@ static bool snap_stamped(snap *sn, const view *v, const br_obj *o,
 	cJSON *j = br_obj_parse(o), *md, *ann;
 
 	if (!j)
-		return snap_obj(sn, v, o, o->text, o->len);
+		return snap_obj(sn, v, o, o->text, o->len, o->serial);
 	md = cJSON_GetObjectItemCaseSensitive(j, "metadata");
 	if (cJSON_IsObject(md)) {
 		ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
@@ -1261,7 +1275,7 @@ static bool snap_view(snap *sn, const view *v)
 		bool ok = a && a->held ? snap_held(sn, v, o, a) :
 			  a ? snap_assumed(sn, v, o, a) :
 			  sel ? snap_stamped(sn, v, o, sel) :
-			  snap_obj(sn, v, o, o->text, o->len);
+			  snap_obj(sn, v, o, o->text, o->len, o->serial);
 
 		if (!ok)
 			return false;
@@ -1333,6 +1347,7 @@ static bool build_snapshot(cyc *c)
 	if (!c->k)
 		return false;
 	tg_k8s_set_scheduler_name(c->k, cfg->scheduler_name);
+	tg_k8s_set_cache(c->k, s->kcache);
 	if (cfg->nlevels)
 		tg_k8s_set_levels(c->k, (const char *const *)cfg->levels,
 				  cfg->nlevels);
@@ -2938,6 +2953,32 @@ static void views_take(br_sched *s, cyc *c)
 }
 
 /* The model and the decisions, on the worker thread (see cyc). */
+/* A re-list (after a 410 or a 504) starts the core's cache from
+ * scratch (I/O thread, no worker running). */
+static void kcache_relisted(br_sched *s)
+{
+	br_informer *const infs[] = { s->env.nodes, s->env.pods, s->env.pcs,
+				      s->env.pdbs, s->env.upg };
+	uint64_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < sizeof(infs) / sizeof(infs[0]); i++)
+		if (infs[i])
+			n += br_informer_get_stats(infs[i])->lists;
+	for (i = 0; i < s->env.nfeed; i++)
+		if (s->env.feed[i])
+			n += br_informer_get_stats(s->env.feed[i])->lists;
+	if (n != s->kcache_lists && tg_k8s_cache_size(s->kcache)) {
+		char nr[24];
+
+		snprintf(nr, sizeof(nr), "%zu", tg_k8s_cache_size(s->kcache));
+		tg_k8s_cache_clear(s->kcache);
+		br_log(BR_LOG_INFO, "an informer listed again; the model cache "
+		       "starts empty", "records", nr, NULL);
+	}
+	s->kcache_lists = n;
+}
+
 static void *cycle_work(void *arg)
 {
 	cyc *c = arg;
@@ -3150,6 +3191,7 @@ void br_sched_cycle(br_sched *s)
 	}
 	s->nodes_changed = false;
 	views_take(s, c);
+	kcache_relisted(s);
 	run_worker(s, c);
 	t1 = br_now_ms();
 	cycle_results(s, c);

@@ -307,6 +307,9 @@ static uint64_t sig_of(const cJSON *slim, bool with_status)
 	return h;
 }
 
+/* br_obj.serial: copies are made on the I/O thread, but count safely */
+static uint64_t obj_serial;
+
 br_obj *br_obj_from_json(cJSON *j, const char *kind, const char *api_version,
 			 bool is_pod)
 {
@@ -334,6 +337,7 @@ br_obj *br_obj_from_json(cJSON *j, const char *kind, const char *api_version,
 		translate_group(j, md);
 	o = br_xcalloc(1, sizeof(*o));
 	o->refs = 1;
+	o->serial = __atomic_add_fetch(&obj_serial, 1, __ATOMIC_RELAXED);
 	ns = br_jstr(md, "namespace");
 	if (is_pod && (!ns || !*ns))
 		ns = "default";

@@ -56,6 +56,9 @@ typedef struct br_obj {
 	bool terminal;		/* Succeeded or Failed */
 	bool running;		/* status.phase Running */
 	bool disruption;	/* DisruptionTarget=True */
+	uint64_t serial;	/* this copy's number, unique in the
+				 * process: the core's cache knows a text
+				 * by it (tg_k8s_add_object_version) */
 	uint64_t sig;		/* hash of metadata and spec (not the
 				 * resourceVersion): a pod change that
 				 * matters to placement changes it, a write

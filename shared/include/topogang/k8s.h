@@ -95,6 +95,61 @@ tg_err tg_k8s_add_object(tg_k8s *k, const char *json, size_t len,
 			 tg_errinfo *ei);
 
 /*
+ * tg_k8s_add_object() with a \p version: a number the host changes
+ * whenever the object's text changes (a serial it gives each copy of an
+ * object it reads), 0 when it has none.  With a cache attached
+ * (tg_k8s_set_cache()) a Node or a bound or ended Pod whose (namespace,
+ * name, version) the cache has seen is not parsed again: the build takes
+ * the Node's tree, or what it derived from the pod, from the cache.  The
+ * host must never give two different texts of one object the same
+ * nonzero version.
+ */
+tg_err tg_k8s_add_object_version(tg_k8s *k, const char *json, size_t len,
+				 const char *kind, const char *api_version,
+				 const char *ns, const char *name,
+				 const char *source, uint64_t version,
+				 tg_errinfo *ei);
+
+/*
+ * A cache kept between the snapshots of a host that builds often: the
+ * parsed trees of Nodes, and what builds derive from bound and ended pods
+ * (their node, requests, priority fields, creation time, gang, labels and
+ * required anti-affinity), by (namespace, name, version): a build with a
+ * cache parses only the Nodes and pods that are new, changed or pending.
+ * A pod's PriorityClass is resolved again at every build.  A record is
+ * kept only for a pod read without a warning or an error, so a build
+ * with a cache gives the same topology, gangs, warnings and failures as
+ * one without; the records of objects a build did not see are dropped at
+ * its end, the pods' all when the gang dialects change.  At most
+ * K8S_MAX_CACHED pod records (2^22, the loader's bound: past it, pods are
+ * parsed as without a cache, which changes no result).
+ * \note The caller destroys it with tg_k8s_cache_destroy() (NULL is
+ * accepted) after the last snapshot that uses it is destroyed; one
+ * snapshot at a time, from its first add to its build.
+ */
+typedef struct tg_k8s_cache tg_k8s_cache;
+/* An empty cache; NULL when out of memory. */
+tg_k8s_cache *tg_k8s_cache_create(void);
+/* Frees the cache and every record (Nodes' trees included); accepts
+ * NULL.  Never while a snapshot attached to it is not yet destroyed. */
+void tg_k8s_cache_destroy(tg_k8s_cache *c);
+/* Drops every record (a host's re-list starts from scratch); never while
+ * a snapshot attached to it is between its first add and its build. */
+void tg_k8s_cache_clear(tg_k8s_cache *c);
+/* Records held (pods and Nodes); 0 for NULL. */
+size_t tg_k8s_cache_size(const tg_k8s_cache *c);
+/* Of the last build that used \p c: the objects it took from the cache
+ * (*hits) and those it parsed (*misses); 0 for NULL.  Either pointer may
+ * be NULL. */
+void tg_k8s_cache_stats(const tg_k8s_cache *c, size_t *hits, size_t *misses);
+/*
+ * Attaches \p c (NULL: none) to the snapshot, before its first
+ * tg_k8s_add_object_version(); TG_ESTATE after the build.
+ * \note \p c is borrowed: it must outlive the snapshot.
+ */
+tg_err tg_k8s_set_cache(tg_k8s *k, tg_k8s_cache *c);
+
+/*
  * Builds the topology and the gangs from everything added.  May be called
  * once: a second call is TG_ESTATE, and so is a call after a failed one
  * that got past the nodes when some came from tg_k8s_add_object() (their

@@ -559,9 +559,20 @@ tg_err tg_k8s_add_object(tg_k8s *k, const char *json, size_t len,
 			 const char *ns, const char *name, const char *source,
 			 tg_errinfo *ei)
 {
+	return tg_k8s_add_object_version(k, json, len, kind, api_version, ns,
+					 name, source, 0, ei);
+}
+
+tg_err tg_k8s_add_object_version(tg_k8s *k, const char *json, size_t len,
+				 const char *kind, const char *api_version,
+				 const char *ns, const char *name,
+				 const char *source, uint64_t version,
+				 tg_errinfo *ei)
+{
 	size_t nn, nm;
 	uint32_t src;
 	cJSON *j = NULL;
+	bool lent = false;
 	kobj *o;
 	tg_err err;
 
@@ -584,22 +595,30 @@ tg_err tg_k8s_add_object(tg_k8s *k, const char *json, size_t len,
 	if (err)
 		return tgi_errf(ei, err, "%s: %s", source, err == TG_ELIMIT ?
 				"too many inputs" : "out of memory");
-	/* pods are parsed in the build, one at a time; the rest now */
-	if (strcmp(kind, "Pod") != 0 || strcmp(api_version, "v1") != 0) {
+	/* pods are parsed in the build, one at a time; a Node may be in
+	 * the cache; the rest now */
+	if (strcmp(kind, "Node") == 0 && strcmp(api_version, "v1") == 0) {
+		err = tgk_cache_node(k, name, version, json, len, source, &j,
+				     &lent, ei);
+		if (err)
+			return err;
+	} else if (strcmp(kind, "Pod") != 0 || strcmp(api_version, "v1") != 0) {
 		err = tgk_parse_one(json, len, source, &j, ei);
 		if (err)
 			return err;
 	}
 	err = file_obj(k, j, kind, api_version, src);
 	if (err) {
-		cJSON_Delete(j);
+		if (!lent)
+			cJSON_Delete(j);
 		if (err == TG_ELIMIT)
 			return tgi_errf(ei, err, "%s: more than %u objects",
 					source, K8S_MAX_OBJECTS);
 		return tgi_errf(ei, err, "%s: out of memory", source);
 	}
 	o = &k->objs[k->nobjs - 1];
-	o->own_tree = true;
+	o->own_tree = !lent;
+	o->lent_tree = lent;
 	o->name = name;
 	if (o->cls == C_NODE || o->cls == C_CNT || o->cls == C_TOPOLOGY ||
 	    o->cls == C_PRIOCLASS || o->cls == C_NAMESPACE || o->cls == C_PV ||
@@ -615,6 +634,7 @@ tg_err tg_k8s_add_object(tg_k8s *k, const char *json, size_t len,
 	if (!j) {
 		o->text = json;
 		o->len = (uint32_t)len;
+		o->version = version;
 	}
 	return TG_OK;
 }

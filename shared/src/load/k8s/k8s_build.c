@@ -44,12 +44,14 @@ static int obj_cmp(const void *a, const void *c)
 
 	if (x->cls != y->cls)
 		return x->cls < y->cls ? -1 : 1;
-	/* one kind per class but for C_PODGROUP (dialects) and C_OTHER */
-	if ((r = strcmp(x->kind, y->kind)) != 0)
+	/* one kind per class but for C_PODGROUP (dialects) and C_OTHER;
+	 * kinds and groups are interned (k->names): equal pointers are
+	 * equal strings, and so are most namespaces */
+	if (x->kind != y->kind && (r = strcmp(x->kind, y->kind)) != 0)
 		return r;
-	if ((r = strcmp(x->group, y->group)) != 0)
+	if (x->group != y->group && (r = strcmp(x->group, y->group)) != 0)
 		return r;
-	if ((r = strcmp(x->ns, y->ns)) != 0)
+	if (x->ns != y->ns && (r = strcmp(x->ns, y->ns)) != 0)
 		return r;
 	if ((r = strcmp(x->name, y->name)) != 0)
 		return r;
@@ -149,8 +151,10 @@ static void bctx_free(bctx *b)
 		tgi_free(b->pods[i].sig);
 		tgi_free(b->pods[i].vsels);
 		cJSON_Delete(b->pods[i].vown);
-		cJSON_Delete(b->pods[i].own_labels);
-		cJSON_Delete(b->pods[i].own_anti);
+		if (!b->pods[i].lent) {
+			cJSON_Delete(b->pods[i].own_labels);
+			cJSON_Delete(b->pods[i].own_anti);
+		}
 	}
 	for (i = 0; i < b->nnslabels; i++)
 		cJSON_Delete(b->nslabels[i]);
@@ -265,6 +269,7 @@ tg_err tg_k8s_build(tg_k8s *k, tg_topology **topo, tg_errinfo *ei)
 		k->gangs[i] = b.gangs[i].g;
 	k->ngangs = b.ngangs;
 	b.ngangs = 0;
+	tgk_cache_end(&b);
 	*topo = b.t;
 	b.t = NULL;
 	k->built = true;

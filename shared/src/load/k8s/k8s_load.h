@@ -47,6 +47,8 @@
 /* Warnings given once per gang (tgk_gwarn_once()): distinct kinds. */
 #define K8S_MAX_ONCE		16
 #define K8S_DEFAULT_PODS	110
+/* Records of a tg_k8s_cache (bound and ended pods). */
+#define K8S_MAX_CACHED		(1u << 22)
 /* Node selectors one pod's volumes may add (bound PersistentVolumes with
  * node affinity, StorageClass allowedTopologies, selected nodes). */
 #define K8S_MAX_POD_PVS		16
@@ -100,8 +102,10 @@ typedef struct kobj {
 	uint32_t len;
 	uint32_t src;		/* index into k->srcs */
 	uint32_t seq;		/* order of arrival */
+	uint64_t version;	/* tg_k8s_add_object_version(); 0: none */
 	int8_t cls;
 	bool own_tree;		/* j is this object's, not a document's */
+	bool lent_tree;		/* j is a tg_k8s_cache's (a Node's) */
 } kobj;
 
 struct tg_k8s {
@@ -137,6 +141,7 @@ struct tg_k8s {
 	unsigned ndialects;
 	bool built;
 	bool spent;		/* a build dropped node trees: no retry */
+	struct tg_k8s_cache *cache;	/* borrowed (tg_k8s_set_cache()) */
 };
 
 typedef struct pclass {
@@ -197,6 +202,7 @@ typedef struct kpod {
 	unsigned nvsels;
 	cJSON *vown;		/* selectors made here (allowedTopologies,
 				 * the selected node), owned */
+	bool lent;		/* own_labels and own_anti are the cache's */
 	bool building;		/* a member of the gang being built */
 	bool broken;		/* could not be read: its gang fails */
 } kpod;
@@ -318,6 +324,25 @@ typedef struct bctx {
 	tgi_strtab badnodes;	/* nodes with a bound pod that cannot be
 				 * read: they take no new pods */
 	tg_errinfo lei;		/* b->ei when the caller gives none */
+	/* the extended resource names one pod's parse asked for, in order
+	 * (k8s_cache.c replays them so that ids come out the same) */
+	const char *rcap[TG_MAX_RESOURCES];
+	unsigned nrcap;
+	bool rcapture;
+	/* shapes the cache gave, by their standard requests (pods without
+	 * extended resources), so that most skip tgk_shape_intern() */
+	struct kshmemo {
+		int64_t std[TG_RES_PODS + 1];
+		const tg_shape *sh;
+	} shmemo[64];
+	/* and the fields its priority came from (pod_priority()) */
+	struct kprio {
+		bool read;		/* pod_priority() ran */
+		bool present;		/* spec.priority given */
+		bool has_pol, pol_never;	/* spec.preemptionPolicy */
+		int64_t spec;		/* spec.priority */
+		char pcn[TG_MAX_NAME + 1];	/* priorityClassName, "" */
+	} pcap;
 } bctx;
 
 /* One gang being built (k8s_gang.c, k8s_affinity.c, k8s_spread.c). */
@@ -405,6 +430,10 @@ const kobj *tgk_find_obj(const bctx *b, int cls, const char *kind,
 tg_err tgk_load_prioclasses(bctx *b);
 const pclass *tgk_find_pc(const bctx *b, const char *name);
 tg_err tgk_load_pods(bctx *b);
+/* A resource name's id in the topology (registered on first use). */
+tg_err tgk_res_id(bctx *b, const char *name, unsigned *id);
+/* One copy of each distinct shape per build: *out is the build's. */
+tg_err tgk_shape_intern(bctx *b, const tg_shape *sh, const tg_shape **out);
 /* The text of a quantity: a string, or a number as written. */
 const char *tgk_qty_text(const cJSON *v, char *buf, size_t n);
 
@@ -464,6 +493,29 @@ tg_err tgk_gcore(gctx *c, const kobj *o, tg_err err, const char *what);
 tg_err tgk_podset_apply(gctx *c, unsigned ps, const kpod *p);
 /* topologySpreadConstraints of every member, each distinct one once. */
 tg_err tgk_spread_reqs(gctx *c);
+
+/* ---- k8s_cache.c: tg_k8s_cache -------------------------------------- */
+
+/* Before the pods: drops every record when what they depend on (the
+ * PriorityClasses, the dialects) changed since the last build. */
+void tgk_cache_begin(bctx *b);
+/* A pod the cache knows at this version: *hit set and \p p filled as
+ * pod_parse() and pod_drop_tree() would; an error only for memory. */
+tg_err tgk_cache_take(bctx *b, const kobj *o, kpod *p, bool *hit);
+/* Records \p p, just read without a warning (its trees go to the
+ * cache, p->lent); nothing when it cannot be cached. */
+void tgk_cache_put(bctx *b, const kobj *o, kpod *p);
+/* After the build: drops the records of pods and Nodes it did not see. */
+void tgk_cache_end(bctx *b);
+/*
+ * A Node's tree for tg_k8s_add_object_version(): the cache's when it
+ * holds this version (*lent set), else parsed, and given to the cache
+ * when it can take it (*lent set: the tree is the cache's, read only,
+ * until the build's end); TG_OK with *out NULL never happens.
+ */
+tg_err tgk_cache_node(tg_k8s *k, const char *name, uint64_t version,
+		      const char *json, size_t len, const char *source,
+		      cJSON **out, bool *lent, tg_errinfo *ei);
 
 /* ---- k8s_volume.c ------------------------------------------------------ */
 

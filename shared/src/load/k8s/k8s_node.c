@@ -401,6 +401,9 @@ void tgk_drop_node_trees(bctx *b)
 			cJSON_Delete(o->j);
 			o->j = NULL;
 			b->k->spent = true;
+		} else if (o->lent_tree) {
+			o->j = NULL;	/* the cache's: kept there */
+			b->k->spent = true;
 		}
 	}
 }

@@ -109,7 +109,25 @@ const pclass *tgk_find_pc(const bctx *b, const char *name)
 	return bsearch(&key, b->pcs, b->npcs, sizeof(pclass), pc_cmp);
 }
 
-static tg_err res_id(bctx *b, const char *name, unsigned *id)
+/* The extended names one pod asks for, in order (k8s_cache.c). */
+static tg_err capture(bctx *b, uint32_t s)
+{
+	const char *name = tgi_strtab_get(&b->rnames, s);
+	unsigned i;
+
+	if (!b->rcapture)
+		return TG_OK;
+	for (i = 0; i < b->nrcap; i++)
+		if (b->rcap[i] == name)
+			return TG_OK;
+	if (b->nrcap < TG_MAX_RESOURCES)
+		b->rcap[b->nrcap++] = name;
+	else
+		b->rcapture = false;	/* not cached */
+	return TG_OK;
+}
+
+tg_err tgk_res_id(bctx *b, const char *name, unsigned *id)
 {
 	uint32_t s;
 	tg_err err;
@@ -126,7 +144,7 @@ static tg_err res_id(bctx *b, const char *name, unsigned *id)
 		s = tgi_strtab_find(&b->rnames, name);
 		if (s) {
 			*id = b->rid[s];
-			return TG_OK;
+			return capture(b, s);
 		}
 		if (strlen(name) > TG_MAX_NAME)
 			return TG_EINVAL;
@@ -140,6 +158,7 @@ static tg_err res_id(bctx *b, const char *name, unsigned *id)
 		if (s > TG_MAX_RESOURCES)
 			return TG_ELIMIT;
 		b->rid[s] = *id;
+		return capture(b, s);
 	}
 	return TG_OK;
 }
@@ -188,7 +207,7 @@ static tg_err res_map(bctx *b, const kobj *o, const cJSON *map,
 					"%s: bad quantity '%.60s'", p,
 					txt ? txt : "(not a string)");
 		}
-		err = res_id(b, c->string, &id);
+		err = tgk_res_id(b, c->string, &id);
 		if (err == TG_ELIMIT)
 			return tgk_oerr(b, o, c, err,
 					"%s: more than %d resource names", p,
@@ -247,7 +266,8 @@ static tg_err container_req(bctx *b, const kobj *o, const cJSON *c,
  * would otherwise hold 100,000 copies of a 256-byte shape).  Equal
  * shapes get the same pointer.
  */
-static tg_err shape_intern(bctx *b, const tg_shape *sh, const tg_shape **out)
+tg_err tgk_shape_intern(bctx *b, const tg_shape *sh,
+			 const tg_shape **out)
 {
 	uint64_t h = tgi_hash((const char *)sh, sizeof(*sh));
 	size_t i, m;
@@ -361,7 +381,7 @@ static tg_err pod_shape(bctx *b, kpod *p)
 		sh.v[r] = v;
 	}
 	sh.v[TG_RES_PODS] = 1;
-	return shape_intern(b, &sh, &p->shape);
+	return tgk_shape_intern(b, &sh, &p->shape);
 overflow:
 	return tgk_oerr(b, o, p->spec, TG_EINVAL,
 			"spec: resource requests add up past 2^63");
@@ -409,6 +429,17 @@ static tg_err pod_priority(bctx *b, kpod *p)
 				pol->valuestring);
 	p->never = pol ? strcmp(pol->valuestring, "Never") == 0 :
 			 (pc && pc->never);
+	if (b->rcapture) {	/* what the cache resolves again */
+		b->pcap.read = true;
+		b->pcap.present = present;
+		b->pcap.spec = p->prio;
+		b->pcap.has_pol = pol != NULL;
+		b->pcap.pol_never = pol && p->never;
+		snprintf(b->pcap.pcn, sizeof(b->pcap.pcn), "%s",
+			 pcn ? pcn->valuestring : "");
+		if (pcn && strlen(pcn->valuestring) >= sizeof(b->pcap.pcn))
+			b->rcapture = false;	/* not cached */
+	}
 	return TG_OK;
 }
 
@@ -701,11 +732,41 @@ static tg_err pod_fail(bctx *b, const kobj *o, kpod *p, tg_err err)
 	return err ? tgi_errf(b->ei, err, "out of memory") : TG_OK;
 }
 
+/*
+ * One pod: from the cache when it knows this version of it, else parsed
+ * (and then recorded there when read without a warning).
+ */
+static tg_err pod_read(bctx *b, kobj *o, kpod *p)
+{
+	size_t nw = b->k->nwarns + b->k->ndropped;
+	bool hit;
+	tg_err err;
+
+	err = tgk_cache_take(b, o, p, &hit);
+	if (err || hit)
+		return err;
+	b->nrcap = 0;
+	memset(&b->pcap, 0, sizeof(b->pcap));
+	b->rcapture = true;
+	err = pod_tree(b, o);
+	if (!err)
+		err = pod_parse(b, o, p);
+	if (err)
+		err = pod_fail(b, o, p, err);
+	if (!err)
+		err = pod_drop_tree(b, o, p);
+	if (!err && b->rcapture && nw == b->k->nwarns + b->k->ndropped)
+		tgk_cache_put(b, o, p);
+	b->rcapture = false;
+	return err;
+}
+
 tg_err tgk_load_pods(bctx *b)
 {
 	size_t n = b->first[C_POD + 1] - b->first[C_POD], i, other = 0;
 	tg_err err;
 
+	tgk_cache_begin(b);
 	b->pods = tgi_calloc(n ? n : 1, sizeof(kpod));
 	b->bound = tgi_calloc(n ? n : 1, sizeof(kpod *));
 	if (!b->pods || !b->bound)
@@ -715,13 +776,7 @@ tg_err tgk_load_pods(bctx *b)
 		kgroup *g;
 
 		b->npods = i + 1;
-		err = pod_tree(b, b->idx[b->first[C_POD] + i]);
-		if (!err)
-			err = pod_parse(b, b->idx[b->first[C_POD] + i], p);
-		if (err)
-			err = pod_fail(b, b->idx[b->first[C_POD] + i], p, err);
-		if (!err)
-			err = pod_drop_tree(b, b->idx[b->first[C_POD] + i], p);
+		err = pod_read(b, b->idx[b->first[C_POD] + i], p);
 		if (err)
 			return err;
 		if (p->other)

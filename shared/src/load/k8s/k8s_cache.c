@@ -1,0 +1,649 @@
+/*
+ * shared/src/load/k8s/k8s_cache.c - tg_k8s_cache: the Nodes' parsed trees
+ * and what builds derive from bound and ended pods, kept between the
+ * snapshots of a host that builds often (the bridge), so that a build
+ * parses only the objects that are new or changed, and pending pods.
+ *
+ * A Node added with a version the cache holds lends the cache's tree to
+ * the snapshot (kobj.lent_tree: the loader only reads node trees, and
+ * drops its pointer with the others once the topology is built); a new
+ * version's tree is parsed and given to the cache.
+ *
+ * A record is keyed by the pod's "namespace/name" and holds the host's
+ * version of the text it came from (tg_k8s_add_object_version()); a pod
+ * whose version matches is filled from the record exactly as pod_parse()
+ * and pod_drop_tree() would fill it: state, node, termination, priority,
+ * preemption policy, creation time, member index and role, its group
+ * (dialect and name), its requests and its labels and required
+ * anti-affinity (the trees, lent to the build).  The requests are kept by
+ * resource name, and the extended names are asked for again in the
+ * order the pod's parse asked for them, so the topology's resource ids
+ * come out as without a cache.  Only pods read without a warning or an
+ * error get a record: a build with a cache gives the same topology,
+ * gangs, warnings and failures as one without (tests/unit/test_k8s_cache.c
+ * checks it against random changes).
+ *
+ * What a record depends on besides the pod's text: the PriorityClass it
+ * names (or the global default), resolved again at every build from the
+ * fields the parse read (priorityClassName, priority,
+ * preemptionPolicy), a missing class read as a miss (the parse warns);
+ * and the gang dialects (its group): their fingerprint is kept, and every
+ * pod record is dropped when it changes.
+ *
+ * Generations: c->gen numbers the snapshot being made; what a snapshot
+ * takes or gives is stamped with it, and tgk_cache_end() (after a build
+ * that worked) drops what is not, then starts the next generation.  Keys
+ * of gone objects stay in the string tables until they outnumber the
+ * live ones; the tables are then made afresh (compact()).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "k8s_load.h"
+
+typedef struct kcres {
+	char *name;		/* an extended resource name */
+	int64_t v;
+} kcres;
+
+typedef struct kcrec {
+	uint64_t version;	/* 0: no record */
+	uint64_t gen;		/* the last build that saw it */
+	int8_t state;		/* S_SKIP or S_BOUND */
+	bool terminating, has_shape, has_role;
+	int dialect;		/* its group's; -2: no group */
+	int64_t created, index;
+	const char *node, *role;	/* in the cache's strs */
+	char *gname;
+	/* its priority's fields (bctx.pcap); prio_read false: none */
+	bool prio_read, present, has_pol, pol_never;
+	int64_t spec;
+	char *pcn;		/* NULL: no class named */
+	int64_t std[TG_RES_PODS + 1];
+	kcres *res;
+	unsigned nres;
+	cJSON *labels, *anti;
+} kcrec;
+
+/* A Node's parsed tree (tgk_cache_node()). */
+typedef struct kcnode {
+	uint64_t version, gen;	/* version 0: none */
+	cJSON *tree;
+} kcnode;
+
+struct tg_k8s_cache {
+	tgi_strtab keys;	/* "namespace/name" -> index into recs */
+	tgi_strtab strs;	/* node names and roles of the records */
+	kcrec *recs;
+	size_t caprecs, nlive;
+	tgi_strtab nkeys;	/* Node name -> index into nodes */
+	kcnode *nodes;
+	size_t capnodes, nnodes;
+	uint64_t gen, ctx;	/* gen: the snapshot being made */
+	size_t hits, misses;	/* of the snapshot being made */
+	size_t lhits, lmisses;	/* of the last build */
+};
+
+static void rec_free(kcrec *r)
+{
+	unsigned i;
+
+	tgi_free(r->gname);
+	tgi_free(r->pcn);
+	for (i = 0; i < r->nres; i++)
+		tgi_free(r->res[i].name);
+	tgi_free(r->res);
+	cJSON_Delete(r->labels);
+	cJSON_Delete(r->anti);
+	memset(r, 0, sizeof(*r));
+}
+
+tg_k8s_cache *tg_k8s_cache_create(void)
+{
+	tg_k8s_cache *c = tgi_calloc(1, sizeof(*c));
+
+	if (c) {
+		tgi_strtab_init(&c->keys);
+		tgi_strtab_init(&c->strs);
+		tgi_strtab_init(&c->nkeys);
+	}
+	return c;
+}
+
+static void clear_pods(tg_k8s_cache *c);
+
+static void clear_nodes(tg_k8s_cache *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->capnodes; i++)
+		cJSON_Delete(c->nodes[i].tree);
+	tgi_free(c->nodes);
+	c->nodes = NULL;
+	c->capnodes = c->nnodes = 0;
+	tgi_strtab_free(&c->nkeys);
+	tgi_strtab_init(&c->nkeys);
+}
+
+void tg_k8s_cache_clear(tg_k8s_cache *c)
+{
+	if (!c)
+		return;
+	clear_nodes(c);
+	clear_pods(c);
+}
+
+/* The pods' records (the Nodes' trees may be lent to a snapshot). */
+static void clear_pods(tg_k8s_cache *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->caprecs; i++)
+		rec_free(&c->recs[i]);
+	tgi_free(c->recs);
+	c->recs = NULL;
+	c->caprecs = c->nlive = 0;
+	tgi_strtab_free(&c->keys);
+	tgi_strtab_init(&c->keys);
+	tgi_strtab_free(&c->strs);
+	tgi_strtab_init(&c->strs);
+}
+
+void tg_k8s_cache_destroy(tg_k8s_cache *c)
+{
+	if (!c)
+		return;
+	tg_k8s_cache_clear(c);
+	tgi_free(c);
+}
+
+size_t tg_k8s_cache_size(const tg_k8s_cache *c)
+{
+	return c ? c->nlive + c->nnodes : 0;
+}
+
+void tg_k8s_cache_stats(const tg_k8s_cache *c, size_t *hits, size_t *misses)
+{
+	if (hits)
+		*hits = c ? c->lhits : 0;
+	if (misses)
+		*misses = c ? c->lmisses : 0;
+}
+
+tg_err tg_k8s_set_cache(tg_k8s *k, tg_k8s_cache *c)
+{
+	if (!k)
+		return TG_EINVAL;
+	if (k->built || k->spent)
+		return TG_ESTATE;
+	k->cache = c;
+	return TG_OK;
+}
+
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= s[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+/* The dialects, which records' groups depend on. */
+static uint64_t context_of(const bctx *b)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	h = mix(h, &b->k->ndialects, sizeof(b->k->ndialects));
+	h = mix(h, b->k->dialects, sizeof(b->k->dialects[0]) *
+		b->k->ndialects);
+	return h;
+}
+
+void tgk_cache_begin(bctx *b)
+{
+	tg_k8s_cache *c = b->k->cache;
+	uint64_t ctx;
+
+	if (!c)
+		return;
+	ctx = context_of(b);
+	if (ctx != c->ctx)
+		clear_pods(c);
+	c->ctx = ctx;
+}
+
+/* "namespace/name" into \p buf; false when it does not fit. */
+static bool key_of(const kobj *o, char *buf, size_t n)
+{
+	size_t a = strlen(o->ns), c = strlen(o->name);
+
+	if (a + c + 2 > n)
+		return false;
+	memcpy(buf, o->ns, a);
+	buf[a] = '/';
+	memcpy(buf + a + 1, o->name, c + 1);
+	return true;
+}
+
+static bool cacheable(const bctx *b, const kobj *o)
+{
+	return b->k->cache && o->version && o->text && !o->j &&
+	       o->cls == C_POD;
+}
+
+/* The requests again: the extended names asked for in their order. */
+static tg_err replay_shape(bctx *b, const kcrec *r, const tg_shape **out)
+{
+	struct kshmemo *mm = NULL;
+	tg_shape sh;
+	unsigned i, id;
+	tg_err err;
+
+	if (!r->nres) {
+		mm = &b->shmemo[(uint64_t)(r->std[0] * 31 + r->std[1] * 7 +
+					   r->std[2]) % 64];
+		if (mm->sh && memcmp(mm->std, r->std, sizeof(r->std)) == 0) {
+			*out = mm->sh;
+			return TG_OK;
+		}
+	}
+	memset(&sh, 0, sizeof(sh));
+	memcpy(sh.v, r->std, sizeof(r->std));
+	for (i = 0; i < r->nres; i++) {
+		err = tgk_res_id(b, r->res[i].name, &id);
+		if (err)
+			return err;
+		sh.v[id] = r->res[i].v;
+	}
+	err = tgk_shape_intern(b, &sh, out);
+	if (!err && mm) {
+		memcpy(mm->std, r->std, sizeof(r->std));
+		mm->sh = *out;
+	}
+	return err;
+}
+
+/*
+ * pod_priority() again from the record's fields and this build's classes;
+ * false when the class it names is gone and it gives no priority (the
+ * parse warns: a miss).
+ */
+static bool priority(const bctx *b, const kcrec *r, kpod *p)
+{
+	const pclass *pc = NULL;
+
+	if (!r->prio_read)
+		return true;
+	if (r->pcn) {
+		pc = tgk_find_pc(b, r->pcn);
+		if (!pc && !r->present)
+			return false;
+	}
+	if (!pc)
+		pc = b->pcdef;
+	p->prio = r->present ? r->spec : pc ? pc->value : 0;
+	p->never = r->has_pol ? r->pol_never : (pc && pc->never);
+	return true;
+}
+
+static tg_err fill(bctx *b, const kobj *o, kpod *p, const kcrec *r)
+{
+	size_t n = strlen(o->ns) + strlen(o->name) + 2;
+	uint32_t id;
+	tg_err err;
+
+	if (!priority(b, r, p))
+		return TG_ENOENT;
+	p->o = o;
+	p->group = SIZE_MAX;
+	p->index = r->index;
+	p->state = r->state;
+	p->terminating = r->terminating;
+	p->created = r->created;
+	p->id = tgi_malloc(n);
+	if (!p->id)
+		return TG_ENOMEM;
+	memcpy(p->id, o->ns, strlen(o->ns));
+	p->id[strlen(o->ns)] = '/';
+	memcpy(p->id + strlen(o->ns) + 1, o->name, strlen(o->name) + 1);
+	if (r->has_shape) {
+		err = replay_shape(b, r, &p->shape);
+		if (err)
+			return err;
+	}
+	if (r->node) {
+		if (tgi_strtab_intern(&b->k->names, r->node, &id))
+			return TG_ENOMEM;
+		p->node = tgi_strtab_get(&b->k->names, id);
+	}
+	if (r->has_role) {
+		if (tgi_strtab_intern(&b->k->names, r->role, &id))
+			return TG_ENOMEM;
+		p->role = tgi_strtab_get(&b->k->names, id);
+	}
+	if (r->dialect != -2 &&
+	    tgk_group_get(b, r->dialect, o->ns, r->gname, &p->group))
+		return TG_ENOMEM;
+	p->own_labels = r->labels;
+	p->own_anti = r->anti;
+	p->labels = p->own_labels;
+	p->lent = true;
+	return TG_OK;
+}
+
+tg_err tgk_cache_take(bctx *b, const kobj *o, kpod *p, bool *hit)
+{
+	tg_k8s_cache *c = b->k->cache;
+	char key[2 * TG_MAX_NAME + 2];
+	uint32_t id;
+	kcrec *r;
+	tg_err err;
+
+	*hit = false;
+	if (!cacheable(b, o))
+		return TG_OK;
+	id = key_of(o, key, sizeof(key)) ? tgi_strtab_find(&c->keys, key) : 0;
+	r = id && id < c->caprecs ? &c->recs[id] : NULL;
+	if (!r || r->version != o->version) {
+		c->misses++;
+		return TG_OK;
+	}
+	err = fill(b, o, p, r);
+	if (err == TG_ENOMEM)
+		return tgi_errf(b->ei, err, "out of memory");
+	if (err) {
+		/* a bound the parse meets as well: read it as without a
+		 * cache, from a clean slate */
+		tgi_free(p->id);
+		memset(p, 0, sizeof(*p));
+		c->misses++;
+		return TG_OK;
+	}
+	r->gen = c->gen;
+	c->hits++;
+	*hit = true;
+	return TG_OK;
+}
+
+static char *dup_or_null(const char *s, bool *oom)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = tgi_strdup(s);
+	if (!d)
+		*oom = true;
+	return d;
+}
+
+/* \p s in the cache's strings (NULL stays NULL). */
+static const char *intern(tg_k8s_cache *c, const char *s, bool *oom)
+{
+	uint32_t id;
+
+	if (!s)
+		return NULL;
+	if (tgi_strtab_intern(&c->strs, s, &id)) {
+		*oom = true;
+		return NULL;
+	}
+	return tgi_strtab_get(&c->strs, id);
+}
+
+/* The record's copy of what \p p holds; false when out of memory. */
+static bool rec_fill(bctx *b, kcrec *r, const kpod *p)
+{
+	tg_k8s_cache *c = b->k->cache;
+	bool oom = false;
+	unsigned i;
+
+	r->state = (int8_t)p->state;
+	r->terminating = p->terminating;
+	r->prio_read = b->pcap.read;
+	r->present = b->pcap.present;
+	r->spec = b->pcap.spec;
+	r->has_pol = b->pcap.has_pol;
+	r->pol_never = b->pcap.pol_never;
+	r->pcn = *b->pcap.pcn ? dup_or_null(b->pcap.pcn, &oom) : NULL;
+	r->created = p->created;
+	r->index = p->index;
+	r->node = intern(c, p->node, &oom);
+	r->has_role = p->role != NULL;
+	r->role = intern(c, p->role, &oom);
+	r->dialect = -2;
+	if (p->group != SIZE_MAX) {
+		r->dialect = b->groups[p->group].dialect;
+		r->gname = dup_or_null(b->groups[p->group].gname, &oom);
+	}
+	r->has_shape = p->shape != NULL;
+	if (!p->shape || oom)
+		return !oom;
+	memcpy(r->std, p->shape->v, sizeof(r->std));
+	if (!b->nrcap)
+		return true;
+	r->res = tgi_calloc(b->nrcap, sizeof(kcres));
+	if (!r->res)
+		return false;
+	for (i = 0; i < b->nrcap; i++) {
+		uint32_t s = tgi_strtab_find(&b->rnames, b->rcap[i]);
+
+		r->res[i].name = tgi_strdup(b->rcap[i]);
+		if (!r->res[i].name || !s)
+			return false;
+		r->res[i].v = p->shape->v[b->rid[s]];
+		r->nres = i + 1;
+	}
+	return true;
+}
+
+void tgk_cache_put(bctx *b, const kobj *o, kpod *p)
+{
+	tg_k8s_cache *c = b->k->cache;
+	char key[2 * TG_MAX_NAME + 2];
+	uint32_t id;
+	kcrec *r, nr;
+
+	if (!cacheable(b, o) || p->state == S_PENDING || p->other ||
+	    p->broken || p->lent || !key_of(o, key, sizeof(key)))
+		return;
+	if (p->group != SIZE_MAX && !b->groups[p->group].gname)
+		return;
+	id = tgi_strtab_find(&c->keys, key);
+	if (!id && (c->nlive >= K8S_MAX_CACHED ||
+		    tgi_strtab_intern(&c->keys, key, &id)))
+		return;
+	if (id >= c->caprecs) {
+		size_t old = c->caprecs;
+
+		if (tgi_grow(&c->recs, &c->caprecs, (size_t)id + 1,
+			     sizeof(kcrec)))
+			return;
+		memset(c->recs + old, 0, (c->caprecs - old) * sizeof(kcrec));
+	}
+	memset(&nr, 0, sizeof(nr));
+	if (!rec_fill(b, &nr, p)) {
+		rec_free(&nr);
+		return;
+	}
+	r = &c->recs[id];
+	if (r->version)
+		c->nlive--;
+	rec_free(r);
+	*r = nr;
+	r->version = o->version;
+	r->gen = c->gen;
+	r->labels = p->own_labels;
+	r->anti = p->own_anti;
+	p->lent = true;
+	c->nlive++;
+}
+
+/* The records left, in fresh tables (keys and strings of gone pods
+ * dropped); as they were when out of memory. */
+static void compact(tg_k8s_cache *c)
+{
+	tg_k8s_cache n;
+	size_t i;
+	uint32_t id;
+	bool oom = false;
+
+	memset(&n, 0, sizeof(n));
+	n.caprecs = c->nlive + 2;
+	n.recs = tgi_calloc(n.caprecs, sizeof(kcrec));
+	if (!n.recs)
+		return;
+	tgi_strtab_init(&n.keys);
+	tgi_strtab_init(&n.strs);
+	for (i = 1; i < c->caprecs && !oom; i++) {
+		kcrec *r = &c->recs[i];
+
+		if (!r->version)
+			continue;
+		if (tgi_strtab_intern(&n.keys, tgi_strtab_get(&c->keys,
+							      (uint32_t)i),
+				      &id) || id >= n.caprecs) {
+			oom = true;
+			break;
+		}
+		n.recs[id] = *r;
+		n.recs[id].node = intern(&n, r->node, &oom);
+		n.recs[id].role = intern(&n, r->role, &oom);
+	}
+	if (oom) {
+		tgi_strtab_free(&n.keys);
+		tgi_strtab_free(&n.strs);
+		tgi_free(n.recs);
+		return;
+	}
+	tgi_strtab_free(&c->keys);
+	tgi_strtab_free(&c->strs);
+	tgi_free(c->recs);
+	c->keys = n.keys;
+	c->strs = n.strs;
+	c->recs = n.recs;
+	c->caprecs = n.caprecs;
+}
+
+/* The Nodes' trees left, in a fresh table (names of gone ones
+ * dropped); as they were when out of memory. */
+static void compact_nodes(tg_k8s_cache *c)
+{
+	tgi_strtab keys;
+	kcnode *nodes;
+	size_t cap = c->nnodes + 2, i;
+	uint32_t id;
+
+	nodes = tgi_calloc(cap, sizeof(kcnode));
+	if (!nodes)
+		return;
+	tgi_strtab_init(&keys);
+	for (i = 1; i < c->capnodes; i++) {
+		if (!c->nodes[i].version)
+			continue;
+		if (tgi_strtab_intern(&keys, tgi_strtab_get(&c->nkeys,
+							    (uint32_t)i),
+				      &id) || id >= cap) {
+			tgi_strtab_free(&keys);
+			tgi_free(nodes);
+			return;
+		}
+		nodes[id] = c->nodes[i];
+	}
+	tgi_strtab_free(&c->nkeys);
+	tgi_free(c->nodes);
+	c->nkeys = keys;
+	c->nodes = nodes;
+	c->capnodes = cap;
+}
+
+tg_err tgk_cache_node(tg_k8s *k, const char *name, uint64_t version,
+		      const char *json, size_t len, const char *source,
+		      cJSON **out, bool *lent, tg_errinfo *ei)
+{
+	tg_k8s_cache *c = k->cache;
+	uint32_t id = 0;
+	kcnode *e = NULL;
+	tg_err err;
+
+	*lent = false;
+	if (c && version) {
+		id = tgi_strtab_find(&c->nkeys, name);
+		e = id && id < c->capnodes ? &c->nodes[id] : NULL;
+	}
+	if (e && e->version == version) {
+		e->gen = c->gen;
+		c->hits++;
+		*out = e->tree;
+		*lent = true;
+		return TG_OK;
+	}
+	err = tgk_parse_one(json, len, source, out, ei);
+	if (err || !c || !version)
+		return err;
+	c->misses++;
+	/* a second copy in one snapshot keeps its own tree: the first's
+	 * is lent already */
+	if (e && e->version && e->gen == c->gen)
+		return TG_OK;
+	if (!id && tgi_strtab_intern(&c->nkeys, name, &id))
+		return TG_OK;
+	if (id >= c->capnodes) {
+		size_t old = c->capnodes;
+
+		if (tgi_grow(&c->nodes, &c->capnodes, (size_t)id + 1,
+			     sizeof(kcnode)))
+			return TG_OK;
+		memset(c->nodes + old, 0, (c->capnodes - old) *
+		       sizeof(kcnode));
+	}
+	e = &c->nodes[id];
+	if (!e->version)
+		c->nnodes++;
+	cJSON_Delete(e->tree);
+	e->tree = *out;
+	e->version = version;
+	e->gen = c->gen;
+	*lent = true;
+	return TG_OK;
+}
+
+void tgk_cache_end(bctx *b)
+{
+	tg_k8s_cache *c = b->k->cache;
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->caprecs; i++) {
+		if (c->recs[i].version && c->recs[i].gen != c->gen) {
+			rec_free(&c->recs[i]);
+			c->nlive--;
+		}
+	}
+	for (i = 0; i < c->capnodes; i++) {
+		kcnode *e = &c->nodes[i];
+
+		if (e->version && e->gen != c->gen) {
+			cJSON_Delete(e->tree);
+			memset(e, 0, sizeof(*e));
+			c->nnodes--;
+		}
+	}
+	/* keys of gone objects: fresh tables once they outnumber the rest */
+	if (c->keys.n > 1024 && c->keys.n > 2 * (c->nlive + 1))
+		compact(c);
+	if (c->nkeys.n > 1024 && c->nkeys.n > 2 * (c->nnodes + 1))
+		compact_nodes(c);
+	c->lhits = c->hits;
+	c->lmisses = c->misses;
+	c->hits = c->misses = 0;
+	c->gen++;
+}

@@ -1,0 +1,684 @@
+/*
+ * tests/unit/test_k8s_cache.c - tg_k8s_cache against full builds.
+ *
+ * A random cluster (nodes in spines and blocks, PriorityClasses, a
+ * PodGroup per gang, bound pods of every kind the loader reads: gang
+ * members, anti-affinity, extended resources, init containers, ended,
+ * terminating, of a missing PriorityClass, malformed) changes step by
+ * step: nodes added, changed and removed, pods bound, changed and
+ * deleted, pending gangs added, a PriorityClass changed or deleted, now
+ * and then a "re-list" (tg_k8s_cache_clear()).  After every step the same objects
+ * are built twice, once with the cache the steps share and once without
+ * any, and the two must agree: the topology (tg_topology_check(), nodes,
+ * resources, free amounts, allocations), the warnings, the failed gangs,
+ * the gangs, and the decisions of tg_place() for every gang in order,
+ * each placed one applied before the next.  The cache must have been
+ * used (hits), and a clear must leave none.
+ *
+ * TG_SEED=N runs seed N only (a failure prints its seed).
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "oom.h"
+#include "topogang/topogang.h"
+
+#define NSTEPS		40
+#define MAXOBJ		1024
+#define TEXT_MAX	2048
+
+typedef struct obj {
+	char kind[16], api[48], ns[16], name[32];
+	char text[TEXT_MAX];
+	uint64_t version;
+	bool live;
+} obj;
+
+typedef struct world {
+	obj o[MAXOBJ];
+	unsigned n;
+	uint64_t rng, version;
+	unsigned nnodes, npods, ngangs;
+	unsigned node0;		/* the first node bound pods use */
+	int hi_prio;
+} world;
+
+static unsigned rnd(world *w, unsigned n)
+{
+	w->rng = w->rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (unsigned)((w->rng >> 33) % n);
+}
+
+static obj *put(world *w, const char *kind, const char *api, const char *ns,
+		const char *name)
+{
+	unsigned i;
+	obj *o = NULL;
+
+	for (i = 0; i < w->n; i++)
+		if (w->o[i].live && strcmp(w->o[i].kind, kind) == 0 &&
+		    strcmp(w->o[i].ns, ns) == 0 &&
+		    strcmp(w->o[i].name, name) == 0)
+			o = &w->o[i];
+	for (i = 0; !o && i < w->n; i++)
+		if (!w->o[i].live)
+			o = &w->o[i];
+	if (!o) {
+		if (w->n == MAXOBJ)
+			return NULL;
+		o = &w->o[w->n++];
+	}
+	snprintf(o->kind, sizeof(o->kind), "%s", kind);
+	snprintf(o->api, sizeof(o->api), "%s", api);
+	snprintf(o->ns, sizeof(o->ns), "%s", ns);
+	snprintf(o->name, sizeof(o->name), "%s", name);
+	o->version = ++w->version;
+	o->live = true;
+	return o;
+}
+
+static void node(world *w, unsigned i)
+{
+	obj *o;
+	char name[16];
+	unsigned b = rnd(w, 4);
+
+	snprintf(name, sizeof(name), "n%02u", i);
+	o = put(w, "Node", "v1", "", name);
+	if (!o)
+		return;
+	snprintf(o->text, sizeof(o->text),
+		 "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{"
+		 "\"name\":\"%s\",\"labels\":{\"kubernetes.io/hostname\":"
+		 "\"%s\",\"network.topology.nvidia.com/spine\":\"s%u\","
+		 "\"network.topology.nvidia.com/block\":\"b%u\"}},"
+		 "\"spec\":{%s},\"status\":{\"allocatable\":{\"cpu\":\"%u\","
+		 "\"memory\":\"256Gi\",\"pods\":\"110\","
+		 "\"nvidia.com/gpu\":\"8\"%s}}}",
+		 name, name, b / 2, b, rnd(w, 8) ? "" :
+		 "\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}]",
+		 16 + 16 * rnd(w, 3),
+		 rnd(w, 2) ? ",\"example.com/nic\":\"4\"" : "");
+}
+
+/* A bound pod of a random kind (a gang member, anti-affinity, ended,
+ * terminating, malformed, ...). */
+static void bound_pod(world *w, const char *name)
+{
+	static const char *const prio[] = { "", "high", "low", "nosuch" };
+	static const char *const ext[] = { "", ",\"example.com/nic\":\"1\"",
+					   ",\"rdma/ib\":\"1\"" };
+	unsigned kind = rnd(w, 10), pc = rnd(w, 8) == 0 ? 3 : rnd(w, 3);
+	char labels[200], extra[600], prio_f[60];
+	obj *o = put(w, "Pod", "v1", "default", name);
+
+	if (!o)
+		return;
+	snprintf(labels, sizeof(labels), "\"app\":\"a%u\"%s", rnd(w, 4),
+		 kind == 1 ? ",\"scheduling.x-k8s.io/pod-group\":\"g0\"" :
+		 kind == 2 ? ",\"scheduling.x-k8s.io/pod-group\":\"g1\"" : "");
+	extra[0] = '\0';
+	if (kind == 3)
+		snprintf(extra, sizeof(extra), ",\"affinity\":{"
+			 "\"podAntiAffinity\":{\"requiredDuringScheduling"
+			 "IgnoredDuringExecution\":[{\"topologyKey\":\"%s\","
+			 "\"labelSelector\":{\"matchLabels\":{\"app\":"
+			 "\"a%u\"}}}]}}", rnd(w, 2) ? "kubernetes.io/hostname" :
+			 "network.topology.nvidia.com/block", rnd(w, 4));
+	else if (kind == 4)
+		snprintf(extra, sizeof(extra), ",\"initContainers\":[{"
+			 "\"name\":\"i\",\"resources\":{\"requests\":{"
+			 "\"cpu\":\"6\"%s}}}]", ext[rnd(w, 3)]);
+	prio_f[0] = '\0';
+	if (pc)
+		snprintf(prio_f, sizeof(prio_f), ",\"priorityClassName\":"
+			 "\"%s\"", prio[pc]);
+	snprintf(o->text, sizeof(o->text),
+		 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
+		 "\"name\":\"%s\",\"namespace\":\"default\","
+		 "\"creationTimestamp\":\"2026-01-01T00:%02u:00Z\"%s,"
+		 "\"labels\":{%s}},\"spec\":{\"nodeName\":\"n%02u\","
+		 "\"schedulerName\":\"topogang\"%s,\"containers\":[{"
+		 "\"name\":\"c\",\"resources\":{\"requests\":{"
+		 "\"cpu\":\"%s\",\"nvidia.com/gpu\":\"%u\"%s}}}]%s},"
+		 "\"status\":{\"phase\":\"%s\"}}",
+		 name, rnd(w, 60), kind == 6 ?
+		 ",\"deletionTimestamp\":\"2026-01-01T01:00:00Z\"" : "",
+		 labels, w->node0 + rnd(w, w->nnodes - w->node0 + 2), prio_f,
+		 kind == 7 ? "8x" : rnd(w, 2) ? "2" : "500m", rnd(w, 3),
+		 ext[rnd(w, 3)], extra, kind == 5 ? "Succeeded" : "Running");
+}
+
+/* A pending gang of 2-4 pods and its PodGroup. */
+static void pending_gang(world *w)
+{
+	char g[16], name[32];
+	unsigned i, n = 2 + rnd(w, 3), gpu = 1 + rnd(w, 4);
+	obj *o;
+
+	snprintf(g, sizeof(g), "p%u", w->ngangs++);
+	o = put(w, "PodGroup", "scheduling.x-k8s.io/v1alpha1", "default", g);
+	if (!o)
+		return;
+	snprintf(o->text, sizeof(o->text),
+		 "{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\","
+		 "\"kind\":\"PodGroup\",\"metadata\":{\"name\":\"%s\","
+		 "\"namespace\":\"default\"},\"spec\":{\"minMember\":%u}}",
+		 g, n);
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s-%u", g, i);
+		o = put(w, "Pod", "v1", "default", name);
+		if (!o)
+			return;
+		snprintf(o->text, sizeof(o->text),
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
+			 "\"name\":\"%s\",\"namespace\":\"default\","
+			 "\"labels\":{\"app\":\"a%u\","
+			 "\"scheduling.x-k8s.io/pod-group\":\"%s\"}},"
+			 "\"spec\":{\"schedulerName\":\"topogang\"%s,"
+			 "\"containers\":[{\"name\":\"c\",\"resources\":{"
+			 "\"requests\":{\"cpu\":\"1\",\"nvidia.com/gpu\":"
+			 "\"%u\"}}}]%s},\"status\":{\"phase\":\"Pending\"}}",
+			 name, rnd(w, 4), g,
+			 rnd(w, 2) ? ",\"priorityClassName\":\"high\"" : "",
+			 gpu, rnd(w, 3) ? "" :
+			 ",\"affinity\":{\"podAntiAffinity\":{\"required"
+			 "DuringSchedulingIgnoredDuringExecution\":[{"
+			 "\"topologyKey\":\"kubernetes.io/hostname\","
+			 "\"labelSelector\":{\"matchLabels\":{\"app\":\"a1\"}}"
+			 "}]}}");
+	}
+}
+
+static void prioclasses(world *w)
+{
+	static const char *const names[] = { "high", "low" };
+	unsigned i;
+
+	for (i = 0; i < 2; i++) {
+		obj *o = put(w, "PriorityClass", "scheduling.k8s.io/v1", "",
+			     names[i]);
+
+		if (o)
+			snprintf(o->text, sizeof(o->text),
+				 "{\"apiVersion\":\"scheduling.k8s.io/v1\","
+				 "\"kind\":\"PriorityClass\",\"metadata\":{"
+				 "\"name\":\"%s\"},\"value\":%d%s}", names[i],
+				 i ? 10 : w->hi_prio, i && w->hi_prio == 2000 ?
+				 ",\"globalDefault\":true" : "");
+	}
+}
+
+static obj *pick(world *w, const char *kind)
+{
+	unsigned tries;
+
+	for (tries = 0; tries < 64 && w->n; tries++) {
+		obj *o = &w->o[rnd(w, w->n)];
+
+		if (o->live && strcmp(o->kind, kind) == 0)
+			return o;
+	}
+	return NULL;
+}
+
+/* One change of the cluster. */
+static void delta(world *w)
+{
+	char name[32];
+	obj *o;
+
+	switch (rnd(w, 9)) {
+	case 0:
+		node(w, w->nnodes++);
+		break;
+	case 1:		/* a node changes: labels, taints, allocatable */
+		node(w, rnd(w, w->nnodes));
+		break;
+	case 2:
+		if ((o = pick(w, "Node")) != NULL)
+			o->live = false;
+		break;
+	case 3:
+	case 4:
+		snprintf(name, sizeof(name), "b%u", w->npods++);
+		bound_pod(w, name);
+		break;
+	case 5:		/* a pod changes: a new version of its text */
+		if ((o = pick(w, "Pod")) != NULL && o->name[0] == 'b')
+			bound_pod(w, o->name);
+		break;
+	case 6:
+		if ((o = pick(w, "Pod")) != NULL)
+			o->live = false;
+		break;
+	case 7:
+		pending_gang(w);
+		break;
+	default:
+		if (rnd(w, 3) == 0) {
+			/* a value and the global default change */
+			w->hi_prio = w->hi_prio == 1000 ? 2000 : 1000;
+			prioclasses(w);
+		} else if (rnd(w, 4) == 0) {
+			/* a class goes: its pods' priority is the default */
+			obj *pc = put(w, "PriorityClass",
+				      "scheduling.k8s.io/v1", "", "high");
+
+			if (pc)
+				pc->live = false;
+		} else if ((o = pick(w, "Pod")) != NULL && o->name[0] == 'p') {
+			/* a pending pod gets bound: a new text */
+			snprintf(name, sizeof(name), "%s", o->name);
+			bound_pod(w, name);
+		}
+		break;
+	}
+}
+
+typedef struct built {
+	tg_k8s *k;
+	tg_topology *t;
+	tg_err err;
+	tg_errinfo ei;
+} built;
+
+static built build(world *w, tg_k8s_cache *c)
+{
+	built b;
+	unsigned i;
+
+	memset(&b, 0, sizeof(b));
+	b.k = tg_k8s_create();
+	if (!b.k) {
+		b.err = TG_ENOMEM;
+		return b;
+	}
+	tg_k8s_set_scheduler_name(b.k, "topogang");
+	tg_k8s_set_cache(b.k, c);
+	for (i = 0; i < w->n && !b.err; i++) {
+		const obj *o = &w->o[i];
+
+		if (o->live)
+			b.err = tg_k8s_add_object_version(b.k, o->text,
+							  strlen(o->text),
+							  o->kind, o->api,
+							  o->ns, o->name,
+							  "cache", o->version,
+							  &b.ei);
+	}
+	if (!b.err)
+		b.err = tg_k8s_build(b.k, &b.t, &b.ei);
+	return b;
+}
+
+static void built_free(built *b)
+{
+	tg_topology_destroy(b->t);
+	tg_k8s_destroy(b->k);
+}
+
+static void addf(char *buf, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void addf(char *buf, size_t n, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	va_list ap;
+
+	if (len + 1 >= n)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, n - len, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Everything a build gives, as text: warnings, failures, the topology
+ * (nodes, resources, free amounts, allocations), then each gang's
+ * decision, placed ones applied in order.
+ */
+static char *describe(built *b)
+{
+	size_t n = 1 << 20;
+	char *s = calloc(1, n);
+	unsigned i, j, r;
+	const char *why;
+
+	if (!s)
+		return NULL;
+	addf(s, n, "err %d\n", (int)b->err);
+	for (i = 0; i < tg_k8s_nwarnings(b->k); i++)
+		addf(s, n, "warn %s\n", tg_k8s_warning(b->k, i));
+	for (i = 0; i < tg_k8s_nfailed(b->k); i++) {
+		addf(s, n, "fail %s", tg_k8s_failed(b->k, i, &why));
+		addf(s, n, " (%s)", why);
+		for (j = 0; j < tg_k8s_failed_npods(b->k, i); j++)
+			addf(s, n, " %s", tg_k8s_failed_pod(b->k, i, j));
+		addf(s, n, "\n");
+	}
+	if (b->err)
+		return s;
+	addf(s, n, "allocs %u\n", tg_topology_nallocs(b->t));
+	for (r = 0; r < tg_topology_nresources(b->t); r++)
+		addf(s, n, "res %u %s\n", r, tg_topology_resource_name(b->t, r));
+	for (i = 0; i < tg_topology_nnodes(b->t); i++) {
+		addf(s, n, "node %s", tg_topology_node_name(b->t, i));
+		for (r = 0; r < tg_topology_nresources(b->t); r++)
+			addf(s, n, " %lld",
+			     (long long)tg_topology_node_free(b->t, i, r));
+		addf(s, n, "\n");
+	}
+	for (i = 0; i < tg_k8s_ngangs(b->k); i++) {
+		tg_gang *g = tg_k8s_gang(b->k, i);
+		tg_decision *d = NULL;
+
+		addf(s, n, "gang %s:", tg_gang_name(g));
+		if (tg_place(b->t, g, &d, NULL) != TG_OK) {
+			addf(s, n, " (error)\n");
+			continue;
+		}
+		addf(s, n, " %s %s", tg_status_name(tg_decision_status(d)),
+		     tg_decision_domain(d));
+		for (j = 0; j < tg_decision_nplacements(d); j++)
+			addf(s, n, " %s", tg_topology_node_name(b->t,
+				tg_decision_placement(d, j)->node));
+		for (j = 0; j < tg_decision_nvictims(d); j++)
+			addf(s, n, " -%s", tg_decision_victim(d, j)->pod);
+		addf(s, n, "\n");
+		if (tg_decision_status(d) == TG_STATUS_PLACED)
+			tg_decision_apply(b->t, g, d);
+		tg_decision_free(d);
+	}
+	return s;
+}
+
+/* The first line where \p a and \p c differ. */
+static void first_diff(const char *a, const char *c)
+{
+	while (*a && *a == *c) {
+		const char *ea = strchr(a, '\n'), *ec = strchr(c, '\n');
+
+		if (!ea || !ec || ea - a != ec - c ||
+		    strncmp(a, c, (size_t)(ea - a)) != 0)
+			break;
+		a = ea + 1;
+		c = ec + 1;
+	}
+	diag("cached: %.300s", a);
+	diag("full:   %.300s", c);
+}
+
+static void run_seed(uint64_t seed)
+{
+	static world w;
+	tg_k8s_cache *c = tg_k8s_cache_create();
+	size_t hits, misses, total_hits = 0;
+	unsigned step, i, bad = 0, checks = 0, cleared_ok = 0, nclear = 0;
+
+	memset(&w, 0, sizeof(w));
+	w.rng = seed * 2654435761u + 1;
+	w.hi_prio = 1000;
+	prioclasses(&w);
+	for (i = 0; i < 10; i++)
+		node(&w, w.nnodes++);
+	for (i = 0; i < 30; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "b%u", w.npods++);
+		bound_pod(&w, name);
+	}
+	pending_gang(&w);
+	pending_gang(&w);
+	for (step = 0; step < NSTEPS; step++) {
+		built a, f;
+		char *da, *df;
+		tg_errinfo ce;
+		bool clear = step % 13 == 12;
+
+		if (step) {
+			unsigned nd = 1 + rnd(&w, 5);
+
+			for (i = 0; i < nd; i++)
+				delta(&w);
+		}
+		if (clear) {
+			tg_k8s_cache_clear(c);
+			nclear++;
+		}
+		a = build(&w, c);
+		f = build(&w, NULL);
+		tg_k8s_cache_stats(c, &hits, &misses);
+		total_hits += hits;
+		if (clear && hits == 0 && tg_k8s_cache_size(c) > 0)
+			cleared_ok++;
+		if (!a.err && tg_topology_check(a.t, &ce) != TG_OK) {
+			diag("seed %llu step %u: topology check: %s",
+			     (unsigned long long)seed, step, ce.msg);
+			bad++;
+		}
+		da = describe(&a);
+		df = describe(&f);
+		checks++;
+		if (!da || !df || strcmp(da, df) != 0) {
+			if (!bad)
+				diag("seed %llu step %u: the cached build "
+				     "differs (hits %zu, misses %zu)",
+				     (unsigned long long)seed, step, hits,
+				     misses);
+			if (!bad && da && df)
+				first_diff(da, df);
+			bad++;
+		}
+		free(da);
+		free(df);
+		built_free(&a);
+		built_free(&f);
+	}
+	ok(bad == 0, "seed %llu: %u builds with the cache equal full ones "
+	   "(topology, warnings, failures, gangs, decisions)",
+	   (unsigned long long)seed, checks);
+	ok(total_hits > 0, "seed %llu: the cache was used (%zu pods not "
+	   "parsed again)", (unsigned long long)seed, total_hits);
+	is_int(cleared_ok, nclear, "seed %llu: a build after "
+	       "tg_k8s_cache_clear() reads every pod again",
+	       (unsigned long long)seed);
+	tg_k8s_cache_destroy(c);
+}
+
+/* The API's edges: NULLs, a cache set after the build. */
+static void test_api(void)
+{
+	tg_k8s *k = tg_k8s_create();
+	tg_k8s_cache *c = tg_k8s_cache_create();
+	tg_topology *t = NULL;
+	size_t h = 1, m = 1;
+
+	tg_k8s_cache_destroy(NULL);
+	tg_k8s_cache_clear(NULL);
+	is_int(tg_k8s_cache_size(NULL), 0, "size of NULL is 0");
+	tg_k8s_cache_stats(NULL, &h, &m);
+	ok(h == 0 && m == 0, "stats of NULL are 0");
+	is_int(tg_k8s_set_cache(NULL, c), TG_EINVAL, "set_cache(NULL) fails");
+	is_int(tg_k8s_set_cache(k, c), TG_OK, "set_cache before the build");
+	is_int(tg_k8s_build(k, &t, NULL), TG_OK, "an empty build");
+	is_int(tg_k8s_set_cache(k, c), TG_ESTATE,
+	       "set_cache after the build is TG_ESTATE");
+	tg_topology_destroy(t);
+	tg_k8s_destroy(k);
+	tg_k8s_cache_destroy(c);
+}
+
+/*
+ * Many pods and nodes replaced by others: the cache's tables are made
+ * afresh (the keys of gone objects dropped) and still give what a full
+ * build gives.
+ */
+static void test_turnover(void)
+{
+	static world w;
+	tg_k8s_cache *c = tg_k8s_cache_create();
+	size_t hits = 0, misses = 0;
+	unsigned round, i, same = 0;
+
+	memset(&w, 0, sizeof(w));
+	w.rng = 77;
+	w.hi_prio = 1000;
+	prioclasses(&w);
+	for (round = 0; round < 4; round++) {
+		built a, f;
+		char *da, *df;
+
+		/* 340 new pods and 280 new nodes a round, the old ones
+		 * gone */
+		for (i = 0; i < w.n; i++)
+			if (strcmp(w.o[i].kind, "PriorityClass") != 0)
+				w.o[i].live = false;
+		for (i = 0; i < 280; i++)
+			node(&w, 1000 * round + i);
+		w.node0 = 1000 * round;
+		w.nnodes = 1000 * round + 280;
+		for (i = 0; i < 340; i++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "b%u", w.npods++);
+			bound_pod(&w, name);
+		}
+		pending_gang(&w);
+		a = build(&w, c);
+		built_free(&a);
+		/* again, from the cache */
+		a = build(&w, c);
+		tg_k8s_cache_stats(c, &hits, &misses);
+		f = build(&w, NULL);
+		da = describe(&a);
+		df = describe(&f);
+		if (da && df && strcmp(da, df) == 0 && hits > 300)
+			same++;
+		else if (da && df)
+			first_diff(da, df);
+		free(da);
+		free(df);
+		built_free(&a);
+		built_free(&f);
+	}
+	is_int(same, 4, "after turnover the cache's builds equal full ones "
+	       "and come from it (last: %zu objects not parsed)", hits);
+	ok(tg_k8s_cache_size(c) < 600, "only what is live is kept (%zu "
+	   "records)", tg_k8s_cache_size(c));
+	tg_k8s_cache_destroy(c);
+}
+
+/* A small world, two builds with one cache and a change between them:
+ * what they give ("" when a build failed), or the first error. */
+static tg_err oom_run(char **out1, char **out2)
+{
+	static world w;
+	tg_k8s_cache *c;
+	built a;
+	unsigned i;
+	tg_err err = TG_OK;
+
+	*out1 = *out2 = NULL;
+	memset(&w, 0, sizeof(w));
+	w.rng = 5;
+	w.hi_prio = 1000;
+	prioclasses(&w);
+	for (i = 0; i < 4; i++)
+		node(&w, w.nnodes++);
+	for (i = 0; i < 8; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "b%u", w.npods++);
+		bound_pod(&w, name);
+	}
+	pending_gang(&w);
+	c = tg_k8s_cache_create();
+	if (!c)
+		return TG_ENOMEM;
+	for (i = 0; i < 2 && !err; i++) {
+		a = build(&w, c);
+		err = a.err;
+		oom_paused = true;	/* reading the result allocates */
+		if (!err)
+			*(i ? out2 : out1) = describe(&a);
+		oom_paused = false;
+		built_free(&a);
+		delta(&w);
+		delta(&w);
+	}
+	tg_k8s_cache_destroy(c);
+	return err;
+}
+
+/*
+ * Every allocation failed in turn: a build with the cache either fails
+ * with TG_ENOMEM or gives what it gives without a failure (a record
+ * that could not be made is a pod parsed again), and nothing leaks.
+ */
+static void test_oom(bool once)
+{
+	const char *how = once ? "oom, one failure" : "oom, from N on";
+	char *ref1, *ref2, *o1, *o2;
+	unsigned wrong = 0, leaks = 0, differ = 0;
+	long n;
+	bool done = false;
+
+	if (oom_run(&ref1, &ref2) != TG_OK || !ref1 || !ref2) {
+		ok(0, "oom: the reference run works");
+		return;
+	}
+	tg_set_allocator(oom_malloc, oom_realloc, oom_free);
+	for (n = 1; n < 200000 && !done; n++) {
+		tg_err err;
+
+		oom_at = n;
+		oom_calls = oom_live = 0;
+		oom_hit = oom_paused = false;
+		oom_once = once;
+		err = oom_run(&o1, &o2);
+		if (!oom_hit)
+			done = true;
+		if (err != TG_OK && err != TG_ENOMEM && !wrong++)
+			diag("allocation %ld: %s", n, tg_strerror(err));
+		if (err == TG_OK && (!o1 || !o2 || strcmp(o1, ref1) != 0 ||
+				     strcmp(o2, ref2) != 0) && !differ++)
+			diag("allocation %ld: a build that worked differs", n);
+		free(o1);
+		free(o2);
+		if (oom_live && !leaks++)
+			diag("allocation %ld: %ld blocks leaked", n, oom_live);
+	}
+	tg_set_allocator(NULL, NULL, NULL);
+	oom_at = 0;
+	oom_once = false;
+	ok(done, "%s: every allocation was failed (%ld)", how, n - 1);
+	is_int(wrong, 0, "%s: every failure says TG_ENOMEM", how);
+	is_int(differ, 0, "%s: a build that works gives the full build's "
+	       "result, however many records could not be made", how);
+	is_int(leaks, 0, "%s: nothing leaks", how);
+	free(ref1);
+	free(ref2);
+}
+
+int main(void)
+{
+	const char *env = getenv("TG_SEED");
+	uint64_t s;
+
+	test_api();
+	test_turnover();
+	test_oom(false);
+	test_oom(true);
+	if (env && *env) {
+		run_seed(strtoull(env, NULL, 10));
+		return done_testing();
+	}
+	for (s = 1; s <= 12; s++)
+		run_seed(s);
+	return done_testing();
+}
