@@ -134,7 +134,8 @@ typedef struct vbwait {
 				 * is counted once) */
 	tg_buf names;		/* the first VB_NAMES_MAX of them */
 	br_req **reqs;
-	const char **rclaim, **rnode, **rrv;
+	const char **rclaim, **rnode;
+	char **rrv;		/* the resourceVersions sent (owned) */
 	size_t nreqs;
 	const char *clash;	/* a claim an earlier gang of this cycle
 				 * stamped with another node: nothing is
@@ -207,7 +208,9 @@ static void one_claim(br_volbind *vb, const char *c, const char *node,
 	}
 	w->rclaim[w->nreqs] = c;
 	w->rnode[w->nreqs] = want;
-	w->rrv[w->nreqs++] = co->rv;
+	/* a copy: the cached object may be replaced while the PATCH runs
+	 * (the loop runs meanwhile, its own watch event among others) */
+	w->rrv[w->nreqs++] = br_xstrdup(co->rv);
 }
 
 /* The first of pod \p pod's listed claims (vb->bypod), or nc. */
@@ -501,8 +504,10 @@ br_volbind_res br_volbind_hold(br_volbind *vb, br_sched *s,
 	} else {
 		br_map_del(&vb->gangs, gang);
 	}
-	for (i = 0; i < w.nreqs; i++)
+	for (i = 0; i < w.nreqs; i++) {
 		br_req_free(w.reqs[i]);
+		free(w.rrv[i]);
+	}
 	free(w.reqs);
 	free(w.rclaim);
 	free(w.rnode);
