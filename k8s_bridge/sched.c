@@ -56,6 +56,8 @@ typedef struct gstate {
 	int64_t waiting_ms;	/* preempting since, 0 = not */
 	int64_t partial_ms;	/* half-bound since, 0 = not */
 	int64_t seen;		/* cycle it was last in the queue */
+	int64_t reached;	/* cycle it was last decided (not skipped
+				 * over the budget) */
 } gstate;
 
 typedef struct vstate {
@@ -79,6 +81,7 @@ typedef struct assumed {
 	unsigned rank;
 	bool held;		/* the volume hold's reservation */
 	int64_t cycle;		/* held: the cycle that held it last */
+	int64_t held_ms;	/* held: when */
 } assumed;
 
 typedef struct strvec {
@@ -161,6 +164,8 @@ typedef struct plan {
 	gstate *gs;
 	bool partial;		/* completing a half-bound gang */
 	bool held;		/* placed, but its victims still terminate */
+	bool vol_held;		/* placed, its binding held for its claims
+				 * (or the hold just released: volbind.h) */
 	const char *domain;	/* recorded on the pods: the gang's domain
 				 * (a repair keeps the original one) */
 } plan;
@@ -287,9 +292,8 @@ static bool streq0(const char *a, const char *b)
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-/* "ns/name" into its parts (bounded). */
-static void split_key(const char *key, char *ns, size_t nn, char *name,
-		      size_t n)
+void br_split_key(const char *key, char *ns, size_t nn, char *name,
+		  size_t n)
 {
 	const char *slash = strchr(key, '/');
 
@@ -1019,6 +1023,9 @@ typedef struct view {
 	char *api;		/* br_informer_api_version() at the start */
 	br_obj **o;
 	assumed **as;		/* pods: the assumption, NULL = none */
+	char **sel;		/* claims: the node stamped on it that the
+				 * cache does not show yet
+				 * (br_volbind_presented), NULL = none */
 	size_t n;
 } view;
 
@@ -1033,6 +1040,7 @@ static assumed *assumed_copy(const assumed *a)
 	c->rank = a->rank;
 	c->held = a->held;
 	c->cycle = a->cycle;
+	c->held_ms = a->held_ms;
 	return c;
 }
 
@@ -1041,6 +1049,21 @@ static const assumed *assumed_for(const br_sched *s, const br_obj *o)
 	const assumed *a = br_map_get(&s->assumed, o->key);
 
 	return a && strcmp(a->uid, o->uid) == 0 ? a : NULL;
+}
+
+/* The PersistentVolumeClaim cache (a feed, feed.c), NULL when none. */
+static const br_informer *claim_informer(const br_sched *s)
+{
+	unsigned i;
+
+	for (i = 0; i < s->env.nfeed; i++) {
+		const br_resdef *d = br_informer_def(s->env.feed[i]);
+
+		if (strcmp(d->resource, "persistentvolumeclaims") == 0 &&
+		    !*d->group)
+			return s->env.feed[i];
+	}
+	return NULL;
 }
 
 /*
@@ -1053,6 +1076,7 @@ static void view_take(const br_sched *s, view *v, const br_informer *inf,
 {
 	const br_store *st = br_informer_store(inf);
 	const char *ours = s->env.cfg->scheduler_name;
+	bool claims = inf == claim_informer(s);
 	size_t i;
 
 	memset(v, 0, sizeof(*v));
@@ -1061,14 +1085,20 @@ static void view_take(const br_sched *s, view *v, const br_informer *inf,
 	v->o = br_xcalloc(st->n + 1, sizeof(*v->o));
 	if (pods)
 		v->as = br_xcalloc(st->n + 1, sizeof(*v->as));
+	if (claims)
+		v->sel = br_xcalloc(st->n + 1, sizeof(*v->sel));
 	for (i = 0; i < st->n; i++) {
 		br_obj *o = st->all[i];
 		const assumed *a = pods && !o->node ? assumed_for(s, o) : NULL;
+		const char *sel = claims ? br_volbind_presented(s->vb, o) :
+				  NULL;
 
 		if (pods && !o->node && !a && strcmp(o->sched, ours) != 0)
 			continue;	/* not ours, holds nothing */
 		if (a)
 			v->as[v->n] = assumed_copy(a);
+		if (sel)
+			v->sel[v->n] = br_xstrdup(sel);
 		v->o[v->n++] = br_obj_ref(o);
 	}
 }
@@ -1081,9 +1111,12 @@ static void view_free(view *v)
 		br_obj_free(v->o[i]);
 		if (v->as && v->as[i])
 			free_assumed(v->as[i]);
+		if (v->sel)
+			free(v->sel[i]);
 	}
 	free(v->o);
 	free(v->as);
+	free(v->sel);
 	free(v->api);
 	memset(v, 0, sizeof(*v));
 }
@@ -1205,6 +1238,32 @@ static bool snap_held(snap *sn, const view *v, const br_obj *o,
 	return snap_json(sn, v, o, j);
 }
 
+/* A claim stamped by us, the stamp not yet seen: written with it. */
+static bool snap_stamped(snap *sn, const view *v, const br_obj *o,
+			 const char *node)
+{
+	cJSON *j = br_obj_parse(o), *md, *ann;
+
+	if (!j)
+		return snap_obj(sn, v, o, o->text, o->len, o->serial);
+	md = cJSON_GetObjectItemCaseSensitive(j, "metadata");
+	if (cJSON_IsObject(md)) {
+		ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+		if (!cJSON_IsObject(ann)) {
+			cJSON_DeleteItemFromObjectCaseSensitive(md,
+								"annotations");
+			ann = cJSON_AddObjectToObject(md, "annotations");
+		}
+		if (ann) {
+			cJSON_DeleteItemFromObjectCaseSensitive(ann,
+						BR_ANN_SELECTED_NODE);
+			cJSON_AddStringToObject(ann, BR_ANN_SELECTED_NODE,
+						node);
+		}
+	}
+	return snap_json(sn, v, o, j);
+}
+
 static bool snap_view(snap *sn, const view *v)
 {
 	size_t i;
@@ -1212,8 +1271,10 @@ static bool snap_view(snap *sn, const view *v)
 	for (i = 0; i < v->n; i++) {
 		const br_obj *o = v->o[i];
 		const assumed *a = v->as ? v->as[i] : NULL;
+		const char *sel = v->sel ? v->sel[i] : NULL;
 		bool ok = a && a->held ? snap_held(sn, v, o, a) :
 			  a ? snap_assumed(sn, v, o, a) :
+			  sel ? snap_stamped(sn, v, o, sel) :
 			  snap_obj(sn, v, o, o->text, o->len, o->serial);
 
 		if (!ok)
@@ -1728,6 +1789,7 @@ static void decide(cyc *c)
 			c->next_due_ms = c->now;
 			continue;
 		}
+		gs->reached = s->cycle_no;
 		if (b && !gs->partial_ms)
 			gs->partial_ms = c->now;
 		if (!b)
@@ -1911,6 +1973,7 @@ static void hold_members(cyc *c, const plan *p)
 		a->rank = pl->rank;
 		a->held = true;
 		a->cycle = s->cycle_no;
+		a->held_ms = c->now;
 		br_map_put(&s->assumed, pl->pod, a);
 	}
 	if (fresh)
@@ -1943,11 +2006,28 @@ static void hold_release_members(br_sched *s, const tg_decision *d,
 }
 
 /*
+ * Whether the volume hold \p a outlives this cycle without being held
+ * again: its gang was in the queue but not reached (over the budget,
+ * c->skipped), and was held less than binding.volumeBindTimeoutSeconds
+ * ago (the longest a hold lasts; a gang never reached again gives its
+ * nodes back then).
+ */
+static bool hold_kept(const br_sched *s, const assumed *a, int64_t now)
+{
+	const gstate *gs = br_map_get(&s->gangs, a->gang);
+
+	return gs && gs->seen == s->cycle_no && gs->reached != s->cycle_no &&
+	       now - a->held_ms <= s->env.cfg->volume_bind_timeout_s * 1000;
+}
+
+/*
  * The volume hold's reservations not held again this cycle go (\p all:
  * every one, the leadership lost): the gang was bound, is no longer
- * placed, or is gone.  Logged once a gang.
+ * placed, or is gone; those of gangs not reached this cycle stay a while
+ * (hold_kept).  Logged once a gang.
  */
-static void hold_release(br_sched *s, bool all, const char *why)
+static void hold_release(br_sched *s, bool all, int64_t now,
+			 const char *why)
 {
 	strvec dead = { 0 };
 	br_map gangs;
@@ -1959,13 +2039,15 @@ static void hold_release(br_sched *s, bool all, const char *why)
 	     e = br_map_next(&s->assumed, &slot, e)) {
 		const assumed *a = e->val;
 
-		if (!a->held || (!all && a->cycle == s->cycle_no))
+		if (!a->held || (!all && (a->cycle == s->cycle_no ||
+					  hold_kept(s, a, now))))
 			continue;
 		sv_push(&dead, e->key);
 		if (!br_map_get(&gangs, a->gang)) {
 			br_map_put(&gangs, a->gang, (void *)1);
 			br_log(BR_LOG_INFO, HOLD_OVER, "gang", a->gang,
 			       "why", why, NULL);
+			br_volbind_ended(s->vb, a->gang);
 		}
 	}
 	br_map_free(&gangs);
@@ -1981,6 +2063,8 @@ static bindjob *bind_jobs(cyc *c, size_t *njobs)
 	bindjob *jobs = NULL;
 	size_t nj = 0, cap = 0, i;
 
+	br_volbind_cycle(s->vb, c->k, claim_informer(s) ?
+			 br_informer_store(claim_informer(s)) : NULL);
 	for (i = 0; i < c->npl; i++) {
 		plan *p = &c->pl[i];
 		unsigned m;
@@ -2000,7 +2084,11 @@ static bindjob *bind_jobs(cyc *c, size_t *njobs)
 			int64_t at = c->now + BR_VOLBIND_POLL_MS;
 
 			hold_members(c, p);
-			p->held = true;
+			p->vol_held = true;
+			/* decided again at the next poll, whatever made it
+			 * wait before (an unschedulable attempt) */
+			p->gs->need_event = false;
+			p->gs->next_ms = 0;
 			if (!s->next_due_ms || at < s->next_due_ms)
 				s->next_due_ms = at;
 			continue;
@@ -2009,10 +2097,14 @@ static bindjob *bind_jobs(cyc *c, size_t *njobs)
 			/* kube-scheduler's Unreserve and backoff: the
 			 * nodes go to the gangs waiting for them first */
 			hold_release_members(s, p->d, "binding."
-					     "volumeBindTimeoutSeconds");
+					     "volumeBindTimeoutSeconds, or a "
+					     "claim's node removed");
+			/* a preemptor's reservation goes too (its
+			 * nominations cleared by the report) */
+			p->gs->waiting_ms = 0;
 			failed(s, p->gs, c->now, false);
 			mark(s, true);
-			p->held = true;
+			p->vol_held = true;
 			continue;
 		case BR_VOLBIND_BIND:
 			hold_release_members(s, p->d, NULL);
@@ -2032,7 +2124,7 @@ static bindjob *bind_jobs(cyc *c, size_t *njobs)
 			memset(j, 0, sizeof(*j));
 			j->p = p;
 			j->pl = pl;
-			split_key(pl->pod, j->ns, sizeof(j->ns), j->name,
+			br_split_key(pl->pod, j->ns, sizeof(j->ns), j->name,
 				  sizeof(j->name));
 			j->uid = br_xstrdup(o ? o->uid : "");
 			j->node = tg_topology_node_name(c->t, pl->node);
@@ -2167,10 +2259,9 @@ static void do_binds(cyc *c)
 	size_t nj, i;
 	bindjob *jobs = bind_jobs(c, &nj);
 
-	/* gangs not reached (over the budget) keep theirs a cycle more */
-	if (!c->skipped)
-		hold_release(c->s, false, "not held again: bound, no longer "
-			     "placed, or gone");
+	/* gangs not reached (over the budget) keep theirs a while */
+	hold_release(c->s, false, c->now, "not held again: bound, no longer "
+		     "placed, or gone");
 	if (!nj) {
 		free(jobs);
 		return;
@@ -2179,7 +2270,8 @@ static void do_binds(cyc *c)
 	for (i = 0; i < c->npl; i++) {
 		plan *p = &c->pl[i];
 
-		if (tg_decision_status(p->d) == TG_STATUS_PLACED && !p->held)
+		if (tg_decision_status(p->d) == TG_STATUS_PLACED && !p->held &&
+		    !p->vol_held)
 			bind_result(c, p, jobs, nj);
 	}
 	for (i = 0; i < nj; i++) {
@@ -2204,7 +2296,7 @@ static void clear_nomination(reqvec *noms, const char *pod)
 {
 	char ns[254], name[254];
 
-	split_key(pod, ns, sizeof(ns), name, sizeof(name));
+	br_split_key(pod, ns, sizeof(ns), name, sizeof(name));
 	rv_push(noms, br_sched_status_req(ns, name, "Unschedulable", NULL,
 					  ""));
 }
@@ -2268,7 +2360,7 @@ static void plan_victims(cyc *c, plan *p, int64_t now, vwrites *w,
 			br_map_put(&s->victims, vi->pod, vs);
 		}
 		vs->next_ms = now + VICTIM_RETRY_MS;
-		split_key(vi->pod, ns, sizeof(ns), name, sizeof(name));
+		br_split_key(vi->pod, ns, sizeof(ns), name, sizeof(name));
 		if (!o->disruption && !vs->marked) {
 			sv_push(&w->mkeys, vi->pod);
 			rv_push(&w->marks, disruption_req(s, ns, name, gang));
@@ -2300,7 +2392,7 @@ static void plan_nominations(cyc *c, plan *p, reqvec *noms)
 		if (!o || (o->nominated && strcmp(o->nominated, node) == 0 &&
 			   o->cond_msg && strcmp(o->cond_msg, msg) == 0))
 			continue;
-		split_key(pl->pod, ns, sizeof(ns), name, sizeof(name));
+		br_split_key(pl->pod, ns, sizeof(ns), name, sizeof(name));
 		rv_push(noms, br_sched_status_req(ns, name, "Unschedulable",
 						  msg, node));
 	}
@@ -2325,7 +2417,7 @@ static void eviction_results(br_sched *s, vwrites *w)
 			       "gang", w->egang[i], "mode",
 			       s->env.cfg->preempt_delete ? "delete" : "evict",
 			       NULL);
-			split_key(key, ns, sizeof(ns), name, sizeof(name));
+			br_split_key(key, ns, sizeof(ns), name, sizeof(name));
 			snprintf(note, sizeof(note), "Preempted by gang %.250s",
 				 w->egang[i]);
 			send_event(s, "Normal", "Preempted", "Preempting", note,
@@ -2422,7 +2514,7 @@ static void unsched_pod(br_sched *s, const char *pod, const char *reason,
 
 	if (!o)
 		return;
-	split_key(o->key, ns, sizeof(ns), name, sizeof(name));
+	br_split_key(o->key, ns, sizeof(ns), name, sizeof(name));
 	send_event(s, "Warning", "FailedScheduling", "Scheduling", msg, "Pod",
 		   ns, name, o->uid);
 	if (o->cond_msg && strcmp(o->cond_msg, msg) == 0 && !o->nominated)
@@ -2546,7 +2638,7 @@ static void do_repairs(cyc *c)
 
 			if (!o || o->deleting)
 				continue;
-			split_key(o->key, ns, sizeof(ns), name, sizeof(name));
+			br_split_key(o->key, ns, sizeof(ns), name, sizeof(name));
 			if (n == cap) {
 				cap = cap ? cap * 2 : 16;
 				reqs = br_xrealloc(reqs, cap * sizeof(*reqs));
@@ -3074,7 +3166,7 @@ void br_sched_cycle(br_sched *s)
 		return;
 	s->stopped = false;
 	if (!leading(s)) {
-		hold_release(s, true, "not leading");
+		hold_release(s, true, 0, "not leading");
 		return;
 	}
 	s->busy = true;

@@ -203,4 +203,12 @@ br_req *br_sched_binding_req(const char *ns, const char *name,
 			     unsigned rank, const char *xkey,
 			     const char *xval);
 
+/*
+ * Object key \p key ("ns/name") into \p ns and \p name (each bounded:
+ * \p nn, \p n bytes); a key without a slash is \p name in namespace
+ * "default".
+ */
+void br_split_key(const char *key, char *ns, size_t nn, char *name,
+		  size_t n);
+
 #endif /* BR_SCHED_H */

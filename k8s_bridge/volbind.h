@@ -10,8 +10,9 @@
  * claim carries volume.kubernetes.io/selected-node, on that node only.
  * For a gang the core placed, br_volbind_hold():
  *  - sets volume.kubernetes.io/selected-node: <the member's node> on each
- *    listed claim that has none (a merge PATCH of the claim's metadata,
- *    as kube-scheduler's bindAPIUpdate updates the claim), for every
+ *    listed claim that has none (a merge PATCH of the claim's metadata
+ *    on its cached resourceVersion: a 409 when it changed meanwhile, as
+ *    kube-scheduler's bindAPIUpdate updates the claim), for every
  *    member of the gang before any member is bound;
  *  - holds the whole gang's binding while any member's claim is still
  *    listed (not bound: spec.volumeName and pv.kubernetes.io/
@@ -35,10 +36,13 @@
  *    claims still unbound, a FailedScheduling event, and the wait starts
  *    again (the gang is retried): its nodes are given back and it waits
  *    its backoff first (kube-scheduler's Unreserve, then the backoff
- *    queue).  The annotations stay, as
- *    kube-scheduler leaves them: a provisioner that cannot provision on
- *    that node removes the annotation (external-provisioner's reschedule),
- *    and the gang is then placed afresh.
+ *    queue).  The annotations stay, as kube-scheduler leaves them;
+ *  - a claim this daemon stamped that comes back without the annotation
+ *    or naming another node (a provisioner that cannot provision there
+ *    removes it: external-provisioner's reschedule) ends the hold as the
+ *    timeout does (reported, nodes given back, backoff), and the gang is
+ *    then placed afresh.  A stamp the claim cache has not shown yet is
+ *    presented in the snapshot (br_volbind_presented()).
  * kube-scheduler source followed: k8s.io/kubernetes
  * pkg/scheduler/framework/plugins/volumebinding/binder.go (v1.31-v1.37:
  * AssumePodVolumes, BindPodVolumes, bindAPIUpdate, checkBindings).
@@ -75,6 +79,35 @@ typedef enum br_volbind_res {
 				 * nodes are given back, the gang is
 				 * retried after its backoff */
 } br_volbind_res;
+
+/*
+ * A cycle's holds begin (\p k: the cycle's model, whose listed claims
+ * are indexed by pod once; \p claims: the PersistentVolumeClaim cache,
+ * whose resourceVersions the PATCHes are sent on): a claim is
+ * stamped with one node a cycle, across gangs (two gangs can share a
+ * claim: the later one is held without stamping, and decided next cycle
+ * on the node the claim then names).
+ */
+void br_volbind_cycle(br_volbind *vb, const tg_k8s *k,
+		      const br_store *claims);
+
+/*
+ * Gang \p gang's hold ended without a report (the gang not placed again,
+ * its reservation given back): held again later, its timeout starts
+ * afresh.
+ */
+void br_volbind_ended(br_volbind *vb, const char *gang);
+
+/*
+ * The node this daemon stamped on claim \p o (a PersistentVolumeClaim of
+ * the cache) when the cached object is still the one the PATCH was sent
+ * against (its resourceVersion): the watch has not shown the stamp yet,
+ * and the snapshot presents the claim with it (as an assumed pod is
+ * presented bound), so that a cycle meanwhile pins its pods to that node
+ * and never stamps another.  NULL otherwise.
+ * \note Valid until the next br_volbind_hold() or br_volbind_cycle().
+ */
+const char *br_volbind_presented(const br_volbind *vb, const br_obj *o);
 
 /*
  * Whether the binding of placed gang \p d (decided on \p t from \p k)

@@ -1715,6 +1715,8 @@ static void test_volumes(void)
 	name ", namespace: default" ann "}\nspec: {storageClassName: " cls \
 	", accessModes: [ReadWriteOnce], resources: {requests: {storage: " \
 	"1Gi}}}\n"
+#define T1(z) "{matchLabelExpressions: [{key: topology.kubernetes.io/zone, " \
+	"values: [" z "]}]}"
 #define SEL(n) ", annotations: {volume.kubernetes.io/selected-node: " n "}"
 #define VOL(c) ", volumes: [{name: v, persistentVolumeClaim: {claimName: " \
 	c "}}]"
@@ -1725,6 +1727,11 @@ static const char wffc_text[] =
 	     "kubernetes.io/hostname: n2", "cpu: \"8\"")
 	NODE("n3", "topology.kubernetes.io/zone: b, "
 	     "kubernetes.io/hostname: n3", "cpu: \"8\"")
+	/* a hostname label that is not the node's name */
+	NODE("n4", "topology.kubernetes.io/zone: d, "
+	     "kubernetes.io/hostname: n4-host", "cpu: \"8\"")
+	/* no hostname label at all */
+	NODE("n5", "topology.kubernetes.io/zone: e", "cpu: \"8\"")
 	SC("zb", "csi.example.com", "WaitForFirstConsumer",
 	   "allowedTopologies: [{matchLabelExpressions: [{key: "
 	   "topology.kubernetes.io/zone, values: [b]}]}]\n")
@@ -1764,9 +1771,50 @@ static const char wffc_text[] =
 	/* the class named by the beta annotation wins over the spec's */
 	WPVC("c-beta", "imm", ", annotations: {volume.beta.kubernetes.io/"
 	     "storage-class: zb}")
-	POD("beta", "", CPU("1") VOL("c-beta"));
+	POD("beta", "", CPU("1") VOL("c-beta"))
+	/* three claims of a class with three terms, two claims selected to
+	 * one node: each class's topology, each node, ANDed once (3 x 3 x 3
+	 * = 27 terms is over TG_MAX_TERMS) */
+	SC("z3", "csi.example.com", "WaitForFirstConsumer",
+	   "allowedTopologies: [{matchLabelExpressions: [{key: "
+	   "topology.kubernetes.io/zone, values: [a]}]}, "
+	   "{matchLabelExpressions: [{key: kubernetes.io/hostname, values: "
+	   "[n3]}]}, {matchLabelExpressions: [{key: "
+	   "topology.kubernetes.io/zone, values: [c]}]}]\n")
+	WPVC("c-m1", "z3", "") WPVC("c-m2", "z3", "") WPVC("c-m3", "z3", "")
+	POD("multi", "", CPU("1") ", volumes: [{name: a, persistentVolumeClaim"
+	    ": {claimName: c-m1}}, {name: b, persistentVolumeClaim: "
+	    "{claimName: c-m2}}, {name: c, persistentVolumeClaim: {claimName: "
+	    "c-m3}}]")
+	/* two classes of 4 and 5 terms: 20 > TG_MAX_TERMS (16), the warning
+	 * names the class where the product crossed it */
+	SC("t4", "csi.example.com", "WaitForFirstConsumer",
+	   "allowedTopologies: [" T1("a") ", " T1("b") ", " T1("c") ", "
+	   T1("d") "]\n")
+	SC("t5", "csi.example.com", "WaitForFirstConsumer",
+	   "allowedTopologies: [" T1("a") ", " T1("b") ", " T1("c") ", "
+	   T1("d") ", " T1("e") "]\n")
+	WPVC("c-t4", "t4", "") WPVC("c-t5", "t5", "")
+	POD("many", "", CPU("1") ", volumes: [{name: a, persistentVolumeClaim"
+	    ": {claimName: c-t4}}, {name: b, persistentVolumeClaim: "
+	    "{claimName: c-t5}}]")
+	WPVC("c-s1", "any", SEL("n1")) WPVC("c-s2", "any", SEL("n1"))
+	POD("msel", "", CPU("1") ", volumes: [{name: a, persistentVolumeClaim"
+	    ": {claimName: c-s1}}, {name: b, persistentVolumeClaim: "
+	    "{claimName: c-s2}}]")
+	/* a claim to provision, then a volume that fails the pod: the
+	 * refused pod's claim is not listed */
+	WPVC("c-n4", "any", SEL("n4"))
+	POD("seln4", "", CPU("1") VOL("c-n4"))
+	WPVC("c-n5", "any", SEL("n5"))
+	POD("seln5", "", CPU("1") VOL("c-n5"))
+	WPVC("c-half", "any", "")
+	POD("half", "", CPU("1") ", volumes: [{name: a, persistentVolumeClaim"
+	    ": {claimName: c-half}}, {name: b, persistentVolumeClaim: "
+	    "{claimName: c-nothere}}]");
 #undef SC
 #undef WPVC
+#undef T1
 #undef SEL
 #undef VOL
 
@@ -1832,9 +1880,43 @@ static void test_wffc(void)
 	like(failed_msg(&l, "default/sellocal"), "StorageClass local has no "
 	     "provisioner", "a selected node on a class without a "
 	     "provisioner: refused");
+	g = gang(&l, "default/seln4");
+	if (g)
+		is_str(place(l.t, g, NULL, 0), "placed node/n4 n4",
+		       "a selected node is matched by name, not by its "
+		       "kubernetes.io/hostname label (n4-host)");
+	else
+		ok(0, "the seln4 gang is built");
+	g = gang(&l, "default/seln5");
+	if (g)
+		is_str(place(l.t, g, NULL, 0), "placed node/n5 n5",
+		       "a selected node without a kubernetes.io/hostname "
+		       "label: matched by name");
+	else
+		ok(0, "the seln5 gang is built (%s)",
+		   failed_msg(&l, "default/seln5"));
+	has_warning(&l, "gang default/many: node affinity terms of the pod "
+		    "and its volumes multiplied past TG_MAX_TERMS (16) at "
+		    "StorageClass t5");
+	like(failed_msg(&l, "default/half"), "c-nothere not found",
+	     "a pod whose second volume fails is refused");
+	g = gang(&l, "default/multi");
+	ok(g && g->ps[0]->nterms == 3, "three claims of a 3-term class: its "
+	   "3 terms once (%u)", g ? g->ps[0]->nterms : 0);
+	g = gang(&l, "default/msel");
+	ok(g && g->ps[0]->nterms == 1, "two claims selected to n1: one term "
+	   "(%u)", g ? g->ps[0]->nterms : 0);
+	if (g)
+		is_str(place(l.t, g, NULL, 0), "placed node/n1 n1",
+		       "... placed on n1");
 	is_str(claims_str(&l), "default/beta default/c-beta -;"
 	       "default/dyn default/c-zb -;default/free default/c-any -;"
+	       "default/many default/c-t4 -;default/many default/c-t5 -;"
+	       "default/msel default/c-s1 n1;default/msel default/c-s2 n1;"
+	       "default/multi default/c-m1 -;default/multi default/c-m2 -;"
+	       "default/multi default/c-m3 -;"
 	       "default/nowhere default/c-zc -;default/sel default/c-sel n2;"
+	       "default/seln4 default/c-n4 n4;default/seln5 default/c-n5 n5;"
 	       "default/selzb default/c-selzb n1",
 	       "the claims to provision are listed, with the selected node "
 	       "when there is one");

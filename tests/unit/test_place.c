@@ -1273,6 +1273,56 @@ static void test_fewest_leaves(void)
 }
 
 /*
+ * The fewest domains at every layer (issue 12; docs/benchmarks.md, the
+ * Slurm 24.11 bench's JobId=23): a 6-node gang no spine holds, at the
+ * core.  Three spines of two 4-node leaves: s0 has 5 free nodes on
+ * leaves of 1 and 4, s1 2 on one leaf, s2 1.  The fill took s0 whole
+ * and s2's node (two spines, three leaves); s0's 4-node leaf and s1's
+ * two are two spines and two leaves.
+ */
+static tg_topology *three_spines(const unsigned *free0)
+{
+	tg_topology *t = tg_topology_create();
+	unsigned l, j;
+
+	tg_topology_add_layer(t, "spine", NULL);
+	tg_topology_add_layer(t, "leaf", NULL);
+	for (l = 0; l < 6; l++)
+		for (j = 0; j < 4; j++) {
+			char nm[16], sp[8], lf[8];
+			const char *path[2] = { sp, lf };
+			tg_node_id id;
+
+			snprintf(nm, sizeof(nm), "n%02u", l * 4 + j);
+			snprintf(sp, sizeof(sp), "s%u", l / 2);
+			snprintf(lf, sizeof(lf), "l%u", l);
+			tg_topology_add_node(t, nm, path, &id);
+			tg_topology_node_set_resource(t, id, TG_RES_CPU,
+						      j < free0[l] ? 8000 : 0);
+			tg_topology_node_set_resource(t, id, TG_RES_PODS,
+						      110);
+		}
+	return tg_topology_build(t, NULL) == TG_OK ? t : NULL;
+}
+
+static void test_fewest_every_layer(void)
+{
+	static const unsigned frag[6] = { 1, 4, 2, 0, 1, 0 };
+	tg_topology *t = three_spines(frag);
+	tg_gang *g = gang("default/six", 6, 8000);
+	tg_decision *d = NULL;
+
+	is_int(tg_place(t, g, &d, NULL), TG_OK, "every layer: place");
+	is_str(tg_decision_domain(d), "cluster",
+	       "every layer: no spine holds 6, the core");
+	is_str(nodes_of(t, d), "n04 n05 n06 n07 n08 n09",
+	       "every layer: s0's 4-node leaf and s1's 2, two leaves");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
+/*
  * Messages with names at their limits: 16 layers of 253-byte values, 13
  * lowest domains of one 1-CPU node each.  The unschedulable message
  * lists 12 domains of 4 KiB paths (52 KiB): it used to overflow an 8 KiB
@@ -1402,6 +1452,7 @@ int main(void)
 	test_many_candidates();
 	test_fill_whole();
 	test_fewest_leaves();
+	test_fewest_every_layer();
 	test_long_messages();
 	return done_testing();
 }

@@ -31,8 +31,11 @@
  *      them preemptible, or lower-priority reservations on nodes the
  *      gang uses; a gang that may not preempt never does;
  *  (h), (i) the fill, on fabrics of its own (see fill_case()): fewest
- *      children at every layer, and the largest free children kept
- *      whole (brute force).
+ *      children at every layer, and the largest free nodes kept whole
+ *      (brute force);
+ *  (j) the fill's span on small 3-layer fabrics (see lex_case()): the
+ *      fewest domains at each layer in turn, then nodes, equal to a
+ *      brute-force lexicographic least over node subsets.
  *
  * (a) to (d) hold for preempting decisions too, counting what the
  * victims give back.
@@ -1203,9 +1206,11 @@ out:
  * member) and in every domain below it that got members:
  *  (h) the number of children used is the fewest whose slots can hold
  *      the members the domain got;
- *  (i) the untouched children, sorted by slots, are the lexicographic
- *      largest of every set of that many children that can hold them
- *      (brute force over the subsets).
+ *  (i) where the children are nodes, the untouched ones, sorted by
+ *      slots, are the lexicographic largest of every set of that many
+ *      that can hold them (brute force over the subsets).  Where the
+ *      children are domains the fewest domains at the lower layers come
+ *      first ((j) below) and this rule only breaks ties among those.
  */
 #define FMAXN	(6 * 6 * 6 * 4)
 #define FMAXC	6
@@ -1389,7 +1394,7 @@ static void fill_check_unit(const fcase *f, unsigned level,
 			if (!got[c])
 				mine[nmine++] = slots[c];
 		qsort(mine, nmine, sizeof(unsigned), udesc);
-		if (used == m && nc <= FMAXC &&
+		if (used == m && nc <= FMAXC && level == f->nl &&
 		    fill_brute(slots, nc, m, k, best) &&
 		    memcmp(mine, best, nmine * sizeof(unsigned)) &&
 		    nfill_bad[1]++ < MAXDIAG)
@@ -1439,6 +1444,177 @@ static void fill_case(unsigned caseno)
 	for (i = 0; i < tg_decision_nplacements(d); i++)
 		f.n[tg_decision_placement(d, i)->node].got++;
 	fill_check_unit(&f, 0, root, false);
+out:
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
+/*
+ * (j) the least span at every layer: small 3-layer fabrics (2-3, 1-3,
+ * 1-2 children, 1-2 nodes of 8 GPUs under each lowest domain, half of
+ * them full, the rest 0-8 GPUs busy), a gang of one pod set of G GPUs a
+ * member.  In the lowest domain holding every member, the decision's
+ * span (domains used at each layer below it, then nodes) equals the
+ * lexicographic least over every set of nodes there that can take the
+ * members (slots >= members >= nodes; brute force over the subsets of
+ * the at most FLEX_MAXN nodes with room, larger cases are skipped).
+ */
+#define FLEX_MAXN	16
+
+static unsigned nlex_cases, nlex_checked, nlex_bad;
+
+static void lex_gen(fcase *f)
+{
+	unsigned a, b, c, i, per, fan[3], slots = 0;
+
+	f->nl = 3;
+	fan[0] = 2 + rn(2);
+	fan[1] = 1 + rn(3);
+	fan[2] = 1 + rn(2);
+	f->nn = 0;
+	f->gpus = 1u << rn(3);
+	for (a = 0; a < fan[0]; a++)
+		for (b = 0; b < fan[1]; b++)
+			for (c = 0; c < fan[2]; c++) {
+				per = 1 + rn(2);
+				for (i = 0; i < per; i++) {
+					fnode *x = &f->n[f->nn++];
+
+					x->path[0] = a;
+					x->path[1] = b;
+					x->path[2] = c;
+					x->busy = chance(2) ? 8 : rn(9);
+					x->got = 0;
+					slots += (8 - x->busy) / f->gpus;
+				}
+			}
+	f->members = 2 + rn(slots > 2 ? slots - 1 : 1);
+}
+
+/* The span of the nodes in[0 .. n) (indices into f->n) below depth
+ * \p top: distinct domains at each depth top .. nl - 1, then nodes. */
+static void lex_span(const fcase *f, unsigned top, const unsigned *in,
+		     unsigned n, unsigned *span)
+{
+	unsigned l, i, j, cnt;
+
+	for (l = top; l < f->nl; l++) {
+		for (i = 0, cnt = 0; i < n; i++) {
+			for (j = 0; j < i; j++) {
+				unsigned x;
+
+				for (x = 0; x <= l; x++)
+					if (f->n[in[i]].path[x] !=
+					    f->n[in[j]].path[x])
+						break;
+				if (x > l)
+					break;	/* same domain as an earlier */
+			}
+			cnt += j == i;
+		}
+		span[l - top] = cnt;
+	}
+	span[f->nl - top] = n;
+}
+
+static void lex_check(const fcase *f)
+{
+	unsigned path[3] = { 0, 0, 0 }, top, i, l, n = 0, ng = 0;
+	unsigned node[FMAXN], gotn[FMAXN] = { 0 }, span[4], best[4], cur[4];
+	unsigned sub[FLEX_MAXN], mask, d;
+	bool found = false;
+
+	/* the lowest domain holding every member */
+	for (top = 0; top < f->nl; top++) {
+		unsigned v = FMAXN;
+		bool one = true;
+
+		for (i = 0; i < f->nn; i++) {
+			for (l = 0; l < top; l++)
+				if (f->n[i].path[l] != path[l])
+					break;
+			if (l < top || !f->n[i].got)
+				continue;
+			if (v == FMAXN)
+				v = f->n[i].path[top];
+			one = one && f->n[i].path[top] == v;
+		}
+		if (!one)
+			break;
+		path[top] = v;
+	}
+	for (i = 0; i < f->nn; i++) {
+		for (l = 0; l < top; l++)
+			if (f->n[i].path[l] != path[l])
+				break;
+		if (l < top)
+			continue;
+		if (f->n[i].got)
+			gotn[ng++] = i;
+		if ((8 - f->n[i].busy) / f->gpus > 0)
+			node[n++] = i;
+	}
+	if (n > FLEX_MAXN)
+		return;
+	nlex_checked++;
+	d = f->nl - top + 1;
+	lex_span(f, top, gotn, ng, span);
+	for (mask = 1; mask < (1u << n); mask++) {
+		unsigned k = 0, slots = 0;
+
+		for (i = 0; i < n; i++)
+			if (mask >> i & 1) {
+				sub[k++] = node[i];
+				slots += (8 - f->n[node[i]].busy) / f->gpus;
+			}
+		if (k > f->members || slots < f->members)
+			continue;
+		lex_span(f, top, sub, k, cur);
+		for (l = 0; found && l < d && cur[l] == best[l]; l++)
+			;
+		if (!found || (l < d && cur[l] < best[l]))
+			memcpy(best, cur, sizeof(cur));
+		found = true;
+	}
+	if (found && !memcmp(span, best, d * sizeof(unsigned)))
+		return;
+	if (nlex_bad++ < MAXDIAG)
+		printf("# lex case %u: %u members below depth %u: span "
+		       "%u/%u/%u/%u, least %u/%u/%u/%u\n", curcase,
+		       f->members, top, span[0], d > 1 ? span[1] : 0,
+		       d > 2 ? span[2] : 0, d > 3 ? span[3] : 0, best[0],
+		       d > 1 ? best[1] : 0, d > 2 ? best[2] : 0,
+		       d > 3 ? best[3] : 0);
+}
+
+static void lex_case(unsigned caseno)
+{
+	static fcase f;
+	tg_topology *t;
+	tg_gang *g;
+	tg_decision *d = NULL;
+	tg_shape sh;
+	unsigned i, ps;
+
+	curcase = caseno;
+	lex_gen(&f);
+	t = fill_build(&f);
+	g = tg_gang_create("default/lex");
+	memset(&sh, 0, sizeof(sh));
+	sh.v[TG_RES_GPU] = f.gpus;
+	if (!t || !g || tg_gang_add_podset(g, "w", &sh, f.members, &ps) ||
+	    tg_place(t, g, &d, NULL)) {
+		nlex_bad++;
+		printf("# lex case %u: could not build or place\n", caseno);
+		goto out;
+	}
+	if (tg_decision_status(d) != TG_STATUS_PLACED)
+		goto out;
+	nlex_cases++;
+	for (i = 0; i < tg_decision_nplacements(d); i++)
+		f.n[tg_decision_placement(d, i)->node].got++;
+	lex_check(&f);
 out:
 	tg_decision_free(d);
 	tg_gang_destroy(g);
@@ -1723,8 +1899,23 @@ int main(void)
 	ok(!nfill_bad[0], "(h) fill: fewest children at every layer: %u "
 	   "gangs placed of %u, %u domains checked, %u violations",
 	   nfill_placed, nfill_cases, nfill_units, nfill_bad[0]);
-	ok(!nfill_bad[1], "(i) fill: the untouched children are the largest "
-	   "a fewest-children choice leaves: %u violations", nfill_bad[1]);
+	ok(!nfill_bad[1], "(i) fill: the untouched nodes are the largest "
+	   "a fewest-nodes choice leaves: %u violations", nfill_bad[1]);
+	for (i = 0; i < ncases; i++) {
+		if (one && i != only)
+			continue;
+		rng = (seed + 11) * 0x9e3779b97f4a7c15ull ^
+		      (i + 1) * 0x94d049bb133111ebull;
+		if (!rng)
+			rng = 1;
+		rnd();
+		lex_case(i);
+	}
+	ok(!nlex_bad, "(j) fill: the least span at every layer (domains, "
+	   "then nodes): %u gangs placed, %u brute-forced, %u violations",
+	   nlex_cases, nlex_checked, nlex_bad);
+	ok(one || nlex_checked >= ncases / 4,
+	   "the least-span cases brute-force many gangs (%u)", nlex_checked);
 	ok(nfill_placed >= ncases / 2 && nfill_units >= ncases,
 	   "the fill cases place most gangs and check many domains");
 	if (!one)

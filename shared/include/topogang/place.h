@@ -22,17 +22,22 @@
  *     the total order on full paths (label by label with tg_name_cmp(),
  *     farthest first: the tree order; comparing the joined strings would
  *     not keep a domain's children together).
- *  4. Fill: inside the chosen domain, as few children as can hold the
- *     members (the fewest child domains at every layer), and among the
- *     sets of that many children that hold them, the one whose untouched
- *     children, sorted by slots, are the largest (lexicographically): the
- *     largest free domains stay whole.  10 members over free blocks of
- *     8, 6 and 4 nodes go 6 + 4, not 8 + 2.  One child holding them all
- *     is the tightest such child.  The chosen children are filled most
- *     slots first (ties: path order), each whole but the last, which
- *     takes the rest; each is filled the same way in turn.  Ties between
- *     children of equal slots: the first path is used, the later one
- *     left whole.
+ *  4. Fill: inside the chosen domain, the least span, layer by layer:
+ *     as few children as can hold the members, then among those choices
+ *     the fewest domains in all at each lower layer in turn, then the
+ *     fewest nodes (6 nodes over spines with 5 free on leaves of 1 and
+ *     4, 2 on one leaf and 1 go 4 + 2 on two leaves, not 5 + 1 on
+ *     three).  Among fills of the least span, the largest free children
+ *     stay whole (10 members over free blocks of 8, 6 and 4 nodes go
+ *     6 + 4, not 8 + 2; one child holding them all is the tightest
+ *     such child); the chosen children take, most slots first (ties:
+ *     path order), the most members that still give the least span
+ *     (each whole but the last where it can); each is filled the same
+ *     way in turn.  Ties between children of equal slots: the first
+ *     path is used, the later one left whole.  Gangs of several pod
+ *     sets, and fills whose exact choice would pass a work bound, take
+ *     the fewest children with the largest left whole, each whole but
+ *     the last (docs/placement.md says when).
  *  When several pod sets (or a spread) make a candidate fail, the next
  *  one in bin-pack order is tried, every candidate of the level.
  *  5. Ranks follow the fill order, so consecutive ranks are topological

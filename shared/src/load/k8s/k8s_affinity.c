@@ -178,10 +178,15 @@ static tg_err nsel_product(gctx *c, unsigned ps, const nodesel *s,
 	for (i = 0; i < n; i++) {
 		if (!s[i].n)
 			continue;
-		if (total * s[i].n > TG_MAX_TERMS)
-			return tgk_gcore(c, s[i].o, TG_ELIMIT, "node affinity "
-					 "terms of the pod and its "
-					 "PersistentVolumes, multiplied");
+		if (total * s[i].n > TG_MAX_TERMS) {
+			char what[190];
+
+			snprintf(what, sizeof(what), "node affinity terms of "
+				 "the pod and its volumes multiplied past "
+				 "TG_MAX_TERMS (%d) at %s %.60s", TG_MAX_TERMS,
+				 s[i].o->kind, s[i].o->name);
+			return tgk_gcore(c, s[i].o, TG_ELIMIT, what);
+		}
 		total *= s[i].n;
 	}
 	for (term = 0; term < total; term++) {

@@ -167,6 +167,9 @@ static void bctx_free(bctx *b)
 	tgi_free(b->agrp);
 	tgi_strtab_free(&b->antikeys);
 	tgi_free(b->pend);
+	if (b->avpv_built)
+		tgi_strtab_free(&b->avcls);
+	tgi_free(b->avpv);
 	tgk_cache_give_pods(b);
 	tgi_free(b->bound);
 	for (i = 0; i < b->nslots; i++)

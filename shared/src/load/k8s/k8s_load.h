@@ -57,6 +57,11 @@
 
 /* Keys more than one file reads. */
 #define K_HOSTNAME	"kubernetes.io/hostname"
+/* A label the loader gives every node: its name (metadata.name), which
+ * the core's selectors read as any label (a claim's selected node,
+ * k8s_volume.c).  The ':' makes it no valid Kubernetes label key: no
+ * node of the snapshot can carry or spoof it. */
+#define K_NODE_NAME	"topogang.io/node:name"
 #define L_LWS_NAME	"leaderworkerset.sigs.k8s.io/name"
 
 /* API groups of the kinds that are not gang dialects' group objects. */
@@ -297,6 +302,11 @@ typedef struct bctx {
 	const kpod **pend;	/* pending pods of ours, in pod order */
 	size_t npend;
 	bool pend_built;
+	/* the first Available PersistentVolume of each class (k8s_volume.c:
+	 * available_pv), by the class's id in avcls */
+	tgi_strtab avcls;
+	const kobj **avpv;
+	bool avpv_built;
 	tgi_strtab lblkeys;	/* "key\x1fvalue" of bound pods' labels */
 	struct lblent {
 		uint32_t *pods;	/* indices into bound, ascending */

@@ -121,7 +121,8 @@ static tg_err node_labels(bctx *b, const kobj *o, tg_node_id id,
 						       "metadata.labels",
 						       c->string));
 	}
-	return TG_OK;
+	err = tg_topology_node_add_label(b->t, id, K_NODE_NAME, o->name);
+	return err ? tgk_node_core(b, o, err, "metadata.name") : TG_OK;
 }
 
 /* \p q GPUs at \p p, in the NVLink islands the node's label gives. */

@@ -115,15 +115,18 @@ static bool owned_by(const kobj *c, const kobj *pod)
 }
 
 /*
- * Adds node selector \p terms (at \p path in \p o) to \p p's, once
- * (a volume named twice adds nothing).
+ * Adds node selector \p terms (at \p path in \p o) to \p p's, once:
+ * a volume named twice adds nothing, nor do equal terms (several claims
+ * of one class add its allowedTopologies once, several claims selected
+ * to one node that node once: ANDed, they would only multiply terms).
  */
 static tg_err add_vsel(bctx *b, kpod *p, const kobj *o, const cJSON *terms,
 		       const char *path, const char *vpath)
 {
 	unsigned k;
 
-	for (k = 0; k < p->nvsels && p->vsels[k].terms != terms; k++)
+	for (k = 0; k < p->nvsels && p->vsels[k].terms != terms &&
+		    !cJSON_Compare(p->vsels[k].terms, terms, true); k++)
 		;
 	if (k < p->nvsels)
 		return TG_OK;
@@ -169,9 +172,13 @@ static bool add_in(cJSON *exprs, const char *key, const cJSON *values)
 		cJSON_Delete(v);
 		return false;
 	}
-	return cJSON_AddStringToObject(e, "key", key) &&
-	       cJSON_AddStringToObject(e, "operator", "In") &&
-	       cJSON_AddItemToObject(e, "values", v);
+	if (!cJSON_AddStringToObject(e, "key", key) ||
+	    !cJSON_AddStringToObject(e, "operator", "In") ||
+	    !cJSON_AddItemToObject(e, "values", v)) {
+		cJSON_Delete(v);	/* not attached: ours */
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -237,26 +244,23 @@ oom:
 
 /*
  * The node \p node (a claim's selected node) as node selector terms into
- * *out: kubernetes.io/hostname In [its label], the Node read from the
- * snapshot (the core selects nodes by label, not by name).
+ * *out: its name (kube-scheduler compares node.Name), as the label
+ * K_NODE_NAME the loader gives every node; the Node must be in the
+ * snapshot.
  */
 static tg_err node_terms(bctx *b, kpod *p, const kobj *c, const char *node,
 			 cJSON **out)
 {
 	const kobj *n = tgk_find_obj(b, C_NODE, "Node", "", "", node);
-	const char *host = n ? tgk_jstr(tgk_jget(tgk_jget(n->j, "metadata"),
-						 "labels"), K_HOSTNAME) : NULL;
 	cJSON *terms, *term, *exprs, *vals;
 	tg_err err;
 
 	*out = NULL;
-	if (!host)
+	if (!n)
 		return tgk_oerr(b, c, NULL, TG_EINVAL, "metadata.annotations"
-				"[" ANN_SELECTED_NODE "]: node %.100s %s; the "
-				"pod waits for it (or for the provisioner to "
-				"remove the annotation)", node, n ?
-				"has no " K_HOSTNAME " label" :
-				"is not in the snapshot");
+				"[" ANN_SELECTED_NODE "]: node %.100s is not in "
+				"the snapshot; the pod waits for it (or for the "
+				"provisioner to remove the annotation)", node);
 	terms = cJSON_CreateArray();
 	err = own_terms(b, p, terms);
 	if (err)
@@ -266,8 +270,8 @@ static tg_err node_terms(bctx *b, kpod *p, const kobj *c, const char *node,
 		cJSON_AddArrayToObject(term, "matchExpressions") : NULL;
 	vals = cJSON_CreateArray();
 	if (!exprs || !vals || !cJSON_AddItemToArray(vals,
-			cJSON_CreateString(host)) ||
-	    !add_in(exprs, K_HOSTNAME, vals)) {
+			cJSON_CreateString(node)) ||
+	    !add_in(exprs, K_NODE_NAME, vals)) {
 		cJSON_Delete(vals);
 		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 	}
@@ -286,9 +290,11 @@ static tg_err record_claim(bctx *b, const kpod *p, const kobj *c,
 	char name[600];
 
 	snprintf(name, sizeof(name), "%s/%s", c->ns, c->name);
-	for (i = 0; i < k->nclaims; i++)
-		if (strcmp(k->claims[i].pod, p->id) == 0 &&
-		    strcmp(k->claims[i].claim, name) == 0)
+	/* a pod's claims are listed together (its volumes in turn): a
+	 * claim named twice is found among the last ones */
+	for (i = k->nclaims; i > 0 && strcmp(k->claims[i - 1].pod, p->id) == 0;
+	     i--)
+		if (strcmp(k->claims[i - 1].claim, name) == 0)
 			return TG_OK;
 	if (k->nclaims == K8S_MAX_CLAIMS)
 		return tgk_oerr(b, c, NULL, TG_ELIMIT, "more than "
@@ -311,27 +317,54 @@ static tg_err record_claim(bctx *b, const kpod *p, const kobj *c,
 	return TG_OK;
 }
 
+/* Whether PersistentVolume \p v is Available (no claimRef, not deleted). */
+static bool pv_available(const kobj *v)
+{
+	const cJSON *ref = tgk_jget(tgk_jget(v->j, "spec"), "claimRef");
+
+	return (!ref || cJSON_IsNull(ref)) &&
+	       !tgk_jget(tgk_jget(v->j, "metadata"), "deletionTimestamp");
+}
+
+/* b->avpv: the first Available PersistentVolume of each class, once a
+ * build (a claim does not scan every PersistentVolume). */
+static tg_err index_available(bctx *b)
+{
+	size_t i, n = b->first[C_PV + 1] - b->first[C_PV];
+	uint32_t id;
+
+	tgi_strtab_init(&b->avcls);
+	b->avpv_built = true;
+	b->avpv = tgi_calloc(n + 2, sizeof(*b->avpv));
+	if (!b->avpv)
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	for (i = b->first[C_PV]; i < b->first[C_PV + 1]; i++) {
+		const kobj *v = b->idx[i];
+		const char *vc = tgk_jstr(tgk_jget(v->j, "spec"),
+					  "storageClassName");
+
+		if (!vc || !pv_available(v))
+			continue;
+		if (tgi_strtab_intern(&b->avcls, vc, &id))
+			return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+		if (id < n + 2 && !b->avpv[id])
+			b->avpv[id] = v;
+	}
+	return TG_OK;
+}
+
 /*
  * An Available PersistentVolume of class \p cls (no claimRef): one
  * kube-scheduler's findMatchingVolumes could choose for an unbound claim
- * before provisioning one.  NULL when there is none.
+ * before provisioning one, into *pv (NULL when there is none).
  */
-static const kobj *available_pv(const bctx *b, const char *cls)
+static tg_err available_pv(bctx *b, const char *cls, const kobj **pv)
 {
-	size_t i;
+	tg_err err = b->avpv_built ? TG_OK : index_available(b);
+	uint32_t id = err ? 0 : tgi_strtab_find(&b->avcls, cls);
 
-	for (i = b->first[C_PV]; i < b->first[C_PV + 1]; i++) {
-		const kobj *v = b->idx[i];
-		const cJSON *spec = tgk_jget(v->j, "spec");
-		const char *vc = tgk_jstr(spec, "storageClassName");
-		const cJSON *ref = tgk_jget(spec, "claimRef");
-
-		if (vc && strcmp(vc, cls) == 0 &&
-		    (!ref || cJSON_IsNull(ref)) &&
-		    !tgk_jget(tgk_jget(v->j, "metadata"), "deletionTimestamp"))
-			return v;
-	}
-	return NULL;
+	*pv = id ? b->avpv[id] : NULL;
+	return err;
 }
 
 /* Unbound claim \p c refused: \p why, \p cls. */
@@ -401,8 +434,7 @@ static tg_err claim_unbound(bctx *b, kpod *p, const char *path,
 			err = add_vsel(b, p, c, terms, "metadata.annotations["
 				       ANN_SELECTED_NODE "]", path);
 	} else {
-		pv = available_pv(b, cls);
-		err = TG_OK;
+		err = available_pv(b, cls, &pv);
 	}
 	if (!node && pv)
 		return tgk_oerr(b, o, NULL, TG_EINVAL, "%s: "
@@ -500,6 +532,19 @@ static tg_err claim_sel(bctx *b, kpod *p, const char *path,
 			"spec.nodeAffinity.required.nodeSelectorTerms", path);
 }
 
+/* The listed claims from \p first on go. */
+static void drop_claims(tg_k8s *k, size_t first)
+{
+	size_t i;
+
+	for (i = first; i < k->nclaims; i++) {
+		tgi_free(k->claims[i].pod);
+		tgi_free(k->claims[i].claim);
+		tgi_free(k->claims[i].node);
+	}
+	k->nclaims = first;
+}
+
 /* The claim volume \p v names (NULL: none), into \p buf when ephemeral. */
 static tg_err volume_claim(bctx *b, const kpod *p, const cJSON *v,
 			   const char *path, char *buf, size_t n,
@@ -550,6 +595,7 @@ tg_err tgk_pod_volumes(bctx *b, kpod *p)
 	char path[64], buf[2 * TG_MAX_NAME + 2];
 	const char *claim;
 	unsigned i = 0;
+	size_t first;
 	bool eph;
 	tg_err err;
 
@@ -563,27 +609,25 @@ tg_err tgk_pod_volumes(bctx *b, kpod *p)
 	err = tgk_field(b, o, p->spec, "spec", "volumes", T_ARR, &vols);
 	if (err)
 		return err;
+	first = b->k->nclaims;
 	cJSON_ArrayForEach(v, vols) {
 		tgk_pidx(path, sizeof(path), "spec.volumes", i++);
 		err = volume_claim(b, p, v, path, buf, sizeof(buf), &claim,
 				   &eph);
 		if (!err && claim)
 			err = claim_sel(b, p, path, claim, eph);
-		if (err)
+		if (err) {
+			/* the pod is refused: its claims are not listed */
+			drop_claims(b->k, first);
 			return err;
+		}
 	}
 	return TG_OK;
 }
 
 void tgk_free_claims(tg_k8s *k)
 {
-	size_t i;
-
-	for (i = 0; i < k->nclaims; i++) {
-		tgi_free(k->claims[i].pod);
-		tgi_free(k->claims[i].claim);
-		tgi_free(k->claims[i].node);
-	}
+	drop_claims(k, 0);
 	tgi_free(k->claims);
 	k->claims = NULL;
 	k->nclaims = k->capclaims = 0;
