@@ -1178,40 +1178,49 @@ static bool snap_json(snap *sn, const view *v, const br_obj *o, cJSON *j)
 	return snap_obj(sn, v, o, t, strlen(t), 0);	/* made: no version */
 }
 
+/* \p parent's object member \p key, made (or made an object) when it is
+ * not one; NULL on no memory or when \p parent is not an object. */
+static cJSON *json_object_member(cJSON *parent, const char *key)
+{
+	cJSON *m;
+
+	if (!cJSON_IsObject(parent))
+		return NULL;
+	m = cJSON_GetObjectItemCaseSensitive(parent, key);
+	if (cJSON_IsObject(m))
+		return m;
+	cJSON_DeleteItemFromObjectCaseSensitive(parent, key);
+	return cJSON_AddObjectToObject(parent, key);
+}
+
+/* Sets \p obj's member \p key to the string \p val (any old one goes). */
+static void json_set_string(cJSON *obj, const char *key, const char *val)
+{
+	if (!obj)
+		return;
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+	cJSON_AddStringToObject(obj, key, val);
+}
+
 /* A pod bound by us, not yet seen bound: written bound. */
 static bool snap_assumed(snap *sn, const view *v, const br_obj *o,
 			 const assumed *a)
 {
-	cJSON *j = br_obj_parse(o), *spec, *md, *ann;
+	cJSON *j = br_obj_parse(o), *spec, *ann;
 	char rk[16];
 
 	if (!j)
 		return snap_obj(sn, v, o, o->text, o->len, o->serial);
 	spec = cJSON_GetObjectItemCaseSensitive(j, "spec");
-	md = cJSON_GetObjectItemCaseSensitive(j, "metadata");
-	if (cJSON_IsObject(spec)) {
-		cJSON_DeleteItemFromObjectCaseSensitive(spec, "nodeName");
-		cJSON_AddStringToObject(spec, "nodeName", a->node);
-	}
-	if (cJSON_IsObject(md)) {
-		ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
-		if (!cJSON_IsObject(ann)) {
-			cJSON_DeleteItemFromObjectCaseSensitive(md,
-								"annotations");
-			ann = cJSON_AddObjectToObject(md, "annotations");
-		}
-		if (ann) {
-			snprintf(rk, sizeof(rk), "%u", a->rank);
-			cJSON_DeleteItemFromObjectCaseSensitive(ann,
-								BR_ANN_GANG);
-			cJSON_DeleteItemFromObjectCaseSensitive(ann,
-								BR_ANN_DOMAIN);
-			cJSON_DeleteItemFromObjectCaseSensitive(ann,
-								BR_ANN_RANK);
-			cJSON_AddStringToObject(ann, BR_ANN_GANG, a->gang);
-			cJSON_AddStringToObject(ann, BR_ANN_DOMAIN, a->domain);
-			cJSON_AddStringToObject(ann, BR_ANN_RANK, rk);
-		}
+	if (cJSON_IsObject(spec))
+		json_set_string(spec, "nodeName", a->node);
+	ann = json_object_member(cJSON_GetObjectItemCaseSensitive(j,
+					"metadata"), "annotations");
+	if (ann) {
+		snprintf(rk, sizeof(rk), "%u", a->rank);
+		json_set_string(ann, BR_ANN_GANG, a->gang);
+		json_set_string(ann, BR_ANN_DOMAIN, a->domain);
+		json_set_string(ann, BR_ANN_RANK, rk);
 	}
 	return snap_json(sn, v, o, j);
 }
@@ -1221,20 +1230,12 @@ static bool snap_assumed(snap *sn, const view *v, const br_obj *o,
 static bool snap_held(snap *sn, const view *v, const br_obj *o,
 		      const assumed *a)
 {
-	cJSON *j = br_obj_parse(o), *st;
+	cJSON *j = br_obj_parse(o);
 
 	if (!j)
 		return snap_obj(sn, v, o, o->text, o->len, o->serial);
-	st = cJSON_GetObjectItemCaseSensitive(j, "status");
-	if (!cJSON_IsObject(st)) {
-		cJSON_DeleteItemFromObjectCaseSensitive(j, "status");
-		st = cJSON_AddObjectToObject(j, "status");
-	}
-	if (st) {
-		cJSON_DeleteItemFromObjectCaseSensitive(st,
-							"nominatedNodeName");
-		cJSON_AddStringToObject(st, "nominatedNodeName", a->node);
-	}
+	json_set_string(json_object_member(j, "status"), "nominatedNodeName",
+			a->node);
 	return snap_json(sn, v, o, j);
 }
 
@@ -1242,25 +1243,13 @@ static bool snap_held(snap *sn, const view *v, const br_obj *o,
 static bool snap_stamped(snap *sn, const view *v, const br_obj *o,
 			 const char *node)
 {
-	cJSON *j = br_obj_parse(o), *md, *ann;
+	cJSON *j = br_obj_parse(o);
 
 	if (!j)
 		return snap_obj(sn, v, o, o->text, o->len, o->serial);
-	md = cJSON_GetObjectItemCaseSensitive(j, "metadata");
-	if (cJSON_IsObject(md)) {
-		ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
-		if (!cJSON_IsObject(ann)) {
-			cJSON_DeleteItemFromObjectCaseSensitive(md,
-								"annotations");
-			ann = cJSON_AddObjectToObject(md, "annotations");
-		}
-		if (ann) {
-			cJSON_DeleteItemFromObjectCaseSensitive(ann,
-						BR_ANN_SELECTED_NODE);
-			cJSON_AddStringToObject(ann, BR_ANN_SELECTED_NODE,
-						node);
-		}
-	}
+	json_set_string(json_object_member(cJSON_GetObjectItemCaseSensitive(j,
+					"metadata"), "annotations"),
+			BR_ANN_SELECTED_NODE, node);
 	return snap_json(sn, v, o, j);
 }
 

@@ -1319,6 +1319,18 @@ static void test_fewest_every_layer(void)
 	       "every layer: s0's 4-node leaf and s1's 2, two leaves");
 	tg_decision_free(d);
 	tg_gang_destroy(g);
+	/* a spread over the leaves splits members: the least-span choice
+	 * (4 on one leaf of s0) would be water-filled over s0's leaves,
+	 * so such a gang keeps the one-layer rule */
+	g = gang("default/spread", 6, 8000);
+	tg_gang_add_spread(g, "leaf", 1, false);
+	d = NULL;
+	is_int(tg_place(t, g, &d, NULL), TG_OK, "every layer, spread: place");
+	is_str(nodes_of(t, d), "n00 n04 n05 n06 n07 n16",
+	       "every layer, spread on leaf: s0 whole and s2's node, as the "
+	       "one-layer rule");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
 	tg_topology_destroy(t);
 }
 

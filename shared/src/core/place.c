@@ -2246,16 +2246,21 @@ static uint32_t fill_exact(const tg_topology *t, const req *q,
 	uint32_t ret = TG_NONE;
 
 	*err = TG_OK;
+	/* a spread below splits members instead of packing them: the span
+	 * model does not hold there (as need_orders()) */
 	if (k <= 0 || k > FILL_EXACT_CELLS || k % g || q->g->nps > 1 ||
+	    (q->spread_level != TG_NONE && q->spread_level > cl) || q->nsp ||
 	    (w < 64 && (uint64_t)k >> w))
 		return TG_NONE;
 	for (i = 0; i < n; i++)
 		if (s->dslots[idx[i]] > 0) {
 			idx[m++] = idx[i];	/* path order kept */
-			cells += (uint64_t)TG_MIN(k, s->dslots[idx[i]]) / g + 1;
+			/* member counts, not slice steps: the fold and
+			 * the tables run per member */
+			cells += (uint64_t)TG_MIN(k, s->dslots[idx[i]]) + 1;
 			sum += (uint64_t)s->dslots[idx[i]];
 		}
-	cells *= ((uint64_t)k / g + 1) * (t->nlayers - cl);
+	cells *= ((uint64_t)k + 1) * (t->nlayers - cl);
 	if (sum < (uint64_t)k || cells > FILL_EXACT_CELLS ||
 	    (cl == t->nlayers - 1 && g == 1 && same_node_slots(t, s, idx, m)))
 		return TG_NONE;

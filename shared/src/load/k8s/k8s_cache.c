@@ -290,8 +290,9 @@ static tg_err replay_shape(bctx *b, const kcrec *r, const tg_shape **out)
 	tg_err err;
 
 	if (!r->nres) {
-		mm = &b->shmemo[(uint64_t)(r->std[0] * 31 + r->std[1] * 7 +
-					   r->std[2]) % 64];
+		mm = &b->shmemo[((uint64_t)r->std[0] * 31 +
+				 (uint64_t)r->std[1] * 7 +
+				 (uint64_t)r->std[2]) % 64];
 		if (mm->sh && memcmp(mm->std, r->std, sizeof(r->std)) == 0) {
 			*out = mm->sh;
 			return TG_OK;
@@ -513,6 +514,12 @@ void tgk_cache_put(bctx *b, const kobj *o, kpod *p)
 		return;
 	}
 	r = &c->recs[id];
+	/* a second pod of the same key in one build (the key is ns/name,
+	 * and a name may hold '/'): the first's labels are lent already */
+	if (r->version && r->gen == c->gen) {
+		rec_free(&nr);
+		return;
+	}
 	if (r->version)
 		c->nlive--;
 	rec_free(r);

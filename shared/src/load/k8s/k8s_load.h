@@ -499,8 +499,9 @@ tg_err tgk_spread_reqs(gctx *c);
 
 /* ---- k8s_cache.c: tg_k8s_cache -------------------------------------- */
 
-/* Before the pods: drops every record when what they depend on (the
- * PriorityClasses, the dialects) changed since the last build. */
+/* Before the pods: drops every record when the dialects they were read
+ * under changed since the last build (a pod's PriorityClass is resolved
+ * again at each build, not cached). */
 void tgk_cache_begin(bctx *b);
 /* A pod the cache knows at this version: *hit set and \p p filled as
  * pod_parse() and pod_drop_tree() would; an error only for memory. */
