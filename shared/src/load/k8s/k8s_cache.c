@@ -762,6 +762,12 @@ kpod *tgk_cache_take_pods(bctx *b, size_t n)
 	if (!n)
 		n = 1;
 	b->capkpods = n;
+	if (c && c->cappods > 2 * n + 1024) {
+		/* a burst is over: give its array back */
+		tgi_free(c->pods);
+		c->pods = NULL;
+		c->cappods = 0;
+	}
 	if (!c || c->cappods < n)
 		return tgi_calloc(n, sizeof(kpod));
 	p = c->pods;
