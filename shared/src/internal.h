@@ -83,6 +83,10 @@ static inline const char *tgi_strtab_get(const tgi_strtab *st, uint32_t id)
 
 /* 64-bit FNV-1a. */
 uint64_t tgi_hash(const char *s, size_t n);
+/* FNV-1a: tgi_hash() is tgi_hash_mix(TGI_HASH_SEED, s, n); chained calls
+ * hash the concatenation. */
+#define TGI_HASH_SEED 14695981039346656037ull
+uint64_t tgi_hash_mix(uint64_t h, const void *p, size_t n);
 
 /* Checked decimal parses: topogang/util.h's tg_i64_parse() and kin. */
 

@@ -296,16 +296,21 @@ void tg_buf_free(tg_buf *b)
 	b->err = TG_OK;
 }
 
-uint64_t tgi_hash(const char *s, size_t n)
+uint64_t tgi_hash_mix(uint64_t h, const void *p, size_t n)
 {
-	uint64_t h = 14695981039346656037ull;
+	const unsigned char *s = p;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
+		h ^= s[i];
 		h *= 1099511628211ull;
 	}
 	return h;
+}
+
+uint64_t tgi_hash(const char *s, size_t n)
+{
+	return tgi_hash_mix(TGI_HASH_SEED, s, n);
 }
 
 void tgi_strtab_init(tgi_strtab *st)

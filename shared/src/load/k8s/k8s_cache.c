@@ -226,25 +226,13 @@ tg_err tg_k8s_set_cache(tg_k8s *k, tg_k8s_cache *c)
 	return TG_OK;
 }
 
-static uint64_t mix(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *s = p;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= s[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 /* The dialects, which records' groups depend on. */
 static uint64_t context_of(const bctx *b)
 {
-	uint64_t h = 14695981039346656037ull;
+	uint64_t h = TGI_HASH_SEED;
 
-	h = mix(h, &b->k->ndialects, sizeof(b->k->ndialects));
-	h = mix(h, b->k->dialects, sizeof(b->k->dialects[0]) *
+	h = tgi_hash_mix(h, &b->k->ndialects, sizeof(b->k->ndialects));
+	h = tgi_hash_mix(h, b->k->dialects, sizeof(b->k->dialects[0]) *
 		b->k->ndialects);
 	return h;
 }
