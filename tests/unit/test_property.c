@@ -1228,31 +1228,45 @@ typedef struct fcase {
 
 static unsigned nfill_cases, nfill_placed, nfill_units, nfill_bad[2];
 
-static void fill_gen(fcase *f)
+/*
+ * The nodes of a random case over \p fan: 1 .. maxper nodes a lowest
+ * domain, each busy \p once_in times in \p busy_then GPUs (else 0-8);
+ * then the members, 2 .. the slots.
+ */
+static void gen_nodes(fcase *f, const unsigned *fan, unsigned gpus_log,
+		      unsigned maxper, unsigned once_in, unsigned busy_then)
 {
-	unsigned fan[3], i, l, a, b, c, per, slots = 0;
+	unsigned a, b, c, i, per, slots = 0;
 
-	f->nl = 1 + rn(3);
-	for (l = 0; l < 3; l++)
-		fan[l] = l < f->nl ? 1 + rn(FMAXC) : 1;
 	f->nn = 0;
-	f->gpus = 1u << rn(4);
+	f->gpus = 1u << rn(gpus_log);
 	for (a = 0; a < fan[0]; a++)
 		for (b = 0; b < fan[1]; b++)
 			for (c = 0; c < fan[2]; c++) {
-				per = 1 + rn(4);
+				per = 1 + rn(maxper);
 				for (i = 0; i < per; i++) {
 					fnode *x = &f->n[f->nn++];
 
 					x->path[0] = a;
 					x->path[1] = b;
 					x->path[2] = c;
-					x->busy = chance(3) ? 0 : rn(9);
+					x->busy = chance(once_in) ? busy_then :
+								    rn(9);
 					x->got = 0;
 					slots += (8 - x->busy) / f->gpus;
 				}
 			}
 	f->members = 2 + rn(slots > 2 ? slots - 1 : 1);
+}
+
+static void fill_gen(fcase *f)
+{
+	unsigned fan[3], l;
+
+	f->nl = 1 + rn(3);
+	for (l = 0; l < 3; l++)
+		fan[l] = l < f->nl ? 1 + rn(FMAXC) : 1;
+	gen_nodes(f, fan, 4, 4, 3, 0);
 }
 
 static tg_topology *fill_build(const fcase *f)
@@ -1466,30 +1480,13 @@ static unsigned nlex_cases, nlex_checked, nlex_bad;
 
 static void lex_gen(fcase *f)
 {
-	unsigned a, b, c, i, per, fan[3], slots = 0;
+	unsigned fan[3];
 
 	f->nl = 3;
 	fan[0] = 2 + rn(2);
 	fan[1] = 1 + rn(3);
 	fan[2] = 1 + rn(2);
-	f->nn = 0;
-	f->gpus = 1u << rn(3);
-	for (a = 0; a < fan[0]; a++)
-		for (b = 0; b < fan[1]; b++)
-			for (c = 0; c < fan[2]; c++) {
-				per = 1 + rn(2);
-				for (i = 0; i < per; i++) {
-					fnode *x = &f->n[f->nn++];
-
-					x->path[0] = a;
-					x->path[1] = b;
-					x->path[2] = c;
-					x->busy = chance(2) ? 8 : rn(9);
-					x->got = 0;
-					slots += (8 - x->busy) / f->gpus;
-				}
-			}
-	f->members = 2 + rn(slots > 2 ? slots - 1 : 1);
+	gen_nodes(f, fan, 3, 2, 2, 8);
 }
 
 /* The span of the nodes in[0 .. n) (indices into f->n) below depth
