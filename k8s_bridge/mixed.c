@@ -854,20 +854,6 @@ static void add_req(mcyc *c, br_req *r)
 	add_req_key(c, r, NULL);
 }
 
-static void split_key(const char *key, char *ns, size_t nn, char *name,
-		      size_t nm)
-{
-	const char *sl = strchr(key, '/');
-
-	if (sl) {
-		snprintf(ns, nn, "%.*s", (int)(sl - key), key);
-		snprintf(name, nm, "%s", sl + 1);
-	} else {
-		snprintf(ns, nn, "default");
-		snprintf(name, nm, "%s", key);
-	}
-}
-
 static const br_sjob *job_by_id(const br_mixed *x, uint32_t id)
 {
 	size_t i;
@@ -959,7 +945,7 @@ static void note_pod(mcyc *c, const br_obj *o, const char *reason,
 	    strcmp(o->cond_msg, msg) == 0)
 		return;
 	br_map_put(&c->x->notes, o->key, br_xstrdup(msg));
-	split_key(o->key, ns, sizeof(ns), name, sizeof(name));
+	br_split_key(o->key, ns, sizeof(ns), name, sizeof(name));
 	add_req(c, br_sched_status_req(ns, name, reason, msg, NULL));
 	if (job) {
 		cJSON *j = cJSON_CreateObject(), *md, *ann;
@@ -1442,7 +1428,7 @@ static unsigned bind_members(mcyc *c, const tg_gang *g, const br_sjob *j,
 			if (!o || o->node || *at_slot >= nfree)
 				continue;
 			node = free_nodes[(*at_slot)++];
-			split_key(o->key, ns, sizeof(ns), pn, sizeof(pn));
+			br_split_key(o->key, ns, sizeof(ns), pn, sizeof(pn));
 			add_req_key(c, br_sched_binding_req(ns, pn, o->uid,
 							    node, name, domain,
 							    rank++,
@@ -1553,7 +1539,7 @@ static void evict_orphans(mcyc *c)
 		       id, "state", j ? (br_sjob_preempting(j) ?
 					 "PREEMPTING" : j->state) : "gone",
 		       NULL);
-		split_key(o->key, ns, sizeof(ns), name, sizeof(name));
+		br_split_key(o->key, ns, sizeof(ns), name, sizeof(name));
 		add_req(c, br_sched_evict_req(c->s, ns, name, o->uid));
 		br_sched_event(c->s, "Warning", "SlurmJobEnded", "Preempting",
 			       note, "Pod", ns, name, o->uid);
