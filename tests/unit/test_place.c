@@ -1332,6 +1332,24 @@ static void test_fewest_every_layer(void)
 	tg_decision_free(d);
 	tg_gang_destroy(g);
 	tg_topology_destroy(t);
+	/* the tie-break between children of equal span (fill_exact()):
+	 * s0 has 4 free nodes on one leaf, s1 and s2 3 each; a 6-node gang
+	 * is 2 spines, 2 leaves and 6 nodes whether it takes s0 or not, and
+	 * the largest free child is left whole: s1 and s2 */
+	{
+		static const unsigned tie[6] = { 4, 0, 3, 0, 3, 0 };
+
+		t = three_spines(tie);
+		g = gang("default/tie", 6, 8000);
+		d = NULL;
+		is_int(tg_place(t, g, &d, NULL), TG_OK, "tie-break: place");
+		is_str(nodes_of(t, d), "n08 n09 n10 n16 n17 n18",
+		       "tie-break: s0's 4 free nodes stay whole, s1 and s2 "
+		       "give 3 each");
+		tg_decision_free(d);
+		tg_gang_destroy(g);
+		tg_topology_destroy(t);
+	}
 }
 
 /*
