@@ -1101,18 +1101,21 @@ static uint32_t key_unit(const tg_topology *t, const rspread *r, uint32_t v)
 static tg_err key_units(const tg_topology *t, rspread *r)
 {
 	size_t nn = t->nnodes ? t->nnodes : 1;
-	uint32_t n, i, m = 0;
+	uint32_t k = tgi_strtab_find(&t->strs, r->sp->layer), n, i, j, m = 0;
 
 	r->unit_of = tgi_malloc(nn * sizeof(uint32_t));
 	r->vals = tgi_malloc(nn * sizeof(uint32_t));
 	if (!r->unit_of || !r->vals)
 		return TG_ENOMEM;
 	for (n = 0; n < t->nnodes; n++) {
-		const char *v = tg_topology_node_label(t, n, r->sp->layer);
-
-		r->unit_of[n] = v ? tgi_strtab_find(&t->strs, v) : TG_NONE;
-		if (v)
-			r->vals[m++] = r->unit_of[n];
+		r->unit_of[n] = TG_NONE;
+		/* the key's value id (a key never interned: on no node) */
+		for (j = k ? t->lab_head[n] : 0; j; j = t->labels[j - 1].next)
+			if (t->labels[j - 1].key == k) {
+				r->unit_of[n] = t->labels[j - 1].value;
+				r->vals[m++] = r->unit_of[n];
+				break;
+			}
 	}
 	if (m)
 		tgi_sort(r->vals, m, sizeof(uint32_t), str_cmp, (void *)t);
