@@ -514,8 +514,10 @@ static void add_pod(tg_topology *t, const char *pod, const char *node,
 }
 
 /* A gang of \p n members labelled app=web under a spread over spines. */
-static tg_gang *web(const char *name, unsigned n, bool hard,
-		    unsigned min_domains, bool ignore_aff)
+/* A gang of \p n app=web pods spread over \p layer (maxSkew 1). */
+static tg_gang *web_on(const char *name, unsigned n, bool hard,
+		       unsigned min_domains, bool ignore_aff,
+		       const char *layer)
 {
 	static const char *vals[] = { "web" };
 	tg_label_expr e = { "app", TG_SEL_IN, vals, 1 };
@@ -525,7 +527,7 @@ static tg_gang *web(const char *name, unsigned n, bool hard,
 	unsigned i;
 
 	memset(&sp, 0, sizeof(sp));
-	sp.layer = "spine";
+	sp.layer = layer;
 	sp.max_skew = 1;
 	sp.hard = hard;
 	sp.min_domains = min_domains;
@@ -544,6 +546,12 @@ static tg_gang *web(const char *name, unsigned n, bool hard,
 		tg_gang_podset_set_member_labels(g, 0, i, "default", &l, 1);
 	}
 	return g;
+}
+
+static tg_gang *web(const char *name, unsigned n, bool hard,
+		    unsigned min_domains, bool ignore_aff)
+{
+	return web_on(name, n, hard, min_domains, ignore_aff, "spine");
 }
 
 /* Places and applies; returns the spines of the placements, "" when
@@ -626,7 +634,8 @@ static void test_label_spread(void)
 	tg_topology_destroy(t);
 
 	/* a label spread on a key that is not a layer: soft is noted and
-	 * left out, hard makes the request bad */
+	 * left out; hard filters every node without the key (no node here
+	 * carries it), as kube-scheduler's Filter does */
 	t = spines3();
 	{
 		tg_spread_spec sp;
@@ -646,7 +655,11 @@ static void test_label_spread(void)
 			       "soft");
 			ok(strstr(msg, hard ? "topology spread on "
 				  "'topology.kubernetes.io/zone' (maxSkew 1, "
-				  "DoNotSchedule): not a topology layer" :
+				  "DoNotSchedule) counting pods in namespace "
+				  "'' that match its selector: no node carries "
+				  "the key (minimum 0 over 0 eligible domains); "
+				  "3/3 nodes can take none: 3 without a hard "
+				  "spread's topology key" :
 				  "soft spread on unknown layer "
 				  "'topology.kubernetes.io/zone' ignored") != NULL,
 			   "... said: %s", msg);
@@ -744,6 +757,182 @@ static void test_label_spread(void)
 	tg_topology_destroy(t);
 }
 
+
+/*
+ * Two spines of three nodes, each spine with one node of each zone
+ * (zone z<i % 3>): the zone label is no topology layer and cuts across
+ * the tree; n7 in s2 has no zone label.  8 cpu each.
+ */
+static tg_topology *zones6(void)
+{
+	tg_topology *t = tg_topology_create();
+	unsigned i;
+
+	tg_topology_add_layer(t, "spine", NULL);
+	tg_topology_add_layer(t, "block", NULL);
+	for (i = 0; i < 7; i++) {
+		const char *path[2] = { i < 3 ? "s1" : "s2",
+					i < 3 ? "b1" : "b2" };
+		char name[8], zone[8];
+		tg_node_id id;
+
+		snprintf(name, sizeof(name), "n%u", i + 1);
+		snprintf(zone, sizeof(zone), "z%u", i % 3);
+		tg_topology_add_node(t, name, path, &id);
+		tg_topology_node_set_resource(t, id, TG_RES_CPU, 8000);
+		tg_topology_node_set_resource(t, id, TG_RES_PODS, 110);
+		if (i < 6)
+			tg_topology_node_add_label(t, id, "zone", zone);
+	}
+	return tg_topology_build(t, NULL) == TG_OK ? t : NULL;
+}
+
+/* Places \p g and applies; adds its members per zone to z[0..3) (z[3]:
+ * no zone); false when unschedulable (*msg: the message). */
+static bool place_zones(tg_topology *t, tg_gang *g, unsigned *z, char *msg,
+			size_t len)
+{
+	tg_decision *d = NULL;
+	unsigned i;
+	bool placed;
+
+	if (tg_place(t, g, &d, NULL)) {
+		tg_gang_destroy(g);
+		return false;
+	}
+	snprintf(msg, len, "%s", tg_decision_message(d));
+	placed = tg_decision_status(d) == TG_STATUS_PLACED;
+	if (placed && tg_decision_apply(t, g, d))
+		ok(0, "apply %s", tg_gang_name(g));
+	for (i = 0; placed && i < tg_decision_nplacements(d); i++) {
+		const char *v = tg_topology_node_label(t,
+				tg_decision_placement(d, i)->node, "zone");
+
+		z[v ? (unsigned)(v[1] - '0') : 3]++;
+	}
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	return placed;
+}
+
+/* Whether zones z0, z1, z2 hold \p a, \p b, \p c and no member went to
+ * a node without a zone. */
+static bool zones_are(const unsigned *z, unsigned a, unsigned b, unsigned c)
+{
+	return z[0] == a && z[1] == b && z[2] == c && !z[3];
+}
+
+/*
+ * A hard spread over a node label that is no topology layer (issue 15:
+ * kube-scheduler spreads over any key; the core refused it as "not a
+ * topology layer", so 9 plain pods spread over topology.kubernetes.io/zone
+ * stayed pending in test-realapi-crosscheck).  The domains are the key's
+ * values (a pair of key and value, filtering.go's TpValueToMatchNum),
+ * whatever the tree; a node without the key takes no member and counts
+ * no pod (filtering.go Filter: ErrReasonNodeLabelNotMatch).
+ */
+static void test_key_spread(void)
+{
+	tg_topology *t = zones6();
+	unsigned z[4] = { 0 }, i;
+	char msg[2048];
+	bool all = true;
+
+	/* a web pod running in z0 (n1); a db pod there does not count */
+	add_pod(t, "default/web-0", "n1", "web", 1000);
+	add_pod(t, "default/db-0", "n2", "db", 1000);
+	z[0] = 1;
+	/* five lone pods, each seeing those before: 2, 2, 2 */
+	for (i = 0; i < 5; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "default/web-%u", i + 1);
+		all = place_zones(t, web_on(name, 1, true, 0, false, "zone"),
+				  z, msg, sizeof(msg)) && all;
+	}
+	ok(all && zones_are(z, 2, 2, 2), "key spread: five lone pods over "
+	   "zones across the tree: 2 2 2 (%u %u %u, none %u): %s", z[0],
+	   z[1], z[2], z[3], msg);
+	/* a gang of seven: members one at a time, the skew kept: 4 3 3 or
+	 * a rotation (the tree's order is not the zones') */
+	ok(place_zones(t, web_on("default/g7", 7, true, 0, false, "zone"), z,
+		       msg, sizeof(msg)),
+	   "key spread: a gang of 7 is placed: %s", msg);
+	ok(z[0] + z[1] + z[2] == 13 && !z[3] &&
+	   z[0] + 1 >= z[1] && z[1] + 1 >= z[0] && z[0] + 1 >= z[2] &&
+	   z[2] + 1 >= z[0] && z[1] + 1 >= z[2] && z[2] + 1 >= z[1],
+	   "key spread: its members keep the skew (%u %u %u, none %u)",
+	   z[0], z[1], z[2], z[3]);
+	tg_topology_destroy(t);
+
+	/* z2 full (n3 and n6): the second pod has 1 0 0 over z0 z1 left,
+	 * the third would make z0 or z1 hold 2 against z2's 0 */
+	t = zones6();
+	add_pod(t, "default/big-3", "n3", NULL, 8000);
+	add_pod(t, "default/big-6", "n6", NULL, 8000);
+	memset(z, 0, sizeof(z));
+	all = place_zones(t, web_on("default/a", 1, true, 0, false, "zone"),
+			  z, msg, sizeof(msg));
+	all = place_zones(t, web_on("default/b", 1, true, 0, false, "zone"),
+			  z, msg, sizeof(msg)) && all;
+	ok(all && zones_are(z, 1, 1, 0), "key spread, z2 full: two pods, z0 "
+	   "and z1 (%u %u %u)", z[0], z[1], z[2]);
+	ok(!place_zones(t, web_on("default/c", 1, true, 0, false, "zone"), z,
+			msg, sizeof(msg)), "key spread, z2 full: the third is "
+	   "unschedulable (n7 has no zone)");
+	like(msg, "topology spread on 'zone' (maxSkew 1, DoNotSchedule) "
+	     "counting pods in namespace 'default' that match its selector: "
+	     "zone=z0: 1, zone=z1: 1, zone=z2: 0 (minimum 0 over 3 "
+	     "eligible domains); 7/7 nodes can take none: 4 in a domain "
+	     "over the maximum skew, 1 without a hard spread's topology key, "
+	     "2 insufficient cpu", "key spread: the message counts each value");
+	/* a gang without the spread may use n7: 3 whole nodes are left,
+	 * two of z0 and z1 and n7 */
+	memset(z, 0, sizeof(z));
+	ok(place_zones(t, gang("default/free", 3, 8000), z, msg,
+		       sizeof(msg)) && z[3] == 1, "a gang without the spread "
+	   "uses n7 too: %s", msg);
+	tg_topology_destroy(t);
+
+	/* minDomains 4 over 3 zones: the minimum is 0, one pod a zone */
+	t = zones6();
+	memset(z, 0, sizeof(z));
+	ok(place_zones(t, web_on("default/m", 3, true, 4, false, "zone"), z,
+		       msg, sizeof(msg)) && zones_are(z, 1, 1, 1),
+	   "key spread, minDomains 4: a gang of 3, one a zone");
+	ok(!place_zones(t, web_on("default/m4", 1, true, 4, false, "zone"), z,
+			msg, sizeof(msg)) && strstr(msg, "fewer than minDomains"),
+	   "key spread, minDomains 4: a fourth is unschedulable: %s", msg);
+	tg_topology_destroy(t);
+
+	/* a gang whose members count toward a key spread and a hostname
+	 * one: not supported, said */
+	t = zones6();
+	{
+		tg_gang *g = web_on("default/both", 2, true, 0, false, "zone");
+		static const char *vals[] = { "web" };
+		tg_label_expr e = { "app", TG_SEL_IN, vals, 1 };
+		tg_spread_spec sp;
+
+		memset(&sp, 0, sizeof(sp));
+		sp.layer = "kubernetes.io/hostname";
+		sp.max_skew = 1;
+		sp.hard = true;
+		sp.ns = "default";
+		sp.selector = true;
+		sp.exprs = &e;
+		sp.nexprs = 1;
+		tg_gang_add_spread_spec(g, &sp);
+		ok(!place_zones(t, g, z, msg, sizeof(msg)),
+		   "key and hostname spreads over a gang's own members: "
+		   "unschedulable");
+		like(msg, "2 members count toward the topology spread on "
+		     "'zone', which is no topology layer", "... saying why");
+		like(msg, "(not supported)", "... and that it is not "
+		     "supported");
+	}
+	tg_topology_destroy(t);
+}
 
 /* Required anti-affinity over more values than the old cap of 64: 99 of
  * 100 racks hold a pod to avoid; the member goes to the last one. */
@@ -1475,6 +1664,7 @@ int main(void)
 	test_missing_labels();
 	test_spread();
 	test_label_spread();
+	test_key_spread();
 	test_anti_many();
 	test_label_limits();
 	test_members();

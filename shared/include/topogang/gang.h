@@ -122,7 +122,14 @@ tg_err tg_gang_add_spread(tg_gang *g, const char *layer, unsigned max_skew,
  * only pods on eligible nodes are counted.  \p hard (DoNotSchedule)
  * makes skew <= \p max_skew a filter for every member; otherwise it is a
  * preference: members go to the domains with the fewest matching pods.
- * The layer must be a topology layer or the node level.
+ * \p layer names a topology layer, the node level, or (hard only) any
+ * node label key: its domains are then the key's values on the nodes
+ * (kube-scheduler's), a node without the key takes no member and counts
+ * no pod for the gang's hard spreads, and a gang with more than one
+ * member counting toward it is placed member by member over the nodes
+ * (which a spread over a layer or a slice in the same gang cannot be
+ * combined with: unschedulable, saying so).  A soft one on a key that is
+ * no layer is left out with a note.
  */
 typedef struct tg_spread_spec {
 	const char *layer;	/* a layer's name or label key (topologyKey) */

@@ -52,7 +52,12 @@
  * level above holds the gang), they go one at a time to a domain where
  * every hard spread's skew holds, the fewest matching pods first, then
  * the most room, then path order, each member that counts raising its
- * domain's count.
+ * domain's count.  A hard one over a node label that is no layer (its
+ * domains the label's values, across the tree) is a node filter; where
+ * more than one member counts toward it (or the gang has several pod
+ * sets), members go one at a time to a node with room where its skew
+ * holds, the domain with the fewest matching pods first, then a node
+ * already taken, then position order.
  */
 #ifndef TOPOGANG_PLACE_H
 #define TOPOGANG_PLACE_H

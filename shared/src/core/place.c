@@ -28,6 +28,7 @@ enum {
 	WHY_POD_AFFINITY,
 	WHY_NOT_IN_TREE,
 	WHY_SPREAD,
+	WHY_SPREAD_KEY,
 	WHY_RES0		/* WHY_RES0 + r: insufficient resource r */
 };
 #define NWHY (WHY_RES0 + TG_MAX_RESOURCES)
@@ -97,14 +98,23 @@ typedef struct scratch {
 /*
  * A label-selector spread (tgi_sspread) resolved against the topology:
  * its units are the domains of its level (domain id - lo) or, at the node
- * level, the tree positions.  cnt[] holds the matching pods per unit,
- * this attempt's members included; base[] the same before the attempt.
- * gmin is the minimum over eligible units (0 when fewer are eligible
- * than minDomains), nat how many eligible units sit at it.
+ * level, the tree positions.  A hard one whose topologyKey is neither
+ * (bykey, level SP_KEY) has the key's values on the nodes as its units,
+ * as kube-scheduler counts every spread (a pair of key and value, not a
+ * tree path): unit_of[] maps a node to its value's unit, TG_NONE for a
+ * node without the key; vals[] holds each unit's value (string id),
+ * units in the values' byte order.  cnt[] holds the matching pods per
+ * unit, this attempt's members included; base[] the same before the
+ * attempt.  gmin is the minimum over eligible units (0 when fewer are
+ * eligible than minDomains), nat how many eligible units sit at it.
  */
+#define SP_KEY	(TG_NONE - 1)	/* rspread.level of a bykey spread */
+
 typedef struct rspread {
 	const tgi_sspread *sp;
 	unsigned level;
+	bool bykey;
+	uint32_t *unit_of, *vals;
 	uint32_t lo, nunits;
 	int32_t *cnt, *base;
 	uint8_t *elig;
@@ -138,6 +148,11 @@ typedef struct req {
 	rspread *sp;			/* label-selector spreads */
 	unsigned nsp;
 	bool sp_filter;			/* a hard one: node slots depend on it */
+	bool sp_bykey;			/* a bykey one among them */
+	bool key_fill;			/* members fill one at a time over a
+					 * bykey spread (fill_key()) */
+	bool key_clash;			/* ... where a layer spread or a slice
+					 * needs fill(): refused */
 	uint8_t sp_ignored[TG_MAX_SPREADS];	/* soft ones on unknown
 						 * layers (g->sspread) */
 	unsigned nsp_ignored;
@@ -352,10 +367,11 @@ static tg_err unit_name(const tg_topology *t, unsigned level, uint32_t u,
 
 /*
  * The levels of the label-selector spreads (q->sp[i].level; the arrays
- * come later, spread_prepare()).  A hard one on an unknown layer, over
- * a layer at or above the hard (MUST) one, or at the level of a
- * tg_gang_add_spread() spread is a bad request (TG_ENOENT, \p err
- * says why); a soft one on an unknown layer is noted and left out.
+ * come later, spread_prepare()).  A hard one on a key that is no layer
+ * spreads over the key's values on the nodes (bykey); one over a layer
+ * at or above the hard (MUST) one, or at the level of a
+ * tg_gang_add_spread() spread is a bad request (TG_ENOENT, \p err says
+ * why); a soft one on an unknown layer is noted and left out.
  */
 static tg_err resolve_sspreads(const tg_topology *t, const tg_gang *g,
 			       req *q, tg_buf *err)
@@ -376,15 +392,12 @@ static tg_err resolve_sspreads(const tg_topology *t, const tg_gang *g,
 			continue;	/* said by sspread_notes() */
 		}
 		if (l == TG_NONE) {
-			tg_buf_addf(err, "gang %s: topology spread on '%s' "
-				     "(maxSkew %u, DoNotSchedule): not a "
-				     "topology layer (layers:", g->name,
-				     sp->layer, sp->max_skew);
-			for (l = 0; l < t->nlayers; l++)
-				tg_buf_addf(err, "%s %s", l ? "," : "",
-					     t->layer_name[l]);
-			tg_buf_adds(err, t->nlayers ? ", node)" : " node)");
-			return TG_ENOENT;
+			q->sp[q->nsp].sp = sp;
+			q->sp[q->nsp].level = SP_KEY;
+			q->sp[q->nsp].bykey = true;
+			q->sp_filter = q->sp_bykey = true;
+			q->nsp++;
+			continue;
 		}
 		if (sp->hard && q->hard != TG_NONE && q->hard >= l) {
 			tg_buf_addf(err, "gang %s: must gather on %s but "
@@ -403,6 +416,7 @@ static tg_err resolve_sspreads(const tg_topology *t, const tg_gang *g,
 		q->sp[q->nsp].sp = sp;
 		q->sp[q->nsp].level = l;
 		q->sp_filter = q->sp_filter || sp->hard;
+		q->topo = true;
 		q->nsp++;
 	}
 	return TG_OK;
@@ -563,7 +577,8 @@ static tg_err resolve(const tg_topology *t, const tg_gang *g, req *q,
 	q->hard = TG_NONE;
 	q->prefer = TG_NONE;
 	q->spread_level = TG_NONE;
-	q->topo = g->ngather || g->nslice || g->nspread || g->nsspread;
+	/* (and a label spread over a layer: resolve_sspreads()) */
+	q->topo = g->ngather || g->nslice || g->nspread;
 	if ((e = resolve_gather(t, g, q, err)) ||
 	    (e = resolve_slices(t, g, q, err)) ||
 	    (e = resolve_spread(t, g, q, err)))
@@ -675,10 +690,12 @@ static int node_affinity_why(const tg_topology *t, const tgi_podset *p,
 }
 
 /* The unit of node \p n for spread \p r (an index into its arrays);
- * TG_NONE outside the tree. */
+ * TG_NONE outside the tree (bykey: without the key). */
 static uint32_t spread_unit(const tg_topology *t, const rspread *r,
 			    uint32_t n)
 {
+	if (r->bykey)
+		return r->unit_of[n];
 	if (t->leaf[n] == TG_NONE)
 		return TG_NONE;
 	if (r->level >= t->nlayers)
@@ -686,14 +703,32 @@ static uint32_t spread_unit(const tg_topology *t, const rspread *r,
 	return ancestor(t, n, r->level) - r->lo;
 }
 
-/* Whether a label spread keeps pod set \p ps off node \p n whatever the
- * rest of the gang does: even with every other member that counts
- * raising the minimum, the node's domain would exceed the skew. */
-static bool spread_blocks(const tg_topology *t, const req *q, unsigned ps,
-			  uint32_t n)
+/* Whether node \p n carries the key of every bykey spread (a hard
+ * spread's filter refuses a node without its key, and kube-scheduler
+ * counts no pod on it for any of the pod's hard spreads). */
+static bool spread_keys_ok(const req *q, uint32_t n)
 {
 	unsigned i;
 
+	for (i = 0; q->sp_bykey && i < q->nsp; i++)
+		if (q->sp[i].bykey && q->sp[i].unit_of &&
+		    q->sp[i].unit_of[n] == TG_NONE)
+			return false;
+	return true;
+}
+
+/* Whether a label spread keeps pod set \p ps off node \p n whatever the
+ * rest of the gang does: even with every other member that counts
+ * raising the minimum, the node's domain would exceed the skew
+ * (WHY_SPREAD); WHY_SPREAD_KEY for a node without a bykey spread's key;
+ * -1 when none does. */
+static int spread_blocks(const tg_topology *t, const req *q, unsigned ps,
+			 uint32_t n)
+{
+	unsigned i;
+
+	if (!spread_keys_ok(q, n))
+		return WHY_SPREAD_KEY;
 	for (i = 0; i < q->nsp; i++) {
 		const rspread *r = &q->sp[i];
 		uint32_t u;
@@ -708,9 +743,9 @@ static bool spread_blocks(const tg_topology *t, const req *q, unsigned ps,
 		lift = r->zero ? 0 : r->kself - self;
 		if ((int64_t)r->base[u] + self - (r->base_gmin + lift) >
 		    (int64_t)r->sp->max_skew)
-			return true;
+			return WHY_SPREAD;
 	}
-	return false;
+	return -1;
 }
 
 /* Whether label value \p vid is among those of term \p k of \p ps. */
@@ -758,9 +793,7 @@ static int ineligible(const tg_topology *t, const req *q, unsigned ps,
 		if (p->aff[k].anti ? in : !in)
 			return WHY_POD_AFFINITY;
 	}
-	if (q->sp_filter && spread_blocks(t, q, ps, n))
-		return WHY_SPREAD;
-	return -1;
+	return q->sp_filter ? spread_blocks(t, q, ps, n) : -1;
 }
 
 static int u32_cmp(const void *a, const void *b, void *ctx)
@@ -1033,6 +1066,68 @@ void tgi_spread_tally(const tg_topology *t, const tgi_sspread *sp,
 	}
 }
 
+static int str_cmp(const void *a, const void *b, void *ctx)
+{
+	const tg_topology *t = ctx;
+
+	return strcmp(tgi_strtab_get(&t->strs, *(const uint32_t *)a),
+		      tgi_strtab_get(&t->strs, *(const uint32_t *)b));
+}
+
+/* The unit of value \p v (a string id) among \p r's sorted values. */
+static uint32_t key_unit(const tg_topology *t, const rspread *r, uint32_t v)
+{
+	uint32_t lo = 0, hi = r->nunits;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int c = str_cmp(&r->vals[mid], &v, (void *)t);
+
+		if (!c)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return TG_NONE;		/* not reached: every value is there */
+}
+
+/*
+ * A bykey spread's units: the distinct values of its key on the nodes,
+ * in byte order (the order its message lists them in), and each node's
+ * unit (TG_NONE without the key).
+ */
+static tg_err key_units(const tg_topology *t, rspread *r)
+{
+	size_t nn = t->nnodes ? t->nnodes : 1;
+	uint32_t k = tgi_strtab_find(&t->strs, r->sp->layer), n, i, j, m = 0;
+
+	r->unit_of = tgi_malloc(nn * sizeof(uint32_t));
+	r->vals = tgi_malloc(nn * sizeof(uint32_t));
+	if (!r->unit_of || !r->vals)
+		return TG_ENOMEM;
+	for (n = 0; n < t->nnodes; n++) {
+		r->unit_of[n] = TG_NONE;
+		/* the key's value id (a key never interned: on no node) */
+		for (j = k ? t->lab_head[n] : 0; j; j = t->labels[j - 1].next)
+			if (t->labels[j - 1].key == k) {
+				r->unit_of[n] = t->labels[j - 1].value;
+				r->vals[m++] = r->unit_of[n];
+				break;
+			}
+	}
+	if (m)
+		tgi_sort(r->vals, m, sizeof(uint32_t), str_cmp, (void *)t);
+	for (i = 0, r->nunits = 0; i < m; i++)
+		if (!r->nunits || r->vals[r->nunits - 1] != r->vals[i])
+			r->vals[r->nunits++] = r->vals[i];
+	for (n = 0; n < t->nnodes; n++)
+		if (r->unit_of[n] != TG_NONE)
+			r->unit_of[n] = key_unit(t, r, r->unit_of[n]);
+	return TG_OK;
+}
+
 /*
  * Counts, for every label spread, the matching pods per unit: live
  * allocations on eligible nodes whose namespace and labels the selector
@@ -1048,6 +1143,10 @@ static tg_err spread_prepare(const tg_topology *t, req *q)
 
 	if (!q->nsp)
 		return TG_OK;
+	/* every bykey spread's units first: spread_keys_ok() reads them */
+	for (i = 0; i < q->nsp; i++)
+		if (q->sp[i].bykey && key_units(t, &q->sp[i]))
+			return TG_ENOMEM;
 	pn = tgi_calloc(t->nnodes ? t->nnodes : 1, sizeof(int32_t));
 	if (!pn)
 		return TG_ENOMEM;
@@ -1056,8 +1155,10 @@ static tg_err spread_prepare(const tg_topology *t, req *q)
 		const tgi_sspread *sp = r->sp;
 
 		r->lo = r->level >= t->nlayers ? 0 : t->layer_lo[r->level];
-		r->nunits = r->level >= t->nlayers ? (uint32_t)t->ntree :
-			    t->layer_hi[r->level] - r->lo;
+		if (!r->bykey)
+			r->nunits = r->level >= t->nlayers ?
+				    (uint32_t)t->ntree :
+				    t->layer_hi[r->level] - r->lo;
 		r->cnt = tgi_calloc(r->nunits + 1, sizeof(int32_t));
 		r->base = tgi_calloc(r->nunits + 1, sizeof(int32_t));
 		r->elig = tgi_calloc(r->nunits + 1, 1);
@@ -1072,7 +1173,8 @@ static tg_err spread_prepare(const tg_topology *t, req *q)
 			int32_t c = pn[n];
 
 			pn[n] = 0;
-			if (u == TG_NONE || !spread_node_ok(t, r, mp, n))
+			if (u == TG_NONE || !spread_node_ok(t, r, mp, n) ||
+			    (sp->hard && !spread_keys_ok(q, n)))
 				continue;
 			if (!r->elig[u]) {
 				r->elig[u] = 1;
@@ -1102,8 +1204,18 @@ static tg_err spread_prepare(const tg_topology *t, req *q)
 			if (r->self[ps])
 				r->kself += p->count;
 		}
+		/* one member that counts, alone: the filter is exact */
+		q->key_fill = q->key_fill || (r->bykey && r->kself > 0 &&
+					      (r->kself > 1 || q->g->nps > 1));
 	}
 	tgi_free(pn);
+	/* fill_key() knows no layer spread and no slice */
+	for (i = 0; i < q->nsp; i++)
+		q->key_clash = q->key_clash || !q->sp[i].bykey;
+	for (i = 0; i <= t->nlayers; i++)
+		q->key_clash = q->key_clash || q->slice[i] > 1;
+	q->key_clash = q->key_fill && (q->key_clash ||
+				       q->spread_level != TG_NONE);
 	return TG_OK;
 }
 
@@ -1119,6 +1231,8 @@ static void req_release(req *q)
 		tgi_free(q->sp[i].base);
 		tgi_free(q->sp[i].elig);
 		tgi_free(q->sp[i].touched);
+		tgi_free(q->sp[i].unit_of);
+		tgi_free(q->sp[i].vals);
 	}
 	tgi_free(q->sp);
 	tgi_free(q->aff_vals);
@@ -1932,13 +2046,15 @@ static tg_err spread_split(const tg_topology *t, const req *q,
 	return TG_OK;
 }
 
-/* The shallowest label-spread level below \p cl; TG_NONE when none. */
+/* The shallowest label-spread level below \p cl; TG_NONE when none
+ * (bykey spreads have no level). */
 static unsigned spread_below(const req *q, unsigned cl)
 {
 	unsigned i, best = TG_NONE;
 
 	for (i = 0; i < q->nsp; i++)
-		if ((cl == TG_NONE || q->sp[i].level > cl) &&
+		if (!q->sp[i].bykey &&
+		    (cl == TG_NONE || q->sp[i].level > cl) &&
 		    (best == TG_NONE || q->sp[i].level < best))
 			best = q->sp[i].level;
 	return best;
@@ -2498,6 +2614,101 @@ static tg_err fill(const tg_topology *t, const req *q, scratch *s,
 	return err;
 }
 
+/* ---- spreads over a key that is no level (bykey) ---- */
+
+/* Whether one more member of pod set \p ps on node \p n keeps every
+ * hard bykey spread's skew, the members placed so far counted. */
+static bool key_fits(const req *q, unsigned ps, uint32_t n)
+{
+	unsigned i;
+
+	for (i = 0; i < q->nsp; i++) {
+		const rspread *r = &q->sp[i];
+		uint32_t u;
+
+		if (!r->bykey)
+			continue;
+		u = r->unit_of[n];
+		if (u == TG_NONE)
+			return false;
+		if (r->elig[u] && (int64_t)r->cnt[u] + (r->self[ps] ? 1 : 0) -
+				  r->gmin > (int64_t)r->sp->max_skew)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Places \p k members of pod set s->fill_ps inside unit \p u at \p level
+ * one at a time over its nodes, for a gang whose members count toward a
+ * bykey spread (q->key_fill: the key's domains cut across the tree, so
+ * fill() cannot split members over them): each member goes to a node
+ * with room where every bykey spread keeps its skew with the members
+ * before it counted, the node whose domain holds the fewest matching
+ * pods (of the first such spread) first, then a node already taken,
+ * then position order.  TG_ESTATE when a member has nowhere to go.
+ */
+static tg_err fill_key(const tg_topology *t, const req *q, scratch *s,
+		       unsigned level, uint32_t u, int64_t k)
+{
+	const unsigned ps = s->fill_ps;
+	rspread *first = NULL;
+	uint32_t lo, hi, p, best;
+	int64_t *got;
+	unsigned i;
+	tg_err err = TG_OK;
+
+	if (level == TG_NONE) {
+		lo = 0;
+		hi = (uint32_t)t->nnodes;
+	} else if (level >= t->nlayers) {
+		lo = u;
+		hi = u + 1;
+	} else {
+		lo = t->dom[u].lo;
+		hi = t->dom[u].hi;
+	}
+	for (i = 0; i < q->nsp && !first; i++)
+		if (q->sp[i].bykey)
+			first = &q->sp[i];
+	got = tgi_calloc(hi - lo + 1, sizeof(int64_t));
+	if (!got)
+		return TG_ENOMEM;
+	for (; k > 0 && !err; k--) {
+		int64_t bkey = 0;
+
+		best = TG_NONE;
+		for (p = lo; p < hi; p++) {
+			uint32_t n = t->order[p];
+			int64_t key;
+
+			if (s->nslots[p] - got[p - lo] <= 0 ||
+			    !key_fits(q, ps, n))
+				continue;
+			key = first->cnt[first->unit_of[n]];
+			if (best == TG_NONE || key < bkey ||
+			    (key == bkey && got[p - lo] && !got[best - lo])) {
+				best = p;
+				bkey = key;
+			}
+		}
+		if (best == TG_NONE) {
+			err = TG_ESTATE;
+			break;
+		}
+		got[best - lo]++;
+		for (i = 0; i < q->nsp; i++)
+			if (q->sp[i].bykey && q->sp[i].self[ps])
+				spread_add(&q->sp[i],
+					   q->sp[i].unit_of[t->order[best]]);
+	}
+	for (p = lo; p < hi && !err; p++)
+		if (got[p - lo])
+			err = fill_push(s, p, (uint32_t)got[p - lo]);
+	tgi_free(got);
+	return err;
+}
+
 /* ---- bookkeeping of one attempt ---- */
 
 static void take_fill(const tg_topology *t, const req *q, scratch *s,
@@ -2603,7 +2814,9 @@ static tg_err attempt_unit(tg_topology *t, const req *q, scratch *s,
 		s->nfill = 0;
 		if (unit_slots(t, s, level, u) < g->ps[ps]->count)
 			return TG_ESTATE;
-		err = fill(t, q, s, level, u, g->ps[ps]->count);
+		err = q->key_fill ? fill_key(t, q, s, level, u,
+					     g->ps[ps]->count) :
+				    fill(t, q, s, level, u, g->ps[ps]->count);
 		if (err)
 			return err;
 		take_fill(t, q, s, ps);
@@ -2634,7 +2847,8 @@ static void why_text(const tg_topology *t, const uint32_t *why,
 		"not matching node affinity",
 		"failing pod (anti-)affinity",
 		"missing topology labels",
-		"in a domain over the maximum skew"
+		"in a domain over the maximum skew",
+		"without a hard spread's topology key"
 	};
 	unsigned i;
 	bool first = true;
@@ -3000,12 +3214,19 @@ static void spread_text(const tg_topology *t, const req *q, tg_buf *b)
 				     r->sp->min_domains);
 		tg_buf_addf(b, ") counting pods in namespace '%s' that "
 			     "match its selector: ", r->sp->ns);
+		if (r->bykey && !r->nunits)
+			tg_buf_adds(b, "no node carries the key");
 		for (u = 0, shown = 0; u < r->nunits && shown < max_shown;
 		     u++) {
 			if (!r->elig[u])
 				continue;
 			tg_buf_adds(b, shown++ ? ", " : "");
-			unit_name(t, r->level, r->lo + u, b, true);
+			if (r->bykey)
+				tg_buf_addf(b, "%s=%s", r->sp->layer,
+					     tgi_strtab_get(&t->strs,
+							    r->vals[u]));
+			else
+				unit_name(t, r->level, r->lo + u, b, true);
 			tg_buf_addf(b, ": %d", (int)r->base[u]);
 		}
 		if (r->nelig > shown)
@@ -3178,6 +3399,8 @@ static unsigned search_start(const tg_topology *t, const req *q)
 		unsigned pl = q->sp[i].level == 0 ? TG_NONE :
 			      q->sp[i].level - 1;
 
+		if (q->sp[i].bykey)
+			continue;	/* over the nodes, in any unit */
 		if (start != TG_NONE && (pl == TG_NONE || pl < start))
 			start = pl;
 	}
@@ -3362,6 +3585,24 @@ static tg_err search(tg_topology *t, const req *q, scratch *s,
 	return TG_OK;
 }
 
+/* The message of a request fill_key() cannot place (q->key_clash). */
+static tg_err key_clash_text(const req *q, tg_decision *d)
+{
+	tg_buf b;
+	unsigned i;
+
+	tg_buf_init(&b, TGI_MAX_MESSAGE);
+	for (i = 0; i < q->nsp && !q->sp[i].bykey; i++)
+		;
+	tg_buf_addf(&b, "gang %s: %lld members count toward the topology "
+		     "spread on '%s', which is no topology layer: they are "
+		     "placed one at a time over the nodes, which a spread "
+		     "over a layer or a slice cannot be combined with (not "
+		     "supported)", q->g->name, (long long)q->sp[i].kself,
+		     q->sp[i].sp->layer);
+	return set_message(d, &b);
+}
+
 tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 			unsigned scope_level, uint32_t scope_unit,
 			tg_decision **out, tg_errinfo *ei)
@@ -3402,6 +3643,12 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 	if ((err = resolve_pod_affinity(t, q)) ||
 	    (err = spread_prepare(t, q)))
 		goto fail;
+	if (q->key_clash) {
+		if ((err = key_clash_text(q, d)))
+			goto fail;
+		d->bad_request = true;
+		goto done;
+	}
 
 	/* offer slots of the main pod set everywhere in scope */
 	/* (why nodes take none is counted only if the gang fails) */
