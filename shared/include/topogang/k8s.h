@@ -143,6 +143,17 @@ size_t tg_k8s_cache_size(const tg_k8s_cache *c);
  * be NULL. */
 void tg_k8s_cache_stats(const tg_k8s_cache *c, size_t *hits, size_t *misses);
 /*
+ * Whether the last build that used \p c updated the topology the cache
+ * kept instead of building one: the cache keeps the nodes, layers and
+ * allocations of its last build, and a build whose Nodes (every one a
+ * tree the cache lent, as many as then), levels, resources asked for
+ * before the nodes, closed nodes and disruption budgets' names are the
+ * same takes a copy of it, with the allocations of the nodes where
+ * bound pods came, went or changed made again.  The result is the same
+ * as a full build's.  False for NULL.
+ */
+bool tg_k8s_cache_reused(const tg_k8s_cache *c);
+/*
  * Attaches \p c (NULL: none) to the snapshot, before its first
  * tg_k8s_add_object_version(); TG_ESTATE after the build.
  * \note \p c is borrowed: it must outlive the snapshot.
