@@ -105,6 +105,19 @@ typedef struct evseries {
 	bool dirty;		/* in series_dirty */
 } evseries;
 
+/*
+ * The version a Node is given to the core under (tg_k8s_add_object_
+ * version): its first copy's serial while later copies keep its sig (a
+ * kubelet heartbeat: a new copy, a new resourceVersion, nothing else the
+ * slim text holds, see store.h), so that the core's cache lends that
+ * copy's tree and keeps its topology (tg_k8s_cache_reused) instead of
+ * reading the Node again.  The loader never reads a resourceVersion.
+ */
+typedef struct nodever {
+	uint64_t sig, ver;
+	int64_t seen;		/* the last cycle that gave it */
+} nodever;
+
 typedef struct pgcount {
 	unsigned scheduled;	/* members bound (or assumed) by us */
 	unsigned running;	/* of those, phase Running */
@@ -150,6 +163,7 @@ struct br_sched {
 	 * informer lists again (a re-list after 410 or 504) */
 	tg_k8s_cache *kcache;
 	uint64_t kcache_lists;
+	br_map nodever;		/* nodever by Node name (node_versions) */
 	pthread_t reaper;	/* frees the last cycle (reap) */
 	bool reaping;		/* reaper to join */
 	bool reaped;		/* it is done (atomic) */
@@ -210,6 +224,8 @@ typedef struct cyc {
 	bool built;		/* the model is there */
 	bool done;		/* the worker finished (atomic) */
 	double snap_ms;		/* the build */
+	double add_ms;		/* of which giving the objects to the core */
+	bool kept;		/* the core updated its kept topology */
 	unsigned pending, waiting;
 	int64_t next_due_ms;
 	unsigned skipped;	/* gangs not decided: over the budget */
@@ -359,6 +375,7 @@ br_sched *br_sched_create(const br_sched_env *env)
 	br_map_init(&s->warnings, NULL);
 	br_map_init(&s->series, free_series);
 	br_map_init(&s->pgc, free);
+	br_map_init(&s->nodever, free);
 	s->dirty = true;
 	s->nodes_changed = true;
 	/* NULL: every build parses everything (the environment switch
@@ -398,6 +415,7 @@ void br_sched_destroy(br_sched *s)
 	br_map_free(&s->warnings);
 	br_map_free(&s->series);
 	br_map_free(&s->pgc);
+	br_map_free(&s->nodever);
 	sv_free(&s->series_dirty);
 	free(s);
 }
@@ -1026,6 +1044,8 @@ typedef struct view {
 	char **sel;		/* claims: the node stamped on it that the
 				 * cache does not show yet
 				 * (br_volbind_presented), NULL = none */
+	uint64_t *ver;		/* Nodes: the version each is given under
+				 * (struct nodever); NULL: o->serial */
 	size_t n;
 } view;
 
@@ -1103,6 +1123,45 @@ static void view_take(const br_sched *s, view *v, const br_informer *inf,
 	}
 }
 
+/* The versions the nodes view \p v gives its Nodes under (I/O thread;
+ * see struct nodever); entries of Nodes gone are dropped once they are
+ * many. */
+static void node_versions(br_sched *s, view *v)
+{
+	size_t i;
+
+	v->ver = br_xcalloc(v->n + 1, sizeof(*v->ver));
+	for (i = 0; i < v->n; i++) {
+		const br_obj *o = v->o[i];
+		nodever *nv = br_map_get(&s->nodever, o->key);
+
+		if (!nv) {
+			nv = br_xcalloc(1, sizeof(*nv));
+			br_map_put(&s->nodever, o->key, nv);
+		}
+		if (!nv->ver || nv->sig != o->sig) {
+			nv->sig = o->sig;
+			nv->ver = o->serial;
+		}
+		nv->seen = s->cycle_no;
+		v->ver[i] = nv->ver;
+	}
+	if (s->nodever.n > v->n + 1024) {
+		strvec gone;
+		br_map_ent *e;
+		size_t slot;
+
+		memset(&gone, 0, sizeof(gone));
+		for (e = br_map_first(&s->nodever, &slot); e;
+		     e = br_map_next(&s->nodever, &slot, e))
+			if (((nodever *)e->val)->seen != s->cycle_no)
+				sv_push(&gone, e->key);
+		for (i = 0; i < gone.n; i++)
+			br_map_del(&s->nodever, gone.v[i]);
+		sv_free(&gone);
+	}
+}
+
 static void view_free(view *v)
 {
 	size_t i;
@@ -1117,6 +1176,7 @@ static void view_free(view *v)
 	free(v->o);
 	free(v->as);
 	free(v->sel);
+	free(v->ver);
 	free(v->api);
 	memset(v, 0, sizeof(*v));
 }
@@ -1264,7 +1324,8 @@ static bool snap_view(snap *sn, const view *v)
 		bool ok = a && a->held ? snap_held(sn, v, o, a) :
 			  a ? snap_assumed(sn, v, o, a) :
 			  sel ? snap_stamped(sn, v, o, sel) :
-			  snap_obj(sn, v, o, o->text, o->len, o->serial);
+			  snap_obj(sn, v, o, o->text, o->len,
+				   v->ver ? v->ver[i] : o->serial);
 
 		if (!ok)
 			return false;
@@ -1347,10 +1408,12 @@ static bool build_snapshot(cyc *c)
 		ok = c->views[i].inf == s->env.upg ?
 		     snap_upstream_groups(&sn, &c->views[i]) :
 		     snap_view(&sn, &c->views[i]);
+	c->add_ms = (br_wall_us() - t0) / 1000.0;
 	if (ok) {
 		sn.err = tg_k8s_build(c->k, &c->t, &sn.ei);
 		ok = !sn.err;
 	}
+	c->kept = ok && tg_k8s_cache_reused(s->kcache);
 	/* the loader read the texts it borrowed: the made ones can go */
 	for (m = 0; m < sn.nmade; m++)
 		cJSON_free(sn.made[m]);
@@ -2931,6 +2994,7 @@ static void views_take(br_sched *s, cyc *c)
 
 	c->views = br_xcalloc(s->env.nfeed + 5, sizeof(view));
 	view_take(s, &c->views[c->nviews++], s->env.nodes, false);
+	node_versions(s, &c->views[0]);
 	c->pods = &c->views[c->nviews];
 	view_take(s, &c->views[c->nviews++], s->env.pods, true);
 	view_take(s, &c->views[c->nviews++], s->env.pcs, false);
@@ -3088,12 +3152,14 @@ static void cycle_results(br_sched *s, cyc *c)
 
 static void log_cycle(const br_sched *s, const cyc *c, int64_t t1)
 {
-	char n1[16], n2[16], a[32], b[32], w[32];
+	char n1[16], n2[16], a[32], b[32], w[32], ad[32];
 
 	snprintf(n1, sizeof(n1), "%u", s->pending);
 	snprintf(n2, sizeof(n2), "%zu", c->npl);
 	br_log(BR_LOG_INFO, "cycle", "queued", n1, "decided", n2,
 	       "snapshot_ms", ms_str(a, sizeof(a), c->snap_ms),
+	       "add_ms", ms_str(ad, sizeof(ad), c->add_ms),
+	       "model", c->kept ? "kept" : "built",
 	       "decide_ms", ms_str(b, sizeof(b),
 				   (double)(t1 - c->now) - c->snap_ms),
 	       "write_ms", ms_str(w, sizeof(w), (double)(br_now_ms() - t1)),
