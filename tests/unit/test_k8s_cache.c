@@ -373,6 +373,9 @@ static char *describe(built *b)
 	if (b->err)
 		return s;
 	addf(s, n, "allocs %u\n", tg_topology_nallocs(b->t));
+	for (r = 0; r < tg_topology_nlayers(b->t); r++)
+		addf(s, n, "layer %s %s\n", tg_topology_layer_name(b->t, r),
+		     tg_topology_layer_key(b->t, r));
 	for (r = 0; r < tg_topology_nresources(b->t); r++)
 		addf(s, n, "res %u %s\n", r, tg_topology_resource_name(b->t, r));
 	for (i = 0; i < tg_topology_nnodes(b->t); i++) {
@@ -718,6 +721,29 @@ static void gpu_pod(world *w, const char *name, unsigned nd, unsigned gpus,
 			 *pc ? "\"" : "", gpus);
 }
 
+/* Node \p i again, with a label key that makes a preset level. */
+static void accel_node(world *w, unsigned i)
+{
+	static const char at[] = "\"labels\":{";
+	char name[16], *p, rest[TEXT_MAX];
+	unsigned j;
+
+	node(w, i);
+	snprintf(name, sizeof(name), "n%02u", i);
+	for (j = 0; j < w->n; j++) {
+		obj *o = &w->o[j];
+
+		if (!o->live || strcmp(o->kind, "Node") != 0 ||
+		    strcmp(o->name, name) != 0 || !(p = strstr(o->text, at)))
+			continue;
+		p += sizeof(at) - 1;
+		snprintf(rest, sizeof(rest), "%s", p);
+		snprintf(p, sizeof(o->text) - (size_t)(p - o->text),
+			 "\"network.topology.nvidia.com/accelerator\":\"a%u\","
+			 "%s", i, rest);
+	}
+}
+
 static void pod_gone(world *w, const char *name)
 {
 	unsigned i;
@@ -787,6 +813,11 @@ static void test_keep(void)
 	keep_step(&w, c, true, "a pending gang added");
 	node(&w, 4);
 	keep_step(&w, c, false, "a Node changed");
+	accel_node(&w, 2);
+	keep_step(&w, c, false, "a Node with a label that adds a level");
+	keep_step(&w, c, true, "nothing changed since");
+	node(&w, 2);
+	keep_step(&w, c, false, "that label gone again");
 	keep_step(&w, c, true, "nothing changed since");
 	node_gone(&w, "n05");
 	keep_step(&w, c, false, "a Node removed");

@@ -127,6 +127,11 @@ struct tg_k8s_cache {
 	size_t nbwarns;
 	size_t nhits, nmisses;
 	bool reused;
+	/* the preset level keys of every Node (tgk_cache_preset()), of
+	 * pnodes Nodes; pvalid: still those of the Nodes the cache holds */
+	kpreset preset;
+	size_t pnodes;
+	bool pvalid;
 };
 
 static void rec_free(kcrec *r)
@@ -196,6 +201,7 @@ static void clear_nodes(tg_k8s_cache *c)
 	forget_node_ids(c);
 	keep_drop(c);
 	c->nhits = c->nmisses = 0;
+	c->pvalid = false;
 	for (i = 0; i < c->capnodes; i++)
 		cJSON_Delete(c->nodes[i].tree);
 	tgi_free(c->nodes);
@@ -725,6 +731,10 @@ void tgk_cache_end(bctx *b)
 	c->lhits = c->hits;
 	c->lmisses = c->misses;
 	c->hits = c->misses = 0;
+	/* a Node parsed (or one more or fewer): the preset scan is old */
+	if (c->nmisses ||
+	    c->nhits != b->first[C_NODE + 1] - b->first[C_NODE])
+		c->pvalid = false;
 	c->nhits = c->nmisses = 0;
 	c->gen++;
 }
@@ -826,6 +836,14 @@ void tgk_cache_give_pods(bctx *b)
 	b->pods = NULL;
 }
 
+/* Every Node of this snapshot a tree the cache lent, none parsed: the
+ * Nodes the cache held at the end of the last build. */
+static bool nodes_as_cached(const tg_k8s_cache *c, const bctx *b)
+{
+	return !c->nmisses &&
+	       c->nhits == b->first[C_NODE + 1] - b->first[C_NODE];
+}
+
 /* ---- the kept topology ------------------------------------------------- */
 
 /*
@@ -869,7 +887,7 @@ bool tgk_keep_take(bctx *b, tg_err *err)
 	c->reused = false;
 	sig = keep_sig(b);
 	if (!c->base || !sig || !c->bsig || strcmp(sig, c->bsig) != 0 ||
-	    c->nmisses || c->nhits != nn || nn != c->bnodes) {
+	    !nodes_as_cached(c, b) || nn != c->bnodes) {
 		/* this build's topology is kept instead (tgk_keep_give()) */
 		keep_drop(c);
 		c->bsig = sig;
@@ -979,4 +997,26 @@ void tgk_cache_set_alloc(bctx *b, const kpod *p, size_t at)
 	r->bgen = c->bgen;
 	r->baidx = (uint32_t)at;
 	r->bpod = ai.pod;
+}
+
+bool tgk_cache_preset(const bctx *b, kpreset *ps)
+{
+	const tg_k8s_cache *c = b->k->cache;
+
+	if (!c || !c->pvalid || !nodes_as_cached(c, b) ||
+	    c->pnodes != c->nhits)
+		return false;
+	*ps = c->preset;
+	return true;
+}
+
+void tgk_cache_set_preset(bctx *b, const kpreset *ps)
+{
+	tg_k8s_cache *c = b->k->cache;
+
+	if (!c)
+		return;
+	c->preset = *ps;
+	c->pnodes = c->nhits;
+	c->pvalid = nodes_as_cached(c, b);
 }

@@ -504,6 +504,21 @@ tg_err tgk_spread_reqs(gctx *c);
 
 /* ---- k8s_cache.c: tg_k8s_cache -------------------------------------- */
 
+/* The preset level keys the nodes carry (k8s_levels.c). */
+typedef struct kpreset {
+	unsigned tiers[TG_MAX_LAYERS], ntiers;
+	bool has_accel;
+	bool seen[6];	/* 0 datacenter, 1 spine, 2 block, 3 accelerator,
+			 * 4 core, 5 leaf */
+	bool has_zone[2];
+} kpreset;
+/* The preset keys of the last scan of every Node (into \p ps) when this
+ * snapshot's Nodes are those it scanned: each a tree the cache lent, none
+ * parsed since, as many; false (\p ps untouched) when not. */
+bool tgk_cache_preset(const bctx *b, kpreset *ps);
+/* A scan of every Node of this snapshot gave \p ps. */
+void tgk_cache_set_preset(bctx *b, const kpreset *ps);
+
 /* Before the pods: drops every record when the dialects they were read
  * under changed since the last build (a pod's PriorityClass is resolved
  * again at each build, not cached). */
