@@ -133,6 +133,7 @@ struct br_sched {
 	br_map warned_nodes;	/* node name: event sent */
 	br_map warnings;	/* loader warnings logged */
 	uint64_t seq;		/* cluster events seen */
+	uint64_t model_seq;	/* seq when the last model was taken */
 	bool dirty;
 	int64_t dirty_since_ms, last_change_ms;
 	int64_t next_due_ms;
@@ -3186,14 +3187,16 @@ static void cycle_writes(br_sched *s, cyc *c)
  * Whether a cycle needs the core's model: something could be decided
  * (a pod pending for us), or written from the model (assumptions to
  * keep, victims to evict, node warnings after a Node changed, the /ui
- * picture, mixed mode's Slurm view).  Otherwise the cycle does only what
- * the kept counts allow (PodGroup status, timers): O(changes), not
- * O(cluster).
+ * picture when a cluster event came since the last model, mixed mode's
+ * Slurm view, which Slurm changes without an event here).  Otherwise
+ * the cycle does only what the kept counts allow (PodGroup status,
+ * timers): O(changes), not O(cluster).
  */
 static bool model_needed(const br_sched *s)
 {
 	return s->npending || s->assumed.n || s->victims.n ||
-	       s->nodes_changed || s->env.mixed || s->env.cfg->ui;
+	       s->nodes_changed || s->env.mixed ||
+	       (s->env.cfg->ui && s->seq != s->model_seq);
 }
 
 /* A cycle without a model (see model_needed); its time goes to the
@@ -3245,6 +3248,7 @@ void br_sched_cycle(br_sched *s)
 		goto out;
 	}
 	s->nodes_changed = false;
+	s->model_seq = s->seq;
 	views_take(s, c);
 	kcache_relisted(s);
 	run_worker(s, c);
