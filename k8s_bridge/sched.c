@@ -28,6 +28,9 @@
 #define BIND_RETRY_MS		200
 #define VICTIM_RETRY_MS		10000
 #define BATCH_DEBOUNCE_MS	50	/* quiet time before a cycle */
+#define BATCH_ARRIVAL_MS	10	/* the same when only new pending
+					 * pods and group objects came
+					 * (br_sched_quiet_ms) */
 #define BATCH_MAX_WAIT_MS	500	/* longest a change waits */
 #define SAFETY_CYCLE_MS		30000
 #define SNAP_ERROR_RETRY_MS	5000
@@ -134,6 +137,8 @@ struct br_sched {
 	br_map warnings;	/* loader warnings logged */
 	uint64_t seq;		/* cluster events seen */
 	uint64_t model_seq;	/* seq when the last model was taken */
+	bool arrivals_only;	/* dirty only from new pending pods of ours
+				 * and new group objects (mark_arrival) */
 	bool dirty;
 	int64_t dirty_since_ms, last_change_ms;
 	int64_t next_due_ms;
@@ -429,8 +434,29 @@ static void mark(br_sched *s, bool event)
 		s->dirty_since_ms = now;
 	s->dirty = true;
 	s->last_change_ms = now;
+	s->arrivals_only = false;
 	if (event)
 		s->seq++;
+}
+
+/* A new pending pod of ours or a new object of the feed (group objects
+ * and the other CRs the core reads): see br_sched_quiet_ms(). */
+static void mark_arrival(br_sched *s)
+{
+	bool only = !s->dirty || s->arrivals_only;
+
+	mark(s, true);
+	s->arrivals_only = only;
+}
+
+static bool is_feed(const br_sched *s, const br_informer *inf)
+{
+	unsigned i;
+
+	for (i = 0; i < s->env.nfeed; i++)
+		if (s->env.feed[i] == inf)
+			return true;
+	return inf == s->env.upg;
 }
 
 /*
@@ -562,7 +588,10 @@ void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 				 * placement reads (see store.h) */
 		if (inf == s->env.nodes)
 			s->nodes_changed = true;
-		mark(s, true);
+		if (type == BR_EV_ADDED && is_feed(s, inf))
+			mark_arrival(s);
+		else
+			mark(s, true);
 		return;
 	}
 	track_pod(s, old, cur);
@@ -576,7 +605,10 @@ void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 	}
 	switch (type) {
 	case BR_EV_ADDED:
-		mark(s, !cur->node);
+		if (cur->node)
+			mark(s, false);
+		else
+			mark_arrival(s);	/* pending for us */
 		break;
 	case BR_EV_DELETED:
 		mark(s, true);
@@ -590,6 +622,11 @@ void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 	}
 }
 
+int64_t br_sched_quiet_ms(const br_sched *s)
+{
+	return s->arrivals_only ? BATCH_ARRIVAL_MS : BATCH_DEBOUNCE_MS;
+}
+
 bool br_sched_due(const br_sched *s, int64_t now)
 {
 	if (s->busy || now < s->error_until_ms)
@@ -600,7 +637,7 @@ bool br_sched_due(const br_sched *s, int64_t now)
 	/* snapshots cost O(cluster): at most half the time goes to them */
 	if (now - s->last_end_ms < s->last_snap_ms)
 		return false;
-	if (s->dirty && (now - s->last_change_ms >= BATCH_DEBOUNCE_MS ||
+	if (s->dirty && (now - s->last_change_ms >= br_sched_quiet_ms(s) ||
 			 now - s->dirty_since_ms >= BATCH_MAX_WAIT_MS))
 		return true;
 	if (s->next_due_ms && now >= s->next_due_ms)
@@ -3239,6 +3276,7 @@ void br_sched_cycle(br_sched *s)
 	s->cycle_no++;
 	s->env.m->cycles++;
 	s->dirty = false;
+	s->arrivals_only = false;
 	s->next_due_ms = 0;
 	s->last_cycle_ms = c->now;
 	c->t0_us = br_wall_us();

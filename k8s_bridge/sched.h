@@ -148,6 +148,16 @@ bool br_sched_check(const br_sched *s, char *err, size_t n);
 
 /* Whether a cycle is due now. */
 bool br_sched_due(const br_sched *s, int64_t now_ms);
+/*
+ * How long the changes since the last cycle wait, with no new one, before
+ * a cycle starts: 10 ms when they are only new pending pods of ours and
+ * new objects of the CRs the core reads (a gang created: its PodGroup and
+ * pods come in one burst; a gang whose members come slower is not ready
+ * yet, so the core builds no gang of it and it waits for a later cycle,
+ * which costs a cycle, not a decision), else 50 ms (updates and
+ * deletions batched).  Either way a change waits at most 500 ms.
+ */
+int64_t br_sched_quiet_ms(const br_sched *s);
 /* Runs one cycle (drives the loop while it waits for the server). */
 void br_sched_cycle(br_sched *s);
 /*

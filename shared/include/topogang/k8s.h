@@ -101,8 +101,9 @@ tg_err tg_k8s_add_object(tg_k8s *k, const char *json, size_t len,
  * (tg_k8s_set_cache()) a Node or a bound or ended Pod whose (namespace,
  * name, version) the cache has seen is not parsed again: the build takes
  * the Node's tree, or what it derived from the pod, from the cache.  The
- * host must never give two different texts of one object the same
- * nonzero version.
+ * host must never give two texts of one object that differ in anything
+ * the loader reads the same nonzero version (metadata.resourceVersion
+ * it never reads: the bridge keeps a Node's version across heartbeats).
  */
 tg_err tg_k8s_add_object_version(tg_k8s *k, const char *json, size_t len,
 				 const char *kind, const char *api_version,
