@@ -28,6 +28,9 @@
 #define BIND_RETRY_MS		200
 #define VICTIM_RETRY_MS		10000
 #define BATCH_DEBOUNCE_MS	50	/* quiet time before a cycle */
+#define BATCH_ARRIVAL_MS	10	/* the same when only new pending
+					 * pods and group objects came
+					 * (br_sched_quiet_ms) */
 #define BATCH_MAX_WAIT_MS	500	/* longest a change waits */
 #define SAFETY_CYCLE_MS		30000
 #define SNAP_ERROR_RETRY_MS	5000
@@ -105,6 +108,19 @@ typedef struct evseries {
 	bool dirty;		/* in series_dirty */
 } evseries;
 
+/*
+ * The version a Node is given to the core under (tg_k8s_add_object_
+ * version): its first copy's serial while later copies keep its sig (a
+ * kubelet heartbeat: a new copy, a new resourceVersion, nothing else the
+ * slim text holds, see store.h), so that the core's cache lends that
+ * copy's tree and keeps its topology (tg_k8s_cache_reused) instead of
+ * reading the Node again.  The loader never reads a resourceVersion.
+ */
+typedef struct nodever {
+	uint64_t sig, ver;
+	int64_t seen;		/* the last cycle that gave it */
+} nodever;
+
 typedef struct pgcount {
 	unsigned scheduled;	/* members bound (or assumed) by us */
 	unsigned running;	/* of those, phase Running */
@@ -120,6 +136,9 @@ struct br_sched {
 	br_map warned_nodes;	/* node name: event sent */
 	br_map warnings;	/* loader warnings logged */
 	uint64_t seq;		/* cluster events seen */
+	uint64_t model_seq;	/* seq when the last model was taken */
+	bool arrivals_only;	/* dirty only from new pending pods of ours
+				 * and new group objects (mark_arrival) */
 	bool dirty;
 	int64_t dirty_since_ms, last_change_ms;
 	int64_t next_due_ms;
@@ -150,6 +169,7 @@ struct br_sched {
 	 * informer lists again (a re-list after 410 or 504) */
 	tg_k8s_cache *kcache;
 	uint64_t kcache_lists;
+	br_map nodever;		/* nodever by Node name (node_versions) */
 	pthread_t reaper;	/* frees the last cycle (reap) */
 	bool reaping;		/* reaper to join */
 	bool reaped;		/* it is done (atomic) */
@@ -210,6 +230,8 @@ typedef struct cyc {
 	bool built;		/* the model is there */
 	bool done;		/* the worker finished (atomic) */
 	double snap_ms;		/* the build */
+	double add_ms;		/* of which giving the objects to the core */
+	bool kept;		/* the core updated its kept topology */
 	unsigned pending, waiting;
 	int64_t next_due_ms;
 	unsigned skipped;	/* gangs not decided: over the budget */
@@ -359,6 +381,7 @@ br_sched *br_sched_create(const br_sched_env *env)
 	br_map_init(&s->warnings, NULL);
 	br_map_init(&s->series, free_series);
 	br_map_init(&s->pgc, free);
+	br_map_init(&s->nodever, free);
 	s->dirty = true;
 	s->nodes_changed = true;
 	/* NULL: every build parses everything (the environment switch
@@ -398,6 +421,7 @@ void br_sched_destroy(br_sched *s)
 	br_map_free(&s->warnings);
 	br_map_free(&s->series);
 	br_map_free(&s->pgc);
+	br_map_free(&s->nodever);
 	sv_free(&s->series_dirty);
 	free(s);
 }
@@ -410,8 +434,29 @@ static void mark(br_sched *s, bool event)
 		s->dirty_since_ms = now;
 	s->dirty = true;
 	s->last_change_ms = now;
+	s->arrivals_only = false;
 	if (event)
 		s->seq++;
+}
+
+/* A new pending pod of ours or a new object of the feed (group objects
+ * and the other CRs the core reads): see br_sched_quiet_ms(). */
+static void mark_arrival(br_sched *s)
+{
+	bool only = !s->dirty || s->arrivals_only;
+
+	mark(s, true);
+	s->arrivals_only = only;
+}
+
+static bool is_feed(const br_sched *s, const br_informer *inf)
+{
+	unsigned i;
+
+	for (i = 0; i < s->env.nfeed; i++)
+		if (s->env.feed[i] == inf)
+			return true;
+	return inf == s->env.upg;
 }
 
 /*
@@ -543,7 +588,10 @@ void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 				 * placement reads (see store.h) */
 		if (inf == s->env.nodes)
 			s->nodes_changed = true;
-		mark(s, true);
+		if (type == BR_EV_ADDED && is_feed(s, inf))
+			mark_arrival(s);
+		else
+			mark(s, true);
 		return;
 	}
 	track_pod(s, old, cur);
@@ -557,7 +605,10 @@ void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 	}
 	switch (type) {
 	case BR_EV_ADDED:
-		mark(s, !cur->node);
+		if (cur->node)
+			mark(s, false);
+		else
+			mark_arrival(s);	/* pending for us */
 		break;
 	case BR_EV_DELETED:
 		mark(s, true);
@@ -571,6 +622,11 @@ void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 	}
 }
 
+int64_t br_sched_quiet_ms(const br_sched *s)
+{
+	return s->arrivals_only ? BATCH_ARRIVAL_MS : BATCH_DEBOUNCE_MS;
+}
+
 bool br_sched_due(const br_sched *s, int64_t now)
 {
 	if (s->busy || now < s->error_until_ms)
@@ -581,7 +637,7 @@ bool br_sched_due(const br_sched *s, int64_t now)
 	/* snapshots cost O(cluster): at most half the time goes to them */
 	if (now - s->last_end_ms < s->last_snap_ms)
 		return false;
-	if (s->dirty && (now - s->last_change_ms >= BATCH_DEBOUNCE_MS ||
+	if (s->dirty && (now - s->last_change_ms >= br_sched_quiet_ms(s) ||
 			 now - s->dirty_since_ms >= BATCH_MAX_WAIT_MS))
 		return true;
 	if (s->next_due_ms && now >= s->next_due_ms)
@@ -1026,6 +1082,8 @@ typedef struct view {
 	char **sel;		/* claims: the node stamped on it that the
 				 * cache does not show yet
 				 * (br_volbind_presented), NULL = none */
+	uint64_t *ver;		/* Nodes: the version each is given under
+				 * (struct nodever); NULL: o->serial */
 	size_t n;
 } view;
 
@@ -1103,6 +1161,45 @@ static void view_take(const br_sched *s, view *v, const br_informer *inf,
 	}
 }
 
+/* The versions the nodes view \p v gives its Nodes under (I/O thread;
+ * see struct nodever); entries of Nodes gone are dropped once they are
+ * many. */
+static void node_versions(br_sched *s, view *v)
+{
+	size_t i;
+
+	v->ver = br_xcalloc(v->n + 1, sizeof(*v->ver));
+	for (i = 0; i < v->n; i++) {
+		const br_obj *o = v->o[i];
+		nodever *nv = br_map_get(&s->nodever, o->key);
+
+		if (!nv) {
+			nv = br_xcalloc(1, sizeof(*nv));
+			br_map_put(&s->nodever, o->key, nv);
+		}
+		if (!nv->ver || nv->sig != o->sig) {
+			nv->sig = o->sig;
+			nv->ver = o->serial;
+		}
+		nv->seen = s->cycle_no;
+		v->ver[i] = nv->ver;
+	}
+	if (s->nodever.n > v->n + 1024) {
+		strvec gone;
+		br_map_ent *e;
+		size_t slot;
+
+		memset(&gone, 0, sizeof(gone));
+		for (e = br_map_first(&s->nodever, &slot); e;
+		     e = br_map_next(&s->nodever, &slot, e))
+			if (((nodever *)e->val)->seen != s->cycle_no)
+				sv_push(&gone, e->key);
+		for (i = 0; i < gone.n; i++)
+			br_map_del(&s->nodever, gone.v[i]);
+		sv_free(&gone);
+	}
+}
+
 static void view_free(view *v)
 {
 	size_t i;
@@ -1117,6 +1214,7 @@ static void view_free(view *v)
 	free(v->o);
 	free(v->as);
 	free(v->sel);
+	free(v->ver);
 	free(v->api);
 	memset(v, 0, sizeof(*v));
 }
@@ -1264,7 +1362,8 @@ static bool snap_view(snap *sn, const view *v)
 		bool ok = a && a->held ? snap_held(sn, v, o, a) :
 			  a ? snap_assumed(sn, v, o, a) :
 			  sel ? snap_stamped(sn, v, o, sel) :
-			  snap_obj(sn, v, o, o->text, o->len, o->serial);
+			  snap_obj(sn, v, o, o->text, o->len,
+				   v->ver ? v->ver[i] : o->serial);
 
 		if (!ok)
 			return false;
@@ -1347,10 +1446,12 @@ static bool build_snapshot(cyc *c)
 		ok = c->views[i].inf == s->env.upg ?
 		     snap_upstream_groups(&sn, &c->views[i]) :
 		     snap_view(&sn, &c->views[i]);
+	c->add_ms = (br_wall_us() - t0) / 1000.0;
 	if (ok) {
 		sn.err = tg_k8s_build(c->k, &c->t, &sn.ei);
 		ok = !sn.err;
 	}
+	c->kept = ok && tg_k8s_cache_reused(s->kcache);
 	/* the loader read the texts it borrowed: the made ones can go */
 	for (m = 0; m < sn.nmade; m++)
 		cJSON_free(sn.made[m]);
@@ -2931,6 +3032,7 @@ static void views_take(br_sched *s, cyc *c)
 
 	c->views = br_xcalloc(s->env.nfeed + 5, sizeof(view));
 	view_take(s, &c->views[c->nviews++], s->env.nodes, false);
+	node_versions(s, &c->views[0]);
 	c->pods = &c->views[c->nviews];
 	view_take(s, &c->views[c->nviews++], s->env.pods, true);
 	view_take(s, &c->views[c->nviews++], s->env.pcs, false);
@@ -3088,12 +3190,14 @@ static void cycle_results(br_sched *s, cyc *c)
 
 static void log_cycle(const br_sched *s, const cyc *c, int64_t t1)
 {
-	char n1[16], n2[16], a[32], b[32], w[32];
+	char n1[16], n2[16], a[32], b[32], w[32], ad[32];
 
 	snprintf(n1, sizeof(n1), "%u", s->pending);
 	snprintf(n2, sizeof(n2), "%zu", c->npl);
 	br_log(BR_LOG_INFO, "cycle", "queued", n1, "decided", n2,
 	       "snapshot_ms", ms_str(a, sizeof(a), c->snap_ms),
+	       "add_ms", ms_str(ad, sizeof(ad), c->add_ms),
+	       "model", c->kept ? "kept" : "built",
 	       "decide_ms", ms_str(b, sizeof(b),
 				   (double)(t1 - c->now) - c->snap_ms),
 	       "write_ms", ms_str(w, sizeof(w), (double)(br_now_ms() - t1)),
@@ -3120,14 +3224,16 @@ static void cycle_writes(br_sched *s, cyc *c)
  * Whether a cycle needs the core's model: something could be decided
  * (a pod pending for us), or written from the model (assumptions to
  * keep, victims to evict, node warnings after a Node changed, the /ui
- * picture, mixed mode's Slurm view).  Otherwise the cycle does only what
- * the kept counts allow (PodGroup status, timers): O(changes), not
- * O(cluster).
+ * picture when a cluster event came since the last model, mixed mode's
+ * Slurm view, which Slurm changes without an event here).  Otherwise
+ * the cycle does only what the kept counts allow (PodGroup status,
+ * timers): O(changes), not O(cluster).
  */
 static bool model_needed(const br_sched *s)
 {
 	return s->npending || s->assumed.n || s->victims.n ||
-	       s->nodes_changed || s->env.mixed || s->env.cfg->ui;
+	       s->nodes_changed || s->env.mixed ||
+	       (s->env.cfg->ui && s->seq != s->model_seq);
 }
 
 /* A cycle without a model (see model_needed); its time goes to the
@@ -3170,6 +3276,7 @@ void br_sched_cycle(br_sched *s)
 	s->cycle_no++;
 	s->env.m->cycles++;
 	s->dirty = false;
+	s->arrivals_only = false;
 	s->next_due_ms = 0;
 	s->last_cycle_ms = c->now;
 	c->t0_us = br_wall_us();
@@ -3179,6 +3286,7 @@ void br_sched_cycle(br_sched *s)
 		goto out;
 	}
 	s->nodes_changed = false;
+	s->model_seq = s->seq;
 	views_take(s, c);
 	kcache_relisted(s);
 	run_worker(s, c);

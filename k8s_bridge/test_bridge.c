@@ -1895,6 +1895,112 @@ static void test_sched_counts(void)
 	br_config_free(&cfg);
 }
 
+/* A pending pod of ours, \p name. */
+static br_obj *mk_pending(const char *name)
+{
+	char js[512];
+
+	snprintf(js, sizeof(js),
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\","
+		 "\"uid\":\"u-%s\",\"resourceVersion\":\"1\"},\"spec\":{"
+		 "\"schedulerName\":\"topogang\",\"containers\":[{\"name\":"
+		 "\"c\"}]}}", name, name);
+	return mk(js, true);
+}
+
+/*
+ * The quiet time before a cycle (br_sched_quiet_ms): short while only new
+ * pending pods of ours came (a gang created: one burst), the full
+ * debounce as soon as anything else changed, in either order.
+ */
+static void test_sched_quiet(void)
+{
+	static const br_resdef rp = { "pods", "", { "v1" }, "Pod", NULL,
+				      false, true };
+	static const br_resdef rn = { "nodes", "", { "v1" }, "Node", NULL,
+				      false, false };
+	static const br_resdef rc = { "priorityclasses", "scheduling.k8s.io",
+				      { "v1" }, "PriorityClass", NULL, false,
+				      false };
+	static const br_resdef rb = { "poddisruptionbudgets", "policy",
+				      { "v1" }, "PodDisruptionBudget", NULL,
+				      false, false };
+	br_config cfg;
+	br_metrics m;
+	br_sched_env env;
+	br_http *h;
+	br_informer *pods, *nodes, *pcs, *pdbs;
+	br_sched *s;
+	br_obj *a, *b, *n1, *n2;
+	char err[256] = "";
+	int64_t q1, q2, q3, q4;
+	bool q0;
+
+	br_config_init(&cfg);
+	memset(&m, 0, sizeof(m));
+	h = br_http_create(&cfg, err, sizeof(err));
+	if (!h) {
+		ok(0, "sched quiet: an HTTP handle (%s)", err);
+		br_config_free(&cfg);
+		return;
+	}
+	pods = br_informer_create(h, &cfg, &rp, NULL, NULL);
+	nodes = br_informer_create(h, &cfg, &rn, NULL, NULL);
+	pcs = br_informer_create(h, &cfg, &rc, NULL, NULL);
+	pdbs = br_informer_create(h, &cfg, &rb, NULL, NULL);
+	memset(&env, 0, sizeof(env));
+	env.h = h;
+	env.cfg = &cfg;
+	env.m = &m;
+	env.pods = pods;
+	env.nodes = nodes;
+	env.pcs = pcs;
+	env.pdbs = pdbs;
+	a = mk_pending("a");
+	b = mk_pending("b");
+	n1 = mk_node(1, "x", "64", "True");
+	n2 = mk_node(2, "y", "64", "True");	/* a label changed */
+
+	/* the first cycle (of an empty cluster) takes the start's changes */
+	s = br_sched_create(&env);
+	br_sched_cycle(s);
+	q0 = br_sched_due(s, br_now_ms() + 20);
+	br_sched_on_event(s, pods, BR_EV_ADDED, NULL, a);
+	br_sched_on_event(s, pods, BR_EV_ADDED, NULL, b);
+	q1 = br_sched_quiet_ms(s);
+	br_sched_on_event(s, nodes, BR_EV_MODIFIED, n1, n2);
+	q2 = br_sched_quiet_ms(s);
+	br_sched_destroy(s);
+
+	s = br_sched_create(&env);
+	br_sched_cycle(s);
+	br_sched_on_event(s, pods, BR_EV_DELETED, a, NULL);
+	br_sched_on_event(s, pods, BR_EV_ADDED, NULL, b);
+	q3 = br_sched_quiet_ms(s);
+	br_sched_on_event(s, nodes, BR_EV_MODIFIED, n1, n2);
+	br_sched_on_event(s, pods, BR_EV_ADDED, NULL, a);
+	q4 = br_sched_quiet_ms(s);
+	br_sched_destroy(s);
+
+	ok(!q0, "sched quiet: no cycle due after the first with nothing "
+	   "new");
+	ok(q1 == 10, "sched quiet: only new pending pods wait 10 ms (%lld)",
+	   (long long)q1);
+	ok(q2 == 50 && q3 == 50 && q4 == 50, "sched quiet: anything else "
+	   "before or after them, 50 ms (%lld, %lld, %lld)", (long long)q2,
+	   (long long)q3, (long long)q4);
+	br_obj_free(a);
+	br_obj_free(b);
+	br_obj_free(n1);
+	br_obj_free(n2);
+	br_informer_destroy(pods);
+	br_informer_destroy(nodes);
+	br_informer_destroy(pcs);
+	br_informer_destroy(pdbs);
+	br_http_destroy(h);
+	br_config_free(&cfg);
+}
+
 /* An object outlives its removal from the store while a cycle holds a
  * reference (the worker reads it; ASan would see a use after free). */
 static void test_obj_refs(void)
@@ -2049,6 +2155,7 @@ int main(void)
 	test_store_node_slim();
 	test_obj_refs();
 	test_sched_counts();
+	test_sched_quiet();
 	test_too_large_rv();
 	test_map();
 	test_metrics();

@@ -65,6 +65,10 @@ typedef struct tgi_strtab {
 	size_t n, cap;
 	uint32_t *slots;	/* open addressing, id+1; 0 = empty */
 	size_t nslots;
+	/* a clone's strings 1..narena-1 live in one block (arena), not
+	 * one allocation each (tgi_strtab_clone()) */
+	char *arena;
+	size_t narena;
 } tgi_strtab;
 
 void tgi_strtab_init(tgi_strtab *st);
@@ -76,6 +80,9 @@ uint32_t tgi_strtab_find(const tgi_strtab *st, const char *s);
 /* Room for \p n strings without growing (ids and hash slots): a table
  * filled with many strings at once is not rehashed at every doubling. */
 tg_err tgi_strtab_reserve(tgi_strtab *st, size_t n);
+/* \p dst as a copy of \p src (same ids, same slots): its strings in one
+ * block, two allocations in all.  TG_ENOMEM (\p dst then empty). */
+tg_err tgi_strtab_clone(tgi_strtab *dst, const tgi_strtab *src);
 static inline const char *tgi_strtab_get(const tgi_strtab *st, uint32_t id)
 {
 	return id && id < st->n ? st->strs[id] : "";
@@ -102,6 +109,36 @@ tg_err tgi_topology_set_node_key(tg_topology *t, const char *key);
  * without growing: a host that adds many at once (a snapshot's bound
  * pods).  Changes no result. */
 tg_err tgi_topology_reserve_allocs(tg_topology *t, size_t more);
+
+/*
+ * A copy of built topology \p t that shares nothing with it (not its
+ * place.c scratch buffers, which the copy makes again when it places):
+ * the same nodes, domains, warnings and allocations (live and removed,
+ * at the same indices).  NULL when out of memory.  Caller destroys it
+ * with tg_topology_destroy().  A host that keeps a topology between
+ * snapshots (tg_k8s_cache) hands out copies of it.
+ */
+tg_topology *tgi_topology_clone(const tg_topology *t);
+
+/* Allocation \p i (live or removed) as a kept topology's updater reads
+ * it: strings are \p t's, valid until it changes. */
+typedef struct tgi_alloc_info {
+	bool live, nominated;
+	uint32_t pod;		/* strtab id of its pod name */
+	tg_node_id node;
+	const char *gang;	/* the pod's name when it has no gang */
+	const char *budget;	/* NULL: none */
+	int64_t priority;
+	bool preemptible;
+} tgi_alloc_info;
+
+/* Allocations made so far, removed ones included (indices 0..n-1; a new
+ * allocation takes index n). */
+size_t tgi_alloc_count(const tg_topology *t);
+void tgi_alloc_get(const tg_topology *t, size_t i, tgi_alloc_info *out);
+/* Removes allocation \p i if it is live (tg_topology_remove_alloc()
+ * by index). */
+void tgi_alloc_remove(tg_topology *t, size_t i);
 
 /* Reads a whole file (at most TG_MAX_FILE bytes), NUL-terminated:
  * tg_file_read() with the loaders' bound. */

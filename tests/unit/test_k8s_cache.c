@@ -13,9 +13,16 @@
  * resources, free amounts, allocations), the warnings, the failed gangs,
  * the gangs, and the decisions of tg_place() for every gang in order,
  * each placed one applied before the next.  The cache must have been
- * used (hits), and a clear must leave none.  test_node_ids() changes
- * the node list step by step: the node ids records keep must be found
- * again whenever it changes.
+ * used (hits), and a clear must leave none; the topology the cache keeps
+ * must have been updated (tg_k8s_cache_reused()) in some builds and in
+ * none after a Node changed.  The description includes each node's
+ * free GPU indices and the topology's warnings, so an update that gives
+ * GPUs out in another order than a full build differs.
+ * test_node_ids() changes the node list step by step: the node ids
+ * records keep must be found again whenever it changes.  test_keep()
+ * walks the kept topology through pods coming, going and moving before
+ * others on their node, a class's value, Nodes changed, removed and
+ * added, a resource first asked for by a pending pod, a clear.
  *
  * TG_SEED=N runs seed N only (a failure prints its seed).
  */
@@ -366,6 +373,9 @@ static char *describe(built *b)
 	if (b->err)
 		return s;
 	addf(s, n, "allocs %u\n", tg_topology_nallocs(b->t));
+	for (r = 0; r < tg_topology_nlayers(b->t); r++)
+		addf(s, n, "layer %s %s\n", tg_topology_layer_name(b->t, r),
+		     tg_topology_layer_key(b->t, r));
 	for (r = 0; r < tg_topology_nresources(b->t); r++)
 		addf(s, n, "res %u %s\n", r, tg_topology_resource_name(b->t, r));
 	for (i = 0; i < tg_topology_nnodes(b->t); i++) {
@@ -373,8 +383,12 @@ static char *describe(built *b)
 		for (r = 0; r < tg_topology_nresources(b->t); r++)
 			addf(s, n, " %lld",
 			     (long long)tg_topology_node_free(b->t, i, r));
-		addf(s, n, "\n");
+		/* which GPUs: the kept topology's must be a full build's */
+		addf(s, n, " gpus %llx\n", (unsigned long long)
+		     tg_topology_node_free_gpus(b->t, i));
 	}
+	for (i = 0; i < tg_topology_nwarnings(b->t); i++)
+		addf(s, n, "twarn %s\n", tg_topology_warning(b->t, i));
 	for (i = 0; i < tg_k8s_ngangs(b->k); i++) {
 		tg_gang *g = tg_k8s_gang(b->k, i);
 		tg_decision *d = NULL;
@@ -415,12 +429,26 @@ static void first_diff(const char *a, const char *c)
 	diag("full:   %.300s", c);
 }
 
+/* The live Nodes and their versions, as one number (a sum of each
+ * one's: versions are never reused). */
+static uint64_t nodes_now(const world *w)
+{
+	uint64_t h = 0;
+	unsigned i;
+
+	for (i = 0; i < w->n; i++)
+		if (w->o[i].live && strcmp(w->o[i].kind, "Node") == 0)
+			h += w->o[i].version * 2654435761u + 1;
+	return h;
+}
+
 static void run_seed(uint64_t seed)
 {
 	static world w;
 	tg_k8s_cache *c = tg_k8s_cache_create();
 	size_t hits, misses, total_hits = 0;
 	unsigned step, i, bad = 0, checks = 0, cleared_ok = 0, nclear = 0;
+	unsigned reused = 0, node_steps = 0, node_reused = 0;
 
 	memset(&w, 0, sizeof(w));
 	w.rng = seed * 2654435761u + 1;
@@ -440,13 +468,16 @@ static void run_seed(uint64_t seed)
 		built a, f;
 		char *da, *df;
 		tg_errinfo ce;
-		bool clear = step % 13 == 12;
+		bool clear = step % 13 == 12, nodes = false;
+		uint64_t n0 = nodes_now(&w);
 
 		if (step) {
 			unsigned nd = 1 + rnd(&w, 5);
 
 			for (i = 0; i < nd; i++)
 				delta(&w);
+			/* a Node added and removed in one step is none */
+			nodes = nodes_now(&w) != n0;
 		}
 		if (clear) {
 			tg_k8s_cache_clear(c);
@@ -456,6 +487,15 @@ static void run_seed(uint64_t seed)
 		f = build(&w, NULL);
 		tg_k8s_cache_stats(c, &hits, &misses);
 		total_hits += hits;
+		reused += !a.err && tg_k8s_cache_reused(c);
+		if (nodes && !clear && step && !a.err) {
+			node_steps++;
+			node_reused += tg_k8s_cache_reused(c);
+			if (tg_k8s_cache_reused(c))
+				diag("seed %llu step %u: updated after a Node "
+				     "changed (%u objects)",
+				     (unsigned long long)seed, step, w.n);
+		}
 		if (clear && hits == 0 && tg_k8s_cache_size(c) > 0)
 			cleared_ok++;
 		if (!a.err && tg_topology_check(a.t, &ce) != TG_OK) {
@@ -489,6 +529,10 @@ static void run_seed(uint64_t seed)
 	is_int(cleared_ok, nclear, "seed %llu: a build after "
 	       "tg_k8s_cache_clear() reads every pod again",
 	       (unsigned long long)seed);
+	ok(reused > 0, "seed %llu: %u of %u builds updated the kept topology",
+	   (unsigned long long)seed, reused, checks);
+	is_int(node_reused, 0, "seed %llu: none after a Node changed (%u "
+	       "steps)", (unsigned long long)seed, node_steps);
 	tg_k8s_cache_destroy(c);
 }
 
@@ -658,6 +702,144 @@ static void test_node_ids(void)
 	tg_k8s_cache_destroy(c);
 }
 
+/* A bound pod of \p gpus GPUs on node \p nd, of class \p pc ("": none). */
+static void gpu_pod(world *w, const char *name, unsigned nd, unsigned gpus,
+		    const char *pc)
+{
+	obj *o = put(w, "Pod", "v1", "default", name);
+
+	if (o)
+		snprintf(o->text, sizeof(o->text),
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
+			 "\"name\":\"%s\",\"namespace\":\"default\","
+			 "\"labels\":{\"app\":\"g\"}},\"spec\":{"
+			 "\"nodeName\":\"n%02u\",\"schedulerName\":\"topogang\""
+			 "%s%s%s,\"containers\":[{\"name\":\"c\",\"resources\":{"
+			 "\"requests\":{\"cpu\":\"1\",\"nvidia.com/gpu\":\"%u\"}}}]},"
+			 "\"status\":{\"phase\":\"Running\"}}", name, nd,
+			 *pc ? ",\"priorityClassName\":\"" : "", pc,
+			 *pc ? "\"" : "", gpus);
+}
+
+/* Node \p i again, with a label key that makes a preset level. */
+static void accel_node(world *w, unsigned i)
+{
+	static const char at[] = "\"labels\":{";
+	char name[16], *p, rest[TEXT_MAX];
+	unsigned j;
+
+	node(w, i);
+	snprintf(name, sizeof(name), "n%02u", i);
+	for (j = 0; j < w->n; j++) {
+		obj *o = &w->o[j];
+
+		if (!o->live || strcmp(o->kind, "Node") != 0 ||
+		    strcmp(o->name, name) != 0 || !(p = strstr(o->text, at)))
+			continue;
+		p += sizeof(at) - 1;
+		snprintf(rest, sizeof(rest), "%s", p);
+		snprintf(p, sizeof(o->text) - (size_t)(p - o->text),
+			 "\"network.topology.nvidia.com/accelerator\":\"a%u\","
+			 "%s", i, rest);
+	}
+}
+
+static void pod_gone(world *w, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < w->n; i++)
+		if (w->o[i].live && strcmp(w->o[i].kind, "Pod") == 0 &&
+		    strcmp(w->o[i].name, name) == 0)
+			w->o[i].live = false;
+}
+
+/* One step of test_keep(): the cached build equals a full one and did
+ * (or did not) update the kept topology. */
+static void keep_step(world *w, tg_k8s_cache *c, bool want, const char *what)
+{
+	bool same = same_as_full(w, c, what);
+
+	ok(same && tg_k8s_cache_reused(c) == want, "kept topology: %s "
+	   "(%s; same as a full build: %s)", what, want ? "updated" :
+	   "built afresh", same ? "yes" : "no");
+}
+
+/* A build with an empty cache: nothing kept to update. */
+static void keep_first(world *w, tg_k8s_cache *c, const char *what)
+{
+	built a = build(w, c);
+
+	ok(!a.err && !tg_k8s_cache_reused(c), "kept topology: %s (built "
+	   "afresh)", what);
+	built_free(&a);
+}
+
+/*
+ * The kept topology (tg_k8s_cache_reused()): updated while the nodes,
+ * levels and resources stay, built afresh when they change; a node's
+ * GPUs given out again in pod order when a pod before others on it
+ * comes or goes; allocations whose class changes made again.
+ */
+static void test_keep(void)
+{
+	static world w;
+	tg_k8s_cache *c = tg_k8s_cache_create();
+	obj *o;
+	unsigned i;
+
+	memset(&w, 0, sizeof(w));
+	w.rng = 777;
+	w.hi_prio = 1000;
+	prioclasses(&w);
+	for (i = 0; i < 6; i++)
+		node(&w, w.nnodes++);
+	gpu_pod(&w, "m1", 1, 2, "");
+	gpu_pod(&w, "m3", 1, 2, "low");
+	gpu_pod(&w, "m5", 2, 4, "high");
+	pending_gang(&w);
+	keep_first(&w, c, "the first build");
+	keep_step(&w, c, true, "nothing changed");
+	gpu_pod(&w, "m0", 1, 3, "");
+	keep_step(&w, c, true, "a pod before the others on its node");
+	pod_gone(&w, "m1");
+	keep_step(&w, c, true, "a pod gone (the GPUs after it move)");
+	gpu_pod(&w, "m3", 3, 2, "low");
+	keep_step(&w, c, true, "a pod moved to another node");
+	w.hi_prio = 2000;
+	prioclasses(&w);
+	keep_step(&w, c, true, "a PriorityClass's value changed");
+	pending_gang(&w);
+	keep_step(&w, c, true, "a pending gang added");
+	node(&w, 4);
+	keep_step(&w, c, false, "a Node changed");
+	accel_node(&w, 2);
+	keep_step(&w, c, false, "a Node with a label that adds a level");
+	keep_step(&w, c, true, "nothing changed since");
+	node(&w, 2);
+	keep_step(&w, c, false, "that label gone again");
+	keep_step(&w, c, true, "nothing changed since");
+	node_gone(&w, "n05");
+	keep_step(&w, c, false, "a Node removed");
+	node(&w, w.nnodes++);
+	keep_step(&w, c, false, "a Node added");
+	o = put(&w, "Pod", "v1", "default", "x0");
+	if (o)
+		snprintf(o->text, sizeof(o->text),
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
+			 "\"name\":\"x0\",\"namespace\":\"default\"},\"spec\":{"
+			 "\"schedulerName\":\"topogang\",\"containers\":[{"
+			 "\"name\":\"c\",\"resources\":{\"requests\":{"
+			 "\"vendor.io/fpga\":\"1\"}}}]},\"status\":{"
+			 "\"phase\":\"Pending\"}}");
+	keep_step(&w, c, false, "a resource no node had asked for first");
+	keep_step(&w, c, true, "nothing changed since");
+	tg_k8s_cache_clear(c);
+	keep_first(&w, c, "after tg_k8s_cache_clear()");
+	keep_step(&w, c, true, "and the build after it");
+	tg_k8s_cache_destroy(c);
+}
+
 /* A small world, two builds with one cache and a change between them:
  * what they give ("" when a build failed), or the first error. */
 static tg_err oom_run(char **out1, char **out2)
@@ -758,6 +940,7 @@ int main(void)
 	test_api();
 	test_turnover();
 	test_node_ids();
+	test_keep();
 	test_oom(false);
 	test_oom(true);
 	if (env && *env) {

@@ -101,8 +101,9 @@ tg_err tg_k8s_add_object(tg_k8s *k, const char *json, size_t len,
  * (tg_k8s_set_cache()) a Node or a bound or ended Pod whose (namespace,
  * name, version) the cache has seen is not parsed again: the build takes
  * the Node's tree, or what it derived from the pod, from the cache.  The
- * host must never give two different texts of one object the same
- * nonzero version.
+ * host must never give two texts of one object that differ in anything
+ * the loader reads the same nonzero version (metadata.resourceVersion
+ * it never reads: the bridge keeps a Node's version across heartbeats).
  */
 tg_err tg_k8s_add_object_version(tg_k8s *k, const char *json, size_t len,
 				 const char *kind, const char *api_version,
@@ -142,6 +143,17 @@ size_t tg_k8s_cache_size(const tg_k8s_cache *c);
  * (*hits) and those it parsed (*misses); 0 for NULL.  Either pointer may
  * be NULL. */
 void tg_k8s_cache_stats(const tg_k8s_cache *c, size_t *hits, size_t *misses);
+/*
+ * Whether the last build that used \p c updated the topology the cache
+ * kept instead of building one: the cache keeps the nodes, layers and
+ * allocations of its last build, and a build whose Nodes (every one a
+ * tree the cache lent, as many as then), levels, resources asked for
+ * before the nodes, closed nodes and disruption budgets' names are the
+ * same takes a copy of it, with the allocations of the nodes where
+ * bound pods came, went or changed made again.  The result is the same
+ * as a full build's.  False for NULL.
+ */
+bool tg_k8s_cache_reused(const tg_k8s_cache *c);
 /*
  * Attaches \p c (NULL: none) to the snapshot, before its first
  * tg_k8s_add_object_version(); TG_ESTATE after the build.

@@ -2121,3 +2121,198 @@ double tg_topology_layer_bandwidth(const tg_topology *t, unsigned layer)
 		return 0;
 	return t->layer_bw[layer];
 }
+
+/* ---- copies (a kept topology handed out, tgi_topology_clone) ---- */
+
+/* *\p dst = a copy of \p n bytes at \p src (NULL stays NULL); false when
+ * out of memory. */
+static bool dup_mem(void *dst, const void *src, size_t n)
+{
+	void **d = dst;
+
+	*d = NULL;
+	if (!src)
+		return true;
+	*d = tgi_malloc(n ? n : 1);
+	if (!*d)
+		return false;
+	memcpy(*d, src, n);
+	return true;
+}
+
+/* The strings and per-node arrays of \p t into \p c (whose pointers are
+ * \p t's until replaced: \p c is destroyed on failure, so every pointer
+ * is first made NULL or its own). */
+static bool clone_nodes(tg_topology *c, const tg_topology *t)
+{
+	/* the node arrays hold nnodes rows (ncap may be more: a shrink
+	 * that ran out of memory keeps bigger ones) */
+	size_t nc = t->nnodes, L = t->nlayers ? t->nlayers : 1, i;
+	bool ok;
+
+	c->ncap = nc;
+
+	ok = dup_mem(&c->name, t->name, nc * sizeof(*t->name)) &&
+	     dup_mem(&c->path, t->path, nc * L * sizeof(*t->path)) &&
+	     dup_mem(&c->alloc, t->alloc, nc * t->stride * sizeof(int64_t)) &&
+	     dup_mem(&c->freev, t->freev, nc * t->stride * sizeof(int64_t)) &&
+	     dup_mem(&c->gpu_free, t->gpu_free, nc * sizeof(*t->gpu_free)) &&
+	     dup_mem(&c->gfree, t->gfree, nc * sizeof(*t->gfree)) &&
+	     dup_mem(&c->ngpus, t->ngpus, nc * sizeof(*t->ngpus)) &&
+	     dup_mem(&c->layout, t->layout, nc * sizeof(*t->layout)) &&
+	     dup_mem(&c->flags, t->flags, nc * sizeof(*t->flags)) &&
+	     dup_mem(&c->lab_head, t->lab_head, nc * sizeof(uint32_t)) &&
+	     dup_mem(&c->taint_head, t->taint_head, nc * sizeof(uint32_t)) &&
+	     dup_mem(&c->node_of_name, t->node_of_name,
+		     t->nname_slots * sizeof(uint32_t)) &&
+	     dup_mem(&c->labels, t->labels, t->labcap * sizeof(*t->labels)) &&
+	     dup_mem(&c->taints, t->taints, t->taintcap * sizeof(*t->taints)) &&
+	     dup_mem(&c->layouts, t->layouts, t->laycap * sizeof(*t->layouts));
+	if (!ok)
+		return false;
+	if (t->built &&
+	    (!dup_mem(&c->order, t->order, t->nnodes * sizeof(uint32_t)) ||
+	     !dup_mem(&c->pos, t->pos, t->nnodes * sizeof(uint32_t)) ||
+	     !dup_mem(&c->leaf, t->leaf, t->nnodes * sizeof(uint32_t))))
+		return false;
+	if (!dup_mem(&c->dom, t->dom, t->ndom * sizeof(*t->dom)))
+		return false;
+	for (i = 0; i < t->ndom; i++)
+		c->dom[i].path = NULL;
+	c->ndom = t->ndom;
+	for (i = 0; i < t->ndom; i++)
+		if (t->dom[i].path &&
+		    !(c->dom[i].path = tgi_strdup(t->dom[i].path)))
+			return false;
+	if (!dup_mem(&c->warn, t->warn, t->warncap * sizeof(char *)))
+		return false;
+	for (i = 0; i < t->nwarn; i++)
+		c->warn[i] = NULL;
+	c->nwarn = t->nwarn;
+	for (i = 0; i < t->nwarn; i++)
+		if (!(c->warn[i] = tgi_strdup(t->warn[i])))
+			return false;
+	return true;
+}
+
+/* The allocations' tables of \p t into \p c (see clone_nodes()). */
+static bool clone_allocs(tg_topology *c, const tg_topology *t)
+{
+	size_t i;
+
+	if (!dup_mem(&c->allocs, t->allocs, t->alloccap * sizeof(*t->allocs)) ||
+	    !dup_mem(&c->cls, t->cls, t->clscap * sizeof(*t->cls)) ||
+	    !dup_mem(&c->cls_shape, t->cls_shape,
+		     t->clscap * t->stride * sizeof(int64_t)) ||
+	    !dup_mem(&c->cls_slots, t->cls_slots,
+		     t->ncls_slots * sizeof(uint32_t)) ||
+	    !dup_mem(&c->alloc_of_pod, t->alloc_of_pod,
+		     t->nalloc_slots * sizeof(uint32_t)) ||
+	    !dup_mem(&c->gnext, t->gnext, t->ngang_slots ?
+		     t->alloccap * sizeof(uint32_t) : 0) ||
+	    !dup_mem(&c->gang_of, t->gang_of,
+		     t->ngang_slots * sizeof(uint32_t)) ||
+	    !dup_mem(&c->budgets, t->budgets,
+		     t->budgetcap * sizeof(*t->budgets)) ||
+	    !dup_mem(&c->lsets, t->lsets, t->lsetcap * sizeof(*t->lsets)) ||
+	    !dup_mem(&c->lpairs, t->lpairs, t->lpaircap * sizeof(uint32_t)) ||
+	    !dup_mem(&c->lset_slots, t->lset_slots,
+		     t->nlset_slots * sizeof(uint32_t)) ||
+	    !dup_mem(&c->lpost_slots, t->lpost_slots,
+		     t->nlpost_slots * sizeof(*t->lpost_slots)) ||
+	    !dup_mem(&c->lposts, t->lposts, t->lpostcap * sizeof(*t->lposts)))
+		return false;
+	if (!t->ngang_slots)
+		c->gnext = NULL;
+	if (!dup_mem(&c->lsmem, t->lsmem, t->lsmemcap * sizeof(*t->lsmem)))
+		return false;
+	for (i = 0; i < t->lsmemcap; i++)
+		c->lsmem[i].a = NULL;
+	c->lsmemcap = t->lsmemcap;
+	for (i = 0; i < t->lsmemcap; i++)
+		if (!dup_mem(&c->lsmem[i].a, t->lsmem[i].a,
+			     t->lsmem[i].cap * sizeof(uint32_t)))
+			return false;
+	return true;
+}
+
+tg_topology *tgi_topology_clone(const tg_topology *t)
+{
+	tg_topology *c = tgi_malloc(sizeof(*c));
+	unsigned i;
+
+	if (!c)
+		return NULL;
+	memcpy(c, t, sizeof(*c));
+	c->scratch = NULL;
+	c->scratch_free = NULL;
+	/* what destroy frees is the copy's or NULL before anything can
+	 * fail */
+	for (i = 0; i < TG_MAX_LAYERS; i++)
+		c->layer_name[i] = c->layer_key[i] = NULL;
+	for (i = 0; i < TG_MAX_RESOURCES; i++)
+		c->res_name[i] = NULL;
+	tgi_strtab_init(&c->strs);
+	c->ndom = c->nwarn = c->lsmemcap = 0;
+	c->name = c->path = c->lab_head = c->taint_head = NULL;
+	c->alloc = c->freev = c->cls_shape = NULL;
+	c->gpu_free = NULL;
+	c->gfree = c->ngpus = c->flags = NULL;
+	c->layout = NULL;
+	c->node_of_name = c->order = c->pos = c->leaf = NULL;
+	c->labels = NULL;
+	c->taints = NULL;
+	c->layouts = NULL;
+	c->dom = NULL;
+	c->warn = NULL;
+	c->allocs = NULL;
+	c->cls = NULL;
+	c->cls_slots = c->alloc_of_pod = c->gnext = c->gang_of = NULL;
+	c->budgets = NULL;
+	c->lsets = NULL;
+	c->lpairs = c->lset_slots = NULL;
+	c->lsmem = NULL;
+	c->lpost_slots = NULL;
+	c->lposts = NULL;
+	for (i = 0; i < t->nlayers; i++)
+		if (!(c->layer_name[i] = tgi_strdup(t->layer_name[i])) ||
+		    !(c->layer_key[i] = tgi_strdup(t->layer_key[i])))
+			goto fail;
+	for (i = 0; i < t->nres; i++)
+		if (!(c->res_name[i] = tgi_strdup(t->res_name[i])))
+			goto fail;
+	if (tgi_strtab_clone(&c->strs, &t->strs))
+		goto fail;
+	if (!clone_nodes(c, t) || !clone_allocs(c, t))
+		goto fail;
+	return c;
+fail:
+	tg_topology_destroy(c);
+	return NULL;
+}
+
+size_t tgi_alloc_count(const tg_topology *t)
+{
+	return t->nallocs;
+}
+
+void tgi_alloc_get(const tg_topology *t, size_t i, tgi_alloc_info *out)
+{
+	const tgi_alloc *a = &t->allocs[i];
+	const tgi_acls *c = &t->cls[a->cls];
+
+	out->live = a->live;
+	out->nominated = a->nominated;
+	out->pod = a->pod;
+	out->node = a->node;
+	out->gang = tgi_strtab_get(&t->strs, a->gang);
+	out->budget = c->budget ? tgi_strtab_get(&t->strs, c->budget) : NULL;
+	out->priority = c->priority;
+	out->preemptible = c->preemptible;
+}
+
+void tgi_alloc_remove(tg_topology *t, size_t i)
+{
+	if (i < t->nallocs && t->allocs[i].live)
+		remove_at(t, (uint32_t)i);
+}

@@ -322,11 +322,48 @@ void tgi_strtab_free(tgi_strtab *st)
 {
 	size_t i;
 
-	for (i = 1; i < st->n; i++)
+	for (i = st->narena ? st->narena : 1; i < st->n; i++)
 		tgi_free(st->strs[i]);
+	tgi_free(st->arena);
 	tgi_free(st->strs);
 	tgi_free(st->slots);
 	memset(st, 0, sizeof(*st));
+}
+
+tg_err tgi_strtab_clone(tgi_strtab *dst, const tgi_strtab *src)
+{
+	size_t i, len = 0, off = 0;
+
+	tgi_strtab_init(dst);
+	if (!src->n)
+		return TG_OK;
+	for (i = 1; i < src->n; i++)
+		len += strlen(src->strs[i]) + 1;
+	dst->strs = tgi_malloc(src->cap * sizeof(char *));
+	dst->slots = tgi_malloc((src->nslots ? src->nslots : 1) *
+				sizeof(uint32_t));
+	dst->arena = tgi_malloc(len ? len : 1);
+	if (!dst->strs || !dst->slots || !dst->arena) {
+		tgi_free(dst->strs);
+		tgi_free(dst->slots);
+		tgi_free(dst->arena);
+		tgi_strtab_init(dst);
+		return TG_ENOMEM;
+	}
+	dst->strs[0] = NULL;
+	for (i = 1; i < src->n; i++) {
+		size_t l = strlen(src->strs[i]) + 1;
+
+		memcpy(dst->arena + off, src->strs[i], l);
+		dst->strs[i] = dst->arena + off;
+		off += l;
+	}
+	if (src->nslots)
+		memcpy(dst->slots, src->slots, src->nslots * sizeof(uint32_t));
+	dst->n = dst->narena = src->n;
+	dst->cap = src->cap;
+	dst->nslots = src->nslots;
+	return TG_OK;
 }
 
 static tg_err strtab_rehash(tgi_strtab *st, size_t nslots)

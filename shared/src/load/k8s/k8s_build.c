@@ -12,7 +12,9 @@
  *   4. levels (tg_k8s_set_levels, ClusterNetworkTopology "default", a KAI
  *      or Kueue Topology, else a preset the node labels match);
  *   5. the topology: layers, nodes in natural name order, build; bound
- *      pods become allocations;
+ *      pods become allocations (with a tg_k8s_cache: the topology an
+ *      earlier build kept, when its nodes, levels and resources are
+ *      this build's, its allocations updated; k8s_cache.c, k8s_alloc.c);
  *   6. one tg_gang per ready group (or lone pending pod), pod sets by
  *      (role, shape, node constraints), then decision order.
  *
@@ -210,6 +212,7 @@ tg_err tg_k8s_build(tg_k8s *k, tg_topology **topo, tg_errinfo *ei)
 {
 	size_t nwarns0, i;
 	bctx b;
+	bool kept = false;
 	tg_err err;
 
 	if (!k || !topo)
@@ -242,13 +245,20 @@ tg_err tg_k8s_build(tg_k8s *k, tg_topology **topo, tg_errinfo *ei)
 	if (!err)
 		err = tgk_pick_levels(&b);
 	if (!err)
+		kept = tgk_keep_take(&b, &err);
+	if (!err && !kept) {
 		err = tgk_add_topology(&b);
-	if (!err)
-		tgk_cache_nodes(&b);
+		if (!err)
+			tgk_keep_topology(&b);
+		if (!err)
+			tgk_cache_nodes(&b);
+	}
 	if (!err)
 		tgk_drop_node_trees(&b);
 	if (!err)
-		err = tgk_add_allocs(&b);
+		err = kept ? tgk_update_allocs(&b) : tgk_add_allocs(&b);
+	if (!err)
+		err = tgk_keep_give(&b, kept);
 	if (!err)
 		err = tgk_build_gangs(&b);
 	if (!err && k->ndropped) {

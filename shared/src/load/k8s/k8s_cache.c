@@ -79,6 +79,10 @@ typedef struct kcrec {
 	/* its node's id in the topologies of node epoch nepoch (0: none) */
 	uint64_t nepoch;
 	tg_node_id nid;
+	/* its allocation in the kept topology of generation bgen (0:
+	 * none): index and pod name id */
+	uint64_t bgen;
+	uint32_t baidx, bpod;
 } kcrec;
 
 /* A Node's parsed tree (tgk_cache_node()). */
@@ -110,6 +114,24 @@ struct tg_k8s_cache {
 	 * its pages in again) */
 	kpod *pods;
 	size_t cappods;
+	/* the kept topology (tgk_keep_take()): bgen numbers its builds,
+	 * bsig what its nodes were built from besides the Nodes (NULL:
+	 * nothing kept), bnodes how many Nodes, bwarns the warnings they
+	 * gave; nhits/nmisses: Node trees lent/parsed since the last
+	 * build's end; reused: the last build updated it */
+	tg_topology *base;
+	uint64_t bgen;
+	char *bsig;
+	size_t bnodes;
+	char **bwarns;
+	size_t nbwarns;
+	size_t nhits, nmisses;
+	bool reused;
+	/* the preset level keys of every Node (tgk_cache_preset()), of
+	 * pnodes Nodes; pvalid: still those of the Nodes the cache holds */
+	kpreset preset;
+	size_t pnodes;
+	bool pvalid;
 };
 
 static void rec_free(kcrec *r)
@@ -140,6 +162,23 @@ tg_k8s_cache *tg_k8s_cache_create(void)
 
 static void clear_pods(tg_k8s_cache *c);
 
+/* Nothing kept: the next build builds its topology. */
+static void keep_drop(tg_k8s_cache *c)
+{
+	size_t i;
+
+	tg_topology_destroy(c->base);
+	c->base = NULL;
+	tgi_free(c->bsig);
+	c->bsig = NULL;
+	for (i = 0; i < c->nbwarns; i++)
+		tgi_free(c->bwarns[i]);
+	tgi_free(c->bwarns);
+	c->bwarns = NULL;
+	c->nbwarns = 0;
+	c->bgen++;
+}
+
 /* The node names of the last topology; the records' node ids are then
  * not used again (a new epoch). */
 static void forget_node_ids(tg_k8s_cache *c)
@@ -160,7 +199,9 @@ static void clear_nodes(tg_k8s_cache *c)
 	size_t i;
 
 	forget_node_ids(c);
-
+	keep_drop(c);
+	c->nhits = c->nmisses = 0;
+	c->pvalid = false;
 	for (i = 0; i < c->capnodes; i++)
 		cJSON_Delete(c->nodes[i].tree);
 	tgi_free(c->nodes);
@@ -183,6 +224,7 @@ static void clear_pods(tg_k8s_cache *c)
 {
 	size_t i;
 
+	keep_drop(c);
 	for (i = 0; i < c->caprecs; i++)
 		rec_free(&c->recs[i]);
 	tgi_free(c->recs);
@@ -201,6 +243,11 @@ void tg_k8s_cache_destroy(tg_k8s_cache *c)
 	tg_k8s_cache_clear(c);
 	tgi_free(c->pods);
 	tgi_free(c);
+}
+
+bool tg_k8s_cache_reused(const tg_k8s_cache *c)
+{
+	return c && c->reused;
 }
 
 size_t tg_k8s_cache_size(const tg_k8s_cache *c)
@@ -244,6 +291,7 @@ void tgk_cache_begin(bctx *b)
 
 	if (!c)
 		return;
+	c->reused = false;
 	ctx = context_of(b);
 	if (ctx != c->ctx)
 		clear_pods(c);
@@ -616,11 +664,14 @@ tg_err tgk_cache_node(tg_k8s *k, const char *name, uint64_t version,
 	if (e && e->version == version) {
 		e->gen = c->gen;
 		c->hits++;
+		c->nhits++;
 		*out = e->tree;
 		*lent = true;
 		return TG_OK;
 	}
 	err = tgk_parse_one(json, len, source, out, ei);
+	if (c)
+		c->nmisses++;	/* the kept topology's nodes are not this */
 	if (err || !c || !version)
 		return err;
 	c->misses++;
@@ -680,6 +731,11 @@ void tgk_cache_end(bctx *b)
 	c->lhits = c->hits;
 	c->lmisses = c->misses;
 	c->hits = c->misses = 0;
+	/* a Node parsed (or one more or fewer): the preset scan is old */
+	if (c->nmisses ||
+	    c->nhits != b->first[C_NODE + 1] - b->first[C_NODE])
+		c->pvalid = false;
+	c->nhits = c->nmisses = 0;
 	c->gen++;
 }
 
@@ -778,4 +834,189 @@ void tgk_cache_give_pods(bctx *b)
 		c->cappods = b->capkpods;
 	}
 	b->pods = NULL;
+}
+
+/* Every Node of this snapshot a tree the cache lent, none parsed: the
+ * Nodes the cache held at the end of the last build. */
+static bool nodes_as_cached(const tg_k8s_cache *c, const bctx *b)
+{
+	return !c->nmisses &&
+	       c->nhits == b->first[C_NODE + 1] - b->first[C_NODE];
+}
+
+/* ---- the kept topology ------------------------------------------------- */
+
+/*
+ * What the nodes' part of a topology is built from besides the Nodes, as
+ * one string: the levels (name, label, the node level), the resources
+ * the pods asked for before the nodes (their ids), the nodes a bound pod
+ * that cannot be read closes, and the disruption budgets (their names:
+ * their amounts are set again at every build).  NULL when out of
+ * memory.
+ */
+static char *keep_sig(bctx *b)
+{
+	tg_buf s;
+	size_t i;
+
+	tg_buf_init(&s, SIZE_MAX);
+	tg_buf_addf(&s, "H%d", b->host_level);
+	for (i = 0; i < b->nlevels; i++)
+		tg_buf_addf(&s, "\x1eL%s\x1f%s", b->levels[i].name,
+			    b->levels[i].keys[0]);
+	for (i = 0; i < tg_topology_nresources(b->t); i++)
+		tg_buf_addf(&s, "\x1eR%s",
+			    tg_topology_resource_name(b->t, (unsigned)i));
+	for (i = 1; i < b->badnodes.n; i++)
+		tg_buf_addf(&s, "\x1e" "B%s",
+			    tgi_strtab_get(&b->badnodes, (uint32_t)i));
+	for (i = b->first[C_PDB]; i < b->first[C_PDB + 1]; i++)
+		tg_buf_addf(&s, "\x1eP%s/%s", b->idx[i]->ns, b->idx[i]->name);
+	return tg_buf_take(&s);
+}
+
+bool tgk_keep_take(bctx *b, tg_err *err)
+{
+	tg_k8s_cache *c = b->k->cache;
+	size_t nn = b->first[C_NODE + 1] - b->first[C_NODE], i;
+	char *sig;
+
+	*err = TG_OK;
+	if (!c)
+		return false;
+	c->reused = false;
+	sig = keep_sig(b);
+	if (!c->base || !sig || !c->bsig || strcmp(sig, c->bsig) != 0 ||
+	    !nodes_as_cached(c, b) || nn != c->bnodes) {
+		/* this build's topology is kept instead (tgk_keep_give()) */
+		keep_drop(c);
+		c->bsig = sig;
+		c->bnodes = nn;
+		b->kw0 = b->k->nwarns;
+		b->kdrop0 = b->k->ndropped;
+		return false;
+	}
+	tgi_free(sig);
+	for (i = 0; i < c->nbwarns && !*err; i++)
+		*err = tgk_warnf(b->k, "%s", c->bwarns[i]);
+	if (*err) {
+		*err = tgi_errf(b->ei, *err, "out of memory");
+		return false;
+	}
+	/* b->t's until tgk_keep_give(): a build that fails keeps none */
+	tg_topology_destroy(b->t);
+	b->t = c->base;
+	c->base = NULL;
+	c->reused = true;
+	return true;
+}
+
+void tgk_keep_topology(bctx *b)
+{
+	tg_k8s_cache *c = b->k->cache;
+	size_t i, n;
+
+	if (!c || !c->bsig)
+		return;
+	n = b->k->nwarns - b->kw0;
+	if (b->k->ndropped != b->kdrop0 ||
+	    !(c->bwarns = tgi_calloc(n ? n : 1, sizeof(char *)))) {
+		/* warnings past the bound are not all known: keep none */
+		keep_drop(c);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		c->bwarns[i] = tgi_strdup(b->k->warns[b->kw0 + i]);
+		c->nbwarns = i + 1;
+		if (!c->bwarns[i]) {
+			keep_drop(c);
+			return;
+		}
+	}
+}
+
+tg_err tgk_keep_give(bctx *b, bool kept)
+{
+	tg_k8s_cache *c = b->k->cache;
+	size_t n, live;
+
+	if (!c)
+		return TG_OK;
+	if (!kept) {
+		/* kept as built (NULL when out of memory: built again) */
+		if (c->bsig)
+			c->base = tgi_topology_clone(b->t);
+		if (!c->base)
+			keep_drop(c);
+		return TG_OK;
+	}
+	c->base = b->t;
+	b->t = tgi_topology_clone(c->base);
+	if (!b->t) {
+		b->t = c->base;
+		c->base = NULL;
+		keep_drop(c);
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	}
+	/* removed allocations stay in it (their indices are the records'):
+	 * once they outnumber the live ones, the next build starts afresh */
+	n = tgi_alloc_count(c->base);
+	live = tg_topology_nallocs(c->base);
+	if (n - live > K8S_KEEP_DEAD && n - live > live)
+		keep_drop(c);
+	return TG_OK;
+}
+
+bool tgk_cache_alloc(const bctx *b, const kpod *p, size_t *at,
+		     uint32_t *pod)
+{
+	const tg_k8s_cache *c = b->k->cache;
+	const kcrec *r;
+
+	if (!c || !p->crec || p->crec >= c->caprecs)
+		return false;
+	r = &c->recs[p->crec];
+	if (!r->version || !r->bgen || r->bgen != c->bgen)
+		return false;
+	*at = r->baidx;
+	*pod = r->bpod;
+	return true;
+}
+
+void tgk_cache_set_alloc(bctx *b, const kpod *p, size_t at)
+{
+	tg_k8s_cache *c = b->k->cache;
+	tgi_alloc_info ai;
+	kcrec *r;
+
+	if (!c || !c->bsig || !p->crec || p->crec >= c->caprecs ||
+	    at >= UINT32_MAX)
+		return;
+	r = &c->recs[p->crec];
+	tgi_alloc_get(b->t, at, &ai);
+	r->bgen = c->bgen;
+	r->baidx = (uint32_t)at;
+	r->bpod = ai.pod;
+}
+
+bool tgk_cache_preset(const bctx *b, kpreset *ps)
+{
+	const tg_k8s_cache *c = b->k->cache;
+
+	if (!c || !c->pvalid || !nodes_as_cached(c, b) ||
+	    c->pnodes != c->nhits)
+		return false;
+	*ps = c->preset;
+	return true;
+}
+
+void tgk_cache_set_preset(bctx *b, const kpreset *ps)
+{
+	tg_k8s_cache *c = b->k->cache;
+
+	if (!c)
+		return;
+	c->preset = *ps;
+	c->pnodes = c->nhits;
+	c->pvalid = nodes_as_cached(c, b);
 }

@@ -273,15 +273,6 @@ static const char *const zone[] = {
 static const char tierp[] = "fabric.topograph.run/tier-";
 static const char accel[] = "accelerator.topograph.run/domain";
 
-/* The preset keys the nodes carry. */
-typedef struct kpreset {
-	unsigned tiers[TG_MAX_LAYERS], ntiers;
-	bool has_accel;
-	bool seen[6];	/* 0 datacenter, 1 spine, 2 block, 3 accelerator,
-			 * 4 core, 5 leaf */
-	bool has_zone[2];
-} kpreset;
-
 /* One node label key into \p ps. */
 static tg_err preset_key(bctx *b, kpreset *ps, const char *key)
 {
@@ -318,15 +309,12 @@ static tg_err preset_key(bctx *b, kpreset *ps, const char *key)
 }
 
 /* Presets matched against the labels the nodes carry. */
-static tg_err levels_preset(bctx *b)
+/* The preset keys every Node carries, into \p ps. */
+static tg_err preset_scan(bctx *b, kpreset *ps)
 {
-	kpreset ps;
-	const bool *seen = ps.seen;
-	unsigned i;
 	size_t j;
 	tg_err err;
 
-	memset(&ps, 0, sizeof(ps));
 	for (j = b->first[C_NODE]; j < b->first[C_NODE + 1]; j++) {
 		const cJSON *labels = tgk_jget(tgk_jget(b->idx[j]->j,
 							"metadata"),
@@ -339,10 +327,28 @@ static tg_err levels_preset(bctx *b)
 		cJSON_ArrayForEach(c, labels) {
 			if (!c->string || !cJSON_IsString(c))
 				continue;
-			err = preset_key(b, &ps, c->string);
+			err = preset_key(b, ps, c->string);
 			if (err)
 				return err;
 		}
+	}
+	return TG_OK;
+}
+
+static tg_err levels_preset(bctx *b)
+{
+	kpreset ps;
+	const bool *seen = ps.seen;
+	unsigned i;
+	tg_err err;
+
+	memset(&ps, 0, sizeof(ps));
+	/* the Nodes the cache scanned last time: the same keys */
+	if (!tgk_cache_preset(b, &ps)) {
+		err = preset_scan(b, &ps);
+		if (err)
+			return err;
+		tgk_cache_set_preset(b, &ps);
 	}
 	if (ps.ntiers || ps.has_accel) {
 		if (ps.ntiers > 1)

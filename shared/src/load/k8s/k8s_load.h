@@ -49,6 +49,10 @@
 #define K8S_DEFAULT_PODS	110
 /* Records of a tg_k8s_cache (bound and ended pods). */
 #define K8S_MAX_CACHED		(1u << 22)
+/* A kept topology (tgk_keep_take()) is built afresh once its removed
+ * allocations number more than this and more than its live ones (they
+ * stay in it, at their indices, until then). */
+#define K8S_KEEP_DEAD		1024
 /* Node selectors one pod's volumes may add (bound PersistentVolumes with
  * node affinity, StorageClass allowedTopologies, selected nodes). */
 #define K8S_MAX_POD_PVS		16
@@ -326,6 +330,7 @@ typedef struct bctx {
 	size_t nshapes, nslots;
 	tgi_strtab badnodes;	/* nodes with a bound pod that cannot be
 				 * read: they take no new pods */
+	size_t kw0, kdrop0;	/* warnings before the topology's (kept) */
 	tg_errinfo lei;		/* b->ei when the caller gives none */
 	/* the extended resource names one pod's parse asked for, in order
 	 * (k8s_cache.c replays them so that ids come out the same) */
@@ -499,6 +504,21 @@ tg_err tgk_spread_reqs(gctx *c);
 
 /* ---- k8s_cache.c: tg_k8s_cache -------------------------------------- */
 
+/* The preset level keys the nodes carry (k8s_levels.c). */
+typedef struct kpreset {
+	unsigned tiers[TG_MAX_LAYERS], ntiers;
+	bool has_accel;
+	bool seen[6];	/* 0 datacenter, 1 spine, 2 block, 3 accelerator,
+			 * 4 core, 5 leaf */
+	bool has_zone[2];
+} kpreset;
+/* The preset keys of the last scan of every Node (into \p ps) when this
+ * snapshot's Nodes are those it scanned: each a tree the cache lent, none
+ * parsed since, as many; false (\p ps untouched) when not. */
+bool tgk_cache_preset(const bctx *b, kpreset *ps);
+/* A scan of every Node of this snapshot gave \p ps. */
+void tgk_cache_set_preset(bctx *b, const kpreset *ps);
+
 /* Before the pods: drops every record when the dialects they were read
  * under changed since the last build (a pod's PriorityClass is resolved
  * again at each build, not cached). */
@@ -526,6 +546,28 @@ void tgk_cache_give_pods(bctx *b);
 bool tgk_cache_nid(const bctx *b, const kpod *p, tg_node_id *n);
 void tgk_cache_set_nid(bctx *b, const kpod *p, tg_node_id n);
 /*
+ * The kept topology (the nodes, layers and allocations of an earlier
+ * build, updated instead of built again).  tgk_keep_take(), after the
+ * levels: true when the cache keeps one built from the same Nodes (every
+ * Node of this snapshot a tree the cache lent, as many as then), levels,
+ * resources asked for before the nodes, closed nodes and budgets; b->t
+ * is then that topology (the fresh one destroyed) and the warnings its
+ * nodes gave are given again; the allocations are for
+ * tgk_update_allocs().  False: the caller builds the topology
+ * (tgk_add_topology(), then tgk_keep_topology() for its warnings, then
+ * tgk_add_allocs()).  tgk_keep_give() after the allocations: the cache
+ * keeps b->t's state and b->t becomes a copy the caller may change.
+ */
+bool tgk_keep_take(bctx *b, tg_err *err);
+void tgk_keep_topology(bctx *b);
+tg_err tgk_keep_give(bctx *b, bool kept);
+/* Where the kept topology has bound pod \p p's allocation (its index
+ * and pod name id); false when it has none. */
+bool tgk_cache_alloc(const bctx *b, const kpod *p, size_t *at,
+		     uint32_t *pod);
+/* Bound pod \p p's allocation is b->t's allocation \p at. */
+void tgk_cache_set_alloc(bctx *b, const kpod *p, size_t at);
+/*
  * A Node's tree for tg_k8s_add_object_version(): the cache's when it
  * holds this version (*lent set), else parsed, and given to the cache
  * when it can take it (*lent set: the tree is the cache's, read only,
@@ -547,6 +589,11 @@ tg_err tgk_cache_node(tg_k8s *k, const char *name, uint64_t version,
  * volume and why) fails its gang.
  */
 tg_err tgk_pod_volumes(bctx *b, kpod *p);
+/* ---- k8s_alloc.c (with k8s_cache.c's kept topology) ------------------ */
+
+/* tgk_add_allocs() on a kept topology: see k8s_alloc.c. */
+tg_err tgk_update_allocs(bctx *b);
+
 /* Frees k->claims. */
 void tgk_free_claims(tg_k8s *k);
 
