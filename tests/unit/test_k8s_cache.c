@@ -42,7 +42,7 @@
 #define TEXT_MAX	2048
 
 typedef struct obj {
-	char kind[16], api[48], ns[16], name[32];
+	char kind[32], api[48], ns[16], name[32];
 	char text[TEXT_MAX];
 	uint64_t version;
 	bool live;
@@ -384,8 +384,12 @@ static char *describe(built *b)
 			addf(s, n, " %lld",
 			     (long long)tg_topology_node_free(b->t, i, r));
 		/* which GPUs: the kept topology's must be a full build's */
-		addf(s, n, " gpus %llx\n", (unsigned long long)
+		addf(s, n, " gpus %llx", (unsigned long long)
 		     tg_topology_node_free_gpus(b->t, i));
+		/* and where: its domain (the levels' label keys read) */
+		addf(s, n, " in %s\n", tg_topology_node_domain(b->t, i) ==
+		     TG_NONE ? "-" : tg_topology_domain_path(b->t,
+		     tg_topology_node_domain(b->t, i)));
 	}
 	for (i = 0; i < tg_topology_nwarnings(b->t); i++)
 		addf(s, n, "twarn %s\n", tg_topology_warning(b->t, i));
@@ -840,6 +844,68 @@ static void test_keep(void)
 	tg_k8s_cache_destroy(c);
 }
 
+/* Node \p i with labels a (n00 only), b and c (its rack by either). */
+static void cnt_node(world *w, unsigned i)
+{
+	obj *o;
+	char name[16];
+
+	snprintf(name, sizeof(name), "n%02u", i);
+	o = put(w, "Node", "v1", "", name);
+	if (o)
+		snprintf(o->text, sizeof(o->text),
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{"
+			 "\"name\":\"%s\",\"labels\":{\"kubernetes.io/hostname\":"
+			 "\"%s\",%s\"example.com/b\":\"b%u\",\"example.com/c\":"
+			 "\"c%u\"}},\"spec\":{},\"status\":{\"allocatable\":{"
+			 "\"cpu\":\"16\",\"memory\":\"64Gi\",\"pods\":\"110\"}}}",
+			 name, name, i ? "" : "\"example.com/a\":\"a0\",", i / 2,
+			 i % 2);
+}
+
+/* Koordinator's ClusterNetworkTopology with one level, RackLayer, whose
+ * label is the first of \p keys (a JSON list's items) a node carries. */
+static void cnt_levels(world *w, const char *keys)
+{
+	obj *o = put(w, "ClusterNetworkTopology",
+		     "scheduling.koordinator.sh/v1alpha1", "", "default");
+
+	if (o)
+		snprintf(o->text, sizeof(o->text),
+			 "{\"apiVersion\":\"scheduling.koordinator.sh/v1alpha1\","
+			 "\"kind\":\"ClusterNetworkTopology\",\"metadata\":{"
+			 "\"name\":\"default\"},\"spec\":{\"networkTopologySpec\":"
+			 "[{\"topologyLayer\":\"RackLayer\",\"labelKey\":[%s]}]}}",
+			 keys);
+}
+
+/*
+ * A level's label keys past the first (a ClusterNetworkTopology layer's
+ * labelKey list: a node's domain is its first key the node carries)
+ * changed while the first and the Nodes stayed: the kept topology's node
+ * paths were read with the old keys, so it is built afresh.
+ */
+static void test_keep_keys(void)
+{
+	static world w;
+	tg_k8s_cache *c = tg_k8s_cache_create();
+	unsigned i;
+
+	memset(&w, 0, sizeof(w));
+	w.rng = 99;
+	for (i = 0; i < 4; i++)
+		cnt_node(&w, w.nnodes++);
+	cnt_levels(&w, "\"example.com/a\",\"example.com/b\"");
+	keep_first(&w, c, "levels a, b");
+	keep_step(&w, c, true, "levels a, b again");
+	cnt_levels(&w, "\"example.com/a\",\"example.com/c\"");
+	keep_step(&w, c, false, "levels a, c (the second key changed)");
+	keep_step(&w, c, true, "levels a, c again");
+	cnt_levels(&w, "\"example.com/a\"");
+	keep_step(&w, c, false, "levels a (the second key gone)");
+	tg_k8s_cache_destroy(c);
+}
+
 /* A small world, two builds with one cache and a change between them:
  * what they give ("" when a build failed), or the first error. */
 static tg_err oom_run(char **out1, char **out2)
@@ -941,6 +1007,7 @@ int main(void)
 	test_turnover();
 	test_node_ids();
 	test_keep();
+	test_keep_keys();
 	test_oom(false);
 	test_oom(true);
 	if (env && *env) {
