@@ -23,6 +23,11 @@
  * walks the kept topology through pods coming, going and moving before
  * others on their node, a class's value, Nodes changed, removed and
  * added, a resource first asked for by a pending pod, a clear.
+ * test_keep_keys(): a level's label key past the first changes (a
+ * ClusterNetworkTopology labelKey list), the Nodes stay: built afresh,
+ * each node's domain as a full build's.  test_oom() fails every
+ * allocation of three builds in turn, the second of which updates the
+ * kept topology (its take, update, copy and give).
  *
  * TG_SEED=N runs seed N only (a failure prints its seed).
  */
@@ -906,9 +911,15 @@ static void test_keep_keys(void)
 	tg_k8s_cache_destroy(c);
 }
 
-/* A small world, two builds with one cache and a change between them:
- * what they give ("" when a build failed), or the first error. */
-static tg_err oom_run(char **out1, char **out2)
+/* Builds in oom_run(): the second updates the kept topology. */
+#define OOM_BUILDS 3
+
+/* A small world, builds with one cache and a change between them (the
+ * first change a bound pod added and another gone, so that the second
+ * build updates the kept topology; then random ones): what they give
+ * ("" when a build failed), or the first error; *reused: the second
+ * build updated the kept topology. */
+static tg_err oom_run(char **out, bool *reused)
 {
 	static world w;
 	tg_k8s_cache *c;
@@ -916,7 +927,9 @@ static tg_err oom_run(char **out1, char **out2)
 	unsigned i;
 	tg_err err = TG_OK;
 
-	*out1 = *out2 = NULL;
+	for (i = 0; i < OOM_BUILDS; i++)
+		out[i] = NULL;
+	*reused = false;
 	memset(&w, 0, sizeof(w));
 	w.rng = 5;
 	w.hi_prio = 1000;
@@ -933,16 +946,26 @@ static tg_err oom_run(char **out1, char **out2)
 	c = tg_k8s_cache_create();
 	if (!c)
 		return TG_ENOMEM;
-	for (i = 0; i < 2 && !err; i++) {
+	for (i = 0; i < OOM_BUILDS && !err; i++) {
 		a = build(&w, c);
 		err = a.err;
 		oom_paused = true;	/* reading the result allocates */
 		if (!err)
-			*(i ? out2 : out1) = describe(&a);
+			out[i] = describe(&a);
+		if (i == 1)
+			*reused = tg_k8s_cache_reused(c);
 		oom_paused = false;
 		built_free(&a);
-		delta(&w);
-		delta(&w);
+		if (i == 0) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "b%u", w.npods++);
+			bound_pod(&w, name);
+			pod_gone(&w, "b1");
+		} else {
+			delta(&w);
+			delta(&w);
+		}
 	}
 	tg_k8s_cache_destroy(c);
 	return err;
@@ -951,38 +974,44 @@ static tg_err oom_run(char **out1, char **out2)
 /*
  * Every allocation failed in turn: a build with the cache either fails
  * with TG_ENOMEM or gives what it gives without a failure (a record
- * that could not be made is a pod parsed again), and nothing leaks.
+ * that could not be made is a pod parsed again, a kept topology that
+ * could not be copied is built again), and nothing leaks.
  */
 static void test_oom(bool once)
 {
 	const char *how = once ? "oom, one failure" : "oom, from N on";
-	char *ref1, *ref2, *o1, *o2;
-	unsigned wrong = 0, leaks = 0, differ = 0;
+	char *ref[OOM_BUILDS], *o[OOM_BUILDS];
+	unsigned wrong = 0, leaks = 0, differ = 0, i;
 	long n;
-	bool done = false;
+	bool done = false, reused, ref_reused;
 
-	if (oom_run(&ref1, &ref2) != TG_OK || !ref1 || !ref2) {
+	if (oom_run(ref, &ref_reused) != TG_OK || !ref[0] || !ref[1] ||
+	    !ref[2]) {
 		ok(0, "oom: the reference run works");
 		return;
 	}
+	ok(ref_reused, "%s: the reference run's second build updates the "
+	   "kept topology", how);
 	tg_set_allocator(oom_malloc, oom_realloc, oom_free);
 	for (n = 1; n < 200000 && !done; n++) {
 		tg_err err;
+		bool same = true;
 
 		oom_at = n;
 		oom_calls = oom_live = 0;
 		oom_hit = oom_paused = false;
 		oom_once = once;
-		err = oom_run(&o1, &o2);
+		err = oom_run(o, &reused);
 		if (!oom_hit)
 			done = true;
 		if (err != TG_OK && err != TG_ENOMEM && !wrong++)
 			diag("allocation %ld: %s", n, tg_strerror(err));
-		if (err == TG_OK && (!o1 || !o2 || strcmp(o1, ref1) != 0 ||
-				     strcmp(o2, ref2) != 0) && !differ++)
+		for (i = 0; i < OOM_BUILDS; i++)
+			same = same && o[i] && strcmp(o[i], ref[i]) == 0;
+		if (err == TG_OK && !same && !differ++)
 			diag("allocation %ld: a build that worked differs", n);
-		free(o1);
-		free(o2);
+		for (i = 0; i < OOM_BUILDS; i++)
+			free(o[i]);
 		if (oom_live && !leaks++)
 			diag("allocation %ld: %ld blocks leaked", n, oom_live);
 	}
@@ -994,8 +1023,8 @@ static void test_oom(bool once)
 	is_int(differ, 0, "%s: a build that works gives the full build's "
 	       "result, however many records could not be made", how);
 	is_int(leaks, 0, "%s: nothing leaks", how);
-	free(ref1);
-	free(ref2);
+	for (i = 0; i < OOM_BUILDS; i++)
+		free(ref[i]);
 }
 
 int main(void)
