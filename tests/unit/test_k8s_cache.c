@@ -21,7 +21,8 @@
  * test_node_ids() changes the node list step by step: the node ids
  * records keep must be found again whenever it changes.  test_keep()
  * walks the kept topology through pods coming, going and moving before
- * others on their node, a class's value, Nodes changed, removed and
+ * others on their node, a class's value, a PodDisruptionBudget added,
+ * changed (amount, selector) and removed, Nodes changed, removed and
  * added, a resource first asked for by a pending pod, a clear.
  * test_keep_keys(): a level's label key past the first changes (a
  * ClusterNetworkTopology labelKey list), the Nodes stay: built afresh,
@@ -763,6 +764,23 @@ static void pod_gone(world *w, const char *name)
 			w->o[i].live = false;
 }
 
+/* PodDisruptionBudget default/pdb over pods labelled \p key=\p value
+ * (NULL: the budget gone). */
+static void pdb(world *w, const char *key, const char *value, unsigned min)
+{
+	obj *o = put(w, "PodDisruptionBudget", "policy/v1", "default", "pdb");
+
+	if (o && !key)
+		o->live = false;
+	else if (o)
+		snprintf(o->text, sizeof(o->text),
+			 "{\"apiVersion\":\"policy/v1\",\"kind\":"
+			 "\"PodDisruptionBudget\",\"metadata\":{\"name\":\"pdb\","
+			 "\"namespace\":\"default\"},\"spec\":{\"minAvailable\":"
+			 "%u,\"selector\":{\"matchLabels\":{\"%s\":\"%s\"}}}}",
+			 min, key, value);
+}
+
 /* One step of test_keep(): the cached build equals a full one and did
  * (or did not) update the kept topology. */
 static void keep_step(world *w, tg_k8s_cache *c, bool want, const char *what)
@@ -818,6 +836,14 @@ static void test_keep(void)
 	w.hi_prio = 2000;
 	prioclasses(&w);
 	keep_step(&w, c, true, "a PriorityClass's value changed");
+	pdb(&w, "app", "g", 1);
+	keep_step(&w, c, false, "a PodDisruptionBudget added");
+	pdb(&w, "app", "g", 2);
+	keep_step(&w, c, true, "its minAvailable changed");
+	pdb(&w, "app", "h", 2);
+	keep_step(&w, c, true, "its selector takes no pod any more");
+	pdb(&w, NULL, NULL, 0);
+	keep_step(&w, c, false, "it is gone");
 	pending_gang(&w);
 	keep_step(&w, c, true, "a pending gang added");
 	node(&w, 4);
