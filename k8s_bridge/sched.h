@@ -159,9 +159,13 @@ bool br_sched_due(const br_sched *s, int64_t now_ms);
  * a cycle starts: 10 ms when they are only new pending pods of ours and
  * new objects of the CRs the core reads (a gang created: its PodGroup and
  * pods come in one burst; a gang whose members come slower is not ready
- * yet, so the core builds no gang of it and it waits for a later cycle,
- * which costs a cycle, not a decision), else 50 ms (updates and
- * deletions batched).  Either way a change waits at most 500 ms.
+ * yet when its size is known, so the core builds no gang of it and it
+ * waits for a later cycle, which costs a cycle, not a decision; pods
+ * that came before their PodGroup form a gang of those present, and a
+ * minMember below the replicas places the later ones on their own,
+ * more often at 10 ms than at 50: docs/benchmarks.md), else 50 ms
+ * (updates and deletions batched).  Either way a change waits at most
+ * 500 ms.
  */
 int64_t br_sched_quiet_ms(const br_sched *s);
 /* Runs one cycle (drives the loop while it waits for the server). */

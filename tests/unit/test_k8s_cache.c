@@ -21,8 +21,14 @@
  * test_node_ids() changes the node list step by step: the node ids
  * records keep must be found again whenever it changes.  test_keep()
  * walks the kept topology through pods coming, going and moving before
- * others on their node, a class's value, Nodes changed, removed and
+ * others on their node, a class's value, a PodDisruptionBudget added,
+ * changed (amount, selector) and removed, Nodes changed, removed and
  * added, a resource first asked for by a pending pod, a clear.
+ * test_keep_keys(): a level's label key past the first changes (a
+ * ClusterNetworkTopology labelKey list), the Nodes stay: built afresh,
+ * each node's domain as a full build's.  test_oom() fails every
+ * allocation of three builds in turn, the second of which updates the
+ * kept topology (its take, update, copy and give).
  *
  * TG_SEED=N runs seed N only (a failure prints its seed).
  */
@@ -42,7 +48,7 @@
 #define TEXT_MAX	2048
 
 typedef struct obj {
-	char kind[16], api[48], ns[16], name[32];
+	char kind[32], api[48], ns[16], name[32];
 	char text[TEXT_MAX];
 	uint64_t version;
 	bool live;
@@ -384,8 +390,12 @@ static char *describe(built *b)
 			addf(s, n, " %lld",
 			     (long long)tg_topology_node_free(b->t, i, r));
 		/* which GPUs: the kept topology's must be a full build's */
-		addf(s, n, " gpus %llx\n", (unsigned long long)
+		addf(s, n, " gpus %llx", (unsigned long long)
 		     tg_topology_node_free_gpus(b->t, i));
+		/* and where: its domain (the levels' label keys read) */
+		addf(s, n, " in %s\n", tg_topology_node_domain(b->t, i) ==
+		     TG_NONE ? "-" : tg_topology_domain_path(b->t,
+		     tg_topology_node_domain(b->t, i)));
 	}
 	for (i = 0; i < tg_topology_nwarnings(b->t); i++)
 		addf(s, n, "twarn %s\n", tg_topology_warning(b->t, i));
@@ -754,6 +764,23 @@ static void pod_gone(world *w, const char *name)
 			w->o[i].live = false;
 }
 
+/* PodDisruptionBudget default/pdb over pods labelled \p key=\p value
+ * (NULL: the budget gone). */
+static void pdb(world *w, const char *key, const char *value, unsigned min)
+{
+	obj *o = put(w, "PodDisruptionBudget", "policy/v1", "default", "pdb");
+
+	if (o && !key)
+		o->live = false;
+	else if (o)
+		snprintf(o->text, sizeof(o->text),
+			 "{\"apiVersion\":\"policy/v1\",\"kind\":"
+			 "\"PodDisruptionBudget\",\"metadata\":{\"name\":\"pdb\","
+			 "\"namespace\":\"default\"},\"spec\":{\"minAvailable\":"
+			 "%u,\"selector\":{\"matchLabels\":{\"%s\":\"%s\"}}}}",
+			 min, key, value);
+}
+
 /* One step of test_keep(): the cached build equals a full one and did
  * (or did not) update the kept topology. */
 static void keep_step(world *w, tg_k8s_cache *c, bool want, const char *what)
@@ -809,6 +836,14 @@ static void test_keep(void)
 	w.hi_prio = 2000;
 	prioclasses(&w);
 	keep_step(&w, c, true, "a PriorityClass's value changed");
+	pdb(&w, "app", "g", 1);
+	keep_step(&w, c, false, "a PodDisruptionBudget added");
+	pdb(&w, "app", "g", 2);
+	keep_step(&w, c, true, "its minAvailable changed");
+	pdb(&w, "app", "h", 2);
+	keep_step(&w, c, true, "its selector takes no pod any more");
+	pdb(&w, NULL, NULL, 0);
+	keep_step(&w, c, false, "it is gone");
 	pending_gang(&w);
 	keep_step(&w, c, true, "a pending gang added");
 	node(&w, 4);
@@ -840,9 +875,77 @@ static void test_keep(void)
 	tg_k8s_cache_destroy(c);
 }
 
-/* A small world, two builds with one cache and a change between them:
- * what they give ("" when a build failed), or the first error. */
-static tg_err oom_run(char **out1, char **out2)
+/* Node \p i with labels a (n00 only), b and c (its rack by either). */
+static void cnt_node(world *w, unsigned i)
+{
+	obj *o;
+	char name[16];
+
+	snprintf(name, sizeof(name), "n%02u", i);
+	o = put(w, "Node", "v1", "", name);
+	if (o)
+		snprintf(o->text, sizeof(o->text),
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{"
+			 "\"name\":\"%s\",\"labels\":{\"kubernetes.io/hostname\":"
+			 "\"%s\",%s\"example.com/b\":\"b%u\",\"example.com/c\":"
+			 "\"c%u\"}},\"spec\":{},\"status\":{\"allocatable\":{"
+			 "\"cpu\":\"16\",\"memory\":\"64Gi\",\"pods\":\"110\"}}}",
+			 name, name, i ? "" : "\"example.com/a\":\"a0\",", i / 2,
+			 i % 2);
+}
+
+/* Koordinator's ClusterNetworkTopology with one level, RackLayer, whose
+ * label is the first of \p keys (a JSON list's items) a node carries. */
+static void cnt_levels(world *w, const char *keys)
+{
+	obj *o = put(w, "ClusterNetworkTopology",
+		     "scheduling.koordinator.sh/v1alpha1", "", "default");
+
+	if (o)
+		snprintf(o->text, sizeof(o->text),
+			 "{\"apiVersion\":\"scheduling.koordinator.sh/v1alpha1\","
+			 "\"kind\":\"ClusterNetworkTopology\",\"metadata\":{"
+			 "\"name\":\"default\"},\"spec\":{\"networkTopologySpec\":"
+			 "[{\"topologyLayer\":\"RackLayer\",\"labelKey\":[%s]}]}}",
+			 keys);
+}
+
+/*
+ * A level's label keys past the first (a ClusterNetworkTopology layer's
+ * labelKey list: a node's domain is its first key the node carries)
+ * changed while the first and the Nodes stayed: the kept topology's node
+ * paths were read with the old keys, so it is built afresh.
+ */
+static void test_keep_keys(void)
+{
+	static world w;
+	tg_k8s_cache *c = tg_k8s_cache_create();
+	unsigned i;
+
+	memset(&w, 0, sizeof(w));
+	w.rng = 99;
+	for (i = 0; i < 4; i++)
+		cnt_node(&w, w.nnodes++);
+	cnt_levels(&w, "\"example.com/a\",\"example.com/b\"");
+	keep_first(&w, c, "levels a, b");
+	keep_step(&w, c, true, "levels a, b again");
+	cnt_levels(&w, "\"example.com/a\",\"example.com/c\"");
+	keep_step(&w, c, false, "levels a, c (the second key changed)");
+	keep_step(&w, c, true, "levels a, c again");
+	cnt_levels(&w, "\"example.com/a\"");
+	keep_step(&w, c, false, "levels a (the second key gone)");
+	tg_k8s_cache_destroy(c);
+}
+
+/* Builds in oom_run(): the second updates the kept topology. */
+#define OOM_BUILDS 3
+
+/* A small world, builds with one cache and a change between them (the
+ * first change a bound pod added and another gone, so that the second
+ * build updates the kept topology; then random ones): what they give
+ * ("" when a build failed), or the first error; *reused: the second
+ * build updated the kept topology. */
+static tg_err oom_run(char **out, bool *reused)
 {
 	static world w;
 	tg_k8s_cache *c;
@@ -850,7 +953,9 @@ static tg_err oom_run(char **out1, char **out2)
 	unsigned i;
 	tg_err err = TG_OK;
 
-	*out1 = *out2 = NULL;
+	for (i = 0; i < OOM_BUILDS; i++)
+		out[i] = NULL;
+	*reused = false;
 	memset(&w, 0, sizeof(w));
 	w.rng = 5;
 	w.hi_prio = 1000;
@@ -867,16 +972,26 @@ static tg_err oom_run(char **out1, char **out2)
 	c = tg_k8s_cache_create();
 	if (!c)
 		return TG_ENOMEM;
-	for (i = 0; i < 2 && !err; i++) {
+	for (i = 0; i < OOM_BUILDS && !err; i++) {
 		a = build(&w, c);
 		err = a.err;
 		oom_paused = true;	/* reading the result allocates */
 		if (!err)
-			*(i ? out2 : out1) = describe(&a);
+			out[i] = describe(&a);
+		if (i == 1)
+			*reused = tg_k8s_cache_reused(c);
 		oom_paused = false;
 		built_free(&a);
-		delta(&w);
-		delta(&w);
+		if (i == 0) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "b%u", w.npods++);
+			bound_pod(&w, name);
+			pod_gone(&w, "b1");
+		} else {
+			delta(&w);
+			delta(&w);
+		}
 	}
 	tg_k8s_cache_destroy(c);
 	return err;
@@ -885,38 +1000,44 @@ static tg_err oom_run(char **out1, char **out2)
 /*
  * Every allocation failed in turn: a build with the cache either fails
  * with TG_ENOMEM or gives what it gives without a failure (a record
- * that could not be made is a pod parsed again), and nothing leaks.
+ * that could not be made is a pod parsed again, a kept topology that
+ * could not be copied is built again), and nothing leaks.
  */
 static void test_oom(bool once)
 {
 	const char *how = once ? "oom, one failure" : "oom, from N on";
-	char *ref1, *ref2, *o1, *o2;
-	unsigned wrong = 0, leaks = 0, differ = 0;
+	char *ref[OOM_BUILDS], *o[OOM_BUILDS];
+	unsigned wrong = 0, leaks = 0, differ = 0, i;
 	long n;
-	bool done = false;
+	bool done = false, reused, ref_reused;
 
-	if (oom_run(&ref1, &ref2) != TG_OK || !ref1 || !ref2) {
+	if (oom_run(ref, &ref_reused) != TG_OK || !ref[0] || !ref[1] ||
+	    !ref[2]) {
 		ok(0, "oom: the reference run works");
 		return;
 	}
+	ok(ref_reused, "%s: the reference run's second build updates the "
+	   "kept topology", how);
 	tg_set_allocator(oom_malloc, oom_realloc, oom_free);
 	for (n = 1; n < 200000 && !done; n++) {
 		tg_err err;
+		bool same = true;
 
 		oom_at = n;
 		oom_calls = oom_live = 0;
 		oom_hit = oom_paused = false;
 		oom_once = once;
-		err = oom_run(&o1, &o2);
+		err = oom_run(o, &reused);
 		if (!oom_hit)
 			done = true;
 		if (err != TG_OK && err != TG_ENOMEM && !wrong++)
 			diag("allocation %ld: %s", n, tg_strerror(err));
-		if (err == TG_OK && (!o1 || !o2 || strcmp(o1, ref1) != 0 ||
-				     strcmp(o2, ref2) != 0) && !differ++)
+		for (i = 0; i < OOM_BUILDS; i++)
+			same = same && o[i] && strcmp(o[i], ref[i]) == 0;
+		if (err == TG_OK && !same && !differ++)
 			diag("allocation %ld: a build that worked differs", n);
-		free(o1);
-		free(o2);
+		for (i = 0; i < OOM_BUILDS; i++)
+			free(o[i]);
 		if (oom_live && !leaks++)
 			diag("allocation %ld: %ld blocks leaked", n, oom_live);
 	}
@@ -928,8 +1049,8 @@ static void test_oom(bool once)
 	is_int(differ, 0, "%s: a build that works gives the full build's "
 	       "result, however many records could not be made", how);
 	is_int(leaks, 0, "%s: nothing leaks", how);
-	free(ref1);
-	free(ref2);
+	for (i = 0; i < OOM_BUILDS; i++)
+		free(ref[i]);
 }
 
 int main(void)
@@ -941,6 +1062,7 @@ int main(void)
 	test_turnover();
 	test_node_ids();
 	test_keep();
+	test_keep_keys();
 	test_oom(false);
 	test_oom(true);
 	if (env && *env) {

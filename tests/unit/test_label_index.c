@@ -11,6 +11,9 @@
  * per node through the index and by a fresh walk over every allocation
  * with a selector evaluated here; the test fails when the two differ
  * once, or when tg_topology_check() finds the index inconsistent.
+ * Now and then a run goes on with a copy (tgi_topology_clone(), what
+ * tg_k8s_cache keeps between builds) instead of the original, checked
+ * the same way; test_clone_nokey() copies a layer without a label key.
  * TG_LABEL_INDEX_CASES sets the number of clusters (default 200).
  */
 #include "config.h"
@@ -289,11 +292,33 @@ static void test_reserve(void)
 	tg_topology_destroy(u);
 }
 
+/* A copy of a topology with a layer that has no label key (which
+ * tg_topology_add_layer() allows): the same layers, no crash. */
+static void test_clone_nokey(void)
+{
+	tg_topology *t = tg_topology_create(), *k = NULL;
+	const char *path[2] = { "s1", "r1" };
+	tg_node_id n;
+
+	if (t && tg_topology_add_layer(t, "spine", NULL) == TG_OK &&
+	    tg_topology_add_layer(t, "rack", "example.com/rack") == TG_OK &&
+	    tg_topology_add_node(t, "n0", path, &n) == TG_OK &&
+	    tg_topology_build(t, NULL) == TG_OK)
+		k = tgi_topology_clone(t);
+	ok(k && tg_topology_nlayers(k) == 2 &&
+	   !tg_topology_layer_key(k, 0) &&
+	   strcmp(tg_topology_layer_key(k, 1), "example.com/rack") == 0 &&
+	   strcmp(tg_topology_layer_name(k, 0), "spine") == 0,
+	   "a copy of a topology whose first layer has no label key");
+	tg_topology_destroy(k);
+	tg_topology_destroy(t);
+}
+
 int main(void)
 {
 	const char *env = getenv("TG_LABEL_INDEX_CASES");
 	unsigned ncases = env ? (unsigned)atoi(env) : 200;
-	unsigned c, bad = 0, checks = 0, compacted = 0;
+	unsigned c, bad = 0, checks = 0, compacted = 0, clones = 0;
 
 	for (c = 0; c < ncases; c++) {
 		unsigned nn = 1 + rn(MAXNODES), next = 0, s, nsteps;
@@ -326,6 +351,29 @@ int main(void)
 					diag("case %u, step %u", c, s);
 					break;
 				}
+				/* now and then go on with a copy
+				 * (tgi_topology_clone(), the kept
+				 * topology's): it must count and change
+				 * as the original would, sharing nothing */
+				if (!rn(4)) {
+					tg_topology *k = tgi_topology_clone(t);
+
+					if (!k) {
+						bad++;
+						diag("case %u: no clone", c);
+						break;
+					}
+					tg_topology_destroy(t);
+					t = k;
+					clones++;
+					if (tg_topology_check(t, &ei) != TG_OK ||
+					    !same_counts(t, nn)) {
+						bad++;
+						diag("case %u, step %u: the clone "
+						     "differs (%s)", c, s, ei.msg);
+						break;
+					}
+				}
 			}
 		}
 		tg_topology_destroy(t);
@@ -333,6 +381,8 @@ int main(void)
 	ok(bad == 0, "label index counts equal a full count: %u of %u "
 	   "checks differ over %u clusters", bad, checks, ncases);
 	ok(compacted > 0, "compactions happened (%u)", compacted);
+	ok(clones > 0, "the runs went on with copies %u times", clones);
+	test_clone_nokey();
 	test_reserve();
 	return done_testing();
 }

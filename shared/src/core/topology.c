@@ -2276,7 +2276,8 @@ tg_topology *tgi_topology_clone(const tg_topology *t)
 	c->lposts = NULL;
 	for (i = 0; i < t->nlayers; i++)
 		if (!(c->layer_name[i] = tgi_strdup(t->layer_name[i])) ||
-		    !(c->layer_key[i] = tgi_strdup(t->layer_key[i])))
+		    (t->layer_key[i] &&	/* a layer may have no key */
+		     !(c->layer_key[i] = tgi_strdup(t->layer_key[i]))))
 			goto fail;
 	for (i = 0; i < t->nres; i++)
 		if (!(c->res_name[i] = tgi_strdup(t->res_name[i])))

@@ -848,11 +848,11 @@ static bool nodes_as_cached(const tg_k8s_cache *c, const bctx *b)
 
 /*
  * What the nodes' part of a topology is built from besides the Nodes, as
- * one string: the levels (name, label, the node level), the resources
- * the pods asked for before the nodes (their ids), the nodes a bound pod
- * that cannot be read closes, and the disruption budgets (their names:
- * their amounts are set again at every build).  NULL when out of
- * memory.
+ * one string: the levels (name, every label key in order, the node
+ * level), the resources the pods asked for before the nodes (their ids),
+ * the nodes a bound pod that cannot be read closes, and the disruption
+ * budgets (their names: their amounts are set again at every build).
+ * NULL when out of memory.
  */
 static char *keep_sig(bctx *b)
 {
@@ -861,9 +861,14 @@ static char *keep_sig(bctx *b)
 
 	tg_buf_init(&s, SIZE_MAX);
 	tg_buf_addf(&s, "H%d", b->host_level);
-	for (i = 0; i < b->nlevels; i++)
-		tg_buf_addf(&s, "\x1eL%s\x1f%s", b->levels[i].name,
-			    b->levels[i].keys[0]);
+	for (i = 0; i < b->nlevels; i++) {
+		unsigned k;
+
+		/* every key: a node's path is the first it carries */
+		tg_buf_addf(&s, "\x1eL%s", b->levels[i].name);
+		for (k = 0; k < b->levels[i].nkeys; k++)
+			tg_buf_addf(&s, "\x1f%s", b->levels[i].keys[k]);
+	}
 	for (i = 0; i < tg_topology_nresources(b->t); i++)
 		tg_buf_addf(&s, "\x1eR%s",
 			    tg_topology_resource_name(b->t, (unsigned)i));

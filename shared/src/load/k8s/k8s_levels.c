@@ -308,7 +308,6 @@ static tg_err preset_key(bctx *b, kpreset *ps, const char *key)
 	return TG_OK;
 }
 
-/* Presets matched against the labels the nodes carry. */
 /* The preset keys every Node carries, into \p ps. */
 static tg_err preset_scan(bctx *b, kpreset *ps)
 {
@@ -335,6 +334,7 @@ static tg_err preset_scan(bctx *b, kpreset *ps)
 	return TG_OK;
 }
 
+/* Presets matched against the labels the nodes carry. */
 static tg_err levels_preset(bctx *b)
 {
 	kpreset ps;
