@@ -1813,6 +1813,67 @@ static br_obj *rand_pod(unsigned i, unsigned rv, unsigned *seed)
 	return mk(js, true);
 }
 
+/* What a scheduler needs to run without a server: a configuration, an
+ * HTTP handle, the informers' caches (PriorityClasses and budgets only
+ * with \p all) and metrics. */
+typedef struct sched_rig {
+	br_config cfg;
+	br_metrics m;
+	br_sched_env env;
+	br_http *h;
+	br_informer *pods, *nodes, *pcs, *pdbs;
+} sched_rig;
+
+static bool rig_open(sched_rig *r, bool all, const char *what)
+{
+	static const br_resdef rp = { "pods", "", { "v1" }, "Pod", NULL,
+				      false, true };
+	static const br_resdef rn = { "nodes", "", { "v1" }, "Node", NULL,
+				      false, false };
+	static const br_resdef rc = { "priorityclasses", "scheduling.k8s.io",
+				      { "v1" }, "PriorityClass", NULL, false,
+				      false };
+	static const br_resdef rb = { "poddisruptionbudgets", "policy",
+				      { "v1" }, "PodDisruptionBudget", NULL,
+				      false, false };
+	char err[256] = "";
+
+	memset(r, 0, sizeof(*r));
+	br_config_init(&r->cfg);
+	r->h = br_http_create(&r->cfg, err, sizeof(err));
+	if (!r->h) {
+		ok(0, "%s: an HTTP handle (%s)", what, err);
+		br_config_free(&r->cfg);
+		return false;
+	}
+	r->pods = br_informer_create(r->h, &r->cfg, &rp, NULL, NULL);
+	r->nodes = br_informer_create(r->h, &r->cfg, &rn, NULL, NULL);
+	if (all) {
+		r->pcs = br_informer_create(r->h, &r->cfg, &rc, NULL, NULL);
+		r->pdbs = br_informer_create(r->h, &r->cfg, &rb, NULL, NULL);
+	}
+	r->env.h = r->h;
+	r->env.cfg = &r->cfg;
+	r->env.m = &r->m;
+	r->env.pods = r->pods;
+	r->env.nodes = r->nodes;
+	r->env.pcs = r->pcs;
+	r->env.pdbs = r->pdbs;
+	return true;
+}
+
+static void rig_close(sched_rig *r)
+{
+	br_informer_destroy(r->pods);
+	br_informer_destroy(r->nodes);
+	if (r->pcs)
+		br_informer_destroy(r->pcs);
+	if (r->pdbs)
+		br_informer_destroy(r->pdbs);
+	br_http_destroy(r->h);
+	br_config_free(&r->cfg);
+}
+
 /*
  * The counts the scheduler keeps from pod events (pods pending for it,
  * bound members by gang: what lets a cycle with nothing to decide skip
@@ -1822,37 +1883,17 @@ static br_obj *rand_pod(unsigned i, unsigned rv, unsigned *seed)
  */
 static void test_sched_counts(void)
 {
-	static const br_resdef rp = { "pods", "", { "v1" }, "Pod", NULL,
-				      false, true };
-	static const br_resdef rn = { "nodes", "", { "v1" }, "Node", NULL,
-				      false, false };
-	br_config cfg;
-	br_metrics m;
-	br_sched_env env;
-	br_http *h;
-	br_informer *pods, *nodes;
+	sched_rig r;
+	br_informer *pods;
 	br_sched *s;
 	char err[256] = "", first[256] = "";
 	unsigned seed = 15, step, bad = 0;
 	br_obj *o, *old;
 
-	br_config_init(&cfg);
-	memset(&m, 0, sizeof(m));
-	h = br_http_create(&cfg, err, sizeof(err));
-	if (!h) {
-		ok(0, "sched counts: an HTTP handle (%s)", err);
-		br_config_free(&cfg);
+	if (!rig_open(&r, false, "sched counts"))
 		return;
-	}
-	pods = br_informer_create(h, &cfg, &rp, NULL, NULL);
-	nodes = br_informer_create(h, &cfg, &rn, NULL, NULL);
-	memset(&env, 0, sizeof(env));
-	env.h = h;
-	env.cfg = &cfg;
-	env.m = &m;
-	env.pods = pods;
-	env.nodes = nodes;
-	s = br_sched_create(&env);
+	pods = r.pods;
+	s = br_sched_create(&r.env);
 	for (step = 0; step < 5000; step++) {
 		unsigned i = (unsigned)rand_r(&seed) % 40;
 		char key[32];
@@ -1889,10 +1930,7 @@ static void test_sched_counts(void)
 	   strstr(err, "pending for us"), "sched counts: a pod event not "
 	   "applied is caught: %s", err);
 	br_sched_destroy(s);
-	br_informer_destroy(pods);
-	br_informer_destroy(nodes);
-	br_http_destroy(h);
-	br_config_free(&cfg);
+	rig_close(&r);
 }
 
 /* A pending pod of ours, \p name. */
@@ -1915,54 +1953,24 @@ static br_obj *mk_pending(const char *name)
  */
 static void test_sched_quiet(void)
 {
-	static const br_resdef rp = { "pods", "", { "v1" }, "Pod", NULL,
-				      false, true };
-	static const br_resdef rn = { "nodes", "", { "v1" }, "Node", NULL,
-				      false, false };
-	static const br_resdef rc = { "priorityclasses", "scheduling.k8s.io",
-				      { "v1" }, "PriorityClass", NULL, false,
-				      false };
-	static const br_resdef rb = { "poddisruptionbudgets", "policy",
-				      { "v1" }, "PodDisruptionBudget", NULL,
-				      false, false };
-	br_config cfg;
-	br_metrics m;
-	br_sched_env env;
-	br_http *h;
-	br_informer *pods, *nodes, *pcs, *pdbs;
+	sched_rig r;
+	br_informer *pods, *nodes;
 	br_sched *s;
 	br_obj *a, *b, *n1, *n2;
-	char err[256] = "";
 	int64_t q1, q2, q3, q4;
 	bool q0;
 
-	br_config_init(&cfg);
-	memset(&m, 0, sizeof(m));
-	h = br_http_create(&cfg, err, sizeof(err));
-	if (!h) {
-		ok(0, "sched quiet: an HTTP handle (%s)", err);
-		br_config_free(&cfg);
+	if (!rig_open(&r, true, "sched quiet"))
 		return;
-	}
-	pods = br_informer_create(h, &cfg, &rp, NULL, NULL);
-	nodes = br_informer_create(h, &cfg, &rn, NULL, NULL);
-	pcs = br_informer_create(h, &cfg, &rc, NULL, NULL);
-	pdbs = br_informer_create(h, &cfg, &rb, NULL, NULL);
-	memset(&env, 0, sizeof(env));
-	env.h = h;
-	env.cfg = &cfg;
-	env.m = &m;
-	env.pods = pods;
-	env.nodes = nodes;
-	env.pcs = pcs;
-	env.pdbs = pdbs;
+	pods = r.pods;
+	nodes = r.nodes;
 	a = mk_pending("a");
 	b = mk_pending("b");
 	n1 = mk_node(1, "x", "64", "True");
 	n2 = mk_node(2, "y", "64", "True");	/* a label changed */
 
 	/* the first cycle (of an empty cluster) takes the start's changes */
-	s = br_sched_create(&env);
+	s = br_sched_create(&r.env);
 	br_sched_cycle(s);
 	q0 = br_sched_due(s, br_now_ms() + 20);
 	br_sched_on_event(s, pods, BR_EV_ADDED, NULL, a);
@@ -1972,7 +1980,7 @@ static void test_sched_quiet(void)
 	q2 = br_sched_quiet_ms(s);
 	br_sched_destroy(s);
 
-	s = br_sched_create(&env);
+	s = br_sched_create(&r.env);
 	br_sched_cycle(s);
 	br_sched_on_event(s, pods, BR_EV_DELETED, a, NULL);
 	br_sched_on_event(s, pods, BR_EV_ADDED, NULL, b);
@@ -1993,12 +2001,7 @@ static void test_sched_quiet(void)
 	br_obj_free(b);
 	br_obj_free(n1);
 	br_obj_free(n2);
-	br_informer_destroy(pods);
-	br_informer_destroy(nodes);
-	br_informer_destroy(pcs);
-	br_informer_destroy(pdbs);
-	br_http_destroy(h);
-	br_config_free(&cfg);
+	rig_close(&r);
 }
 
 /* An object outlives its removal from the store while a cycle holds a
