@@ -513,29 +513,36 @@ static void add_pod(tg_topology *t, const char *pod, const char *node,
 		ok(0, "add_pod %s", pod);
 }
 
-/* A gang of \p n members labelled app=web under a spread over spines. */
+/* *\p sp: a spread of maxSkew 1 over \p layer counting the app=web pods
+ * of namespace default. */
+static void web_spec(tg_spread_spec *sp, const char *layer, bool hard)
+{
+	static const char *const vals[] = { "web" };
+	static const tg_label_expr e = { "app", TG_SEL_IN, vals, 1 };
+
+	memset(sp, 0, sizeof(*sp));
+	sp->layer = layer;
+	sp->max_skew = 1;
+	sp->hard = hard;
+	sp->ns = "default";
+	sp->selector = true;
+	sp->exprs = &e;
+	sp->nexprs = 1;
+}
+
 /* A gang of \p n app=web pods spread over \p layer (maxSkew 1). */
 static tg_gang *web_on(const char *name, unsigned n, bool hard,
 		       unsigned min_domains, bool ignore_aff,
 		       const char *layer)
 {
-	static const char *vals[] = { "web" };
-	tg_label_expr e = { "app", TG_SEL_IN, vals, 1 };
 	tg_label l = { "app", "web" };
 	tg_spread_spec sp;
 	tg_gang *g = gang(name, n, 2000);
 	unsigned i;
 
-	memset(&sp, 0, sizeof(sp));
-	sp.layer = layer;
-	sp.max_skew = 1;
-	sp.hard = hard;
+	web_spec(&sp, layer, hard);
 	sp.min_domains = min_domains;
 	sp.ignore_node_affinity = ignore_aff;
-	sp.ns = "default";
-	sp.selector = true;
-	sp.exprs = &e;
-	sp.nexprs = 1;
 	if (tg_gang_add_spread_spec(g, &sp))
 		ok(0, "tg_gang_add_spread_spec");
 	for (i = 0; i < n; i++) {
@@ -681,19 +688,10 @@ static void test_label_spread(void)
 	 * spine holds it, so the cluster does, one member a block */
 	t = spines3();
 	{
-		static const char *vals[] = { "web" };
-		tg_label_expr e = { "app", TG_SEL_IN, vals, 1 };
 		tg_spread_spec sp;
 
 		g = web("default/b", 3, true, 0, false);
-		memset(&sp, 0, sizeof(sp));
-		sp.layer = "block";
-		sp.max_skew = 1;
-		sp.hard = true;
-		sp.ns = "default";
-		sp.selector = true;
-		sp.exprs = &e;
-		sp.nexprs = 1;
+		web_spec(&sp, "block", true);
 		tg_gang_add_spread_spec(g, &sp);
 		is_str(place_web(t, g, msg, sizeof(msg)), "s1 s2 s3",
 		       "spread over blocks: one a block across spines (%s)",
@@ -712,8 +710,6 @@ static void test_label_spread(void)
 	/* nodeTaintsPolicy: n3 tainted NoSchedule (not tolerated); Honor
 	 * leaves s3 out (two pods per spine fit), Ignore keeps it at 0 */
 	{
-		static const char *vals[] = { "web" };
-		tg_label_expr e = { "app", TG_SEL_IN, vals, 1 };
 		tg_spread_spec sp;
 		unsigned honor;
 
@@ -725,15 +721,8 @@ static void test_label_spread(void)
 			tg_topology_node_add_taint(t, n3, "gpu", NULL,
 						   TG_TAINT_NO_SCHEDULE);
 			g = gang("default/taint", 4, 2000);
-			memset(&sp, 0, sizeof(sp));
-			sp.layer = "spine";
-			sp.max_skew = 1;
-			sp.hard = true;
+			web_spec(&sp, "spine", true);
 			sp.honor_taints = honor;
-			sp.ns = "default";
-			sp.selector = true;
-			sp.exprs = &e;
-			sp.nexprs = 1;
 			tg_gang_add_spread_spec(g, &sp);
 			for (i = 0; i < 4; i++) {
 				tg_label l = { "app", "web" };
@@ -910,18 +899,9 @@ static void test_key_spread(void)
 	t = zones6();
 	{
 		tg_gang *g = web_on("default/both", 2, true, 0, false, "zone");
-		static const char *vals[] = { "web" };
-		tg_label_expr e = { "app", TG_SEL_IN, vals, 1 };
 		tg_spread_spec sp;
 
-		memset(&sp, 0, sizeof(sp));
-		sp.layer = "kubernetes.io/hostname";
-		sp.max_skew = 1;
-		sp.hard = true;
-		sp.ns = "default";
-		sp.selector = true;
-		sp.exprs = &e;
-		sp.nexprs = 1;
+		web_spec(&sp, "kubernetes.io/hostname", true);
 		tg_gang_add_spread_spec(g, &sp);
 		ok(!place_zones(t, g, z, msg, sizeof(msg)),
 		   "key and hostname spreads over a gang's own members: "
