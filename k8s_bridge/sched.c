@@ -108,19 +108,6 @@ typedef struct evseries {
 	bool dirty;		/* in series_dirty */
 } evseries;
 
-/*
- * The version a Node is given to the core under (tg_k8s_add_object_
- * version): its first copy's serial while later copies keep its sig (a
- * kubelet heartbeat: a new copy, a new resourceVersion, nothing else the
- * slim text holds, see store.h), so that the core's cache lends that
- * copy's tree and keeps its topology (tg_k8s_cache_reused) instead of
- * reading the Node again.  The loader never reads a resourceVersion.
- */
-typedef struct nodever {
-	uint64_t sig, ver;
-	int64_t seen;		/* the last cycle that gave it */
-} nodever;
-
 typedef struct pgcount {
 	unsigned scheduled;	/* members bound (or assumed) by us */
 	unsigned running;	/* of those, phase Running */
@@ -169,7 +156,6 @@ struct br_sched {
 	 * informer lists again (a re-list after 410 or 504) */
 	tg_k8s_cache *kcache;
 	uint64_t kcache_lists;
-	br_map nodever;		/* nodever by Node name (node_versions) */
 	pthread_t reaper;	/* frees the last cycle (reap) */
 	bool reaping;		/* reaper to join */
 	bool reaped;		/* it is done (atomic) */
@@ -381,7 +367,6 @@ br_sched *br_sched_create(const br_sched_env *env)
 	br_map_init(&s->warnings, NULL);
 	br_map_init(&s->series, free_series);
 	br_map_init(&s->pgc, free);
-	br_map_init(&s->nodever, free);
 	s->dirty = true;
 	s->nodes_changed = true;
 	/* NULL: every build parses everything (the environment switch
@@ -421,7 +406,6 @@ void br_sched_destroy(br_sched *s)
 	br_map_free(&s->warnings);
 	br_map_free(&s->series);
 	br_map_free(&s->pgc);
-	br_map_free(&s->nodever);
 	sv_free(&s->series_dirty);
 	free(s);
 }
@@ -1082,8 +1066,8 @@ typedef struct view {
 	char **sel;		/* claims: the node stamped on it that the
 				 * cache does not show yet
 				 * (br_volbind_presented), NULL = none */
-	uint64_t *ver;		/* Nodes: the version each is given under
-				 * (struct nodever); NULL: o->serial */
+	bool since;		/* Nodes: each given to the core under
+				 * br_obj.since, not its serial */
 	size_t n;
 } view;
 
@@ -1161,45 +1145,6 @@ static void view_take(const br_sched *s, view *v, const br_informer *inf,
 	}
 }
 
-/* The versions the nodes view \p v gives its Nodes under (I/O thread;
- * see struct nodever); entries of Nodes gone are dropped once they are
- * many. */
-static void node_versions(br_sched *s, view *v)
-{
-	size_t i;
-
-	v->ver = br_xcalloc(v->n + 1, sizeof(*v->ver));
-	for (i = 0; i < v->n; i++) {
-		const br_obj *o = v->o[i];
-		nodever *nv = br_map_get(&s->nodever, o->key);
-
-		if (!nv) {
-			nv = br_xcalloc(1, sizeof(*nv));
-			br_map_put(&s->nodever, o->key, nv);
-		}
-		if (!nv->ver || nv->sig != o->sig) {
-			nv->sig = o->sig;
-			nv->ver = o->serial;
-		}
-		nv->seen = s->cycle_no;
-		v->ver[i] = nv->ver;
-	}
-	if (s->nodever.n > v->n + 1024) {
-		strvec gone;
-		br_map_ent *e;
-		size_t slot;
-
-		memset(&gone, 0, sizeof(gone));
-		for (e = br_map_first(&s->nodever, &slot); e;
-		     e = br_map_next(&s->nodever, &slot, e))
-			if (((nodever *)e->val)->seen != s->cycle_no)
-				sv_push(&gone, e->key);
-		for (i = 0; i < gone.n; i++)
-			br_map_del(&s->nodever, gone.v[i]);
-		sv_free(&gone);
-	}
-}
-
 static void view_free(view *v)
 {
 	size_t i;
@@ -1214,7 +1159,6 @@ static void view_free(view *v)
 	free(v->o);
 	free(v->as);
 	free(v->sel);
-	free(v->ver);
 	free(v->api);
 	memset(v, 0, sizeof(*v));
 }
@@ -1363,7 +1307,7 @@ static bool snap_view(snap *sn, const view *v)
 			  a ? snap_assumed(sn, v, o, a) :
 			  sel ? snap_stamped(sn, v, o, sel) :
 			  snap_obj(sn, v, o, o->text, o->len,
-				   v->ver ? v->ver[i] : o->serial);
+				   v->since ? o->since : o->serial);
 
 		if (!ok)
 			return false;
@@ -3032,7 +2976,7 @@ static void views_take(br_sched *s, cyc *c)
 
 	c->views = br_xcalloc(s->env.nfeed + 5, sizeof(view));
 	view_take(s, &c->views[c->nviews++], s->env.nodes, false);
-	node_versions(s, &c->views[0]);
+	c->views[0].since = true;	/* heartbeats keep the version */
 	c->pods = &c->views[c->nviews];
 	view_take(s, &c->views[c->nviews++], s->env.pods, true);
 	view_take(s, &c->views[c->nviews++], s->env.pcs, false);

@@ -33,8 +33,8 @@
  *     and the last build's topology, which a build whose Nodes, levels
  *     and resources are the same updates (the nodes whose bound pods
  *     changed) instead of building (Nodes go to the core under their
- *     first copy's serial while their sig stays: struct nodever in
- *     sched.c).  At 12,500 nodes + 100,000 pods a gang's snapshot is
+ *     first copy's serial while their sig stays: br_obj.since,
+ *     store.h).  At 12,500 nodes + 100,000 pods a gang's snapshot is
  *     about 100-140 ms (about 45 of them giving the core its 112,500
  *     objects) instead of 180-240.  The build is still O(cluster) in
  *     its index and the pods' records (off the loop, see 0), which is

@@ -338,6 +338,7 @@ br_obj *br_obj_from_json(cJSON *j, const char *kind, const char *api_version,
 	o = br_xcalloc(1, sizeof(*o));
 	o->refs = 1;
 	o->serial = __atomic_add_fetch(&obj_serial, 1, __ATOMIC_RELAXED);
+	o->since = o->serial;
 	ns = br_jstr(md, "namespace");
 	if (is_pod && (!ns || !*ns))
 		ns = "default";
@@ -517,6 +518,8 @@ br_obj *br_store_put(br_store *s, br_obj *o)
 	size_t b;
 
 	if (old) {
+		if (old->sig == o->sig)
+			o->since = old->since;
 		unchain(s, old);
 		o->idx = old->idx;
 		s->all[o->idx] = o;

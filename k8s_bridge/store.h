@@ -64,6 +64,14 @@ typedef struct br_obj {
 				 * matters to placement changes it, a write
 				 * to status alone does not; a Node's covers
 				 * its slim status too */
+	uint64_t since;		/* the serial of the first copy of the run
+				 * of copies with this sig that ends here
+				 * (br_store_put): a Node's copies of one
+				 * run differ in nothing the slim text
+				 * holds but resourceVersion, so the core's
+				 * cache keeps its topology across kubelet
+				 * heartbeats (sched.c gives Nodes under
+				 * it) */
 	/* store */
 	struct br_obj *chain;
 	size_t idx;

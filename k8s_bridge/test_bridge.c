@@ -2023,6 +2023,43 @@ static void test_obj_refs(void)
 	br_store_free(&st);
 }
 
+/*
+ * br_obj.since: a Node's copies that differ only in what the slim text
+ * leaves out or in resourceVersion (kubelet heartbeats) keep the first
+ * one's serial, so the core's cache keeps its topology; a change that
+ * placement reads, or the Node gone and back, starts a new run.
+ */
+static void test_store_since(void)
+{
+	br_store st;
+	br_obj *o = mk_node(1, "x", "64", "True");
+	uint64_t first = o->serial, since[4], serial[4];
+	static const char *const cpu[4] = { "64", "63", "63", "63" };
+	char key[64];
+	unsigned i;
+
+	br_store_init(&st);
+	snprintf(key, sizeof(key), "%s", o->key);
+	br_obj_free(br_store_put(&st, o));
+	for (i = 0; i < 4; i++) {
+		if (i == 3)	/* gone, then back */
+			br_obj_free(br_store_take(&st, key));
+		o = mk_node((int)i + 2, "x", cpu[i], "True");
+		serial[i] = o->serial;
+		br_obj_free(br_store_put(&st, o));
+		since[i] = o->since;
+	}
+	ok(since[0] == first && serial[0] != first, "store: a heartbeat "
+	   "keeps the Node's first serial (%llu, %llu)",
+	   (unsigned long long)since[0], (unsigned long long)first);
+	ok(since[1] == serial[1], "store: allocatable changed: a new run");
+	ok(since[2] == serial[1], "store: a heartbeat after it keeps the "
+	   "new run's serial");
+	ok(since[3] == serial[3], "store: a Node deleted and back: a new "
+	   "run");
+	br_store_free(&st);
+}
+
 /* Mixed mode: a job is the bridge's by its comment and its user. */
 /*
  * slurmrestd sends no user_name when it cannot resolve the uid: the
@@ -2157,6 +2194,7 @@ int main(void)
 	test_store_gang_ns();
 	test_store_node_slim();
 	test_obj_refs();
+	test_store_since();
 	test_sched_counts();
 	test_sched_quiet();
 	test_too_large_rv();
