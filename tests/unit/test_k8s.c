@@ -1622,6 +1622,20 @@ static const char *failed_msg(const load *l, const char *gang)
 	return "";
 }
 
+/* Gang \p name of \p l placed: is_str on place()'s answer, or the reason
+ * it was not built. */
+static void placed_as(const load *l, const char *name, const char *want,
+		      const char *desc)
+{
+	const tg_gang *g = gang(l, name);
+
+	if (g)
+		is_str(place(l->t, g, NULL, 0), want, "%s", desc);
+	else
+		ok(0, "%s: gang %s is built (%s)", desc, name,
+		   failed_msg(l, name));
+}
+
 static void test_volumes(void)
 {
 	load l = load_text("volumes.yaml", volumes_text);
@@ -1847,54 +1861,29 @@ static void test_wffc(void)
 		is_str(place(l.t, g, NULL, 0), "placed node/n3 n3",
 		       "... the pod goes to zone b (n3), where the class "
 		       "provisions");
-	g = gang(&l, "default/nowhere");
-	if (g)
-		is_str(place(l.t, g, NULL, 0), "unschedulable  ",
-		       "allowedTopologies no node matches: unschedulable");
-	else
-		ok(0, "the nowhere gang is built");
+	placed_as(&l, "default/nowhere", "unschedulable  ",
+		  "allowedTopologies no node matches: unschedulable");
 	g = gang(&l, "default/free");
 	ok(g && g->ps[0]->nterms == 0, "a class without allowedTopologies "
 	   "narrows nothing");
-	g = gang(&l, "default/sel");
-	if (g)
-		is_str(place(l.t, g, NULL, 0), "placed node/n2 n2",
-		       "a claim with volume.kubernetes.io/selected-node: n2 "
-		       "keeps the pod on n2 (FindPodVolumes' fast path)");
-	else
-		ok(0, "the sel gang is built");
-	g = gang(&l, "default/beta");
-	if (g)
-		is_str(place(l.t, g, NULL, 0), "placed node/n3 n3",
-		       "volume.beta.kubernetes.io/storage-class names the "
-		       "class (zb), as GetPersistentVolumeClaimClass");
-	else
-		ok(0, "the beta gang is built");
-	g = gang(&l, "default/selzb");
-	if (g)
-		is_str(place(l.t, g, NULL, 0), "unschedulable  ",
-		       "a selected node outside the class's allowedTopologies: "
-		       "unschedulable");
-	else
-		ok(0, "the selzb gang is built");
+	placed_as(&l, "default/sel", "placed node/n2 n2",
+		  "a claim with volume.kubernetes.io/selected-node: n2 keeps "
+		  "the pod on n2 (FindPodVolumes' fast path)");
+	placed_as(&l, "default/beta", "placed node/n3 n3",
+		  "volume.beta.kubernetes.io/storage-class names the class "
+		  "(zb), as GetPersistentVolumeClaimClass");
+	placed_as(&l, "default/selzb", "unschedulable  ",
+		  "a selected node outside the class's allowedTopologies: "
+		  "unschedulable");
 	like(failed_msg(&l, "default/sellocal"), "StorageClass local has no "
 	     "provisioner", "a selected node on a class without a "
 	     "provisioner: refused");
-	g = gang(&l, "default/seln4");
-	if (g)
-		is_str(place(l.t, g, NULL, 0), "placed node/n4 n4",
-		       "a selected node is matched by name, not by its "
-		       "kubernetes.io/hostname label (n4-host)");
-	else
-		ok(0, "the seln4 gang is built");
-	g = gang(&l, "default/seln5");
-	if (g)
-		is_str(place(l.t, g, NULL, 0), "placed node/n5 n5",
-		       "a selected node without a kubernetes.io/hostname "
-		       "label: matched by name");
-	else
-		ok(0, "the seln5 gang is built (%s)",
-		   failed_msg(&l, "default/seln5"));
+	placed_as(&l, "default/seln4", "placed node/n4 n4",
+		  "a selected node is matched by name, not by its "
+		  "kubernetes.io/hostname label (n4-host)");
+	placed_as(&l, "default/seln5", "placed node/n5 n5",
+		  "a selected node without a kubernetes.io/hostname label: "
+		  "matched by name");
 	has_warning(&l, "gang default/many: node affinity terms of the pod "
 		    "and its volumes multiplied past TG_MAX_TERMS (16) at "
 		    "StorageClass t5");

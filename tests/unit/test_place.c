@@ -1377,6 +1377,35 @@ static void test_fill_whole(void)
 	tg_topology_destroy(t);
 }
 
+/* \p nleaf leaves of four whole-node nodes, \p per_spine a spine; leaf
+ * l < \p nfree has free0[l] nodes free, every other node is free. */
+static tg_topology *leaf_fabric(unsigned nleaf, unsigned per_spine,
+				const unsigned *free0, unsigned nfree)
+{
+	tg_topology *t = tg_topology_create();
+	unsigned l, j;
+
+	tg_topology_add_layer(t, "spine", NULL);
+	tg_topology_add_layer(t, "leaf", NULL);
+	for (l = 0; l < nleaf; l++)
+		for (j = 0; j < 4; j++) {
+			char nm[16], sp[8], lf[8];
+			const char *path[2] = { sp, lf };
+			tg_node_id id;
+			bool busy = l < nfree && j >= free0[l];
+
+			snprintf(nm, sizeof(nm), "n%02u", l * 4 + j);
+			snprintf(sp, sizeof(sp), "s%u", l / per_spine);
+			snprintf(lf, sizeof(lf), "l%u", l);
+			tg_topology_add_node(t, nm, path, &id);
+			tg_topology_node_set_resource(t, id, TG_RES_CPU,
+						      busy ? 0 : 8000);
+			tg_topology_node_set_resource(t, id, TG_RES_PODS,
+						      110);
+		}
+	return tg_topology_build(t, NULL) == TG_OK ? t : NULL;
+}
+
 /*
  * The emulator's case (docs/benchmarks.md): a whole-node gang no leaf
  * holds goes to the spine where it takes the fewest leaves, before the
@@ -1388,28 +1417,7 @@ static void test_fill_whole(void)
  */
 static tg_topology *two_spines(const unsigned *free0)
 {
-	tg_topology *t = tg_topology_create();
-	unsigned l, j;
-
-	tg_topology_add_layer(t, "spine", NULL);
-	tg_topology_add_layer(t, "leaf", NULL);
-	for (l = 0; l < 10; l++)
-		for (j = 0; j < 4; j++) {
-			char nm[16], sp[8], lf[8];
-			const char *path[2] = { sp, lf };
-			tg_node_id id;
-			bool busy = l < 5 && j >= free0[l];
-
-			snprintf(nm, sizeof(nm), "n%02u", l * 4 + j);
-			snprintf(sp, sizeof(sp), "s%u", l / 5);
-			snprintf(lf, sizeof(lf), "l%u", l);
-			tg_topology_add_node(t, nm, path, &id);
-			tg_topology_node_set_resource(t, id, TG_RES_CPU,
-						      busy ? 0 : 8000);
-			tg_topology_node_set_resource(t, id, TG_RES_PODS,
-						      110);
-		}
-	return tg_topology_build(t, NULL) == TG_OK ? t : NULL;
+	return leaf_fabric(10, 5, free0, 5);
 }
 
 static void test_fewest_leaves(void)
@@ -1451,27 +1459,7 @@ static void test_fewest_leaves(void)
  */
 static tg_topology *three_spines(const unsigned *free0)
 {
-	tg_topology *t = tg_topology_create();
-	unsigned l, j;
-
-	tg_topology_add_layer(t, "spine", NULL);
-	tg_topology_add_layer(t, "leaf", NULL);
-	for (l = 0; l < 6; l++)
-		for (j = 0; j < 4; j++) {
-			char nm[16], sp[8], lf[8];
-			const char *path[2] = { sp, lf };
-			tg_node_id id;
-
-			snprintf(nm, sizeof(nm), "n%02u", l * 4 + j);
-			snprintf(sp, sizeof(sp), "s%u", l / 2);
-			snprintf(lf, sizeof(lf), "l%u", l);
-			tg_topology_add_node(t, nm, path, &id);
-			tg_topology_node_set_resource(t, id, TG_RES_CPU,
-						      j < free0[l] ? 8000 : 0);
-			tg_topology_node_set_resource(t, id, TG_RES_PODS,
-						      110);
-		}
-	return tg_topology_build(t, NULL) == TG_OK ? t : NULL;
+	return leaf_fabric(6, 2, free0, 6);
 }
 
 static void test_fewest_every_layer(void)
@@ -1540,7 +1528,7 @@ static void test_long_messages(void)
 	tg_shape sh;
 	char val[16][254], lname[16][8];
 	const char *path[16];
-	unsigned i, l, ps;
+	unsigned i, l;
 	tg_err err;
 
 	for (l = 0; l < 16; l++) {

@@ -1854,6 +1854,27 @@ static bool env_u64(const char *name, uint64_t *out)
 	return true;
 }
 
+/*
+ * Runs \p fn on cases 0 .. ncases - 1 (only case \p only when \p one),
+ * each from its own seed: (seed + salt) * golden ^ (case + 1) * mul, so
+ * that case N replays alone.
+ */
+static void run_cases(void (*fn)(unsigned), uint64_t seed, uint64_t salt,
+		      uint64_t mul, uint64_t ncases, bool one, uint64_t only)
+{
+	unsigned i;
+
+	for (i = 0; i < ncases; i++) {
+		if (one && i != only)
+			continue;
+		rng = (seed + salt) * 0x9e3779b97f4a7c15ull ^ (i + 1) * mul;
+		if (!rng)
+			rng = 1;
+		rnd();
+		fn(i);
+	}
+}
+
 int main(void)
 {
 	uint64_t seed = DEFAULT_SEED, ncases = DEFAULT_CASES, v, only = 0;
@@ -1871,43 +1892,17 @@ int main(void)
 	diag("seed %llu, %llu cases (TG_SEED=%llu replays them)",
 	     (unsigned long long)seed, (unsigned long long)ncases,
 	     (unsigned long long)seed);
-	for (i = 0; i < ncases; i++) {
-		if (one && i != only)
-			continue;
-		/* each case from its own seed: case N replays alone */
-		rng = (seed + 1) * 0x9e3779b97f4a7c15ull ^
-		      (i + 1) * 0xbf58476d1ce4e5b9ull;
-		if (!rng)
-			rng = 1;
-		rnd();
-		one_case(i);
-	}
+	run_cases(one_case, seed, 1, 0xbf58476d1ce4e5b9ull, ncases, one, only);
 	/* the fill's properties, on their own fabrics */
-	for (i = 0; i < ncases; i++) {
-		if (one && i != only)
-			continue;
-		rng = (seed + 7) * 0x9e3779b97f4a7c15ull ^
-		      (i + 1) * 0x94d049bb133111ebull;
-		if (!rng)
-			rng = 1;
-		rnd();
-		fill_case(i);
-	}
+	run_cases(fill_case, seed, 7, 0x94d049bb133111ebull, ncases, one,
+		  only);
 	ok(!nfill_bad[0], "(h) fill: fewest children at every layer: %u "
 	   "gangs placed of %u, %u domains checked, %u violations",
 	   nfill_placed, nfill_cases, nfill_units, nfill_bad[0]);
 	ok(!nfill_bad[1], "(i) fill: the untouched nodes are the largest "
 	   "a fewest-nodes choice leaves: %u violations", nfill_bad[1]);
-	for (i = 0; i < ncases; i++) {
-		if (one && i != only)
-			continue;
-		rng = (seed + 11) * 0x9e3779b97f4a7c15ull ^
-		      (i + 1) * 0x94d049bb133111ebull;
-		if (!rng)
-			rng = 1;
-		rnd();
-		lex_case(i);
-	}
+	run_cases(lex_case, seed, 11, 0x94d049bb133111ebull, ncases, one,
+		  only);
 	ok(!nlex_bad, "(j) fill: the least span at every layer (domains, "
 	   "then nodes): %u gangs placed, %u brute-forced, %u violations",
 	   nlex_cases, nlex_checked, nlex_bad);
