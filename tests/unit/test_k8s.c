@@ -2866,6 +2866,15 @@ static void test_oom(void)
 		    "annotations: {gang.scheduling.koordinator.sh/groups: "
 		    "'[\"default/ga\",\"default/gb\"]'}", CPU("1x"))
 		POD("w", "", CPU("1")), NULL);
+	/* gangs waiting for their PodGroups, one a GangGroup set */
+	oom_run("waits.yaml",
+		NODE("n1", "", "cpu: \"4\"")
+		SPOD("t-0", "train") SPOD("t-1", "train")
+		POD("a", ", labels: {pod-group.scheduling.sigs.k8s.io: ga}, "
+		    "annotations: {gang.scheduling.koordinator.sh/groups: "
+		    "'[\"default/ga\",\"default/gb\"]'}", CPU("1"))
+		POD("b", ", labels: {pod-group.scheduling.sigs.k8s.io: gb}",
+		    CPU("1")), NULL);
 	{
 		objs o;
 
