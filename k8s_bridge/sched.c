@@ -2562,6 +2562,11 @@ static void unsched_pod(br_sched *s, const char *pod, const char *reason,
  * their pods get PodScheduled=False, reason SchedulerError, with the
  * loader's message naming the object and the field, and an event; the
  * other gangs were decided as usual.  Retried with the gang's backoff.
+ * A gang waiting for its group object (tg_k8s_failed_waits(): pods that
+ * came before their PodGroup) is reported the same way with reason
+ * Unschedulable and no backoff: again after a cluster event (or
+ * unschedulableFlushSeconds), and decided in the first cycle whose
+ * snapshot has the object.
  */
 static void failed_gangs(cyc *c, int64_t now, reqvec *v)
 {
@@ -2570,6 +2575,7 @@ static void failed_gangs(cyc *c, int64_t now, reqvec *v)
 
 	for (i = 0; i < tg_k8s_nfailed(c->k); i++) {
 		const char *why = NULL, *name = tg_k8s_failed(c->k, i, &why);
+		bool wait = tg_k8s_failed_waits(c->k, i);
 		gstate *gs = gang_state(s, name);
 
 		gs->seen = s->cycle_no;
@@ -2577,13 +2583,20 @@ static void failed_gangs(cyc *c, int64_t now, reqvec *v)
 			continue;
 		gs->last_ms = c->now;
 		gs->seq = s->seq;
-		failed(s, gs, now, true);
-		s->env.m->gangs_unschedulable++;
-		br_log(BR_LOG_WARN, "gang cannot be read", "gang", name,
-		       "error", why, NULL);
+		if (wait) {
+			gs->need_event = true;	/* no attempt counted */
+		} else {
+			failed(s, gs, now, true);
+			s->env.m->gangs_unschedulable++;
+		}
+		br_log(wait ? BR_LOG_INFO : BR_LOG_WARN,
+		       wait ? "gang waits for its group object" :
+		       "gang cannot be read", "gang", name,
+		       wait ? "reason" : "error", why, NULL);
 		for (j = 0; j < tg_k8s_failed_npods(c->k, i); j++)
 			unsched_pod(s, tg_k8s_failed_pod(c->k, i, j),
-				    "SchedulerError", why, v);
+				    wait ? "Unschedulable" : "SchedulerError",
+				    why, v);
 	}
 }
 

@@ -161,7 +161,8 @@ bool br_sched_due(const br_sched *s, int64_t now_ms);
  * pods come in one burst; a gang whose members come slower is not ready
  * yet when its size is known, so the core builds no gang of it and it
  * waits for a later cycle, which costs a cycle, not a decision; pods
- * that came before their PodGroup form a gang of those present, and a
+ * that came before their PodGroup wait for it, reported unschedulable,
+ * and the PodGroup's arrival starts the cycle that places them; a
  * minMember below the replicas places the later ones on their own,
  * more often at 10 ms than at 50: docs/benchmarks.md), else 50 ms
  * (updates and deletions batched).  Either way a change waits at most

@@ -134,10 +134,12 @@ struct tg_k8s {
 		char *node;	/* selected node; NULL: none yet */
 	} *claims;
 	size_t nclaims, capclaims;
-	struct kfail {		/* gangs that could not be read */
+	struct kfail {		/* gangs that could not be read, or
+				 * wait for their group object */
 		char *gang, *msg;
 		char **pods;
 		size_t npods;
+		bool wait;	/* waits (tg_k8s_failed_waits()) */
 	} *fails;
 	size_t nfails, capfails;
 	/* the dialect table's, then those of tgk_dialect_register() */
@@ -239,6 +241,8 @@ typedef struct kgroup {
 	unsigned nonce;
 	char *fail;		/* why an object of the gang cannot be read:
 				 * the gang is reported, not built */
+	bool wait;		/* fail says what it waits for (its group
+				 * object): reported as waiting, not failed */
 } kgroup;
 
 typedef struct klevel {

@@ -6,6 +6,10 @@
  * /min-available, no object); topology requests in
  * gang.scheduling.koordinator.sh/network-topology-spec (on the PodGroup,
  * else on the pods); GangGroups (/groups) join PodGroups into one gang.
+ * Pods with the pod-group label wait for their PodGroup when it is
+ * missing (the gang cache inits a labelled gang only from it: PreFilter's
+ * "gang has not init"), even when they carry the gang annotations too;
+ * the annotation gang (a bare key) never waits (k8s_group.c).
  */
 #include "config.h"
 
