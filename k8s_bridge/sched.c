@@ -2562,8 +2562,9 @@ static void unsched_pod(br_sched *s, const char *pod, const char *reason,
  * their pods get PodScheduled=False, reason SchedulerError, with the
  * loader's message naming the object and the field, and an event; the
  * other gangs were decided as usual.  Retried with the gang's backoff.
- * A gang waiting for its group object (tg_k8s_failed_waits(): pods that
- * came before their PodGroup) is reported the same way with reason
+ * A gang waiting for its group object or its members
+ * (tg_k8s_failed_waits(): pods that came before their PodGroup, fewer
+ * pods than its size) is reported the same way with reason
  * Unschedulable and no backoff: again after a cluster event (or
  * unschedulableFlushSeconds), and decided in the first cycle whose
  * snapshot has the object.
@@ -2590,7 +2591,7 @@ static void failed_gangs(cyc *c, int64_t now, reqvec *v)
 			s->env.m->gangs_unschedulable++;
 		}
 		br_log(wait ? BR_LOG_INFO : BR_LOG_WARN,
-		       wait ? "gang waits for its group object" :
+		       wait ? "gang waits" :
 		       "gang cannot be read", "gang", name,
 		       wait ? "reason" : "error", why, NULL);
 		for (j = 0; j < tg_k8s_failed_npods(c->k, i); j++)

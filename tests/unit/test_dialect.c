@@ -167,8 +167,8 @@ static void test_size(void)
 	l = load_text(text, true);
 	is_int(l.err, TG_OK, "size 3: loads");
 	is_int(tg_k8s_ngangs(l.k), 0, "size 3 with 2 pods: no gang yet");
-	ok(warning_like(&l, "of the 3 needed; not ready") != NULL,
-	   "not ready, says a warning");
+	ok(tg_k8s_nfailed(l.k) == 1 && tg_k8s_failed_waits(l.k, 0),
+	   "size 3 with 2 pods: waits for its members");
 	load_free(&l);
 }
 

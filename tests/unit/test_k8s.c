@@ -583,9 +583,10 @@ static void test_scheduler_plugins(void)
 	is_str(members(g, 0), "default/r-0,default/r-1",
 	       "its two pending pods, in name order");
 	has_warning(&l, "gang default/ready: 1 member already running");
-	has_warning(&l, "gang default/short: 2 pending and 0 running pods of "
-		    "the 4 needed; not ready");
 	ok(gang(&l, "default/short") == NULL, "default/short is not a gang");
+	is_str(failed_msg(&l, "default/short"), "the gang needs 4 pods and "
+	       "fewer are pending or running; it waits for the rest",
+	       "2 of 4 pods: it waits for the rest, saying its size");
 	ok(gang(&l, "default/orphan") == NULL,
 	   "a group without its PodGroup is no gang");
 	is_str(failed_msg(&l, "default/orphan"), "PodGroup default/orphan "
@@ -708,10 +709,13 @@ static void test_pods_before_podgroup(void)
 
 	l = load_text("later.yaml", later);
 	loaded_ok(&l, "the PodGroup came, minMember 3, two pods");
-	is_int(tg_k8s_ngangs(l.k) + tg_k8s_nfailed(l.k), 0,
-	       "not ready: neither built nor listed");
-	has_warning(&l, "gang default/train: 2 pending and 0 running pods of "
-		    "the 3 needed; not ready");
+	is_int(tg_k8s_ngangs(l.k), 0, "not ready: not built");
+	is_str(failed_msg(&l, "default/train"), "the gang needs 3 pods and "
+	       "fewer are pending or running; it waits for the rest",
+	       "listed as waiting for its members");
+	ok(tg_k8s_nfailed(l.k) == 1 && tg_k8s_failed_waits(l.k, 0),
+	   "waiting, not failed");
+	ok(warning_like(&l, "not ready") == NULL, "and no warning besides");
 	load_free(&l);
 
 	l = load_text("all.yaml", all);
@@ -806,6 +810,18 @@ static void test_ganggroup_waits(void)
 		    CPU("1"))
 		POD("b-0", ", labels: {pod-group.scheduling.sigs.k8s.io: gb}",
 		    CPU("1"));
+	static const char nopods[] =
+		NODE("n1", "", "cpu: \"64\"")
+		"---\napiVersion: scheduling.sigs.k8s.io/v1alpha1\n"
+		"kind: PodGroup\nmetadata: {name: ga, namespace: default, "
+		"annotations: {gang.scheduling.koordinator.sh/groups: "
+		"'[\"default/ga\",\"default/gb\"]'}}\nspec: {minMember: 1}\n"
+		"---\napiVersion: scheduling.sigs.k8s.io/v1alpha1\n"
+		"kind: PodGroup\nmetadata: {name: gb, namespace: default, "
+		"annotations: {gang.scheduling.koordinator.sh/groups: "
+		"'[\"default/ga\",\"default/gb\"]'}}\nspec: {minMember: 1}\n"
+		POD("a-0", ", labels: {pod-group.scheduling.sigs.k8s.io: ga}",
+		    CPU("1"));
 	load l = load_text("gg.yaml", text);
 	int f;
 
@@ -818,6 +834,17 @@ static void test_ganggroup_waits(void)
 	is_str(failed_msg(&l, "default/ga"), "PodGroup default/gb "
 	       "(scheduling.sigs.k8s.io) not found; the gang waits for it",
 	       "naming the missing PodGroup");
+	load_free(&l);
+
+	l = load_text("gg-nopods.yaml", nopods);
+	loaded_ok(&l, "a GangGroup one of whose groups has no pods yet");
+	is_int(tg_k8s_ngangs(l.k), 0, "not built");
+	f = failed_index(&l, "default/ga");
+	ok(f >= 0 && tg_k8s_failed_waits(l.k, (unsigned)f),
+	   "the set waits");
+	is_str(failed_msg(&l, "default/ga"), "GangGroup member 'default/gb' "
+	       "has no pods in the snapshot; the gang waits for it",
+	       "naming the member without pods");
 	load_free(&l);
 }
 
@@ -968,8 +995,9 @@ static void test_kueue(void)
 		is_int(slice_of(g, "cloud.com/rack"), 2, "rack slice 2");
 	}
 	ok(gang(&l, "default/gc") == NULL, "incomplete group is not ready");
-	has_warning(&l, "gang default/gc: 1 pending and 0 running pod of the "
-		    "3 needed");
+	is_str(failed_msg(&l, "default/gc"), "the gang needs 3 pods and "
+	       "fewer are pending or running; it waits for the rest",
+	       "it waits for its members");
 	ok(gang(&l, "default/g-0") == NULL, "gated pod skipped");
 	has_warning(&l, "Pod default/g-0: spec.schedulingGates not empty");
 	g = gang(&l, "default/u-0");
@@ -1067,8 +1095,9 @@ static void test_lws(void)
 	}
 	has_warning(&l, "exclusivity is not enforced");
 	ok(gang(&l, "default/llm-1") == NULL, "group 1 has 1 of 4");
-	has_warning(&l, "gang default/llm-1: 1 pending and 0 running pod of "
-		    "the 4 needed; not ready");
+	is_str(failed_msg(&l, "default/llm-1"), "the gang needs 4 pods and "
+	       "fewer are pending or running; it waits for the rest",
+	       "group 1 waits for its members");
 	load_free(&l);
 }
 

@@ -125,7 +125,7 @@ tg_err tgk_group_set_fail(bctx *b, kgroup *g, const char *msg)
 
 /* The group's gang waits, \p msg saying for what (unless it failed or
  * waits already): it is reported as waiting, not built. */
-static tg_err group_set_wait(bctx *b, kgroup *g, const char *msg)
+tg_err tgk_group_set_wait(bctx *b, kgroup *g, const char *msg)
 {
 	if (g->fail)
 		return TG_OK;
@@ -325,7 +325,25 @@ static tg_err group_wait_cr(bctx *b, kgroup *g, const tgk_dialect *d)
 
 	snprintf(msg, sizeof(msg), "%s %s (%s) not found; the gang waits "
 		 "for it", d->group_kind, g->name, d->group_api);
-	return group_set_wait(b, g, msg);
+	return tgk_group_set_wait(b, g, msg);
+}
+
+/*
+ * A group with fewer pods than its size waits for the rest, reported as
+ * waiting (tg_k8s_failed_waits()), as scheduler-plugins' coscheduling
+ * PreFilter and Koordinator's gang PreFilter make its pods unschedulable
+ * until enough siblings exist.  The message names the size, not the
+ * count: it stays the same while the members arrive, so each pod's
+ * PodScheduled condition is written once, not once per arrival.
+ */
+static tg_err group_wait_members(bctx *b, kgroup *g, int64_t min)
+{
+	char msg[160];
+
+	g->ready = false;
+	snprintf(msg, sizeof(msg), "the gang needs %lld pods and fewer are "
+		 "pending or running; it waits for the rest", (long long)min);
+	return tgk_group_set_wait(b, g, msg);
 }
 
 /* A size annotation of the first pod into *min (-1 when absent). */
@@ -456,14 +474,8 @@ static tg_err group_load(bctx *b, kgroup *g)
 	err = group_size(b, g, d, p0, &min);
 	if (err)
 		return err;
-	if (min > (int64_t)g->nmembers + g->nbound) {
-		g->ready = false;
-		return tgk_gwarn(b, g, "%zu pending and %u running pod%s of "
-				 "the %lld needed; not ready", g->nmembers,
-				 g->nbound,
-				 g->nmembers + g->nbound == 1 ? "" : "s",
-				 (long long)min);
-	}
+	if (min > (int64_t)g->nmembers + g->nbound)
+		return group_wait_members(b, g, min);
 	if (g->nbound) {
 		err = tgk_gwarn_once(b, g, "%u member%s already running; the "
 				     "%zu pending ones are placed on their "
@@ -521,7 +533,7 @@ static tg_err fold(bctx *b, kgroup *g, kgroup *rg)
 	tg_err err;
 
 	if (g->fail) {
-		err = g->wait ? group_set_wait(b, rg, g->fail) :
+		err = g->wait ? tgk_group_set_wait(b, rg, g->fail) :
 				tgk_group_set_fail(b, rg, g->fail);
 		if (err)
 			return err;

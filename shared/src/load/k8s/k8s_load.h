@@ -458,6 +458,8 @@ tg_err tgk_group_get(bctx *b, int dialect, const char *ns, const char *gname,
 int tgk_member(const bctx *b, const cJSON *labels, const cJSON *annots,
 	       const char **gname, char *buf, size_t n);
 tg_err tgk_group_set_fail(bctx *b, kgroup *g, const char *msg);
+/* The group's gang waits, \p msg saying for what (tg_k8s_failed_waits()). */
+tg_err tgk_group_set_wait(bctx *b, kgroup *g, const char *msg);
 tg_err tgk_group_fail(bctx *b, kgroup *g, tg_err err);
 size_t tgk_uf_find(bctx *b, size_t i);
 /* A warning about the gang ("gang ns/name: ..."). */

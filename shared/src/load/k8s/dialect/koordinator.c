@@ -164,10 +164,13 @@ static tg_err koord_link(bctx *b, size_t gi)
 		cnt++;
 		err = tgk_group_join(b, gi, e->valuestring, &found);
 		if (!err && !found) {
+			char msg[200];
+
 			g->ready = false;
-			err = tgk_gwarn(b, g, "GangGroup member '%.100s' has "
-					"no pods in the snapshot; not ready",
-					e->valuestring);
+			snprintf(msg, sizeof(msg), "GangGroup member '%.100s' "
+				 "has no pods in the snapshot; the gang waits "
+				 "for it", e->valuestring);
+			err = tgk_group_set_wait(b, g, msg);
 		}
 		if (err)
 			break;
