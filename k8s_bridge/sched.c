@@ -123,7 +123,9 @@ struct br_sched {
 	br_map warned_nodes;	/* node name: event sent */
 	br_map warnings;	/* loader warnings logged */
 	uint64_t seq;		/* cluster events seen */
-	uint64_t model_seq;	/* seq when the last model was taken */
+	uint64_t shown;		/* changes the /ui picture shows: the
+				 * cluster events and bound pods arrived */
+	uint64_t model_shown;	/* shown when the last model was taken */
 	bool arrivals_only;	/* dirty only from new pending pods of ours
 				 * and new group objects (mark_arrival) */
 	bool dirty;
@@ -419,8 +421,10 @@ static void mark(br_sched *s, bool event)
 	s->dirty = true;
 	s->last_change_ms = now;
 	s->arrivals_only = false;
-	if (event)
+	if (event) {
 		s->seq++;
+		s->shown++;
+	}
 }
 
 /* A new pending pod of ours or a new object of the feed (group objects
@@ -589,9 +593,12 @@ void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 	}
 	switch (type) {
 	case BR_EV_ADDED:
-		if (cur->node)
+		if (cur->node) {
+			/* no event for the queue (it takes room, gives
+			 * none), but the /ui picture shows it */
 			mark(s, false);
-		else
+			s->shown++;
+		} else
 			mark_arrival(s);	/* pending for us */
 		break;
 	case BR_EV_DELETED:
@@ -3168,7 +3175,9 @@ static void cycle_writes(br_sched *s, cyc *c)
  * Whether a cycle needs the core's model: something could be decided
  * (a pod pending for us), or written from the model (assumptions to
  * keep, victims to evict, node warnings after a Node changed, the /ui
- * picture when a cluster event came since the last model, mixed mode's
+ * picture when something it shows changed since the last model (a
+ * cluster event, a pod that came bound: s->shown; not a heartbeat, nor
+ * a pod's phase), mixed mode's
  * Slurm view, which Slurm changes without an event here).  Otherwise
  * the cycle does only what the kept counts allow (PodGroup status,
  * timers): O(changes), not O(cluster).
@@ -3177,7 +3186,7 @@ static bool model_needed(const br_sched *s)
 {
 	return s->npending || s->assumed.n || s->victims.n ||
 	       s->nodes_changed || s->env.mixed ||
-	       (s->env.cfg->ui && s->seq != s->model_seq);
+	       (s->env.cfg->ui && s->shown != s->model_shown);
 }
 
 /* A cycle without a model (see model_needed); its time goes to the
@@ -3230,7 +3239,7 @@ void br_sched_cycle(br_sched *s)
 		goto out;
 	}
 	s->nodes_changed = false;
-	s->model_seq = s->seq;
+	s->model_shown = s->shown;
 	views_take(s, c);
 	kcache_relisted(s);
 	run_worker(s, c);
