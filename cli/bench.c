@@ -442,8 +442,8 @@ static int set_value(opts *o, given *gv, const char *name, const char *v)
 	} else if (!strcmp(name, "--key-spread")) {
 		if (!parse_count(v, strlen(v), TG_MAX_NODES, &o->key_values) ||
 		    !o->key_values) {
-			cli_err("bench: --key-spread wants a count from 1 to %u",
-				TG_MAX_NODES);
+			cli_err("bench: --key-spread wants a count from 1 "
+				"to %u", TG_MAX_NODES);
 			return 2;
 		}
 	} else if (!strcmp(name, "--occupancy")) {
