@@ -11,12 +11,15 @@
  *     loop (watches, the Lease, /healthz, Events) until the worker is
  *     done; the writes then run on the loop as before, and the model
  *     and references are freed on a reaper thread.  Deciding has a
- *     budget (CYCLE_BUDGET_MS): the gangs left go to the next cycle, at
- *     once.  A cycle with nothing to decide (no pod pending for us,
+ *     budget (CYCLE_BUDGET_MS; TOPOGANG_BRIDGE_CYCLE_BUDGET_MS for
+ *     tests): a cycle decides one gang at least, the gangs left go to
+ *     the next cycle, at once, and what they hold stays theirs (a volume
+ *     hold is kept while its gang is not reached: hold_kept()).  A cycle
+ *     with nothing to decide (no pod pending for us,
  *     nothing assumed, no victim, no Node changed since the last model,
- *     no /ui, not mixed mode) builds no model at all: it writes the
- *     PodGroup statuses from counts kept from the pod events and sets
- *     its timers (topogang_modelless_cycles_total).
+ *     nothing new for /ui's picture, not mixed mode) builds no model at
+ *     all: it writes the PodGroup statuses from counts kept from the pod
+ *     events and sets its timers (topogang_modelless_cycles_total).
  *  1. Snapshot: the cached objects (nodes, pods bound anywhere and pods
  *     pending for our scheduler name, PriorityClasses, PodDisruption-
  *     Budgets, the dialect CRs) go to the core's Kubernetes loader one
