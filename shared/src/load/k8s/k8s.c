@@ -569,13 +569,6 @@ tg_err tg_k8s_add_object_version(tg_k8s *k, const char *json, size_t len,
 				 const char *source, uint64_t version,
 				 tg_errinfo *ei)
 {
-	size_t nn, nm;
-	uint32_t src;
-	cJSON *j = NULL;
-	bool lent = false;
-	kobj *o;
-	tg_err err;
-
 	if (!k || !json || !kind || !*kind || !api_version || !name)
 		return tgi_errf(ei, TG_EINVAL,
 				"tg_k8s_add_object: bad arguments");
@@ -586,11 +579,25 @@ tg_err tg_k8s_add_object_version(tg_k8s *k, const char *json, size_t len,
 	if (!source || !*source)
 		source = "input";
 	ns = ns ? ns : "";
-	nn = strlen(ns);
-	nm = strlen(name);
-	if (len > TG_MAX_FILE || nn > TG_MAX_NAME || nm > TG_MAX_NAME)
+	if (len > TG_MAX_FILE || strlen(ns) > TG_MAX_NAME ||
+	    strlen(name) > TG_MAX_NAME)
 		return tgi_errf(ei, TG_ELIMIT, "%s: %s %s/%s: larger than the "
 				"loader's bounds", source, kind, ns, name);
+	return tgk_add_one(k, json, len, kind, api_version, ns, name, source,
+			   version, false, ei);
+}
+
+tg_err tgk_add_one(tg_k8s *k, const char *json, size_t len,
+		   const char *kind, const char *api_version, const char *ns,
+		   const char *name, const char *source, uint64_t version,
+		   bool cached, tg_errinfo *ei)
+{
+	uint32_t src;
+	cJSON *j = NULL;
+	bool lent = false;
+	kobj *o;
+	tg_err err;
+
 	err = source_id(k, source, &src);
 	if (err)
 		return tgi_errf(ei, err, "%s: %s", source, err == TG_ELIMIT ?
@@ -619,6 +626,7 @@ tg_err tg_k8s_add_object_version(tg_k8s *k, const char *json, size_t len,
 	o = &k->objs[k->nobjs - 1];
 	o->own_tree = !lent;
 	o->lent_tree = lent;
+	o->cached = cached;
 	o->name = name;
 	if (o->cls == C_NODE || o->cls == C_CNT || o->cls == C_TOPOLOGY ||
 	    o->cls == C_PRIOCLASS || o->cls == C_NAMESPACE || o->cls == C_PV ||
@@ -636,6 +644,18 @@ tg_err tg_k8s_add_object_version(tg_k8s *k, const char *json, size_t len,
 		o->len = (uint32_t)len;
 		o->version = version;
 	}
+	return TG_OK;
+}
+
+tg_err tg_k8s_use_cache_objects(tg_k8s *k)
+{
+	if (!k)
+		return TG_EINVAL;
+	if (k->built || k->spent)
+		return TG_ESTATE;
+	if (!k->cache)
+		return TG_EINVAL;
+	k->cache_objs = true;
 	return TG_OK;
 }
 

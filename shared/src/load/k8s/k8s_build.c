@@ -67,6 +67,21 @@ static bool same_obj(const kobj *x, const kobj *y)
 	       strcmp(x->name, y->name) == 0;
 }
 
+/* Whether cached object idx[i] has an added copy beside it in the run of
+ * copies of one object (sorted by arrival: the cache's are filed last). */
+static bool overlaid(kobj *const *idx, size_t n, size_t i)
+{
+	size_t j;
+
+	for (j = i; j > 0 && same_obj(idx[i], idx[j - 1]); j--)
+		if (!idx[j - 1]->cached)
+			return true;
+	for (j = i + 1; j < n && same_obj(idx[i], idx[j]); j++)
+		if (!idx[j]->cached)
+			return true;
+	return false;
+}
+
 static tg_err build_index(bctx *b)
 {
 	tg_k8s *k = b->k;
@@ -79,12 +94,15 @@ static tg_err build_index(bctx *b)
 	for (i = 0; i < k->nobjs; i++)
 		b->idx[i] = &k->objs[i];
 	qsort(b->idx, k->nobjs, sizeof(kobj *), obj_cmp);
-	/* a later copy of the same object replaces the earlier one */
+	/* a later copy of the same object replaces the earlier one; an
+	 * added object replaces a cached one (an overlay) silently */
 	for (i = 0; i < k->nobjs; i++) {
 		kobj *o = b->idx[i];
 
+		if (o->cached && *o->name && overlaid(b->idx, k->nobjs, i))
+			continue;
 		if (i + 1 < k->nobjs && same_obj(o, b->idx[i + 1]) &&
-		    *o->name) {
+		    *o->name && (o->cached || !b->idx[i + 1]->cached)) {
 			char nm[300];
 
 			err = tgk_warnf(k, "%s %s appears more than once; the "
@@ -235,7 +253,10 @@ tg_err tg_k8s_build(tg_k8s *k, tg_topology **topo, tg_errinfo *ei)
 		err = tgi_errf(ei, TG_ENOMEM, "out of memory");
 		goto fail;
 	}
-	err = build_index(&b);
+	err = k->cache_objs && k->cache ? tgk_cache_file_objects(k, b.ei) :
+					  TG_OK;
+	if (!err)
+		err = build_index(&b);
 	if (!err)
 		err = tgk_load_prioclasses(&b);
 	if (!err)
