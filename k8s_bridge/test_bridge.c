@@ -2060,6 +2060,82 @@ static void test_store_since(void)
 	br_store_free(&st);
 }
 
+/* A Node named \p name, at resourceVersion \p rv. */
+static br_obj *mk_named(const char *name, int rv)
+{
+	char js[256];
+
+	snprintf(js, sizeof(js), "{\"metadata\":{\"name\":\"%s\","
+		 "\"uid\":\"u\",\"resourceVersion\":\"%d\"}}", name, rv);
+	return mk(js, false);
+}
+
+/* The keys of one br_store_changes(), sorted, joined by ' '. */
+static bool changes_str(br_store *st, char *buf, size_t n)
+{
+	char **keys;
+	size_t nk, i, j;
+	bool fine = br_store_changes(st, &keys, &nk);
+
+	for (i = 1; i < nk; i++)	/* insertion sort: a few keys */
+		for (j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
+			char *t = keys[j];
+
+			keys[j] = keys[j - 1];
+			keys[j - 1] = t;
+		}
+	buf[0] = '\0';
+	for (i = 0; i < nk; i++) {
+		size_t l = strlen(buf);
+
+		snprintf(buf + l, n - l, "%s%s", i ? " " : "", keys[i]);
+		free(keys[i]);
+	}
+	free(keys);
+	return fine;
+}
+
+/*
+ * The change log the scheduler feeds the core's cache from: a tracked
+ * store starts "take everything", then gives each changed key once
+ * (puts, replacements, removals), and nothing when nothing changed; an
+ * untracked store gives nothing.
+ */
+static void test_store_changes(void)
+{
+	br_store st, un;
+	char got[256];
+	bool r0, r1, r2, r3;
+
+	br_store_init(&st);
+	br_store_init(&un);
+	br_obj_free(br_store_put(&un, mk_named("u", 1)));
+	ok(!changes_str(&un, got, sizeof(got)) && !*got,
+	   "store changes: an untracked store gives none");
+	br_store_track(&st);
+	br_obj_free(br_store_put(&st, mk_named("a", 1)));
+	r0 = changes_str(&st, got, sizeof(got));
+	ok(!r0 && !*got, "store changes: the first call says take every "
+	   "object");
+	br_obj_free(br_store_put(&st, mk_named("b", 2)));
+	br_obj_free(br_store_put(&st, mk_named("a", 3)));
+	br_obj_free(br_store_put(&st, mk_named("c", 4)));
+	br_obj_free(br_store_take(&st, "c"));
+	br_obj_free(br_store_put(&st, mk_named("b", 5)));
+	br_obj_free(br_store_take(&st, "nosuch"));
+	r1 = changes_str(&st, got, sizeof(got));
+	ok(r1 && strcmp(got, "a b c") == 0, "store changes: each key once, "
+	   "removed ones too ('%s')", got);
+	r2 = changes_str(&st, got, sizeof(got));
+	ok(r2 && !*got, "store changes: none when nothing changed");
+	br_obj_free(br_store_take(&st, "a"));
+	r3 = changes_str(&st, got, sizeof(got));
+	ok(r3 && strcmp(got, "a") == 0, "store changes: a removal ('%s')",
+	   got);
+	br_store_free(&st);
+	br_store_free(&un);
+}
+
 /* Mixed mode: a job is the bridge's by its comment and its user. */
 /*
  * slurmrestd sends no user_name when it cannot resolve the uid: the
@@ -2195,6 +2271,7 @@ int main(void)
 	test_store_node_slim();
 	test_obj_refs();
 	test_store_since();
+	test_store_changes();
 	test_sched_counts();
 	test_sched_quiet();
 	test_too_large_rv();

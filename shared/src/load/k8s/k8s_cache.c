@@ -40,6 +40,25 @@
  * and the last build's pod array, zeroed (not made afresh: at 100,000
  * pods it is 20 MB whose pages every build faulted in again).
  *
+ * The objects themselves (tg_k8s_cache_put(), a host fed by watch
+ * events): c->objs by "kind\x1fgroup\x1fnamespace\x1fname" (okeys), each
+ * its text (the host's, lent until its release function is called, or
+ * the cache's copy), version and source.  A put reads the object as
+ * tg_k8s_add_object() would now: a Node's tree is parsed into the Nodes'
+ * trees (counted as a Node parsed since the last build, so the kept
+ * topology is not taken: nmisses), any kind but Pod parsed to see that it
+ * can be, a pod not (the build reads it); one that cannot be read is
+ * refused and what the cache held of it dropped.  A build that uses them
+ * (tg_k8s_use_cache_objects()) files every one before its index
+ * (tgk_cache_file_objects(), kobj.cached), through the same path as
+ * tg_k8s_add_object_version(), so the Nodes' trees, the pods' records
+ * and the kept topology serve it as they serve a host that hands every
+ * object over; the index drops a cached object that an added one of the
+ * same identity replaces (an overlay, for that build only).  Records and
+ * trees of removed objects go at the end of the next build, as those of
+ * objects a host stops giving.  The keys of removed objects stay until
+ * they outnumber the live ones (compact_objs()).
+ *
  * Generations: c->gen numbers the snapshot being made; what a snapshot
  * takes or gives is stamped with it, and tgk_cache_end() (after a build
  * that worked) drops what is not, then starts the next generation.  Keys
