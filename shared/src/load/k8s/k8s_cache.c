@@ -122,6 +122,10 @@ typedef struct kcobj {
 	char *own;
 	void (*release)(void *ud);
 	void *ud;
+	uint64_t filed;		/* the last tgk_cache_file_objects() */
+	/* a pod's record id in the keys of epoch rep (0: not known) */
+	uint32_t rid;
+	uint64_t rep;
 	bool live;
 } kcobj;
 
@@ -172,6 +176,12 @@ struct tg_k8s_cache {
 	tgi_strtab okeys, otab;
 	kcobj *objs;
 	size_t capobjs, nobjs;
+	/* the ids of the objects in the last build's index order
+	 * (tgk_cache_order()); fgen numbers the filings */
+	uint32_t *ord;
+	size_t nord;
+	uint64_t fgen;
+	uint64_t kep;		/* epoch of the records' keys (kcobj.rid) */
 };
 
 static void rec_free(kcrec *r)
@@ -198,6 +208,7 @@ tg_k8s_cache *tg_k8s_cache_create(void)
 		tgi_strtab_init(&c->nkeys);
 		tgi_strtab_init(&c->okeys);
 		tgi_strtab_init(&c->otab);
+		c->kep = 1;
 	}
 	return c;
 }
@@ -275,6 +286,9 @@ static void clear_objs(tg_k8s_cache *c)
 	c->capobjs = c->nobjs = 0;
 	tgi_strtab_free(&c->okeys);
 	tgi_strtab_init(&c->okeys);
+	tgi_free(c->ord);
+	c->ord = NULL;
+	c->nord = 0;
 }
 
 void tg_k8s_cache_clear(tg_k8s_cache *c)
@@ -301,6 +315,7 @@ static void clear_pods(tg_k8s_cache *c)
 	tgi_strtab_init(&c->keys);
 	tgi_strtab_free(&c->strs);
 	tgi_strtab_init(&c->strs);
+	c->kep++;		/* the objects' record ids are old */
 }
 
 void tg_k8s_cache_destroy(tg_k8s_cache *c)
@@ -487,6 +502,33 @@ static tg_err fill(bctx *b, const kobj *o, kpod *p, const kcrec *r,
 	return TG_OK;
 }
 
+/* The cached object of \p o (tg_k8s_use_cache_objects()); NULL when none. */
+static kcobj *cobj_of(tg_k8s_cache *c, const kobj *o)
+{
+	return o->cached && o->cid < c->capobjs && c->objs[o->cid].live ?
+	       &c->objs[o->cid] : NULL;
+}
+
+/* Pod \p o's record id as its cached object remembers it; 0 when not
+ * known (looked up by its key then). */
+static uint32_t rec_id(tg_k8s_cache *c, const kobj *o)
+{
+	const kcobj *e = cobj_of(c, o);
+
+	return e && e->rep == c->kep ? e->rid : 0;
+}
+
+/* Pod \p o's record is \p id (kept on its cached object). */
+static void set_rec_id(tg_k8s_cache *c, const kobj *o, uint32_t id)
+{
+	kcobj *e = cobj_of(c, o);
+
+	if (e) {
+		e->rid = id;
+		e->rep = c->kep;
+	}
+}
+
 tg_err tgk_cache_take(bctx *b, const kobj *o, kpod *p, bool *hit)
 {
 	tg_k8s_cache *c = b->k->cache;
@@ -498,7 +540,10 @@ tg_err tgk_cache_take(bctx *b, const kobj *o, kpod *p, bool *hit)
 	*hit = false;
 	if (!cacheable(b, o))
 		return TG_OK;
-	id = key_of(o, key, sizeof(key)) ? tgi_strtab_find(&c->keys, key) : 0;
+	id = rec_id(c, o);
+	if (!id)
+		id = key_of(o, key, sizeof(key)) ?
+		     tgi_strtab_find(&c->keys, key) : 0;
 	r = id && id < c->caprecs ? &c->recs[id] : NULL;
 	if (!r || r->version != o->version) {
 		c->misses++;
@@ -516,6 +561,7 @@ tg_err tgk_cache_take(bctx *b, const kobj *o, kpod *p, bool *hit)
 	}
 	r->gen = c->gen;
 	p->crec = id;
+	set_rec_id(c, o, id);
 	c->hits++;
 	*hit = true;
 	return TG_OK;
@@ -639,6 +685,7 @@ void tgk_cache_put(bctx *b, const kobj *o, kpod *p)
 	r->anti = p->own_anti;
 	p->lent = true;
 	p->crec = id;
+	set_rec_id(c, o, id);
 	c->nlive++;
 }
 
@@ -686,6 +733,7 @@ static void compact(tg_k8s_cache *c)
 	c->strs = n.strs;
 	c->recs = n.recs;
 	c->caprecs = n.caprecs;
+	c->kep++;
 }
 
 /* The Nodes' trees left, in a fresh table (names of gone ones
@@ -938,6 +986,7 @@ static void compact_objs(tg_k8s_cache *c)
 	c->okeys = keys;
 	c->objs = objs;
 	c->capobjs = cap;
+	c->nord = 0;		/* the ids changed */
 }
 
 /* Drops object \p key; false when the cache does not hold it. */
@@ -1049,23 +1098,56 @@ tg_err tg_k8s_cache_remove(tg_k8s_cache *c, const char *kind,
 	return obj_remove(c, key) ? TG_OK : TG_ENOENT;
 }
 
+static tg_err file_one(tg_k8s *k, kcobj *e, size_t id, tg_errinfo *ei)
+{
+	tg_err err = tgk_add_one(k, e->text, e->len, e->kind, e->api, e->ns,
+				 e->name, e->src, e->version, true, ei);
+
+	if (!err)
+		k->objs[k->nobjs - 1].cid = (uint32_t)id;
+	e->filed = k->cache->fgen;
+	return err;
+}
+
 tg_err tgk_cache_file_objects(tg_k8s *k, tg_errinfo *ei)
 {
 	tg_k8s_cache *c = k->cache;
 	size_t i;
-	tg_err err;
+	tg_err err = TG_OK;
 
-	for (i = 1; i < c->capobjs; i++) {
-		const kcobj *e = &c->objs[i];
+	c->fgen++;
+	/* those of the last build in its index order first: a sorted run
+	 * (build_index() sorts only the rest and merges), then the new */
+	k->sorted0 = k->nobjs;
+	for (i = 0; i < c->nord && !err; i++) {
+		kcobj *e = c->ord[i] < c->capobjs ? &c->objs[c->ord[i]] : NULL;
 
-		if (!e->live)
-			continue;
-		err = tgk_add_one(k, e->text, e->len, e->kind, e->api, e->ns,
-				  e->name, e->src, e->version, true, ei);
-		if (err)
-			return err;
+		if (e && e->live && e->filed != c->fgen)
+			err = file_one(k, e, c->ord[i], ei);
 	}
-	return TG_OK;
+	k->sorted1 = k->nobjs;
+	for (i = 1; i < c->capobjs && !err; i++)
+		if (c->objs[i].live && c->objs[i].filed != c->fgen)
+			err = file_one(k, &c->objs[i], i, ei);
+	return err;
+}
+
+void tgk_cache_order(tg_k8s *k, kobj *const *idx, size_t n)
+{
+	tg_k8s_cache *c = k->cache;
+	size_t i, m = 0;
+
+	if (!c || !k->cache_objs)
+		return;
+	tgi_free(c->ord);
+	c->nord = 0;
+	c->ord = tgi_calloc(c->nobjs ? c->nobjs : 1, sizeof(uint32_t));
+	if (!c->ord)
+		return;		/* the next build sorts them all */
+	for (i = 0; i < n && m < c->nobjs; i++)
+		if (idx[i]->cached)
+			c->ord[m++] = idx[i]->cid;
+	c->nord = m;
 }
 
 void tgk_cache_end(bctx *b)

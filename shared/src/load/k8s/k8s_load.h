@@ -110,6 +110,7 @@ typedef struct kobj {
 	int8_t cls;
 	bool own_tree;		/* j is this object's, not a document's */
 	bool lent_tree;		/* j is a tg_k8s_cache's (a Node's) */
+	uint32_t cid;		/* cached: its id in the cache's objects */
 	bool cached;		/* filed from the cache's objects
 				 * (tg_k8s_use_cache_objects()): an object
 				 * added with its identity replaces it */
@@ -151,6 +152,9 @@ struct tg_k8s {
 	struct tg_k8s_cache *cache;	/* borrowed (tg_k8s_set_cache()) */
 	bool cache_objs;	/* the build files the cache's objects
 				 * (tg_k8s_use_cache_objects()) */
+	/* objs[sorted0, sorted1): cached objects filed in the index order
+	 * of the last build (tgk_cache_file_objects()), likely sorted */
+	size_t sorted0, sorted1;
 };
 
 typedef struct pclass {
@@ -594,6 +598,10 @@ tg_err tgk_cache_node(tg_k8s *k, const char *name, uint64_t version,
  * error only for memory or a bound of the loader.
  */
 tg_err tgk_cache_file_objects(tg_k8s *k, tg_errinfo *ei);
+/* After the index is sorted (\p idx, \p n objects, copies included):
+ * the order of the cached ones, for the next build to file them in (a
+ * sorted run: build_index() then sorts only the rest and merges). */
+void tgk_cache_order(tg_k8s *k, kobj *const *idx, size_t n);
 
 /* ---- k8s_volume.c ------------------------------------------------------ */
 
