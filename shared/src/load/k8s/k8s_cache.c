@@ -1098,10 +1098,37 @@ tg_err tg_k8s_cache_remove(tg_k8s_cache *c, const char *kind,
 	return obj_remove(c, key) ? TG_OK : TG_ENOENT;
 }
 
-static tg_err file_one(tg_k8s *k, kcobj *e, size_t id, tg_errinfo *ei)
+/* The kinds of one filing, by the cache's interned (kind, API version)
+ * pointers: tgk_kind_of() once each (K8S_KIND_MEMO of them; past it,
+ * per object, which changes nothing but the time). */
+#define K8S_KIND_MEMO	32
+typedef struct kmemo {
+	const char *kind[K8S_KIND_MEMO], *api[K8S_KIND_MEMO];
+	tgk_kind ki[K8S_KIND_MEMO];
+	unsigned n;
+} kmemo;
+
+static const tgk_kind *memo_kind(tg_k8s *k, kmemo *m, const kcobj *e)
+{
+	unsigned i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->kind[i] == e->kind && m->api[i] == e->api)
+			return &m->ki[i];
+	if (m->n == K8S_KIND_MEMO || tgk_kind_of(k, e->kind, e->api,
+						 &m->ki[m->n]))
+		return NULL;
+	m->kind[m->n] = e->kind;
+	m->api[m->n] = e->api;
+	return &m->ki[m->n++];
+}
+
+static tg_err file_one(tg_k8s *k, kmemo *m, kcobj *e, size_t id,
+		       tg_errinfo *ei)
 {
 	tg_err err = tgk_add_one(k, e->text, e->len, e->kind, e->api, e->ns,
-				 e->name, e->src, e->version, true, ei);
+				 e->name, e->src, e->version, true,
+				 memo_kind(k, m, e), ei);
 
 	if (!err)
 		k->objs[k->nobjs - 1].cid = (uint32_t)id;
@@ -1112,9 +1139,11 @@ static tg_err file_one(tg_k8s *k, kcobj *e, size_t id, tg_errinfo *ei)
 tg_err tgk_cache_file_objects(tg_k8s *k, tg_errinfo *ei)
 {
 	tg_k8s_cache *c = k->cache;
+	kmemo m;
 	size_t i;
 	tg_err err = TG_OK;
 
+	m.n = 0;
 	c->fgen++;
 	/* those of the last build in its index order first: a sorted run
 	 * (build_index() sorts only the rest and merges), then the new */
@@ -1123,12 +1152,12 @@ tg_err tgk_cache_file_objects(tg_k8s *k, tg_errinfo *ei)
 		kcobj *e = c->ord[i] < c->capobjs ? &c->objs[c->ord[i]] : NULL;
 
 		if (e && e->live && e->filed != c->fgen)
-			err = file_one(k, e, c->ord[i], ei);
+			err = file_one(k, &m, e, c->ord[i], ei);
 	}
 	k->sorted1 = k->nobjs;
 	for (i = 1; i < c->capobjs && !err; i++)
 		if (c->objs[i].live && c->objs[i].filed != c->fgen)
-			err = file_one(k, &c->objs[i], i, ei);
+			err = file_one(k, &m, &c->objs[i], i, ei);
 	return err;
 }
 

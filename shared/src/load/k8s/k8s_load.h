@@ -378,12 +378,21 @@ typedef struct gctx {
 tg_err tgk_warn_add(tg_k8s *k, const char *msg);
 tg_err tgk_warnf(tg_k8s *k, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A kind and API version as the index keeps them: interned in
+ * k->names, classified (C_*). */
+typedef struct tgk_kind {
+	const char *kind, *group;
+	int8_t cls;
+} tgk_kind;
+tg_err tgk_kind_of(tg_k8s *k, const char *kind, const char *api,
+		   tgk_kind *out);
 /* tg_k8s_add_object_version() without the checks of its arguments
- * (\p cached: one of the cache's objects, kobj.cached). */
+ * (\p cached: one of the cache's objects, kobj.cached; \p ki: what
+ * tgk_kind_of() gave for \p kind and \p api_version, NULL: worked out). */
 tg_err tgk_add_one(tg_k8s *k, const char *json, size_t len,
 		   const char *kind, const char *api_version, const char *ns,
 		   const char *name, const char *source, uint64_t version,
-		   bool cached, tg_errinfo *ei);
+		   bool cached, const tgk_kind *ki, tg_errinfo *ei);
 /* One object's text as a tree, its keys checked. */
 tg_err tgk_parse_one(const char *text, size_t len, const char *source,
 		     cJSON **out, tg_errinfo *ei);
