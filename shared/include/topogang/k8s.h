@@ -212,21 +212,41 @@ tg_err tg_k8s_set_cache(tg_k8s *k, tg_k8s_cache *c);
  * reads the cache's texts and trees.  Each function is for one thread at
  * a time, as the rest of the cache.
  */
+
+/*
+ * Puts one object into the cache (see above): added, or replacing the
+ * one of its identity.  TG_EINVAL for bad arguments, TG_ELIMIT past the
+ * loader's bounds, TG_EPARSE (and the identity dropped) when it cannot
+ * be read, TG_ENOMEM.
+ * \note \p json, \p ns and \p name are copied.
+ */
 tg_err tg_k8s_cache_put(tg_k8s_cache *c, const char *json, size_t len,
 			const char *kind, const char *api_version,
 			const char *ns, const char *name, const char *source,
 			uint64_t version, tg_errinfo *ei);
+/*
+ * tg_k8s_cache_put() without the copy: TG_EINVAL without \p release.
+ * \note \p json, \p ns and \p name are borrowed until \p release(\p ud),
+ * which the cache calls exactly once: when it lets go of the object, or
+ * before it returns an error.
+ */
 tg_err tg_k8s_cache_put_lent(tg_k8s_cache *c, const char *json, size_t len,
 			     const char *kind, const char *api_version,
 			     const char *ns, const char *name,
 			     const char *source, uint64_t version,
 			     void (*release)(void *ud), void *ud,
 			     tg_errinfo *ei);
+/* Drops the object of that identity (kind, API group, namespace as put,
+ * name); TG_ENOENT when the cache holds none, TG_EINVAL for bad
+ * arguments. */
 tg_err tg_k8s_cache_remove(tg_k8s_cache *c, const char *kind,
 			   const char *api_version, const char *ns,
 			   const char *name);
 /* Objects the cache holds (tg_k8s_cache_put()); 0 for NULL. */
 size_t tg_k8s_cache_nobjects(const tg_k8s_cache *c);
+/* The snapshot's build reads every object its cache holds, the objects
+ * added to it replacing those of their identity (see above); TG_EINVAL
+ * without a cache, TG_ESTATE after the build. */
 tg_err tg_k8s_use_cache_objects(tg_k8s *k);
 
 /*
