@@ -82,6 +82,7 @@
 #define MEM_PER_NODE		(2ll << 40)	/* bytes */
 #define PODS_PER_NODE		110
 #define CPU_PER_GPU		12000
+#define KEY_SPREAD		"topogang.io/rail"	/* --key-spread */
 #define MEM_PER_GPU		(128ll << 30)
 
 #define MAX_LIST		32
@@ -312,6 +313,7 @@ typedef struct opts {
 	uint64_t seed;
 	unsigned occ_lo, occ_hi;
 	bool preempt;		/* issue #3's preemption configurations */
+	uint64_t key_values;	/* --key-spread: values of KEY_SPREAD */
 	bool quick;
 } opts;
 
@@ -336,6 +338,10 @@ static void usage(FILE *f)
 "  --seed N              PRNG seed (default 1)\n"
 "  --occupancy LO-HI     percent of GPUs in use per spine (default 50-80)\n"
 "  --quick               small fabrics and gangs, 15 decisions (for tests)\n"
+"  --key-spread N        label node i " KEY_SPREAD "=rail-(i mod N), no\n"
+"                        layer, and give each gang a hard spread over it\n"
+"                        (maxSkew 1, its own members): members are placed\n"
+"                        one at a time (docs/placement.md)\n"
 "  --preempt             preemption decisions instead: 2k nodes under 700\n"
 "                        running lower-priority gangs, and 100k GPUs under\n"
 "                        51,200 running allocations (with --quick: smaller)\n"
@@ -433,6 +439,13 @@ static int set_value(opts *o, given *gv, const char *name, const char *v)
 			cli_err("bench: --seed wants a number");
 			return 2;
 		}
+	} else if (!strcmp(name, "--key-spread")) {
+		if (!parse_count(v, strlen(v), TG_MAX_NODES, &o->key_values) ||
+		    !o->key_values) {
+			cli_err("bench: --key-spread wants a count from 1 "
+				"to %u", TG_MAX_NODES);
+			return 2;
+		}
 	} else if (!strcmp(name, "--occupancy")) {
 		if (!parse_occupancy(v, &o->occ_lo, &o->occ_hi)) {
 			cli_err("bench: --occupancy wants LO-HI percent, "
@@ -473,7 +486,8 @@ static const cli_opt bench_opts[] = {
 	CLI_OPT_VALUE("--output"), CLI_OPT_VALUE("--gpus"),
 	CLI_OPT_VALUE("--gang-gpus"), CLI_OPT_VALUE("--member-gpus"),
 	CLI_OPT_VALUE("--repeat"), CLI_OPT_VALUE("--churn"),
-	CLI_OPT_VALUE("--seed"), CLI_OPT_VALUE("--occupancy"), CLI_OPT_END
+	CLI_OPT_VALUE("--seed"), CLI_OPT_VALUE("--occupancy"),
+	CLI_OPT_VALUE("--key-spread"), CLI_OPT_END
 };
 
 /* What cli_opts_parse() sets. */
@@ -528,6 +542,7 @@ typedef struct fabric {
 	size_t core_bytes;	/* live after build and allocations */
 	size_t core_blocks;	/* allocations (malloc blocks) live */
 	uint64_t allocs, used;	/* allocations added, GPUs they hold */
+	uint64_t key_values;	/* --key-spread */
 } fabric;
 
 static tg_err fabric_nodes(fabric *f, tg_errinfo *ei)
@@ -550,7 +565,18 @@ static tg_err fabric_nodes(fabric *f, tg_errinfo *ei)
 		snprintf(zone, sizeof(zone), "zone-%u", s / SPINES_PER_ZONE);
 		snprintf(spine, sizeof(spine), "spine-%u", s);
 		snprintf(block, sizeof(block), "block-%u", b);
-		if ((err = tg_topology_add_node(f->t, name, path, &id)) ||
+		if ((err = tg_topology_add_node(f->t, name, path, &id)))
+			return err;
+		if (f->key_values) {
+			char v[32];
+
+			snprintf(v, sizeof(v), "rail-%llu", (unsigned long long)
+				 (i % f->key_values));
+			if ((err = tg_topology_node_add_label(f->t, id,
+							      KEY_SPREAD, v)))
+				return err;
+		}
+		if (
 		    (err = tg_topology_node_set_gpus(f->t, id, GPUS_PER_NODE,
 						     NULL)) ||
 		    (err = tg_topology_node_set_resource(f->t, id, TG_RES_CPU,
@@ -677,6 +703,7 @@ static tg_err fabric_make(fabric *f, uint64_t gpus, const opts *o,
 	tg_err err;
 
 	fabric_shape(f, gpus);
+	f->key_values = o->key_values;
 	/* one stream per fabric size, so a size's state does not depend
 	 * on which other sizes run */
 	rng_state = o->seed ^ (gpus * 0x9e3779b97f4a7c15ull);
@@ -769,7 +796,35 @@ static uint64_t decision_hash(const tg_decision *d)
 	return h;
 }
 
-static tg_gang *make_gang(uint64_t gpus, unsigned m)
+/* --key-spread: a hard spread of maxSkew 1 over KEY_SPREAD counting the
+ * gang's own members (app=bench). */
+static tg_err key_spread(tg_gang *g)
+{
+	static const char *const vals[] = { "bench" };
+	static const tg_label_expr e = { "app", TG_SEL_IN, vals, 1 };
+	static const tg_label l = { "app", "bench" };
+	tg_spread_spec sp;
+	unsigned i, n = tg_gang_nmembers(g);
+	tg_err err;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.layer = KEY_SPREAD;
+	sp.max_skew = 1;
+	sp.hard = true;
+	sp.ns = "bench";
+	sp.selector = true;
+	sp.exprs = &e;
+	sp.nexprs = 1;
+	if ((err = tg_gang_add_spread_spec(g, &sp)))
+		return err;
+	for (i = 0; i < n; i++)
+		if ((err = tg_gang_podset_set_member_labels(g, 0, i, "bench",
+							    &l, 1)))
+			return err;
+	return TG_OK;
+}
+
+static tg_gang *make_gang(uint64_t gpus, unsigned m, bool spread)
 {
 	char name[64];
 	tg_gang *g;
@@ -788,7 +843,8 @@ static tg_gang *make_gang(uint64_t gpus, unsigned m)
 	sh.v[TG_RES_PODS] = 1;
 	if (tg_gang_add_podset(g, "worker", &sh, (unsigned)(gpus / m),
 			       &ps) ||
-	    tg_gang_set_gather(g, layer_name[2], TG_GATHER_PREFER)) {
+	    tg_gang_set_gather(g, layer_name[2], TG_GATHER_PREFER) ||
+	    (spread && key_spread(g))) {
 		tg_gang_destroy(g);
 		return NULL;
 	}
@@ -845,7 +901,7 @@ static int run_config(fabric *f, const opts *o, uint64_t gang_gpus,
 		return 0;
 	}
 	gang_bytes = mem_live;
-	g = make_gang(gang_gpus, m);
+	g = make_gang(gang_gpus, m, o->key_values > 0);
 	gang_bytes = mem_live - gang_bytes;
 	if (!g) {
 		cli_err("bench: out of memory making a gang");
@@ -1142,7 +1198,7 @@ static int pre_build(const opts *o, const pre_cfg *pc, uint64_t gpus,
 		tg_topology_destroy(f->t);
 		return 1;
 	}
-	g = make_gang(pc->gang_gpus, GPUS_PER_NODE);
+	g = make_gang(pc->gang_gpus, GPUS_PER_NODE, false);
 	if (!g || tg_gang_set_gather(g, layer_name[1], TG_GATHER_MUST)) {
 		tg_gang_destroy(g);
 		tg_topology_destroy(f->t);

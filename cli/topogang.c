@@ -806,23 +806,29 @@ static void text_decision(const tg_topology *t, const tg_decision *d,
 
 /*
  * A gang with no decision: one of its objects cannot be read (\p k8s,
- * which lists its pods) or the core refuses it.  Written as an
- * unschedulable decision with \p why: into \p gangs (JSON) when given,
- * else as text.  Returns 2 when out of memory.
+ * which lists its pods), it waits for its group object (the same list:
+ * tg_k8s_failed_waits()), or the core refuses it.  Written as an
+ * unschedulable decision (status "waiting" for one that waits) with
+ * \p why: into \p gangs (JSON) when given, else as text.  Returns 2 when
+ * out of memory.
  */
 static int failed_gang(cJSON *gangs, const char *name, const char *why,
 		       const tg_k8s *k8s)
 {
 	unsigned i, j, n = 0;
+	const char *status = tg_status_name(TG_STATUS_UNSCHEDULABLE);
 	cJSON *g, *pods;
 
 	for (i = 0; k8s && i < tg_k8s_nfailed(k8s); i++)
 		if (!strcmp(tg_k8s_failed(k8s, i, NULL), name))
 			break;
-	if (k8s && i < tg_k8s_nfailed(k8s))
+	if (k8s && i < tg_k8s_nfailed(k8s)) {
 		n = tg_k8s_failed_npods(k8s, i);
+		if (tg_k8s_failed_waits(k8s, i))
+			status = "waiting";
+	}
 	if (!gangs) {
-		printf("gang %s: unschedulable\n", name);
+		printf("gang %s: %s\n", name, status);
 		for (j = 0; j < n; j++)
 			printf("  pod %s\n", tg_k8s_failed_pod(k8s, i, j));
 		printf("  why: %s\n", why);
@@ -833,8 +839,7 @@ static int failed_gang(cJSON *gangs, const char *name, const char *why,
 		return 2;
 	cJSON_AddItemToArray(gangs, g);
 	cJSON_AddStringToObject(g, "name", name);
-	cJSON_AddStringToObject(g, "status",
-				tg_status_name(TG_STATUS_UNSCHEDULABLE));
+	cJSON_AddStringToObject(g, "status", status);
 	cJSON_AddStringToObject(g, "domain", "");
 	cJSON_AddArrayToObject(g, "placements");
 	cJSON_AddArrayToObject(g, "victims");
@@ -1055,10 +1060,15 @@ int cli_check(int argc, char **argv)
 			errors++;
 		}
 	}
-	/* gangs whose objects cannot be read */
+	/* gangs whose objects cannot be read; those waiting for their
+	 * group object are no error of the input */
 	for (i = 0; i < tg_k8s_nfailed(in.k8s); i++) {
 		const char *why = NULL, *name = tg_k8s_failed(in.k8s, i, &why);
 
+		if (tg_k8s_failed_waits(in.k8s, i)) {
+			printf("warning: gang %s: %s\n", name, why);
+			continue;
+		}
 		printf("error: gang %s: %s\n", name, why);
 		errors++;
 	}

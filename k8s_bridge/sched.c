@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,9 @@
 #define CYCLE_BUDGET_MS		2000	/* of deciding in one cycle; the
 					 * gangs left go to the next cycle,
 					 * at once (logged) */
+#define CYCLE_BUDGET_ENV	"TOPOGANG_BRIDGE_CYCLE_BUDGET_MS"
+					/* tests only: another budget (0:
+					 * one gang a cycle, budget_ms) */
 #define MAX_WARNINGS_KEPT	10000
 #define LOG_NODES_MAX		16
 #define EVENTS_INFLIGHT		8	/* events posted at once */
@@ -125,7 +129,9 @@ struct br_sched {
 	br_map warned_nodes;	/* node name: event sent */
 	br_map warnings;	/* loader warnings logged */
 	uint64_t seq;		/* cluster events seen */
-	uint64_t model_seq;	/* seq when the last model was taken */
+	uint64_t shown;		/* changes the /ui picture shows: the
+				 * cluster events and bound pods arrived */
+	uint64_t model_shown;	/* shown when the last model was taken */
 	bool arrivals_only;	/* dirty only from new pending pods of ours
 				 * and new group objects (mark_arrival) */
 	bool dirty;
@@ -136,6 +142,7 @@ struct br_sched {
 	int64_t last_snap_ms;	/* how long its snapshot took */
 	int64_t cycle_no;
 	int64_t error_until_ms;
+	int64_t budget_ms;	/* CYCLE_BUDGET_MS, or CYCLE_BUDGET_ENV's */
 	bool busy, stopped;
 	br_req **batch;		/* the writes in flight */
 	size_t nbatch;
@@ -373,6 +380,29 @@ static void sleep_ms(br_sched *s, int64_t ms)
 
 /* ---- create / events --------------------------------------------------- */
 
+/* CYCLE_BUDGET_MS, or what CYCLE_BUDGET_ENV says (tests drive a cycle
+ * past the budget with 0); a bad value is said and the default kept. */
+static int64_t cycle_budget(void)
+{
+	const char *v = getenv(CYCLE_BUDGET_ENV);
+	char *end;
+	long long n;
+
+	if (!v)
+		return CYCLE_BUDGET_MS;
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno || end == v || *end || n < 0 || n > CYCLE_BUDGET_MS) {
+		br_log(BR_LOG_WARN, CYCLE_BUDGET_ENV " is not a count of ms "
+		       "from 0 to CYCLE_BUDGET_MS; CYCLE_BUDGET_MS kept",
+		       "value", v, NULL);
+		return CYCLE_BUDGET_MS;
+	}
+	br_log(BR_LOG_INFO, "cycle budget from " CYCLE_BUDGET_ENV " (tests "
+	       "only)", "budget_ms", v, NULL);
+	return n;
+}
+
 br_sched *br_sched_create(const br_sched_env *env)
 {
 	br_sched *s = br_xcalloc(1, sizeof(*s));
@@ -388,6 +418,7 @@ br_sched *br_sched_create(const br_sched_env *env)
 	br_map_init(&s->pgc, free);
 	s->dirty = true;
 	s->nodes_changed = true;
+	s->budget_ms = cycle_budget();
 	/* NULL: every build parses everything (the environment switch
 	 * is for comparisons and for tests that want long snapshots) */
 	if (!getenv("TOPOGANG_BRIDGE_NO_MODEL_CACHE"))
@@ -444,8 +475,10 @@ static void mark(br_sched *s, bool event)
 	s->dirty = true;
 	s->last_change_ms = now;
 	s->arrivals_only = false;
-	if (event)
+	if (event) {
 		s->seq++;
+		s->shown++;
+	}
 }
 
 /* A new pending pod of ours or a new object of the feed (group objects
@@ -614,9 +647,12 @@ void br_sched_on_event(br_sched *s, br_informer *inf, int type,
 	}
 	switch (type) {
 	case BR_EV_ADDED:
-		if (cur->node)
+		if (cur->node) {
+			/* no event for the queue (it takes room, gives
+			 * none), but the /ui picture shows it */
 			mark(s, false);
-		else
+			s->shown++;
+		} else
 			mark_arrival(s);	/* pending for us */
 		break;
 	case BR_EV_DELETED:
@@ -2059,15 +2095,19 @@ static void log_decision(cyc *c, const plan *p, double ms)
  * the cycle (c) and the gang states (s->gangs); metrics, Events, the
  * caches and the rest of the scheduler belong to the I/O thread (see
  * cyc; test-bridge-tsan checks).  Past CYCLE_BUDGET_MS of
- * deciding, the gangs left wait for the next cycle, which comes at once
- * (c->skipped, logged): a cycle's length has a bound, and so has the
- * time its writes wait.
+ * deciding (s->budget_ms), the gangs left wait for the next cycle, which
+ * comes at once (c->skipped, logged): a cycle's length has a bound, and
+ * so has the time its writes wait.  A cycle decides one gang at least,
+ * whatever the budget (so that each makes progress).  What the gangs
+ * left hold stays theirs: a preemptor's nominations are in the API, and
+ * a volume hold is kept while its gang is not reached (hold_kept()).
  */
 static void decide(cyc *c)
 {
 	br_sched *s = c->s;
 	unsigned i, n = tg_k8s_ngangs(c->k);
 	int64_t start = br_now_ms();
+	unsigned reached = 0;
 
 	c->pending = n;
 	for (i = 0; i < n; i++) {
@@ -2090,11 +2130,12 @@ static void decide(cyc *c)
 				c->next_due_ms = at;
 			continue;
 		}
-		if (br_now_ms() - start > CYCLE_BUDGET_MS) {
+		if (reached && br_now_ms() - start >= s->budget_ms) {
 			c->skipped++;
 			c->next_due_ms = c->now;
 			continue;
 		}
+		reached++;
 		gs->reached = s->cycle_no;
 		if (b && !gs->partial_ms)
 			gs->partial_ms = c->now;
@@ -2834,6 +2875,12 @@ static void unsched_pod(br_sched *s, const char *pod, const char *reason,
  * their pods get PodScheduled=False, reason SchedulerError, with the
  * loader's message naming the object and the field, and an event; the
  * other gangs were decided as usual.  Retried with the gang's backoff.
+ * A gang waiting for its group object or its members
+ * (tg_k8s_failed_waits(): pods that came before their PodGroup, fewer
+ * pods than its size) is reported the same way with reason
+ * Unschedulable and no backoff: again after a cluster event (or
+ * unschedulableFlushSeconds), and decided in the first cycle whose
+ * snapshot has the object.
  */
 static void failed_gangs(cyc *c, int64_t now, reqvec *v)
 {
@@ -2842,6 +2889,7 @@ static void failed_gangs(cyc *c, int64_t now, reqvec *v)
 
 	for (i = 0; i < tg_k8s_nfailed(c->k); i++) {
 		const char *why = NULL, *name = tg_k8s_failed(c->k, i, &why);
+		bool wait = tg_k8s_failed_waits(c->k, i);
 		gstate *gs = gang_state(s, name);
 
 		gs->seen = s->cycle_no;
@@ -2849,13 +2897,20 @@ static void failed_gangs(cyc *c, int64_t now, reqvec *v)
 			continue;
 		gs->last_ms = c->now;
 		gs->seq = s->seq;
-		failed(s, gs, now, true);
-		s->env.m->gangs_unschedulable++;
-		br_log(BR_LOG_WARN, "gang cannot be read", "gang", name,
-		       "error", why, NULL);
+		if (wait) {
+			gs->need_event = true;	/* no attempt counted */
+		} else {
+			failed(s, gs, now, true);
+			s->env.m->gangs_unschedulable++;
+		}
+		br_log(wait ? BR_LOG_INFO : BR_LOG_WARN,
+		       wait ? "gang waits" :
+		       "gang cannot be read", "gang", name,
+		       wait ? "reason" : "error", why, NULL);
 		for (j = 0; j < tg_k8s_failed_npods(c->k, i); j++)
 			unsched_pod(s, tg_k8s_failed_pod(c->k, i, j),
-				    "SchedulerError", why, v);
+				    wait ? "Unschedulable" : "SchedulerError",
+				    why, v);
 	}
 }
 
@@ -3400,7 +3455,7 @@ static void reap(br_sched *s, cyc *c)
 /* What the worker kept for the I/O thread: metrics, gauges, timer. */
 static void cycle_results(br_sched *s, cyc *c)
 {
-	char n1[16];
+	char n1[16], n2[24];
 
 	if (c->built)
 		br_hist_observe(&s->env.m->snapshot, c->snap_ms / 1000.0);
@@ -3412,9 +3467,10 @@ static void cycle_results(br_sched *s, cyc *c)
 	s->next_due_ms = c->next_due_ms;
 	if (c->skipped) {
 		snprintf(n1, sizeof(n1), "%u", c->skipped);
+		snprintf(n2, sizeof(n2), "%lld", (long long)s->budget_ms);
 		br_log(BR_LOG_WARN, "cycle over its budget of "
 		       "CYCLE_BUDGET_MS; the gangs left are decided in the "
-		       "next cycle", "left", n1, NULL);
+		       "next cycle", "left", n1, "budget_ms", n2, NULL);
 	}
 }
 
@@ -3456,7 +3512,9 @@ static void cycle_writes(br_sched *s, cyc *c)
  * Whether a cycle needs the core's model: something could be decided
  * (a pod pending for us), or written from the model (assumptions to
  * keep, victims to evict, node warnings after a Node changed, the /ui
- * picture when a cluster event came since the last model, mixed mode's
+ * picture when something it shows changed since the last model (a
+ * cluster event, a pod that came bound: s->shown; not a heartbeat, nor
+ * a pod's phase), mixed mode's
  * Slurm view, which Slurm changes without an event here).  Otherwise
  * the cycle does only what the kept counts allow (PodGroup status,
  * timers): O(changes), not O(cluster).
@@ -3465,7 +3523,7 @@ static bool model_needed(const br_sched *s)
 {
 	return s->npending || s->assumed.n || s->victims.n ||
 	       s->nodes_changed || s->env.mixed ||
-	       (s->env.cfg->ui && s->seq != s->model_seq);
+	       (s->env.cfg->ui && s->shown != s->model_shown);
 }
 
 /* A cycle without a model (see model_needed); its time goes to the
@@ -3518,7 +3576,7 @@ void br_sched_cycle(br_sched *s)
 		goto out;
 	}
 	s->nodes_changed = false;
-	s->model_seq = s->seq;
+	s->model_shown = s->shown;
 	kcache_relisted(s);
 	views_take(s, c);
 	run_worker(s, c);

@@ -13,12 +13,15 @@
  *     loop (watches, the Lease, /healthz, Events) until the worker is
  *     done; the writes then run on the loop as before, and the model
  *     and references are freed on a reaper thread.  Deciding has a
- *     budget (CYCLE_BUDGET_MS): the gangs left go to the next cycle, at
- *     once.  A cycle with nothing to decide (no pod pending for us,
+ *     budget (CYCLE_BUDGET_MS; TOPOGANG_BRIDGE_CYCLE_BUDGET_MS for
+ *     tests): a cycle decides one gang at least, the gangs left go to
+ *     the next cycle, at once, and what they hold stays theirs (a volume
+ *     hold is kept while its gang is not reached: hold_kept()).  A cycle
+ *     with nothing to decide (no pod pending for us,
  *     nothing assumed, no victim, no Node changed since the last model,
- *     no /ui, not mixed mode) builds no model at all: it writes the
- *     PodGroup statuses from counts kept from the pod events and sets
- *     its timers (topogang_modelless_cycles_total).
+ *     nothing new for /ui's picture, not mixed mode) builds no model at
+ *     all: it writes the PodGroup statuses from counts kept from the pod
+ *     events and sets its timers (topogang_modelless_cycles_total).
  *  1. Snapshot: the cached objects (nodes, pods bound anywhere and pods
  *     pending for our scheduler name, PriorityClasses, PodDisruption-
  *     Budgets, the dialect CRs) are held by the core's tg_k8s_cache,
@@ -171,7 +174,8 @@ bool br_sched_due(const br_sched *s, int64_t now_ms);
  * pods come in one burst; a gang whose members come slower is not ready
  * yet when its size is known, so the core builds no gang of it and it
  * waits for a later cycle, which costs a cycle, not a decision; pods
- * that came before their PodGroup form a gang of those present, and a
+ * that came before their PodGroup wait for it, reported unschedulable,
+ * and the PodGroup's arrival starts the cycle that places them; a
  * minMember below the replicas places the later ones on their own,
  * more often at 10 ms than at 50: docs/benchmarks.md), else 50 ms
  * (updates and deletions batched).  Either way a change waits at most

@@ -10,7 +10,8 @@
  *  - a failed build returns no topology and no gangs;
  *  - a built topology passes tg_topology_check(), every gang has members;
  *  - a gang that could not be read (tg_k8s_failed()) has a name, pods and
- *    a reason that names the source;
+ *    a reason that names the source; one that waits for its group object
+ *    (tg_k8s_failed_waits()) a reason naming that object as not found;
  *  - loading the same bytes twice gives the same outcome (error text, or
  *    the same gangs in the same order and the same warnings).
  */
@@ -101,10 +102,14 @@ static void run(const char *buf, size_t size, outcome *out, bool place)
 		const char *why = NULL, *name = tg_k8s_failed(k, i, &why);
 		unsigned j, np = tg_k8s_failed_npods(k, i);
 
-		if (!name || !*name || !why || strncmp(why, SOURCE,
-						       strlen(SOURCE)) != 0)
+		bool wait = tg_k8s_failed_waits(k, i);
+
+		if (!name || !*name || !why ||
+		    (!wait && strncmp(why, SOURCE, strlen(SOURCE)) != 0) ||
+		    (wait && !strstr(why, ") not found; the gang waits")))
 			fail("failed gang without a name or a reason naming "
-			     "the source", why ? why : "(null)");
+			     "the source (or, waiting, its group object)",
+			     why ? why : "(null)");
 		if (!np)
 			fail("failed gang without pods", name);
 		out->digest = fnv(out->digest, name);

@@ -108,6 +108,10 @@ static const char *warning_like(const load *l, const char *needle)
 #define has_warning(l, needle) \
 	ok(warning_like((l), (needle)) != NULL, "warning: %s", (needle))
 
+static const char *failed_msg(const load *l, const char *gang);
+static void placed_as(const load *l, const char *name, const char *want,
+		      const char *desc);
+
 static const tgi_layer_req *req_of(const tgi_layer_req *arr, unsigned n,
 				   const char *layer)
 {
@@ -572,23 +576,30 @@ static void test_scheduler_plugins(void)
 	const tg_gang *g;
 
 	loaded_ok(&l, "scheduler-plugins cluster");
-	is_int(tg_k8s_ngangs(l.k), 2, "two gangs (one not ready)");
+	is_int(tg_k8s_ngangs(l.k), 1, "one gang (one not ready, one "
+	       "waiting for its PodGroup)");
 	g = gang(&l, "default/ready");
 	ok(g != NULL, "gang default/ready");
 	is_str(members(g, 0), "default/r-0,default/r-1",
 	       "its two pending pods, in name order");
 	has_warning(&l, "gang default/ready: 1 member already running");
-	has_warning(&l, "gang default/short: 2 pending and 0 running pods of "
-		    "the 4 needed; not ready");
 	ok(gang(&l, "default/short") == NULL, "default/short is not a gang");
-	ok(gang(&l, "default/orphan") != NULL, "a group without a PodGroup");
-	has_warning(&l, "no PodGroup 'orphan' in the snapshot");
+	is_str(failed_msg(&l, "default/short"), "the gang needs 4 pods and "
+	       "fewer are pending or running; it waits for the rest",
+	       "2 of 4 pods: it waits for the rest, saying its size");
+	ok(gang(&l, "default/orphan") == NULL,
+	   "a group without its PodGroup is no gang");
+	is_str(failed_msg(&l, "default/orphan"), "PodGroup default/orphan "
+	       "(scheduling.x-k8s.io) not found; the gang waits for it",
+	       "it waits for its PodGroup, named");
 	is_int(tg_topology_nallocs(l.t), 1, "the running member is counted");
 	load_free(&l);
 }
 
 static const char koord_text[] =
 	NODE("n1", "", "cpu: \"64\"")
+	"---\napiVersion: scheduling.sigs.k8s.io/v1alpha1\nkind: PodGroup\n"
+	"metadata: {name: old, namespace: default}\nspec: {minMember: 2}\n"
 	POD("w-b", ", labels: {pod-group.scheduling.sigs.k8s.io/name: "
 	    "old}", CPU("1"))
 	POD("w-a", ", labels: {pod-group.scheduling.sigs.k8s.io/name: "
@@ -630,6 +641,212 @@ static const char koord_text[] =
 	    "llm-worker}", CPU("4"))
 	POD("worker-1", ", labels: {pod-group.scheduling.sigs.k8s.io: "
 	    "llm-worker}", CPU("4"));
+
+/*
+ * Pods that name a group object the snapshot lacks wait for it, as the
+ * dialects' schedulers make them wait (scheduler-plugins' PodGroupNotFound,
+ * Koordinator's "gang has not init", KAI's pod groups): listed with
+ * tg_k8s_failed_waits() and a message naming the object, never placed as
+ * a gang of the pods present.  Once the object comes, the gang is built
+ * with its minMember.  Gangs defined on the pods need no object.
+ */
+#define SPG(name, min)							\
+	"---\napiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"	\
+	"metadata: {name: " name ", namespace: default}\n"		\
+	"spec: {minMember: " min "}\n"
+#define SPOD(name, pg)							\
+	POD(name, ", labels: {scheduling.x-k8s.io/pod-group: " pg "}",	\
+	    CPU("1"))
+
+/* The index of listed gang \p name, or -1. */
+static int failed_index(const load *l, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < tg_k8s_nfailed(l->k); i++)
+		if (strcmp(tg_k8s_failed(l->k, i, NULL), name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static void test_pods_before_podgroup(void)
+{
+	static const char pods[] =
+		NODE("n1", "", "cpu: \"64\"")
+		SPOD("t-0", "train") SPOD("t-1", "train");
+	static const char later[] =
+		NODE("n1", "", "cpu: \"64\"")
+		SPOD("t-0", "train") SPOD("t-1", "train") SPG("train", "3");
+	static const char all[] =
+		NODE("n1", "", "cpu: \"64\"")
+		SPOD("t-0", "train") SPOD("t-1", "train") SPOD("t-2", "train")
+		SPG("train", "3");
+	load l = load_text("early.yaml", pods);
+	int i;
+
+	loaded_ok(&l, "pods before their PodGroup");
+	is_int(tg_k8s_ngangs(l.k), 0, "no gang is built of the pods present");
+	i = failed_index(&l, "default/train");
+	if (ok(i >= 0, "the gang is listed")) {
+		const char *why = NULL;
+
+		ok(tg_k8s_failed_waits(l.k, (unsigned)i), "as waiting, not "
+		   "failed");
+		tg_k8s_failed(l.k, (unsigned)i, &why);
+		is_str(why, "PodGroup default/train (scheduling.x-k8s.io) not "
+		       "found; the gang waits for it", "the message names the "
+		       "PodGroup");
+		is_int(tg_k8s_failed_npods(l.k, (unsigned)i), 2,
+		       "with its two pending pods");
+		is_str(tg_k8s_failed_pod(l.k, (unsigned)i, 1), "default/t-1",
+		       "named");
+	}
+	ok(!tg_k8s_failed_waits(l.k, 1) && !tg_k8s_failed_waits(NULL, 0),
+	   "tg_k8s_failed_waits: false out of range");
+	ok(warning_like(&l, "form the gang") == NULL,
+	   "no gang formed with a warning");
+	load_free(&l);
+
+	l = load_text("later.yaml", later);
+	loaded_ok(&l, "the PodGroup came, minMember 3, two pods");
+	is_int(tg_k8s_ngangs(l.k), 0, "not ready: not built");
+	is_str(failed_msg(&l, "default/train"), "the gang needs 3 pods and "
+	       "fewer are pending or running; it waits for the rest",
+	       "listed as waiting for its members");
+	ok(tg_k8s_nfailed(l.k) == 1 && tg_k8s_failed_waits(l.k, 0),
+	   "waiting, not failed");
+	ok(warning_like(&l, "not ready") == NULL, "and no warning besides");
+	load_free(&l);
+
+	l = load_text("all.yaml", all);
+	loaded_ok(&l, "the PodGroup and its three pods");
+	is_int(tg_k8s_nfailed(l.k), 0, "nothing waits");
+	is_str(members(gang(&l, "default/train"), 0),
+	       "default/t-0,default/t-1,default/t-2", "one gang of the three");
+	placed_as(&l, "default/train", "placed node/n1 n1,n1,n1",
+		  "placed with its PodGroup's minMember");
+	load_free(&l);
+}
+
+/* Each dialect: which wait for a group object, which form from pods. */
+static void test_group_object_waits(void)
+{
+	static const char text[] =
+		NODE("n1", "", "cpu: \"64\"")
+		/* Koordinator's pod-group label (and the older one) */
+		POD("kl-0", ", labels: {pod-group.scheduling.sigs.k8s.io: kl}",
+		    CPU("1"))
+		POD("ko-0", ", labels: {pod-group.scheduling.sigs.k8s.io/name: "
+		    "ko}", CPU("1"))
+		/* the label wins over the gang annotations (Koordinator
+		 * inits a gang from a pod only when it has no label) */
+		POD("kb-0", ", labels: {pod-group.scheduling.sigs.k8s.io: kb}, "
+		    "annotations: {gang.scheduling.koordinator.sh/name: kb, "
+		    "gang.scheduling.koordinator.sh/min-available: \"1\"}",
+		    CPU("1"))
+		/* Koordinator's annotation gang: no object */
+		POD("ka-0", ", annotations: {gang.scheduling.koordinator.sh/"
+		    "name: ka, gang.scheduling.koordinator.sh/min-available: "
+		    "\"1\"}", CPU("1"))
+		/* KAI */
+		POD("ai-0", ", annotations: {pod-group-name: ai}", CPU("1"))
+		/* Kueue plain-pod group: no object */
+		POD("q-0", ", labels: {kueue.x-k8s.io/pod-group-name: q}, "
+		    "annotations: {kueue.x-k8s.io/pod-group-total-count: "
+		    "\"1\"}", CPU("1"))
+		/* LeaderWorkerSet replica: no object */
+		POD("w-0", ", labels: {leaderworkerset.sigs.k8s.io/name: w, "
+		    "leaderworkerset.sigs.k8s.io/group-index: \"0\"}, "
+		    "annotations: {leaderworkerset.sigs.k8s.io/size: \"1\"}",
+		    CPU("1"));
+	static const struct {
+		const char *gang, *wait;
+	} want[] = {
+		{ "default/ai", "PodGroup default/ai (scheduling.run.ai) not "
+		  "found; the gang waits for it" },
+		{ "default/kb", "PodGroup default/kb (scheduling.sigs.k8s.io) "
+		  "not found; the gang waits for it" },
+		{ "default/kl", "PodGroup default/kl (scheduling.sigs.k8s.io) "
+		  "not found; the gang waits for it" },
+		{ "default/ko", "PodGroup default/ko (scheduling.sigs.k8s.io) "
+		  "not found; the gang waits for it" },
+		{ "default/ka", NULL },
+		{ "default/q", NULL },
+		{ "default/w-0", NULL },
+	};
+	load l = load_text("dialects.yaml", text);
+	size_t i;
+
+	loaded_ok(&l, "one group per dialect, no group object");
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		int f = failed_index(&l, want[i].gang);
+
+		if (want[i].wait) {
+			ok(f >= 0 && tg_k8s_failed_waits(l.k, (unsigned)f) &&
+			   !gang(&l, want[i].gang), "%s waits", want[i].gang);
+			is_str(failed_msg(&l, want[i].gang), want[i].wait,
+			       "%s: named", want[i].gang);
+		} else {
+			ok(f < 0 && gang(&l, want[i].gang), "%s is built "
+			   "from its pods (%s)", want[i].gang,
+			   failed_msg(&l, want[i].gang));
+		}
+	}
+	is_int(tg_k8s_nfailed(l.k), 4, "four wait, no more");
+	load_free(&l);
+}
+
+/* A GangGroup one of whose PodGroups is missing waits whole; a real error
+ * in one of its groups replaces the wait. */
+static void test_ganggroup_waits(void)
+{
+	static const char text[] =
+		NODE("n1", "", "cpu: \"64\"")
+		"---\napiVersion: scheduling.sigs.k8s.io/v1alpha1\n"
+		"kind: PodGroup\nmetadata: {name: ga, namespace: default, "
+		"annotations: {gang.scheduling.koordinator.sh/groups: "
+		"'[\"default/ga\",\"default/gb\"]'}}\nspec: {minMember: 1}\n"
+		POD("a-0", ", labels: {pod-group.scheduling.sigs.k8s.io: ga}",
+		    CPU("1"))
+		POD("b-0", ", labels: {pod-group.scheduling.sigs.k8s.io: gb}",
+		    CPU("1"));
+	static const char nopods[] =
+		NODE("n1", "", "cpu: \"64\"")
+		"---\napiVersion: scheduling.sigs.k8s.io/v1alpha1\n"
+		"kind: PodGroup\nmetadata: {name: ga, namespace: default, "
+		"annotations: {gang.scheduling.koordinator.sh/groups: "
+		"'[\"default/ga\",\"default/gb\"]'}}\nspec: {minMember: 1}\n"
+		"---\napiVersion: scheduling.sigs.k8s.io/v1alpha1\n"
+		"kind: PodGroup\nmetadata: {name: gb, namespace: default, "
+		"annotations: {gang.scheduling.koordinator.sh/groups: "
+		"'[\"default/ga\",\"default/gb\"]'}}\nspec: {minMember: 1}\n"
+		POD("a-0", ", labels: {pod-group.scheduling.sigs.k8s.io: ga}",
+		    CPU("1"));
+	load l = load_text("gg.yaml", text);
+	int f;
+
+	loaded_ok(&l, "a GangGroup with one PodGroup missing");
+	is_int(tg_k8s_ngangs(l.k), 0, "no part of it is built");
+	f = failed_index(&l, "default/ga");
+	ok(f >= 0 && tg_k8s_failed_waits(l.k, (unsigned)f) &&
+	   tg_k8s_failed_npods(l.k, (unsigned)f) == 2,
+	   "the set waits as one, both pods listed");
+	is_str(failed_msg(&l, "default/ga"), "PodGroup default/gb "
+	       "(scheduling.sigs.k8s.io) not found; the gang waits for it",
+	       "naming the missing PodGroup");
+	load_free(&l);
+
+	l = load_text("gg-nopods.yaml", nopods);
+	loaded_ok(&l, "a GangGroup one of whose groups has no pods yet");
+	is_int(tg_k8s_ngangs(l.k), 0, "not built");
+	f = failed_index(&l, "default/ga");
+	ok(f >= 0 && tg_k8s_failed_waits(l.k, (unsigned)f),
+	   "the set waits");
+	is_str(failed_msg(&l, "default/ga"), "GangGroup member 'default/gb' "
+	       "has no pods in the snapshot; the gang waits for it",
+	       "naming the member without pods");
+	load_free(&l);
+}
 
 static void test_koordinator(void)
 {
@@ -778,8 +995,9 @@ static void test_kueue(void)
 		is_int(slice_of(g, "cloud.com/rack"), 2, "rack slice 2");
 	}
 	ok(gang(&l, "default/gc") == NULL, "incomplete group is not ready");
-	has_warning(&l, "gang default/gc: 1 pending and 0 running pod of the "
-		    "3 needed");
+	is_str(failed_msg(&l, "default/gc"), "the gang needs 3 pods and "
+	       "fewer are pending or running; it waits for the rest",
+	       "it waits for its members");
 	ok(gang(&l, "default/g-0") == NULL, "gated pod skipped");
 	has_warning(&l, "Pod default/g-0: spec.schedulingGates not empty");
 	g = gang(&l, "default/u-0");
@@ -877,8 +1095,9 @@ static void test_lws(void)
 	}
 	has_warning(&l, "exclusivity is not enforced");
 	ok(gang(&l, "default/llm-1") == NULL, "group 1 has 1 of 4");
-	has_warning(&l, "gang default/llm-1: 1 pending and 0 running pod of "
-		    "the 4 needed; not ready");
+	is_str(failed_msg(&l, "default/llm-1"), "the gang needs 4 pods and "
+	       "fewer are pending or running; it waits for the rest",
+	       "group 1 waits for its members");
 	load_free(&l);
 }
 
@@ -957,7 +1176,8 @@ static const char constraints_text[] =
 	"  " CPU("1") "\n"
 	ANTI("web-0") ANTI("web-1")
 #undef ANTI
-	;
+	"---\napiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
+	"metadata: {name: web, namespace: default}\nspec: {minMember: 2}\n";
 
 static void test_constraints(void)
 {
@@ -1997,7 +2217,10 @@ static void test_fault_isolation(void)
 		POD("w1", ", labels: {pod-group.scheduling.sigs.k8s.io: ok}",
 		    CPU("4"))
 		POD("w2", ", labels: {pod-group.scheduling.sigs.k8s.io: ok}",
-		    CPU("4"));
+		    CPU("4"))
+		"---\napiVersion: scheduling.sigs.k8s.io/v1alpha1\n"
+		"kind: PodGroup\nmetadata: {name: ok, namespace: default}\n"
+		"spec: {minMember: 2}\n";
 	/* a bound pod with a bad quantity: its node takes no new pod */
 	static const char boundbad[] =
 		NODE("n1", "", "cpu: \"4\"") NODE("n2", "", "cpu: \"4\"")
@@ -2672,6 +2895,15 @@ static void test_oom(void)
 		    "annotations: {gang.scheduling.koordinator.sh/groups: "
 		    "'[\"default/ga\",\"default/gb\"]'}", CPU("1x"))
 		POD("w", "", CPU("1")), NULL);
+	/* gangs waiting for their PodGroups, one a GangGroup set */
+	oom_run("waits.yaml",
+		NODE("n1", "", "cpu: \"4\"")
+		SPOD("t-0", "train") SPOD("t-1", "train")
+		POD("a", ", labels: {pod-group.scheduling.sigs.k8s.io: ga}, "
+		    "annotations: {gang.scheduling.koordinator.sh/groups: "
+		    "'[\"default/ga\",\"default/gb\"]'}", CPU("1"))
+		POD("b", ", labels: {pod-group.scheduling.sigs.k8s.io: gb}",
+		    CPU("1")), NULL);
 	{
 		objs o;
 
@@ -2689,6 +2921,9 @@ int main(void)
 	test_priority_order();
 	test_requests();
 	test_scheduler_plugins();
+	test_pods_before_podgroup();
+	test_group_object_waits();
+	test_ganggroup_waits();
 	test_koordinator();
 	test_kai();
 	test_kueue();

@@ -914,6 +914,112 @@ static void test_key_spread(void)
 	tg_topology_destroy(t);
 }
 
+/*
+ * Twelve nodes of 8 cpu (n0..n11), zone z<i % 3>, no layer: a gang of 30
+ * (2 cpu each) spread over the zones is more than fill_key() scans node
+ * by node, so its nodes go in groups by zone; the order is the same:
+ * the zone with the fewest first, a node already taken first, then
+ * position: 10 a zone, each zone's first two nodes full (4) and its
+ * third holding 2.
+ */
+static void test_key_fill_groups(void)
+{
+	tg_topology *t = tg_topology_create();
+	tg_decision *d = NULL;
+	tg_gang *g = web_on("default/g30", 30, true, 0, false, "zone");
+	unsigned i, per[12] = { 0 };
+	char want[64] = "", got[64] = "";
+
+	for (i = 0; i < 12; i++) {
+		char name[8], zone[8];
+		tg_node_id id;
+
+		snprintf(name, sizeof(name), "n%u", i);
+		snprintf(zone, sizeof(zone), "z%u", i % 3);
+		tg_topology_add_node(t, name, NULL, &id);
+		tg_topology_node_set_resource(t, id, TG_RES_CPU, 8000);
+		tg_topology_node_set_resource(t, id, TG_RES_PODS, 110);
+		tg_topology_node_add_label(t, id, "zone", zone);
+	}
+	tg_topology_build(t, NULL);
+	tg_place(t, g, &d, NULL);
+	ok(d && tg_decision_status(d) == TG_STATUS_PLACED, "key fill in "
+	   "groups: a gang of 30 over 3 zones is placed: %s",
+	   d ? tg_decision_message(d) : "");
+	for (i = 0; d && i < tg_decision_nplacements(d); i++)
+		per[tg_decision_placement(d, i)->node]++;
+	for (i = 0; i < 12; i++) {
+		size_t l = strlen(got);
+
+		snprintf(got + l, sizeof(got) - l, "%u", per[i]);
+		l = strlen(want);
+		snprintf(want + l, sizeof(want) - l, "%u",
+			 i < 6 ? 4 : i < 9 ? 2 : 0);
+	}
+	is_str(got, want, "key fill in groups: nodes n0..n11 hold 4 4 4 4 "
+	       "4 4 2 2 2 0 0 0");
+	tg_decision_free(d);
+	tg_gang_destroy(g);
+	tg_topology_destroy(t);
+}
+
+/*
+ * TG_MAX_KEY_FILL: 4,096 nodes of 1 cpu, each its own value of "rail"
+ * (no layer); a gang of 2-cpu members spread over rail fits nowhere.
+ * 4,096 members: 4,096 x 4,096 is the bound itself, so the gang is
+ * decided (unschedulable for want of cpu); 4,097 are over it: refused,
+ * the message naming the bound.
+ */
+static void test_key_fill_bound(void)
+{
+	tg_topology *t = tg_topology_create();
+	unsigned i, k;
+
+	for (i = 0; i < 4096; i++) {
+		char name[16], rail[16];
+		tg_node_id id;
+
+		snprintf(name, sizeof(name), "n%u", i);
+		snprintf(rail, sizeof(rail), "r%u", i);
+		tg_topology_add_node(t, name, NULL, &id);
+		tg_topology_node_set_resource(t, id, TG_RES_CPU, 1000);
+		tg_topology_node_set_resource(t, id, TG_RES_PODS, 110);
+		tg_topology_node_add_label(t, id, "rail", rail);
+	}
+	tg_topology_build(t, NULL);
+	ok(4096u * 4096u == TG_MAX_KEY_FILL, "key fill bound: 4,096 x 4,096 "
+	   "is TG_MAX_KEY_FILL (%u)", TG_MAX_KEY_FILL);
+	for (k = 4096; k <= 4097; k++) {
+		tg_gang *g = web_on("default/rails", k, true, 0, false,
+				    "rail");
+		tg_decision *d = NULL;
+		const char *m;
+
+		tg_place(t, g, &d, NULL);
+		m = d ? tg_decision_message(d) : "";
+		ok(d && tg_decision_status(d) == TG_STATUS_UNSCHEDULABLE,
+		   "key fill bound: %u members unschedulable", k);
+		if (k == 4096)
+			ok(!strstr(m, "TG_MAX_KEY_FILL") &&
+			   strstr(m, "insufficient cpu"), "key fill bound: "
+			   "4,096 members, at the bound, are decided (no room)"
+			   ": %.200s", m);
+		else
+			like(m, "gang default/rails: its members count toward "
+			     "the topology spread on 'rail', which is no "
+			     "topology layer: they are placed one at a time, "
+			     "each looking at one node of each of up to 4096 "
+			     "combinations of such spreads' values on the "
+			     "nodes; 4097 members x 4096 is over "
+			     "TG_MAX_KEY_FILL (16777216) (not supported)",
+			     "key fill bound: 4,097 members are refused, "
+			     "naming the bound");
+		tg_decision_free(d);
+		tg_gang_destroy(g);
+	}
+	tg_topology_destroy(t);
+}
+
 /* Required anti-affinity over more values than the old cap of 64: 99 of
  * 100 racks hold a pod to avoid; the member goes to the last one. */
 static void test_anti_many(void)
@@ -1633,6 +1739,8 @@ int main(void)
 	test_spread();
 	test_label_spread();
 	test_key_spread();
+	test_key_fill_groups();
+	test_key_fill_bound();
 	test_anti_many();
 	test_label_limits();
 	test_members();

@@ -38,6 +38,12 @@ typedef enum tg_err {
 #define TG_MAX_POD_LABELS	256	/* labels of one pod (allocation or
 					 * gang member) */
 #define TG_MAX_SPREADS		16	/* label-selector spreads of a gang */
+/* Work of one placement that fills members one at a time over a hard
+ * topology spread on a node label that is no layer: the gang's members
+ * times the combinations of those spreads' values on the nodes.
+ * Past it the gang is unschedulable, its message naming the bound (not
+ * TG_ELIMIT: nothing was wrong with the input). */
+#define TG_MAX_KEY_FILL		(1u << 24)
 
 /* Sentinel for "no node", "no domain", "no layer". */
 #define TG_NONE UINT32_MAX

@@ -279,7 +279,9 @@ tg_gang *tg_k8s_gang(const tg_k8s *k, unsigned i);
  * object and the field; every other gang is built.  A Node that cannot be
  * read is left out, a bound pod that cannot be read keeps its node from
  * taking new pods, a Topology or ClusterNetworkTopology that contradicts
- * itself is ignored: each with a warning (tg_k8s_warning()).
+ * itself is ignored: each with a warning (tg_k8s_warning()).  The list
+ * also holds the gangs that wait for their group object or their
+ * members (tg_k8s_failed_waits()).
  *
  * tg_k8s_failed() returns the gang's name ("namespace/name") and sets
  * *reason; tg_k8s_failed_pod() the pending pods ("namespace/name") of
@@ -289,6 +291,23 @@ tg_gang *tg_k8s_gang(const tg_k8s *k, unsigned i);
  */
 unsigned tg_k8s_nfailed(const tg_k8s *k);
 const char *tg_k8s_failed(const tg_k8s *k, unsigned i, const char **reason);
+/*
+ * Whether listed gang \p i is not failed but waits: its pods name a group
+ * object (a scheduler-plugins, Koordinator or KAI PodGroup; the upstream
+ * scheduling.k8s.io one as a Koordinator PodGroup) the snapshot lacks.
+ * *reason then names it ("PodGroup NAMESPACE/NAME (API group) not
+ * found; the gang waits for it"), as those schedulers make such pods
+ * wait (scheduler-plugins' PodGroupNotFound, Koordinator's "gang has not
+ * init"); or the gang has fewer pods, pending and running, than its size
+ * ("the gang needs N pods and fewer are pending or running; it waits for
+ * the rest"; coscheduling's PreFilter), or a GangGroup member has no pods
+ * yet.  A host reports the pods unschedulable, not failed (no backoff),
+ * and a later snapshot with what was missing builds the gang.  Gangs whose dialect defines them on the
+ * pods alone (Koordinator's gang annotations, Kueue pod groups,
+ * LeaderWorkerSet replicas) never wait for an object.  false when \p i is
+ * out of range.
+ */
+bool tg_k8s_failed_waits(const tg_k8s *k, unsigned i);
 /* The number of pending pods of failed gang \p i (the \p j range of
  * tg_k8s_failed_pod()); 0 out of range. */
 unsigned tg_k8s_failed_npods(const tg_k8s *k, unsigned i);

@@ -57,7 +57,11 @@
  * more than one member counts toward it (or the gang has several pod
  * sets), members go one at a time to a node with room where its skew
  * holds, the domain with the fewest matching pods first, then a node
- * already taken, then position order.
+ * already taken, then position order; each member looks at one node of
+ * each combination of such spreads' values, and the gang's members
+ * times those combinations (at most the nodes) may not pass
+ * TG_MAX_KEY_FILL: past it the gang is unschedulable, its message
+ * naming the bound.
  */
 #ifndef TOPOGANG_PLACE_H
 #define TOPOGANG_PLACE_H

@@ -109,6 +109,8 @@ typedef struct scratch {
  * eligible than minDomains), nat how many eligible units sit at it.
  */
 #define SP_KEY	(TG_NONE - 1)	/* rspread.level of a bykey spread */
+#define KEY_SCAN_MAX	16	/* fill_key(): members placed by a scan of
+				 * the nodes (no grouping) */
 
 typedef struct rspread {
 	const tgi_sspread *sp;
@@ -125,6 +127,13 @@ typedef struct rspread {
 	bool self[TG_MAX_PODSETS];	/* the pod set's members count */
 	int64_t kself;			/* members that count */
 } rspread;
+
+/* fill_key()'s nodes of one signature (their unit of every bykey spread
+ * alike): positions pos[lo, hi) of its array in position order, cur the
+ * first with room left. */
+typedef struct kgroup {
+	uint32_t lo, hi, cur;
+} kgroup;
 
 /* Everything resolved about one request against one topology. */
 typedef struct req {
@@ -153,6 +162,10 @@ typedef struct req {
 					 * bykey spread (fill_key()) */
 	bool key_clash;			/* ... where a layer spread or a slice
 					 * needs fill(): refused */
+	bool key_big;			/* ... past TG_MAX_KEY_FILL: refused */
+	uint64_t key_members;		/* members fill_key() places */
+	uint32_t key_ngroups;		/* bykey value combinations, at most
+					 * the nodes (key_work()) */
 	uint8_t sp_ignored[TG_MAX_SPREADS];	/* soft ones on unknown
 						 * layers (g->sspread) */
 	unsigned nsp_ignored;
@@ -1129,6 +1142,27 @@ static tg_err key_units(const tg_topology *t, rspread *r)
 }
 
 /*
+ * fill_key()'s work: the gang's members, each looking at one node of each
+ * combination of the bykey spreads' values (key_groups()): their product,
+ * at most the nodes; past TG_MAX_KEY_FILL the gang is refused
+ * (q->key_big).
+ */
+static void key_work(const tg_topology *t, req *q)
+{
+	uint64_t g = 1;
+	unsigned i;
+
+	for (i = 0; i < q->nsp; i++)
+		if (q->sp[i].bykey)
+			g = TG_MIN(g * TG_MAX(q->sp[i].nunits, 1), t->nnodes);
+	q->key_ngroups = (uint32_t)g;
+	q->key_members = 0;
+	for (i = 0; i < q->g->nps; i++)
+		q->key_members += q->g->ps[i]->count;
+	q->key_big = q->key_members * q->key_ngroups > TG_MAX_KEY_FILL;
+}
+
+/*
  * Counts, for every label spread, the matching pods per unit: live
  * allocations on eligible nodes whose namespace and labels the selector
  * takes (tgi_spread_tally()); marks the eligible units; works out which
@@ -1216,6 +1250,8 @@ static tg_err spread_prepare(const tg_topology *t, req *q)
 		q->key_clash = q->key_clash || q->slice[i] > 1;
 	q->key_clash = q->key_fill && (q->key_clash ||
 				       q->spread_level != TG_NONE);
+	if (q->key_fill && !q->key_clash)
+		key_work(t, q);
 	return TG_OK;
 }
 
@@ -2638,6 +2674,92 @@ static bool key_fits(const req *q, unsigned ps, uint32_t n)
 	return true;
 }
 
+/* Whether positions \p x and \p y have the same unit of every bykey
+ * spread (key_fits() and the counts read alike for both). */
+static bool same_sig(const tg_topology *t, const req *q, uint32_t x,
+		     uint32_t y)
+{
+	unsigned i;
+
+	for (i = 0; i < q->nsp; i++)
+		if (q->sp[i].bykey && q->sp[i].unit_of[t->order[x]] !=
+				      q->sp[i].unit_of[t->order[y]])
+			return false;
+	return true;
+}
+
+typedef struct kctx {
+	const tg_topology *t;
+	const req *q;
+} kctx;
+
+/* Positions by their unit of every bykey spread, then position. */
+static int sig_cmp(const void *a, const void *b, void *ctx)
+{
+	const kctx *c = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	unsigned i;
+
+	for (i = 0; i < c->q->nsp; i++) {
+		const rspread *r = &c->q->sp[i];
+		uint32_t ux, uy;
+
+		if (!r->bykey)
+			continue;
+		ux = r->unit_of[c->t->order[x]];
+		uy = r->unit_of[c->t->order[y]];
+		if (ux != uy)
+			return ux < uy ? -1 : 1;
+	}
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The positions [lo, hi) whose node has every bykey spread's key (one
+ * without takes no member: key_fits()) into \p pos (room for hi - lo),
+ * grouped by signature when \p by_sig, else each a group of its own (no
+ * sort: cheaper for a few members, or as many groups as nodes); the
+ * groups in \p grp (as many), *\p ngrp of them, each group's positions
+ * in position order.
+ */
+static void key_groups(const tg_topology *t, const req *q, uint32_t lo,
+		       uint32_t hi, bool by_sig, uint32_t *pos, kgroup *grp,
+		       uint32_t *ngrp)
+{
+	kctx c = { t, q };
+	uint32_t p, m = 0, i;
+	unsigned j;
+
+	for (p = lo; p < hi; p++) {
+		for (j = 0; j < q->nsp; j++)
+			if (q->sp[j].bykey &&
+			    q->sp[j].unit_of[t->order[p]] == TG_NONE)
+				break;
+		if (j == q->nsp)
+			pos[m++] = p;
+	}
+	if (by_sig && m > 1)
+		tgi_sort(pos, m, sizeof(uint32_t), sig_cmp, &c);
+	*ngrp = 0;
+	for (i = 0; i < m; i++) {
+		if (i && by_sig && same_sig(t, q, pos[i - 1], pos[i]))
+			continue;
+		if (*ngrp)
+			grp[*ngrp - 1].hi = i;
+		grp[*ngrp].lo = grp[*ngrp].cur = i;
+		grp[(*ngrp)++].hi = m;
+	}
+}
+
+/* fill_key()'s order among nodes whose domains hold as many matching
+ * pods: a node already taken (\p ga members) first, then position. */
+static bool taken_first(int64_t ga, uint32_t a, int64_t gb, uint32_t b)
+{
+	if ((ga > 0) != (gb > 0))
+		return ga > 0;
+	return a < b;
+}
+
 /*
  * Places \p k members of pod set s->fill_ps inside unit \p u at \p level
  * one at a time over its nodes, for a gang whose members count toward a
@@ -2647,14 +2769,22 @@ static bool key_fits(const req *q, unsigned ps, uint32_t n)
  * before it counted, the node whose domain holds the fewest matching
  * pods (of the first such spread) first, then a node already taken,
  * then position order.  TG_ESTATE when a member has nowhere to go.
+ * More than KEY_SCAN_MAX members over at least twice as many nodes as
+ * the bykey spreads' values combine to, the nodes are grouped by their
+ * domains (alike for the skew and the count: key_groups()); within a
+ * group members go in position order, so each member looks at one node
+ * a group (the group's first with room): O(nodes log nodes + members x
+ * groups), not members x nodes, which is bounded (TG_MAX_KEY_FILL,
+ * key_work()).  The decisions are the same either way.
  */
 static tg_err fill_key(const tg_topology *t, const req *q, scratch *s,
 		       unsigned level, uint32_t u, int64_t k)
 {
 	const unsigned ps = s->fill_ps;
 	rspread *first = NULL;
-	uint32_t lo, hi, p, best;
+	uint32_t lo, hi, p, best, ng, gi, *pos;
 	int64_t *got;
+	kgroup *grp;
 	unsigned i;
 	tg_err err = TG_OK;
 
@@ -2672,29 +2802,45 @@ static tg_err fill_key(const tg_topology *t, const req *q, scratch *s,
 		if (q->sp[i].bykey)
 			first = &q->sp[i];
 	got = tgi_calloc(hi - lo + 1, sizeof(int64_t));
-	if (!got)
-		return TG_ENOMEM;
-	for (; k > 0 && !err; k--) {
+	pos = tgi_malloc((hi - lo + 1) * sizeof(uint32_t));
+	grp = tgi_malloc((hi - lo + 1) * sizeof(kgroup));
+	if (!got || !pos || !grp) {
+		err = TG_ENOMEM;
+		goto out;
+	}
+	key_groups(t, q, lo, hi, k > KEY_SCAN_MAX &&
+		   (uint64_t)q->key_ngroups * 2 <= hi - lo, pos, grp, &ng);
+	for (; k > 0; k--) {
 		int64_t bkey = 0;
 
 		best = TG_NONE;
-		for (p = lo; p < hi; p++) {
-			uint32_t n = t->order[p];
+		for (gi = 0; gi < ng; gi++) {
+			kgroup *g = &grp[gi];
 			int64_t key;
+			uint32_t n;
 
-			if (s->nslots[p] - got[p - lo] <= 0 ||
-			    !key_fits(q, ps, n))
+			while (g->cur < g->hi &&
+			       s->nslots[pos[g->cur]] -
+			       got[pos[g->cur] - lo] <= 0)
+				g->cur++;
+			if (g->cur == g->hi)
+				continue;
+			p = pos[g->cur];
+			n = t->order[p];
+			if (!key_fits(q, ps, n))
 				continue;
 			key = first->cnt[first->unit_of[n]];
 			if (best == TG_NONE || key < bkey ||
-			    (key == bkey && got[p - lo] && !got[best - lo])) {
+			    (key == bkey && taken_first(got[p - lo], p,
+							got[best - lo],
+							best))) {
 				best = p;
 				bkey = key;
 			}
 		}
 		if (best == TG_NONE) {
 			err = TG_ESTATE;
-			break;
+			goto out;
 		}
 		got[best - lo]++;
 		for (i = 0; i < q->nsp; i++)
@@ -2705,6 +2851,9 @@ static tg_err fill_key(const tg_topology *t, const req *q, scratch *s,
 	for (p = lo; p < hi && !err; p++)
 		if (got[p - lo])
 			err = fill_push(s, p, (uint32_t)got[p - lo]);
+out:
+	tgi_free(grp);
+	tgi_free(pos);
 	tgi_free(got);
 	return err;
 }
@@ -3603,6 +3752,27 @@ static tg_err key_clash_text(const req *q, tg_decision *d)
 	return set_message(d, &b);
 }
 
+/* The message of a request past TG_MAX_KEY_FILL (q->key_big). */
+static tg_err key_big_text(const req *q, tg_decision *d)
+{
+	tg_buf b;
+	unsigned i;
+
+	tg_buf_init(&b, TGI_MAX_MESSAGE);
+	for (i = 0; i < q->nsp && !q->sp[i].bykey; i++)
+		;
+	tg_buf_addf(&b, "gang %s: its members count toward the topology "
+		     "spread on '%s', which is no topology layer: they are "
+		     "placed one at a time, each looking at one node of each "
+		     "of up to %u combinations of such spreads' values on "
+		     "the nodes; %llu members x %u is over TG_MAX_KEY_FILL "
+		     "(%u) "
+		     "(not supported)", q->g->name, q->sp[i].sp->layer,
+		     q->key_ngroups, (unsigned long long)q->key_members,
+		     q->key_ngroups, TG_MAX_KEY_FILL);
+	return set_message(d, &b);
+}
+
 tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 			unsigned scope_level, uint32_t scope_unit,
 			tg_decision **out, tg_errinfo *ei)
@@ -3643,8 +3813,9 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 	if ((err = resolve_pod_affinity(t, q)) ||
 	    (err = spread_prepare(t, q)))
 		goto fail;
-	if (q->key_clash) {
-		if ((err = key_clash_text(q, d)))
+	if (q->key_clash || q->key_big) {
+		if ((err = q->key_clash ? key_clash_text(q, d) :
+					  key_big_text(q, d)))
 			goto fail;
 		d->bad_request = true;
 		goto done;

@@ -14,7 +14,11 @@
  *     and API group with the group's name and namespace (any version);
  *     the loader reads metadata, spec.minMember (the gang's size),
  *     metadata.creationTimestamp and spec.priorityClassName, then the
- *     group() hook what is the dialect's own;
+ *     group() hook what is the dialect's own.  A group whose object is
+ *     not in the snapshot waits for it (tg_k8s_failed_waits(): listed,
+ *     not built), as the schedulers with group objects make such pods
+ *     wait, unless a "bare" key named it (the gang is then defined on the
+ *     pods alone);
  *  3. the size, when there is no group object: the annotation size_key of
  *     the group's first pending pod; then, when still unknown, the size
  *     keys of the dialects that lend theirs (size_use), those of the
@@ -50,8 +54,9 @@ typedef struct tgk_key {
 	 * replica).  NULL: the key's value names the group.
 	 */
 	const char *with;
-	/* A group named by this key needs no group object: no warning
-	 * when the snapshot has none. */
+	/* A group named by this key needs no group object: its pods form
+	 * the gang (Koordinator's gang annotations).  Without it, a group
+	 * of a dialect with a group_kind waits for its object. */
 	bool bare;
 } tgk_key;
 

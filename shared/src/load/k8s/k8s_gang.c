@@ -311,7 +311,8 @@ static int gang_cmp(const void *a, const void *c)
 	return tg_name_cmp(tg_gang_name(x->g), tg_gang_name(y->g));
 }
 
-/* Reports the gang of \p g, which cannot be read: k->fails. */
+/* Reports the gang of \p g, which cannot be read or waits for its group
+ * object: k->fails. */
 static tg_err fail_add(bctx *b, kgroup *g)
 {
 	tg_k8s *k = b->k;
@@ -324,6 +325,7 @@ static tg_err fail_add(bctx *b, kgroup *g)
 	memset(f, 0, sizeof(*f));
 	f->gang = tgi_strdup(g->name);
 	f->msg = tgi_strdup(g->fail);
+	f->wait = g->wait;
 	f->pods = tgi_calloc(g->nmembers, sizeof(char *));
 	if (!f->gang || !f->msg || !f->pods)
 		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
@@ -369,4 +371,9 @@ tg_err tgk_build_gangs(bctx *b)
 	if (b->ngangs > 1)
 		qsort(b->gangs, b->ngangs, sizeof(kgang), gang_cmp);
 	return TG_OK;
+}
+
+bool tg_k8s_failed_waits(const tg_k8s *k, unsigned i)
+{
+	return k && i < k->nfails && k->fails[i].wait;
 }

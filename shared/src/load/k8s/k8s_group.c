@@ -4,6 +4,13 @@
  * priority, age and topology requests, and the groups that form one gang
  * together (a dialect's link(), e.g. Koordinator's GangGroups).  What is
  * particular to a dialect is in its file under dialect/ (k8s_dialect.h).
+ *
+ * A group that needs a group object the snapshot lacks (a scheduler-
+ * plugins, Koordinator-labelled or KAI PodGroup) waits for it: not built,
+ * listed with tg_k8s_failed_waits() and a message naming the object
+ * ("PodGroup ns/name (API group) not found; ..."), never formed from the
+ * pods present (group_wait_cr()).  Gangs defined on the pods (Koordinator's
+ * gang annotations, Kueue pod groups, LeaderWorkerSet replicas) need none.
  */
 #include "config.h"
 
@@ -101,12 +108,29 @@ const tgk_dialect *tgk_dialect_of(const bctx *b, const kgroup *g)
 	return g->dialect >= 0 ? b->k->dialects[g->dialect] : NULL;
 }
 
-/* The group's gang is reported unschedulable with its first error. */
+/*
+ * The group's gang is reported unschedulable with its first error (an
+ * error replaces what it waited for: the gang could not be read either
+ * way).
+ */
 tg_err tgk_group_set_fail(bctx *b, kgroup *g, const char *msg)
+{
+	if (g->fail && !g->wait)
+		return TG_OK;
+	tgi_free(g->fail);
+	g->wait = false;
+	g->fail = tgi_strdup(msg);
+	return g->fail ? TG_OK : tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+}
+
+/* The group's gang waits, \p msg saying for what (unless it failed or
+ * waits already): it is reported as waiting, not built. */
+tg_err tgk_group_set_wait(bctx *b, kgroup *g, const char *msg)
 {
 	if (g->fail)
 		return TG_OK;
 	g->fail = tgi_strdup(msg);
+	g->wait = true;
 	return g->fail ? TG_OK : tgi_errf(b->ei, TG_ENOMEM, "out of memory");
 }
 
@@ -260,19 +284,66 @@ static tg_err group_cr(bctx *b, kgroup *g, const tgk_dialect *d,
 	return d->group ? d->group(b, g, o, spec, annots, min) : TG_OK;
 }
 
-/* Whether the group wants an object it lacks: not when a "bare" key of
- * its dialect names it on its first pod. */
+/*
+ * Whether the group needs its group object: its dialect has one, and the
+ * key that names the group on its first pod (the lowest-ranked key of the
+ * dialect the pod carries, as tgk_member() picks) is not a "bare" one.
+ * Koordinator's pod-group label needs its PodGroup even on a pod that
+ * also carries the gang annotations, as Koordinator's gang cache inits a
+ * gang from a pod's annotations only when the pod has no such label.
+ */
 static bool wants_cr(const tgk_dialect *d, const kpod *p0)
 {
-	const tgk_key *key;
+	const tgk_key *key, *named = NULL;
 
 	if (!d || !d->group_kind)
 		return false;
-	for (key = d->keys; key->key; key++)
-		if (key->bare && tgk_nonempty(key->annotation ? p0->annots :
-					      p0->labels, key->key))
-			return false;
-	return true;
+	for (key = d->keys; key->key; key++) {
+		if (named && key->rank >= named->rank)
+			continue;
+		if (tgk_nonempty(key->annotation ? p0->annots : p0->labels,
+				 key->key) &&
+		    (!key->with || tgk_nonempty(p0->labels, key->with)))
+			named = key;
+	}
+	return !named || !named->bare;
+}
+
+/*
+ * A group whose group object is not in the snapshot waits for it, as the
+ * schedulers of those dialects make it wait: scheduler-plugins'
+ * coscheduling Permit answers PodGroupNotFound, Koordinator's gang
+ * PreFilter "gang has not init" (its gang cache inits a labelled gang only
+ * from its PodGroup), KAI schedules pod groups only.  In a cluster the
+ * pods often come a few milliseconds before their controller creates the
+ * object; forming a gang of the pods present would place a partial gang
+ * with the wrong size.
+ */
+static tg_err group_wait_cr(bctx *b, kgroup *g, const tgk_dialect *d)
+{
+	char msg[700];
+
+	snprintf(msg, sizeof(msg), "%s %s (%s) not found; the gang waits "
+		 "for it", d->group_kind, g->name, d->group_api);
+	return tgk_group_set_wait(b, g, msg);
+}
+
+/*
+ * A group with fewer pods than its size waits for the rest, reported as
+ * waiting (tg_k8s_failed_waits()), as scheduler-plugins' coscheduling
+ * PreFilter and Koordinator's gang PreFilter make its pods unschedulable
+ * until enough siblings exist.  The message names the size, not the
+ * count: it stays the same while the members arrive, so each pod's
+ * PodScheduled condition is written once, not once per arrival.
+ */
+static tg_err group_wait_members(bctx *b, kgroup *g, int64_t min)
+{
+	char msg[160];
+
+	g->ready = false;
+	snprintf(msg, sizeof(msg), "the gang needs %lld pods and fewer are "
+		 "pending or running; it waits for the rest", (long long)min);
+	return tgk_group_set_wait(b, g, msg);
 }
 
 /* A size annotation of the first pod into *min (-1 when absent). */
@@ -398,25 +469,13 @@ static tg_err group_load(bctx *b, kgroup *g)
 	if (!g->nmembers)
 		return TG_OK;	/* all running: only names allocations */
 	p0 = &b->pods[g->members[0]];
-	if (!g->cr && wants_cr(d, p0)) {
-		err = tgk_gwarn_once(b, g, "no %s '%s' in the snapshot; its "
-				     "%zu pending pod%s form the gang",
-				     d->group_kind, g->gname, g->nmembers,
-				     g->nmembers == 1 ? "" : "s");
-		if (err)
-			return err;
-	}
+	if (!g->cr && wants_cr(d, p0))
+		return group_wait_cr(b, g, d);
 	err = group_size(b, g, d, p0, &min);
 	if (err)
 		return err;
-	if (min > (int64_t)g->nmembers + g->nbound) {
-		g->ready = false;
-		return tgk_gwarn(b, g, "%zu pending and %u running pod%s of "
-				 "the %lld needed; not ready", g->nmembers,
-				 g->nbound,
-				 g->nmembers + g->nbound == 1 ? "" : "s",
-				 (long long)min);
-	}
+	if (min > (int64_t)g->nmembers + g->nbound)
+		return group_wait_members(b, g, min);
 	if (g->nbound) {
 		err = tgk_gwarn_once(b, g, "%u member%s already running; the "
 				     "%zu pending ones are placed on their "
@@ -474,7 +533,8 @@ static tg_err fold(bctx *b, kgroup *g, kgroup *rg)
 	tg_err err;
 
 	if (g->fail) {
-		err = tgk_group_set_fail(b, rg, g->fail);
+		err = g->wait ? tgk_group_set_wait(b, rg, g->fail) :
+				tgk_group_set_fail(b, rg, g->fail);
 		if (err)
 			return err;
 	}

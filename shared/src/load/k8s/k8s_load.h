@@ -138,10 +138,12 @@ struct tg_k8s {
 		char *node;	/* selected node; NULL: none yet */
 	} *claims;
 	size_t nclaims, capclaims;
-	struct kfail {		/* gangs that could not be read */
+	struct kfail {		/* gangs that could not be read, or
+				 * wait for their group object */
 		char *gang, *msg;
 		char **pods;
 		size_t npods;
+		bool wait;	/* waits (tg_k8s_failed_waits()) */
 	} *fails;
 	size_t nfails, capfails;
 	/* the dialect table's, then those of tgk_dialect_register() */
@@ -248,6 +250,8 @@ typedef struct kgroup {
 	unsigned nonce;
 	char *fail;		/* why an object of the gang cannot be read:
 				 * the gang is reported, not built */
+	bool wait;		/* fail says what it waits for (its group
+				 * object): reported as waiting, not failed */
 } kgroup;
 
 typedef struct klevel {
@@ -478,6 +482,8 @@ tg_err tgk_group_get(bctx *b, int dialect, const char *ns, const char *gname,
 int tgk_member(const bctx *b, const cJSON *labels, const cJSON *annots,
 	       const char **gname, char *buf, size_t n);
 tg_err tgk_group_set_fail(bctx *b, kgroup *g, const char *msg);
+/* The group's gang waits, \p msg saying for what (tg_k8s_failed_waits()). */
+tg_err tgk_group_set_wait(bctx *b, kgroup *g, const char *msg);
 tg_err tgk_group_fail(bctx *b, kgroup *g, tg_err err);
 size_t tgk_uf_find(bctx *b, size_t i);
 /* A warning about the gang ("gang ns/name: ..."). */

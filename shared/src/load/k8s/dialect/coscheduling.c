@@ -3,7 +3,8 @@
  * coscheduling gangs: the PodGroup (scheduling.x-k8s.io) a pod's
  * scheduling.x-k8s.io/pod-group label names; its spec.minMember is the
  * gang's size.  Nothing else is its own: the loader's common reading of a
- * group object does it all.
+ * group object does it all.  Pods whose PodGroup is missing wait for it
+ * (coscheduling's Permit answers PodGroupNotFound; k8s_group.c).
  */
 #include "config.h"
 

@@ -4,7 +4,8 @@
  * spec.topologyConstraint (a kai.scheduler Topology and required /
  * preferred levels) or, without one, the kai.scheduler/topology-*
  * annotations of the members; segments (kai.scheduler/segment-*) as
- * slices; spec.preemptibility for the running pods.
+ * slices; spec.preemptibility for the running pods.  Pods whose PodGroup
+ * is missing wait for it (KAI schedules pod groups only; k8s_group.c).
  */
 #include "config.h"
 

@@ -6,6 +6,10 @@
  * /min-available, no object); topology requests in
  * gang.scheduling.koordinator.sh/network-topology-spec (on the PodGroup,
  * else on the pods); GangGroups (/groups) join PodGroups into one gang.
+ * Pods with the pod-group label wait for their PodGroup when it is
+ * missing (the gang cache inits a labelled gang only from it: PreFilter's
+ * "gang has not init"), even when they carry the gang annotations too;
+ * the annotation gang (a bare key) never waits (k8s_group.c).
  */
 #include "config.h"
 
@@ -160,10 +164,13 @@ static tg_err koord_link(bctx *b, size_t gi)
 		cnt++;
 		err = tgk_group_join(b, gi, e->valuestring, &found);
 		if (!err && !found) {
+			char msg[200];
+
 			g->ready = false;
-			err = tgk_gwarn(b, g, "GangGroup member '%.100s' has "
-					"no pods in the snapshot; not ready",
-					e->valuestring);
+			snprintf(msg, sizeof(msg), "GangGroup member '%.100s' "
+				 "has no pods in the snapshot; the gang waits "
+				 "for it", e->valuestring);
+			err = tgk_group_set_wait(b, g, msg);
 		}
 		if (err)
 			break;
