@@ -71,7 +71,8 @@ void br_informer_tick(br_informer *inf, int64_t now_ms);
 const br_resdef *br_informer_def(const br_informer *inf);
 const br_store *br_informer_store(const br_informer *inf);
 /* The store itself, for tests that apply events by hand (the daemon
- * changes it only through the informer). */
+ * changes its objects only through the informer; the scheduler reads
+ * and empties its change log: br_store_track(), br_store_changes()). */
 br_store *br_informer_store_mut(br_informer *inf);
 /* Listed once at least (or found not installed). */
 bool br_informer_synced(const br_informer *inf);

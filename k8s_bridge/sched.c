@@ -25,6 +25,8 @@
 
 /* Bounds and timings. */
 #define SNAP_MAX		(4ull << 30)	/* bytes of one snapshot */
+/* Upstream PodGroups are given to the core as scheduler-plugins ones */
+#define UPG_API		"scheduling.sigs.k8s.io/v1alpha1"
 #define BIND_ATTEMPTS		3
 #define BIND_RETRY_MS		200
 #define VICTIM_RETRY_MS		10000
@@ -163,6 +165,11 @@ struct br_sched {
 	 * informer lists again (a re-list after 410 or 504) */
 	tg_k8s_cache *kcache;
 	uint64_t kcache_lists;
+	/* the cache holds the objects, fed the stores' changes (deltas);
+	 * fed: it has every change up to the last model's handoff (false:
+	 * the next takes every object again); false deltas: every model
+	 * hands the cluster over (TOPOGANG_BRIDGE_NO_DELTAS, or no cache) */
+	bool deltas, fed;
 	pthread_t reaper;	/* frees the last cycle (reap) */
 	bool reaping;		/* reaper to join */
 	bool reaped;		/* it is done (atomic) */
@@ -216,9 +223,20 @@ typedef struct cyc {
 				 * thread, once each: log_foreign) */
 	plan *pl;
 	size_t npl, cappl;
-	struct view *views;	/* nodes, pods, pcs, pdbs, feeds, upg */
+	struct view *views;	/* nodes, pods, pcs, pdbs, feeds, upg;
+				 * with deltas: pods (what build_indexes
+				 * reads, the assumed ones), claims (the
+				 * stamped ones) */
 	unsigned nviews;
 	struct view *pods;	/* in views */
+	/* deltas: the changes for the core's cache since the last model
+	 * (applied by the worker before the build); dclear: every object
+	 * again, the cache emptied first */
+	struct kdelta *dl;
+	size_t ndl, capdl;
+	struct dsrc *dsrc;	/* the informers they come from */
+	unsigned ndsrc;
+	bool dclear;
 	/* results of the worker */
 	bool built;		/* the model is there */
 	bool done;		/* the worker finished (atomic) */
@@ -233,6 +251,7 @@ typedef struct cyc {
 } cyc;
 
 static void reap_join(br_sched *s);
+static void deltas_track(br_sched *s);
 
 /* ---- small things ------------------------------------------------------ */
 
@@ -407,6 +426,12 @@ br_sched *br_sched_create(const br_sched_env *env)
 	else
 		br_log(BR_LOG_INFO, "the core's model cache is off "
 		       "(TOPOGANG_BRIDGE_NO_MODEL_CACHE)", NULL);
+	s->deltas = s->kcache && !getenv("TOPOGANG_BRIDGE_NO_DELTAS");
+	if (s->kcache && !s->deltas)
+		br_log(BR_LOG_INFO, "every model is handed the whole cluster "
+		       "(TOPOGANG_BRIDGE_NO_DELTAS)", NULL);
+	if (s->deltas)
+		deltas_track(s);
 	return s;
 }
 
@@ -1150,7 +1175,7 @@ static const br_informer *claim_informer(const br_sched *s)
  * nothing).
  */
 static void view_take(const br_sched *s, view *v, const br_informer *inf,
-		      bool pods)
+		      bool pods, bool slim)
 {
 	const br_store *st = br_informer_store(inf);
 	const char *ours = s->env.cfg->scheduler_name;
@@ -1173,6 +1198,11 @@ static void view_take(const br_sched *s, view *v, const br_informer *inf,
 
 		if (pods && !o->node && !a && strcmp(o->sched, ours) != 0)
 			continue;	/* not ours, holds nothing */
+		/* slim (deltas: the core has the objects): the pods
+		 * build_indexes() reads, the claims stamped */
+		if (slim && (pods ? o->node && !a && !o->ann_gang &&
+				    !o->deleting : !sel))
+			continue;
 		if (a)
 			v->as[v->n] = assumed_copy(a);
 		if (sel)
@@ -1356,44 +1386,281 @@ static bool snap_view(snap *sn, const view *v)
  * filed under the Koordinator kind (the informer's own kind and version
  * would name the upstream API).
  */
+/* Upstream PodGroup \p o as a Koordinator one's text (cJSON_free());
+ * NULL when out of memory. */
+static char *upstream_group_text(const br_obj *o)
+{
+	cJSON *j = br_obj_parse(o), *out, *md, *spec;
+	const cJSON *min = br_jpath(j, "spec.schedulingPolicy.gang."
+				    "minCount");
+	const char *ts = br_jpath_str(j, "metadata.creationTimestamp");
+	char *t;
+
+	out = cJSON_CreateObject();
+	cJSON_AddStringToObject(out, "apiVersion", UPG_API);
+	cJSON_AddStringToObject(out, "kind", "PodGroup");
+	md = cJSON_AddObjectToObject(out, "metadata");
+	cJSON_AddStringToObject(md, "name", o->name);
+	cJSON_AddStringToObject(md, "namespace", *o->ns ? o->ns : "default");
+	if (ts)
+		cJSON_AddStringToObject(md, "creationTimestamp", ts);
+	spec = cJSON_AddObjectToObject(out, "spec");
+	cJSON_AddNumberToObject(spec, "minMember", cJSON_IsNumber(min) ?
+				min->valuedouble : 1);
+	t = cJSON_PrintUnformatted(out);
+	cJSON_Delete(out);
+	cJSON_Delete(j);
+	return t;
+}
+
 static bool snap_upstream_groups(snap *sn, const view *v)
 {
 	size_t i;
 
 	for (i = 0; i < v->n; i++) {
 		const br_obj *o = v->o[i];
-		cJSON *j = br_obj_parse(o), *out, *md, *spec;
-		const cJSON *min = br_jpath(j, "spec.schedulingPolicy.gang."
-					    "minCount");
-		const char *ts = br_jpath_str(j, "metadata.creationTimestamp");
 		const char *ns = *o->ns ? o->ns : "default";
-		char *t;
+		char *t = upstream_group_text(o);
 
-		out = cJSON_CreateObject();
-		cJSON_AddStringToObject(out, "apiVersion",
-					"scheduling.sigs.k8s.io/v1alpha1");
-		cJSON_AddStringToObject(out, "kind", "PodGroup");
-		md = cJSON_AddObjectToObject(out, "metadata");
-		cJSON_AddStringToObject(md, "name", o->name);
-		cJSON_AddStringToObject(md, "namespace", ns);
-		if (ts)
-			cJSON_AddStringToObject(md, "creationTimestamp", ts);
-		spec = cJSON_AddObjectToObject(out, "spec");
-		cJSON_AddNumberToObject(spec, "minMember",
-					cJSON_IsNumber(min) ?
-					min->valuedouble : 1);
-		t = cJSON_PrintUnformatted(out);
-		cJSON_Delete(out);
-		cJSON_Delete(j);
 		if (!t)
 			continue;
 		snap_keep(sn, t);
 		sn->total += strlen(t);
 		sn->err = tg_k8s_add_object(sn->c->k, t, strlen(t),
-					    "PodGroup",
-					    "scheduling.sigs.k8s.io/v1alpha1",
-					    ns, o->name, "cache", &sn->ei);
+					    "PodGroup", UPG_API, ns, o->name,
+					    "cache", &sn->ei);
 		if (sn->err)
+			return false;
+	}
+	return true;
+}
+
+/* ---- the core's cache fed deltas --------------------------------------- */
+
+/* An informer whose objects the model reads, as the worker names them
+ * (its kind and API version at the handoff). */
+typedef struct dsrc {
+	const br_informer *inf;
+	char *kind, *api;
+	bool upg;		/* upstream PodGroups (made texts) */
+	bool since;		/* Nodes: the version is br_obj.since */
+} dsrc;
+
+/* One change: a put of \p o (a reference the cache takes), or a remove
+ * of (\p ns, \p name) when \p o is NULL. */
+typedef struct kdelta {
+	unsigned src;
+	br_obj *o;
+	char *ns, *name;
+} kdelta;
+
+/* The informers the model reads, into \p infs (room for nfeed + 5). */
+static unsigned model_infs(const br_sched *s, br_informer **infs)
+{
+	unsigned n = 0, i;
+
+	infs[n++] = s->env.nodes;
+	infs[n++] = s->env.pods;
+	infs[n++] = s->env.pcs;
+	infs[n++] = s->env.pdbs;
+	for (i = 0; i < s->env.nfeed; i++)
+		infs[n++] = s->env.feed[i];
+	if (s->env.upg)
+		infs[n++] = s->env.upg;
+	return n;
+}
+
+/* Every model store keeps a change log (br_store_track()). */
+static void deltas_track(br_sched *s)
+{
+	br_informer **infs = br_xcalloc(s->env.nfeed + 5, sizeof(*infs));
+	unsigned n = model_infs(s, infs), i;
+
+	for (i = 0; i < n; i++)
+		if (infs[i])
+			br_store_track(br_informer_store_mut(infs[i]));
+	free(infs);
+}
+
+/* Whether the model holds \p o: a pod only when bound or ours (a
+ * pending pod of another scheduler holds nothing). */
+static bool model_obj(const br_sched *s, const br_informer *inf,
+		      const br_obj *o)
+{
+	return inf != s->env.pods || o->node ||
+	       strcmp(o->sched, s->env.cfg->scheduler_name) == 0;
+}
+
+static void delta_push(cyc *c, unsigned src, br_obj *o, const char *key)
+{
+	kdelta *d;
+
+	if (c->ndl == c->capdl) {
+		c->capdl = c->capdl ? c->capdl * 2 : 64;
+		c->dl = br_xrealloc(c->dl, c->capdl * sizeof(*c->dl));
+	}
+	d = &c->dl[c->ndl++];
+	memset(d, 0, sizeof(*d));
+	d->src = src;
+	if (o) {
+		d->o = br_obj_ref(o);
+		return;
+	}
+	/* "namespace/name", or "name" (cluster-scoped) */
+	if (strchr(key, '/')) {
+		d->ns = br_xstrdup(key);
+		*strchr(d->ns, '/') = '\0';
+		d->name = br_xstrdup(strchr(key, '/') + 1);
+	} else {
+		d->ns = br_xstrdup("");
+		d->name = br_xstrdup(key);
+	}
+}
+
+/*
+ * The changes since the last model (I/O thread, no worker running): the
+ * keys each store logged, each a put of the object it now holds or a
+ * remove; every object (the cache emptied first) when the cache is not
+ * fed yet, after a re-list, or when a log overflowed.  The work follows
+ * the changes, not the cluster.
+ */
+static void deltas_take(br_sched *s, cyc *c)
+{
+	br_informer **infs = br_xcalloc(s->env.nfeed + 5, sizeof(*infs));
+	unsigned n = model_infs(s, infs), i;
+	char ***keys = br_xcalloc(n, sizeof(*keys));
+	size_t *nk = br_xcalloc(n, sizeof(*nk)), j;
+	bool whole = !s->fed;
+
+	c->dsrc = br_xcalloc(n, sizeof(*c->dsrc));
+	for (i = 0; i < n; i++) {
+		dsrc *ds = &c->dsrc[c->ndsrc++];
+
+		if (!infs[i])
+			continue;
+		ds->inf = infs[i];
+		ds->upg = infs[i] == s->env.upg;
+		ds->since = infs[i] == s->env.nodes;
+		ds->kind = br_xstrdup(ds->upg ? "PodGroup" :
+				      br_informer_def(infs[i])->kind);
+		ds->api = br_xstrdup(ds->upg ? UPG_API :
+				     br_informer_api_version(infs[i]));
+		if (!br_store_changes(br_informer_store_mut(infs[i]),
+				      &keys[i], &nk[i]))
+			whole = true;
+	}
+	c->dclear = whole;
+	for (i = 0; i < n; i++) {
+		const br_store *st = infs[i] ? br_informer_store(infs[i]) :
+				     NULL;
+
+		for (j = 0; whole && st && j < st->n; j++)
+			if (model_obj(s, infs[i], st->all[j]))
+				delta_push(c, i, st->all[j], NULL);
+		for (j = 0; j < nk[i]; j++) {
+			br_obj *o = whole ? NULL : br_store_get(st, keys[i][j]);
+
+			if (!whole)
+				delta_push(c, i, o && model_obj(s, infs[i], o) ?
+					   o : NULL, keys[i][j]);
+			free(keys[i][j]);
+		}
+		free(keys[i]);
+	}
+	s->fed = true;
+	free(keys);
+	free(nk);
+	free(infs);
+}
+
+static void release_obj(void *ud)
+{
+	br_obj_free(ud);
+}
+
+/* One put; a failure costs only that object (logged). */
+static void delta_put(br_sched *s, const dsrc *ds, br_obj *o)
+{
+	tg_errinfo ei;
+	tg_err err;
+	char *t;
+
+	memset(&ei, 0, sizeof(ei));
+	if (ds->upg) {
+		t = upstream_group_text(o);
+		err = t ? tg_k8s_cache_put(s->kcache, t, strlen(t), ds->kind,
+					   ds->api, *o->ns ? o->ns : "default",
+					   o->name, "cache", o->serial, &ei) :
+			  TG_ENOMEM;
+		cJSON_free(t);
+		br_obj_free(o);
+	} else {
+		err = tg_k8s_cache_put_lent(s->kcache, o->text, o->len,
+					    ds->kind, ds->api, o->ns, o->name,
+					    "cache", ds->since ? o->since :
+					    o->serial, release_obj, o, &ei);
+	}
+	if (err)
+		br_log(BR_LOG_WARN, "object left out of the model", "kind",
+		       ds->kind, "error", ei.msg[0] ? ei.msg :
+		       tg_strerror(err), NULL);
+}
+
+/* The changes into the core's cache (worker thread: the cache is its
+ * while the cycle runs); each put's reference goes to the cache. */
+static void deltas_apply(cyc *c)
+{
+	br_sched *s = c->s;
+	size_t i;
+
+	if (c->dclear)
+		tg_k8s_cache_clear(s->kcache);
+	for (i = 0; i < c->ndl; i++) {
+		kdelta *d = &c->dl[i];
+		const dsrc *ds = &c->dsrc[d->src];
+
+		if (d->o)
+			delta_put(s, ds, d->o);
+		else
+			tg_k8s_cache_remove(s->kcache, ds->kind, ds->api,
+					    ds->upg && !*d->ns ? "default" :
+					    d->ns, d->name);
+		d->o = NULL;
+	}
+}
+
+static void deltas_free(cyc *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->ndl; i++) {
+		br_obj_free(c->dl[i].o);
+		free(c->dl[i].ns);
+		free(c->dl[i].name);
+	}
+	free(c->dl);
+	for (i = 0; i < c->ndsrc; i++) {
+		free(c->dsrc[i].kind);
+		free(c->dsrc[i].api);
+	}
+	free(c->dsrc);
+}
+
+/* The per-cycle rewrites over the cache's objects (overlays): pods
+ * assumed or held, claims stamped. */
+static bool snap_overlays(snap *sn, const view *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++) {
+		const br_obj *o = v->o[i];
+		const assumed *a = v->as ? v->as[i] : NULL;
+		const char *sel = v->sel ? v->sel[i] : NULL;
+		bool ok = a && a->held ? snap_held(sn, v, o, a) :
+			  a ? snap_assumed(sn, v, o, a) :
+			  sel ? snap_stamped(sn, v, o, sel) : true;
+
+		if (!ok)
 			return false;
 	}
 	return true;
@@ -1411,11 +1678,15 @@ static bool build_snapshot(cyc *c)
 	bool ok;
 	int64_t t0 = br_wall_us();
 
+	if (c->dsrc)
+		deltas_apply(c);
 	c->k = tg_k8s_create();
 	if (!c->k)
 		return false;
 	tg_k8s_set_scheduler_name(c->k, cfg->scheduler_name);
 	tg_k8s_set_cache(c->k, s->kcache);
+	if (c->dsrc)
+		tg_k8s_use_cache_objects(c->k);
 	if (cfg->nlevels)
 		tg_k8s_set_levels(c->k, (const char *const *)cfg->levels,
 				  cfg->nlevels);
@@ -1423,7 +1694,8 @@ static bool build_snapshot(cyc *c)
 	sn.c = c;
 	ok = true;
 	for (i = 0; ok && i < c->nviews; i++)
-		ok = c->views[i].inf == s->env.upg ?
+		ok = c->dsrc ? snap_overlays(&sn, &c->views[i]) :
+		     c->views[i].inf == s->env.upg ?
 		     snap_upstream_groups(&sn, &c->views[i]) :
 		     snap_view(&sn, &c->views[i]);
 	c->add_ms = (br_wall_us() - t0) / 1000.0;
@@ -3030,16 +3302,29 @@ static void views_take(br_sched *s, cyc *c)
 	unsigned i;
 
 	c->views = br_xcalloc(s->env.nfeed + 5, sizeof(view));
-	view_take(s, &c->views[c->nviews++], s->env.nodes, false);
+	if (s->deltas) {
+		/* the core's cache has the objects: the changes, the
+		 * overlays and what the worker reads itself */
+		deltas_take(s, c);
+		c->pods = &c->views[c->nviews];
+		view_take(s, &c->views[c->nviews++], s->env.pods, true, true);
+		if (claim_informer(s))
+			view_take(s, &c->views[c->nviews++],
+				  claim_informer(s), false, true);
+		return;
+	}
+	view_take(s, &c->views[c->nviews++], s->env.nodes, false, false);
 	c->views[0].since = true;	/* heartbeats keep the version */
 	c->pods = &c->views[c->nviews];
-	view_take(s, &c->views[c->nviews++], s->env.pods, true);
-	view_take(s, &c->views[c->nviews++], s->env.pcs, false);
-	view_take(s, &c->views[c->nviews++], s->env.pdbs, false);
+	view_take(s, &c->views[c->nviews++], s->env.pods, true, false);
+	view_take(s, &c->views[c->nviews++], s->env.pcs, false, false);
+	view_take(s, &c->views[c->nviews++], s->env.pdbs, false, false);
 	for (i = 0; i < s->env.nfeed; i++)
-		view_take(s, &c->views[c->nviews++], s->env.feed[i], false);
+		view_take(s, &c->views[c->nviews++], s->env.feed[i], false,
+			  false);
 	if (s->env.upg)
-		view_take(s, &c->views[c->nviews++], s->env.upg, false);
+		view_take(s, &c->views[c->nviews++], s->env.upg, false,
+			  false);
 }
 
 /* The model and the decisions, on the worker thread (see cyc). */
@@ -3058,6 +3343,8 @@ static void kcache_relisted(br_sched *s)
 	for (i = 0; i < s->env.nfeed; i++)
 		if (s->env.feed[i])
 			n += br_informer_get_stats(s->env.feed[i])->lists;
+	if (n != s->kcache_lists)
+		s->fed = false;	/* deltas: every object again */
 	if (n != s->kcache_lists && tg_k8s_cache_size(s->kcache)) {
 		char nr[24];
 
@@ -3124,6 +3411,7 @@ static void cyc_free(cyc *c)
 	for (i = 0; i < c->nviews; i++)
 		view_free(&c->views[i]);
 	free(c->views);
+	deltas_free(c);
 	free(c);
 }
 
@@ -3289,8 +3577,8 @@ void br_sched_cycle(br_sched *s)
 	}
 	s->nodes_changed = false;
 	s->model_shown = s->shown;
-	views_take(s, c);
 	kcache_relisted(s);
+	views_take(s, c);
 	run_worker(s, c);
 	t1 = br_now_ms();
 	cycle_results(s, c);

@@ -5,8 +5,10 @@
  * A cycle (only while leading, only once every cache has synced):
  *
  *  0. Threads: the loop (I/O thread) never waits for the model.  It
- *     takes a reference on every cached object the snapshot reads
- *     (objects are immutable and refcounted, store.h), starts a worker
+ *     takes the changes since the last model from the stores' change
+ *     logs (a reference on each object put; see 1) and a reference on
+ *     the pods the worker reads itself (objects are immutable and
+ *     refcounted, store.h), starts a worker
  *     thread that builds the model and decides the queue, and turns the
  *     loop (watches, the Lease, /healthz, Events) until the worker is
  *     done; the writes then run on the loop as before, and the model
@@ -22,9 +24,16 @@
  *     events and sets its timers (topogang_modelless_cycles_total).
  *  1. Snapshot: the cached objects (nodes, pods bound anywhere and pods
  *     pending for our scheduler name, PriorityClasses, PodDisruption-
- *     Budgets, the dialect CRs) go to the core's Kubernetes loader one
- *     by one, by reference to the cache's own text, each with its copy's
- *     serial (br_obj.serial, tg_k8s_add_object_version), and
+ *     Budgets, the dialect CRs) are held by the core's tg_k8s_cache,
+ *     fed deltas: the worker puts the objects whose keys the stores
+ *     logged since the last model (tg_k8s_cache_put_lent, by reference
+ *     to the store's own text, each with its copy's serial, a Node's
+ *     since) and removes the gone ones, then builds from the cache's
+ *     objects (tg_k8s_use_cache_objects) with this cycle's rewrites
+ *     (assumed pods, held members, stamped claims) added as overlays;
+ *     the first model, a re-list and an overflowed log clear the cache
+ *     and put every object (TOPOGANG_BRIDGE_NO_DELTAS: every object
+ *     added one by one each model, as before).
  *     tg_k8s_build gives the topology and the pending gangs in
  *     decision order (priority, then age, then name).  The loader parses
  *     a pod only when the build reads it and keeps the tree of pending
@@ -38,9 +47,10 @@
  *     changed) instead of building (Nodes go to the core under their
  *     first copy's serial while their sig stays: br_obj.since,
  *     store.h).  At 12,500 nodes + 100,000 pods a gang's snapshot is
- *     about 100-140 ms (about 45 of them giving the core its 112,500
- *     objects) instead of 180-240.  The build is still O(cluster) in
- *     its index and the pods' records (off the loop, see 0), which is
+ *     about 70-100 ms (under 1 ms of it applying the deltas) instead of
+ *     215-240 handing the cluster over (docs/benchmarks.md).  The build
+ *     is still O(cluster) in filing the cached objects, the pods'
+ *     records and the kept allocations (off the loop, see 0), which is
  *     why changes are batched (50 ms quiet, 10 ms when only new pending
  *     pods of ours and new CR objects came: br_sched_quiet_ms; 500 ms
  *     at most), a cycle with a model starts

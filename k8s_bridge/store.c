@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "map.h"
 #include "store.h"
 #include "util.h"
 #include "topogang/k8s.h"
@@ -470,7 +471,59 @@ void br_store_free(br_store *s)
 		br_obj_free(s->all[i]);
 	free(s->all);
 	free(s->slots);
+	if (s->chg) {
+		br_map_free(s->chg);
+		free(s->chg);
+	}
 	memset(s, 0, sizeof(*s));
+}
+
+void br_store_track(br_store *s)
+{
+	if (s->chg)
+		return;
+	s->chg = br_xcalloc(1, sizeof(*s->chg));
+	br_map_init(s->chg, NULL);
+	s->overflow = true;	/* the consumer starts with every object */
+}
+
+/* \p key changed (a tracked store). */
+static void note(br_store *s, const char *key)
+{
+	if (!s->chg || s->overflow)
+		return;
+	if (s->chg->n >= s->n + BR_STORE_MAX_CHANGES) {
+		br_map_free(s->chg);
+		br_map_init(s->chg, NULL);
+		s->overflow = true;
+		return;
+	}
+	if (!br_map_get(s->chg, key))
+		br_map_put(s->chg, key, (void *)1);
+}
+
+bool br_store_changes(br_store *s, char ***keys, size_t *n)
+{
+	br_map_ent *e;
+	size_t slot, i = 0;
+	bool whole;
+
+	*keys = NULL;
+	*n = 0;
+	if (!s->chg)
+		return false;
+	whole = s->overflow;
+	if (!whole && s->chg->n) {
+		*keys = br_xcalloc(s->chg->n, sizeof(char *));
+		for (e = br_map_first(s->chg, &slot); e;
+		     e = br_map_next(s->chg, &slot, e))
+			(*keys)[i++] = br_xstrdup(e->key);
+		*n = i;
+	}
+	br_map_free(s->chg);
+	br_map_init(s->chg, NULL);
+	s->overflow = false;
+	return !whole;
 }
 
 br_obj *br_store_get(const br_store *s, const char *key)
@@ -539,6 +592,7 @@ br_obj *br_store_put(br_store *s, br_obj *o)
 	o->chain = s->slots[b];
 	s->slots[b] = o;
 	s->bytes += o->len;
+	note(s, o->key);
 	return old;
 }
 
@@ -553,5 +607,6 @@ br_obj *br_store_take(br_store *s, const char *key)
 	s->all[o->idx]->idx = o->idx;
 	s->n--;
 	s->bytes -= o->len;
+	note(s, o->key);
 	return o;
 }

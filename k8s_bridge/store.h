@@ -81,12 +81,23 @@ typedef struct br_obj {
 				 * when the last goes */
 } br_obj;
 
+/* The change log's bound: past this many keys more than the store's
+ * objects (br_store_track()), the log is dropped and the consumer told
+ * to take every object again (overflow). */
+#define BR_STORE_MAX_CHANGES	65536
+
+struct br_map;
+
 typedef struct br_store {
 	br_obj **slots;		/* hash chains */
 	size_t nslots;
 	br_obj **all;		/* dense, in no particular order */
 	size_t n, cap;
 	size_t bytes;		/* text bytes held */
+	struct br_map *chg;	/* keys put or taken since the last
+				 * br_store_changes() (br_store_track());
+				 * NULL: not tracked */
+	bool overflow;		/* the log was dropped past its bound */
 } br_store;
 
 /*
@@ -120,5 +131,18 @@ br_obj *br_store_get(const br_store *s, const char *key);
 br_obj *br_store_put(br_store *s, br_obj *o);
 /* Removes by key; returns the object (caller frees) or NULL. */
 br_obj *br_store_take(br_store *s, const char *key);
+
+/*
+ * The change log, for a consumer that keeps a model of the store (the
+ * core's cache, sched.c): once tracked, every put and take notes its key
+ * (once until the next br_store_changes()).  br_store_changes() hands the
+ * keys over (the caller frees each and the array; *n their count) and
+ * empties the log; it returns false when the log overflowed
+ * (BR_STORE_MAX_CHANGES more keys than objects): the keys are then none
+ * and the consumer must take every object again.  Not tracked: always
+ * false, no keys.
+ */
+void br_store_track(br_store *s);
+bool br_store_changes(br_store *s, char ***keys, size_t *n);
 
 #endif /* BR_STORE_H */

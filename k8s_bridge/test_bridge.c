@@ -1933,6 +1933,160 @@ static void test_sched_counts(void)
 	rig_close(&r);
 }
 
+/* A Node with \p cpu cores, Ready. */
+static br_obj *mk_cpu_node(const char *name, unsigned cpu, unsigned rv)
+{
+	char js[512];
+
+	snprintf(js, sizeof(js), "{\"metadata\":{\"name\":\"%s\",\"uid\":"
+		 "\"u-%s\",\"resourceVersion\":\"%u\",\"labels\":{"
+		 "\"kubernetes.io/hostname\":\"%s\"}},\"spec\":{},\"status\":"
+		 "{\"allocatable\":{\"cpu\":\"%u\",\"pods\":\"110\"},"
+		 "\"conditions\":[{\"type\":\"Ready\",\"status\":"
+		 "\"True\"}]}}", name, name, rv, name, cpu);
+	return mk(js, false);
+}
+
+/* A pod asking for \p cpu cores, bound to \p node (pending: NULL). */
+static br_obj *mk_cpu_pod(const char *name, const char *node, unsigned cpu,
+			  unsigned rv)
+{
+	char js[512], nn[64] = "";
+
+	if (node)
+		snprintf(nn, sizeof(nn), "\"nodeName\":\"%s\",", node);
+	snprintf(js, sizeof(js), "{\"metadata\":{\"name\":\"%s\","
+		 "\"namespace\":\"ns\",\"uid\":\"u-%s\",\"resourceVersion\":"
+		 "\"%u\"},\"spec\":{%s\"schedulerName\":\"topogang\","
+		 "\"containers\":[{\"name\":\"c\",\"resources\":{"
+		 "\"requests\":{\"cpu\":\"%u\"}}}]},\"status\":{\"phase\":"
+		 "\"%s\"}}", name, name, rv, nn, cpu,
+		 node ? "Running" : "Pending");
+	return mk(js, true);
+}
+
+/* Each node's name, allocations and free amounts, the loader's warnings:
+ * a cycle's model as text (br_sched_env.on_model). */
+static void model_text(void *ud, const tg_topology *t, const tg_k8s *k,
+		       const tg_decision *const *ds, size_t nd)
+{
+	char *buf = ud;
+	size_t n = 8192, l;
+	unsigned i, r;
+
+	(void)ds;
+	(void)nd;
+	snprintf(buf, n, "allocs %u\n", tg_topology_nallocs(t));
+	for (i = 0; i < tg_topology_nnodes(t); i++) {
+		l = strlen(buf);
+		snprintf(buf + l, n - l, "%s", tg_topology_node_name(t, i));
+		for (r = 0; r < tg_topology_nresources(t); r++) {
+			l = strlen(buf);
+			snprintf(buf + l, n - l, " %lld", (long long)
+				 tg_topology_node_free(t, i, r));
+		}
+		l = strlen(buf);
+		snprintf(buf + l, n - l, "\n");
+	}
+	for (i = 0; i < tg_k8s_nwarnings(k); i++) {
+		l = strlen(buf);
+		snprintf(buf + l, n - l, "w %s\n", tg_k8s_warning(k, i));
+	}
+}
+
+/* \p o into \p inf's store, both schedulers told. */
+static void rig_put(br_sched *const *s, br_informer *inf, br_obj *o)
+{
+	br_obj *old = br_store_put(br_informer_store_mut(inf), o);
+	unsigned i;
+
+	for (i = 0; i < 2; i++)
+		br_sched_on_event(s[i], inf, old ? BR_EV_MODIFIED :
+				  BR_EV_ADDED, old, o);
+	br_obj_free(old);
+}
+
+static void rig_take(br_sched *const *s, br_informer *inf, const char *key)
+{
+	br_obj *old = br_store_take(br_informer_store_mut(inf), key);
+	unsigned i;
+
+	for (i = 0; old && i < 2; i++)
+		br_sched_on_event(s[i], inf, BR_EV_DELETED, old, NULL);
+	br_obj_free(old);
+}
+
+/*
+ * The core's cache fed deltas (the default) against a scheduler that
+ * hands every model the whole cluster (TOPOGANG_BRIDGE_NO_DELTAS): the
+ * same stores changed at random (Nodes and bound pods added, changed,
+ * removed; a pending pod of ours that fits nowhere keeps a model built
+ * every cycle) give the same model after every cycle.
+ */
+static void test_sched_deltas(void)
+{
+	static char md[8192], mw[8192];
+	sched_rig r;
+	br_sched_env ed, ew;
+	br_sched *s[2];
+	unsigned seed = 23, step, bad = 0, rv = 1, i;
+	char name[32], key[40], first[200] = "";
+
+	if (!rig_open(&r, true, "sched deltas"))
+		return;
+	free(r.cfg.server);
+	r.cfg.server = br_xstrdup("http://127.0.0.1:1");
+	ed = r.env;
+	ed.on_model = model_text;
+	ed.ud = md;
+	ew = ed;
+	ew.ud = mw;
+	s[0] = br_sched_create(&ed);
+	setenv("TOPOGANG_BRIDGE_NO_DELTAS", "1", 1);
+	s[1] = br_sched_create(&ew);
+	unsetenv("TOPOGANG_BRIDGE_NO_DELTAS");
+	rig_put(s, r.pods, mk_cpu_pod("big", NULL, 100000, rv++));
+	for (i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "n%u", i);
+		rig_put(s, r.nodes, mk_cpu_node(name, 64, rv++));
+	}
+	for (step = 0; step < 40; step++) {
+		unsigned op = (unsigned)rand_r(&seed) % 6, x;
+
+		x = (unsigned)rand_r(&seed) % 6;
+		snprintf(name, sizeof(name), "n%u", x);
+		if (op == 0) {
+			rig_put(s, r.nodes, mk_cpu_node(name, 32 + 16 * (x % 3) +
+							step, rv++));
+		} else if (op == 1) {
+			rig_take(s, r.nodes, name);
+		} else if (op == 5) {
+			snprintf(key, sizeof(key), "ns/p%u",
+				 (unsigned)rand_r(&seed) % 12);
+			rig_take(s, r.pods, key);
+		} else {
+			char pn[16];
+
+			snprintf(pn, sizeof(pn), "p%u",
+				 (unsigned)rand_r(&seed) % 12);
+			rig_put(s, r.pods, mk_cpu_pod(pn, name, 1 + step % 5,
+						      rv++));
+		}
+		md[0] = mw[0] = '\0';
+		br_sched_cycle(s[0]);
+		br_sched_cycle(s[1]);
+		if ((!*md || strcmp(md, mw) != 0) && !bad++)
+			snprintf(first, sizeof(first), "step %u: '%.80s' / "
+				 "'%.80s'", step, md, mw);
+	}
+	ok(bad == 0, "sched deltas: 40 models from the cache fed deltas "
+	   "equal those handed the whole cluster (%u differ%s%s)", bad,
+	   bad ? "; first: " : "", first);
+	br_sched_destroy(s[0]);
+	br_sched_destroy(s[1]);
+	rig_close(&r);
+}
+
 /* A pending pod of ours, \p name. */
 static br_obj *mk_pending(const char *name)
 {
@@ -2058,6 +2212,82 @@ static void test_store_since(void)
 	ok(since[3] == serial[3], "store: a Node deleted and back: a new "
 	   "run");
 	br_store_free(&st);
+}
+
+/* A Node named \p name, at resourceVersion \p rv. */
+static br_obj *mk_named(const char *name, int rv)
+{
+	char js[256];
+
+	snprintf(js, sizeof(js), "{\"metadata\":{\"name\":\"%s\","
+		 "\"uid\":\"u\",\"resourceVersion\":\"%d\"}}", name, rv);
+	return mk(js, false);
+}
+
+/* The keys of one br_store_changes(), sorted, joined by ' '. */
+static bool changes_str(br_store *st, char *buf, size_t n)
+{
+	char **keys;
+	size_t nk, i, j;
+	bool fine = br_store_changes(st, &keys, &nk);
+
+	for (i = 1; i < nk; i++)	/* insertion sort: a few keys */
+		for (j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
+			char *t = keys[j];
+
+			keys[j] = keys[j - 1];
+			keys[j - 1] = t;
+		}
+	buf[0] = '\0';
+	for (i = 0; i < nk; i++) {
+		size_t l = strlen(buf);
+
+		snprintf(buf + l, n - l, "%s%s", i ? " " : "", keys[i]);
+		free(keys[i]);
+	}
+	free(keys);
+	return fine;
+}
+
+/*
+ * The change log the scheduler feeds the core's cache from: a tracked
+ * store starts "take everything", then gives each changed key once
+ * (puts, replacements, removals), and nothing when nothing changed; an
+ * untracked store gives nothing.
+ */
+static void test_store_changes(void)
+{
+	br_store st, un;
+	char seen[256];
+	bool r0, r1, r2, r3;
+
+	br_store_init(&st);
+	br_store_init(&un);
+	br_obj_free(br_store_put(&un, mk_named("u", 1)));
+	ok(!changes_str(&un, seen, sizeof(seen)) && !*seen,
+	   "store changes: an untracked store gives none");
+	br_store_track(&st);
+	br_obj_free(br_store_put(&st, mk_named("a", 1)));
+	r0 = changes_str(&st, seen, sizeof(seen));
+	ok(!r0 && !*seen, "store changes: the first call says take every "
+	   "object");
+	br_obj_free(br_store_put(&st, mk_named("b", 2)));
+	br_obj_free(br_store_put(&st, mk_named("a", 3)));
+	br_obj_free(br_store_put(&st, mk_named("c", 4)));
+	br_obj_free(br_store_take(&st, "c"));
+	br_obj_free(br_store_put(&st, mk_named("b", 5)));
+	br_obj_free(br_store_take(&st, "nosuch"));
+	r1 = changes_str(&st, seen, sizeof(seen));
+	ok(r1 && strcmp(seen, "a b c") == 0, "store changes: each key once, "
+	   "removed ones too ('%s')", seen);
+	r2 = changes_str(&st, seen, sizeof(seen));
+	ok(r2 && !*seen, "store changes: none when nothing changed");
+	br_obj_free(br_store_take(&st, "a"));
+	r3 = changes_str(&st, seen, sizeof(seen));
+	ok(r3 && strcmp(seen, "a") == 0, "store changes: a removal ('%s')",
+	   seen);
+	br_store_free(&st);
+	br_store_free(&un);
 }
 
 /* Mixed mode: a job is the bridge's by its comment and its user. */
@@ -2195,6 +2425,8 @@ int main(void)
 	test_store_node_slim();
 	test_obj_refs();
 	test_store_since();
+	test_store_changes();
+	test_sched_deltas();
 	test_sched_counts();
 	test_sched_quiet();
 	test_too_large_rv();

@@ -30,11 +30,23 @@
  * allocation of three builds in turn, the second of which updates the
  * kept topology (its take, update, copy and give).
  *
+ * The same steps also feed a second cache deltas (tg_k8s_cache_put() of
+ * what is new or changed, tg_k8s_cache_remove() of what is gone, re-puts
+ * of versions it holds, all in a random order; a clear and every object
+ * again at a re-list; now and then a Node put as text that is not JSON,
+ * which must be refused and cost only that Node), and a build from its
+ * objects (tg_k8s_use_cache_objects()), sometimes with an overlay (a pod
+ * added with another node, for that build only), must equal the full
+ * build of the same objects; at the end the objects put in reverse order
+ * into a fresh cache build the same.  test_objects_api(): the objects'
+ * API edges and when a lent text is released.
+ *
  * TG_SEED=N runs seed N only (a failure prints its seed).
  */
 #include "config.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,8 +277,11 @@ static void delta(world *w)
 		bound_pod(w, name);
 		break;
 	case 5:		/* a pod changes: a new version of its text */
-		if ((o = pick(w, "Pod")) != NULL && o->name[0] == 'b')
-			bound_pod(w, o->name);
+		if ((o = pick(w, "Pod")) != NULL && o->name[0] == 'b') {
+			/* a copy: put() writes the name into o->name */
+			snprintf(name, sizeof(name), "%s", o->name);
+			bound_pod(w, name);
+		}
 		break;
 	case 6:
 		if ((o = pick(w, "Pod")) != NULL)
@@ -303,7 +318,25 @@ typedef struct built {
 	tg_errinfo ei;
 } built;
 
-static built build(world *w, tg_k8s_cache *c)
+static bool same_id(const obj *a, const obj *b)
+{
+	return strcmp(a->kind, b->kind) == 0 && strcmp(a->api, b->api) == 0 &&
+	       strcmp(a->ns, b->ns) == 0 && strcmp(a->name, b->name) == 0;
+}
+
+static tg_err add(tg_k8s *k, const obj *o, tg_errinfo *ei)
+{
+	return tg_k8s_add_object_version(k, o->text, strlen(o->text), o->kind,
+					 o->api, o->ns, o->name, "cache",
+					 o->version, ei);
+}
+
+/*
+ * The live objects of \p w, \p ov (when not NULL) in place of the one
+ * with its identity; with \p delta, only \p ov is added and the rest
+ * comes from the objects \p c holds (tg_k8s_use_cache_objects()).
+ */
+static built build_ov(world *w, tg_k8s_cache *c, const obj *ov, bool delta)
 {
 	built b;
 	unsigned i;
@@ -316,20 +349,24 @@ static built build(world *w, tg_k8s_cache *c)
 	}
 	tg_k8s_set_scheduler_name(b.k, "topogang");
 	tg_k8s_set_cache(b.k, c);
-	for (i = 0; i < w->n && !b.err; i++) {
+	if (delta)
+		b.err = tg_k8s_use_cache_objects(b.k);
+	for (i = 0; i < w->n && !b.err && !delta; i++) {
 		const obj *o = &w->o[i];
 
-		if (o->live)
-			b.err = tg_k8s_add_object_version(b.k, o->text,
-							  strlen(o->text),
-							  o->kind, o->api,
-							  o->ns, o->name,
-							  "cache", o->version,
-							  &b.ei);
+		if (o->live && !(ov && same_id(o, ov)))
+			b.err = add(b.k, o, &b.ei);
 	}
+	if (ov && !b.err)
+		b.err = add(b.k, ov, &b.ei);
 	if (!b.err)
 		b.err = tg_k8s_build(b.k, &b.t, &b.ei);
 	return b;
+}
+
+static built build(world *w, tg_k8s_cache *c)
+{
+	return build_ov(w, c, NULL, false);
 }
 
 static void built_free(built *b)
@@ -452,13 +489,224 @@ static uint64_t nodes_now(const world *w)
 	return h;
 }
 
+static size_t live_objs(const world *w)
+{
+	size_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < w->n; i++)
+		n += w->o[i].live;
+	return n;
+}
+
+/*
+ * A cache fed deltas: what it was given (identity and version), to give
+ * it the differences from the world after each step, in a random order.
+ */
+typedef struct feed {
+	tg_k8s_cache *c;
+	obj *got;		/* MAXOBJ: identity and version; text unused */
+	unsigned ngot;
+	unsigned puts, removes, reputs, bad;
+} feed;
+
+typedef struct op {
+	const obj *put;		/* NULL: remove got[rm] */
+	unsigned rm;
+} op;
+
+static void feed_put(feed *fd, const obj *o)
+{
+	tg_errinfo ei;
+	unsigned i, free_slot = fd->ngot;
+
+	if (tg_k8s_cache_put(fd->c, o->text, strlen(o->text), o->kind, o->api,
+			     o->ns, o->name, "cache", o->version, &ei)) {
+		diag("put %s %s: %s", o->kind, o->name, ei.msg);
+		return;
+	}
+	for (i = 0; i < fd->ngot; i++) {
+		if (fd->got[i].live && same_id(&fd->got[i], o))
+			break;
+		if (!fd->got[i].live && free_slot == fd->ngot)
+			free_slot = i;
+	}
+	if (i == fd->ngot) {
+		i = free_slot;
+		if (i == fd->ngot)
+			fd->ngot++;
+	}
+	memcpy(&fd->got[i], o, offsetof(obj, text));
+	fd->got[i].version = o->version;
+	fd->got[i].live = true;
+}
+
+/* Gives \p fd what changed in \p w since the last call: removes of the
+ * objects gone, puts of those new or changed, and re-puts of a few
+ * unchanged ones (the same version), shuffled. */
+static void feed_sync(feed *fd, world *w)
+{
+	static op ops[2 * MAXOBJ];
+	unsigned n = 0, i, j;
+
+	for (i = 0; i < fd->ngot; i++) {
+		if (!fd->got[i].live)
+			continue;
+		for (j = 0; j < w->n; j++)
+			if (w->o[j].live && same_id(&w->o[j], &fd->got[i]))
+				break;
+		if (j == w->n) {
+			ops[n].put = NULL;
+			ops[n++].rm = i;
+		}
+	}
+	for (j = 0; j < w->n; j++) {
+		if (!w->o[j].live)
+			continue;
+		for (i = 0; i < fd->ngot; i++)
+			if (fd->got[i].live && same_id(&w->o[j], &fd->got[i]))
+				break;
+		if (i == fd->ngot || fd->got[i].version != w->o[j].version ||
+		    rnd(w, 16) == 0) {
+			fd->reputs += i < fd->ngot &&
+				      fd->got[i].version == w->o[j].version;
+			ops[n++].put = &w->o[j];
+		}
+	}
+	for (i = n; i > 1; i--) {	/* any order gives the same model */
+		op t;
+
+		j = rnd(w, i);
+		t = ops[i - 1];
+		ops[i - 1] = ops[j];
+		ops[j] = t;
+	}
+	for (i = 0; i < n; i++) {
+		if (ops[i].put) {
+			feed_put(fd, ops[i].put);
+			fd->puts++;
+			continue;
+		}
+		if (tg_k8s_cache_remove(fd->c, fd->got[ops[i].rm].kind,
+					fd->got[ops[i].rm].api,
+					fd->got[ops[i].rm].ns,
+					fd->got[ops[i].rm].name) == TG_OK)
+			fd->removes++;
+		fd->got[ops[i].rm].live = false;
+	}
+}
+
+/* A Node's new text that is not JSON: its put fails and the cache no
+ * longer has it; the world loses it too (a full build of a world with
+ * it would fail as a whole). */
+static void feed_bad_node(feed *fd, world *w)
+{
+	static const char bad[] = "{\"apiVersion\":\"v1\",\"kind\":"
+				  "\"Node\",\"metadata\":{\"name\":";
+	obj *o = pick(w, "Node");
+	tg_errinfo ei;
+	unsigned i;
+
+	if (!o)
+		return;
+	if (tg_k8s_cache_put(fd->c, bad, sizeof(bad) - 1, "Node", "v1", "",
+			     o->name, "cache", ++w->version, &ei) ==
+	    TG_EPARSE && strstr(ei.msg, "cache"))
+		fd->bad++;
+	o->live = false;
+	for (i = 0; i < fd->ngot; i++)
+		if (fd->got[i].live && same_id(&fd->got[i], o))
+			fd->got[i].live = false;
+}
+
+/* Now and then an overlay: a pod of the world with another text for one
+ * build, bound to another node (a pending one: bound, as the bridge
+ * presents a pod it bound before the watch shows it), version 0 (the
+ * bridge's made texts); NULL when none. */
+static const obj *overlay(world *w, obj *ov)
+{
+	obj *o = rnd(w, 3) == 0 ? pick(w, "Pod") : NULL;
+	const char *spec;
+	char *nn;
+	size_t at;
+
+	if (!o || !(spec = strstr(o->text, "\"spec\":{")))
+		return NULL;
+	*ov = *o;
+	ov->version = 0;
+	nn = strstr(ov->text, "\"nodeName\":\"n");
+	if (nn && nn[15] == '"') {	/* "nodeName":"nNN" */
+		snprintf(nn + 13, 3, "%02u", w->node0 + rnd(w, 4));
+		nn[15] = '"';
+		return ov;
+	}
+	if (nn)
+		return NULL;
+	at = (size_t)(spec - o->text) + 8;
+	snprintf(ov->text + at, sizeof(ov->text) - at,
+		 "\"nodeName\":\"n%02u\",%s", w->node0 + rnd(w, 4),
+		 o->text + at);
+	return ov;
+}
+
+/* The world put into a fresh cache in reverse order, built from its
+ * objects, described. */
+static char *describe_reversed(world *w)
+{
+	tg_k8s_cache *c = tg_k8s_cache_create();
+	built b;
+	char *d;
+	unsigned i;
+
+	for (i = w->n; i > 0; i--) {
+		const obj *o = &w->o[i - 1];
+
+		if (o->live)
+			tg_k8s_cache_put(c, o->text, strlen(o->text), o->kind,
+					 o->api, o->ns, o->name, "cache",
+					 o->version, NULL);
+	}
+	b = build_ov(w, c, NULL, true);
+	d = describe(&b);
+	built_free(&b);
+	tg_k8s_cache_destroy(c);
+	return d;
+}
+
+/* One step's delta-fed build against the full one \p df (of the same
+ * objects, \p ov in place); true when they agree. */
+static bool delta_same(feed *fd, world *w, const obj *ov, const char *df,
+		       uint64_t seed, unsigned step)
+{
+	built d = build_ov(w, fd->c, ov, true);
+	char *dd = describe(&d);
+	tg_errinfo ce;
+	bool same = dd && df && strcmp(dd, df) == 0 && !d.err &&
+		    tg_topology_check(d.t, &ce) == TG_OK;
+
+	if (!same) {
+		diag("seed %llu step %u: the delta-fed build differs (%s)",
+		     (unsigned long long)seed, step, d.err ? d.ei.msg : "");
+		if (dd && df)
+			first_diff(dd, df);
+	}
+	free(dd);
+	built_free(&d);
+	return same;
+}
+
 static void run_seed(uint64_t seed)
 {
 	static world w;
+	static obj got[MAXOBJ];
 	tg_k8s_cache *c = tg_k8s_cache_create();
 	size_t hits, misses, total_hits = 0;
 	unsigned step, i, bad = 0, checks = 0, cleared_ok = 0, nclear = 0;
-	unsigned reused = 0, node_steps = 0, node_reused = 0;
+	unsigned reused = 0, node_steps = 0, node_reused = 0, dbad = 0;
+	unsigned novl = 0;
+	feed fd;
+	char *drev, *dlast;
+	built f0;
 
 	memset(&w, 0, sizeof(w));
 	w.rng = seed * 2654435761u + 1;
@@ -474,27 +722,42 @@ static void run_seed(uint64_t seed)
 	}
 	pending_gang(&w);
 	pending_gang(&w);
+	memset(&fd, 0, sizeof(fd));
+	memset(got, 0, sizeof(got));
+	fd.c = tg_k8s_cache_create();
+	fd.got = got;
 	for (step = 0; step < NSTEPS; step++) {
 		built a, f;
 		char *da, *df;
 		tg_errinfo ce;
 		bool clear = step % 13 == 12, nodes = false;
 		uint64_t n0 = nodes_now(&w);
+		obj ovs;
+		const obj *ov;
 
 		if (step) {
 			unsigned nd = 1 + rnd(&w, 5);
 
 			for (i = 0; i < nd; i++)
 				delta(&w);
+			if (step % 7 == 3)
+				feed_bad_node(&fd, &w);
 			/* a Node added and removed in one step is none */
 			nodes = nodes_now(&w) != n0;
 		}
 		if (clear) {
 			tg_k8s_cache_clear(c);
+			/* a re-list: emptied, then every object again */
+			tg_k8s_cache_clear(fd.c);
+			memset(got, 0, sizeof(got));
+			fd.ngot = 0;
 			nclear++;
 		}
-		a = build(&w, c);
-		f = build(&w, NULL);
+		feed_sync(&fd, &w);
+		ov = overlay(&w, &ovs);
+		novl += ov != NULL;
+		a = build_ov(&w, c, ov, false);
+		f = build_ov(&w, NULL, ov, false);
 		tg_k8s_cache_stats(c, &hits, &misses);
 		total_hits += hits;
 		reused += !a.err && tg_k8s_cache_reused(c);
@@ -516,6 +779,8 @@ static void run_seed(uint64_t seed)
 		da = describe(&a);
 		df = describe(&f);
 		checks++;
+		if (!delta_same(&fd, &w, ov, df, seed, step))
+			dbad++;
 		if (!da || !df || strcmp(da, df) != 0) {
 			if (!bad)
 				diag("seed %llu step %u: the cached build "
@@ -543,6 +808,29 @@ static void run_seed(uint64_t seed)
 	   (unsigned long long)seed, reused, checks);
 	is_int(node_reused, 0, "seed %llu: none after a Node changed (%u "
 	       "steps)", (unsigned long long)seed, node_steps);
+	is_int(dbad, 0, "seed %llu: %u builds from a cache fed deltas equal "
+	       "full ones (%u puts, %u removes, %u re-puts of a version it "
+	       "held, %u malformed Nodes refused, %u overlays, %u re-lists)",
+	       (unsigned long long)seed, checks, fd.puts, fd.removes,
+	       fd.reputs, fd.bad, novl, nclear);
+	ok(fd.removes > 0 && fd.reputs > 0 && fd.bad > 0 && novl > 0,
+	   "seed %llu: the steps removed, re-put, refused and overlaid",
+	   (unsigned long long)seed);
+	is_int(tg_k8s_cache_nobjects(fd.c), live_objs(&w),
+	       "seed %llu: the cache holds the live objects",
+	       (unsigned long long)seed);
+	/* the same objects put in another order: the same result */
+	f0 = build(&w, NULL);
+	dlast = describe(&f0);
+	drev = describe_reversed(&w);
+	ok(drev && dlast && strcmp(drev, dlast) == 0, "seed %llu: objects "
+	   "put in reverse order build the same", (unsigned long long)seed);
+	if (drev && dlast && strcmp(drev, dlast) != 0)
+		first_diff(drev, dlast);
+	free(drev);
+	free(dlast);
+	built_free(&f0);
+	tg_k8s_cache_destroy(fd.c);
 	tg_k8s_cache_destroy(c);
 }
 
@@ -567,6 +855,51 @@ static void test_api(void)
 	tg_topology_destroy(t);
 	tg_k8s_destroy(k);
 	tg_k8s_cache_destroy(c);
+}
+
+static void count_release(void *ud)
+{
+	(*(unsigned *)ud)++;
+}
+
+/* The objects' API: bad arguments, a remove of nothing, a lent text
+ * released when replaced, when its put fails and at the end. */
+static void test_objects_api(void)
+{
+	static const char node[] = "{\"apiVersion\":\"v1\",\"kind\":"
+		"\"Node\",\"metadata\":{\"name\":\"n1\"}}";
+	tg_k8s_cache *c = tg_k8s_cache_create();
+	tg_k8s *k = tg_k8s_create();
+	unsigned rel = 0;
+	tg_errinfo ei;
+
+	is_int(tg_k8s_cache_put(NULL, node, sizeof(node) - 1, "Node", "v1",
+				"", "n1", "x", 1, &ei), TG_EINVAL,
+	       "put into NULL fails");
+	is_int(tg_k8s_cache_put_lent(c, node, sizeof(node) - 1, "Node", "v1",
+				     "", "n1", "x", 1, NULL, NULL, &ei),
+	       TG_EINVAL, "put_lent without a release function fails");
+	is_int(tg_k8s_cache_remove(c, "Node", "v1", "", "n1"), TG_ENOENT,
+	       "remove of an object the cache does not hold: TG_ENOENT");
+	is_int(tg_k8s_use_cache_objects(k), TG_EINVAL,
+	       "use_cache_objects without a cache fails");
+	is_int(tg_k8s_cache_put_lent(c, node, sizeof(node) - 1, "Node", "v1",
+				     "", "n1", "x", 1, count_release, &rel,
+				     &ei), TG_OK, "a lent put");
+	is_int(tg_k8s_cache_put_lent(c, node, sizeof(node) - 1, "Node", "v1",
+				     "", "n1", "x", 1, count_release, &rel,
+				     &ei), TG_OK, "again, the same version");
+	is_int(rel, 1, "the text it replaced is released");
+	is_int(tg_k8s_cache_put_lent(c, "{", 1, "Node", "v1", "", "n1", "x",
+				     2, count_release, &rel, &ei), TG_EPARSE,
+	       "a Node that is not JSON is refused");
+	ok(rel == 3 && tg_k8s_cache_nobjects(c) == 0, "its text and the old "
+	   "one are released, the cache holds none (%u released)", rel);
+	tg_k8s_cache_put_lent(c, node, sizeof(node) - 1, "Node", "v1", "",
+			      "n1", "x", 3, count_release, &rel, &ei);
+	tg_k8s_destroy(k);
+	tg_k8s_cache_destroy(c);
+	is_int(rel, 4, "destroy releases what the cache held");
 }
 
 /*
@@ -1059,6 +1392,7 @@ int main(void)
 	uint64_t s;
 
 	test_api();
+	test_objects_api();
 	test_turnover();
 	test_node_ids();
 	test_keep();

@@ -134,8 +134,9 @@ tg_k8s_cache *tg_k8s_cache_create(void);
 /* Frees the cache and every record (Nodes' trees included); accepts
  * NULL.  Never while a snapshot attached to it is not yet destroyed. */
 void tg_k8s_cache_destroy(tg_k8s_cache *c);
-/* Drops every record (a host's re-list starts from scratch); never while
- * a snapshot attached to it is between its first add and its build. */
+/* Drops every record and object (a host's re-list starts from scratch);
+ * never while a snapshot attached to it is between its first add and
+ * its build. */
 void tg_k8s_cache_clear(tg_k8s_cache *c);
 /* Records held (pods and Nodes); 0 for NULL. */
 size_t tg_k8s_cache_size(const tg_k8s_cache *c);
@@ -160,6 +161,93 @@ bool tg_k8s_cache_reused(const tg_k8s_cache *c);
  * \note \p c is borrowed: it must outlive the snapshot.
  */
 tg_err tg_k8s_set_cache(tg_k8s *k, tg_k8s_cache *c);
+
+/*
+ * The cluster as a model the cache keeps, fed from watch events: the
+ * cache holds the objects themselves, a host puts an object when it is
+ * added or changed and removes it when it is deleted, and a snapshot
+ * that uses the cache's objects (tg_k8s_use_cache_objects()) is built
+ * from all of them without the host handing the cluster over again.
+ *
+ * tg_k8s_cache_put() takes one object as tg_k8s_add_object_version()
+ * does (the same arguments and bounds; \p version as there: a Node or a
+ * bound pod put again with the version the cache holds is not read
+ * again, and the host must never give two texts of one object that
+ * differ in anything the loader reads the same nonzero version), and
+ * replaces the one with the same identity: its kind, API group (the part
+ * of \p api_version before '/', "" for the core group), namespace as
+ * given and name.  An object is read now as tg_k8s_add_object() reads
+ * it: a Node or an object of another kind than Pod is parsed (a Node's
+ * tree is kept for the builds), a pod's text is kept for the build, which
+ * reads it then (a bad field costs its gang or its node, as ever).  An
+ * object that cannot be read costs only itself: the call fails with the
+ * add's error (TG_EPARSE naming \p source and the place), the cache
+ * drops what it held of that identity, and every build goes on without
+ * it.  At most K8S_MAX_OBJECTS (2^24, the loader's bound) objects:
+ * TG_ELIMIT past it.  tg_k8s_cache_put() copies the text, namespace and
+ * name; tg_k8s_cache_put_lent() borrows them (they must stay valid and
+ * unchanged) and calls \p release(\p ud) once the cache lets go of them:
+ * when the object is replaced or removed, at tg_k8s_cache_clear() or
+ * tg_k8s_cache_destroy(), or before it returns when it fails; a put of
+ * the version the cache holds replaces the text (and releases the old)
+ * but reads nothing again.  The other strings are copied.
+ *
+ * tg_k8s_cache_remove() drops the object of that identity: TG_ENOENT
+ * when the cache holds none, TG_EINVAL for bad arguments.
+ * tg_k8s_cache_clear() drops every object too (a host's re-list: it then
+ * puts every object again).  What builds derived from a removed object
+ * goes at the end of the next build.
+ *
+ * tg_k8s_use_cache_objects() makes tg_k8s_build() read every object the
+ * cache holds besides the ones added to the snapshot; an object added
+ * with the identity of a cached one replaces it for this snapshot only
+ * (an overlay: a host's per-build rewrite of an object, such as a pod it
+ * bound that the watch has not shown bound yet), without the warning two
+ * added copies give.  The result is the same as a snapshot given every
+ * object by tg_k8s_add_object_version(), whatever the order of the puts.
+ * TG_EINVAL without a cache (tg_k8s_set_cache() first), TG_ESTATE after
+ * the build.
+ * \note Never put, remove or clear while a snapshot attached to the
+ * cache is between its first add and the end of its build: the build
+ * reads the cache's texts and trees.  Each function is for one thread at
+ * a time, as the rest of the cache.
+ */
+
+/*
+ * Puts one object into the cache (see above): added, or replacing the
+ * one of its identity.  TG_EINVAL for bad arguments, TG_ELIMIT past the
+ * loader's bounds, TG_EPARSE (and the identity dropped) when it cannot
+ * be read, TG_ENOMEM.
+ * \note \p json, \p ns and \p name are copied.
+ */
+tg_err tg_k8s_cache_put(tg_k8s_cache *c, const char *json, size_t len,
+			const char *kind, const char *api_version,
+			const char *ns, const char *name, const char *source,
+			uint64_t version, tg_errinfo *ei);
+/*
+ * tg_k8s_cache_put() without the copy: TG_EINVAL without \p release.
+ * \note \p json, \p ns and \p name are borrowed until \p release(\p ud),
+ * which the cache calls exactly once: when it lets go of the object, or
+ * before it returns an error.
+ */
+tg_err tg_k8s_cache_put_lent(tg_k8s_cache *c, const char *json, size_t len,
+			     const char *kind, const char *api_version,
+			     const char *ns, const char *name,
+			     const char *source, uint64_t version,
+			     void (*release)(void *ud), void *ud,
+			     tg_errinfo *ei);
+/* Drops the object of that identity (kind, API group, namespace as put,
+ * name); TG_ENOENT when the cache holds none, TG_EINVAL for bad
+ * arguments. */
+tg_err tg_k8s_cache_remove(tg_k8s_cache *c, const char *kind,
+			   const char *api_version, const char *ns,
+			   const char *name);
+/* Objects the cache holds (tg_k8s_cache_put()); 0 for NULL. */
+size_t tg_k8s_cache_nobjects(const tg_k8s_cache *c);
+/* The snapshot's build reads every object its cache holds, the objects
+ * added to it replacing those of their identity (see above); TG_EINVAL
+ * without a cache, TG_ESTATE after the build. */
+tg_err tg_k8s_use_cache_objects(tg_k8s *k);
 
 /*
  * Builds the topology and the gangs from everything added.  May be called

@@ -278,45 +278,56 @@ static int classify(const tg_k8s *k, const char *kind, const char *group)
 	return C_OTHER;
 }
 
-/* Files one object; \p kind and \p api may come from its List. */
+tg_err tgk_kind_of(tg_k8s *k, const char *kind, const char *api,
+		   tgk_kind *out)
+{
+	const char *slash = api ? strchr(api, '/') : NULL;
+	char *grp = tgi_strndup(slash ? api : "",
+				slash ? (size_t)(slash - api) : 0);
+	uint32_t kid, gid;
+	tg_err err = grp ? TG_OK : TG_ENOMEM;
+
+	if (!err)
+		err = tgi_strtab_intern(&k->names, kind, &kid);
+	if (!err)
+		err = tgi_strtab_intern(&k->names, grp, &gid);
+	tgi_free(grp);
+	if (err)
+		return TG_ENOMEM;
+	out->kind = tgi_strtab_get(&k->names, kid);
+	out->group = tgi_strtab_get(&k->names, gid);
+	out->cls = (int8_t)classify(k, out->kind, out->group);
+	return TG_OK;
+}
+
+/* Files one object; \p kind and \p api may come from its List; \p ki
+ * (NULL: worked out here) is what tgk_kind_of() says of them. */
 static tg_err file_obj(tg_k8s *k, cJSON *j, const char *kind,
-		       const char *api, uint32_t src)
+		       const char *api, uint32_t src, const tgk_kind *ki)
 {
 	const cJSON *md = tgk_jget(j, "metadata");
-	const char *slash;
+	tgk_kind own;
 	kobj *o;
 
 	if (k->nobjs >= K8S_MAX_OBJECTS)
 		return TG_ELIMIT;
 	if (tgi_grow(&k->objs, &k->capobjs, k->nobjs + 1, sizeof(kobj)))
 		return TG_ENOMEM;
+	if (!ki && tgk_kind_of(k, kind, api, &own))
+		return TG_ENOMEM;
+	ki = ki ? ki : &own;
 	o = &k->objs[k->nobjs];
 	memset(o, 0, sizeof(*o));
 	o->j = j;
-	slash = api ? strchr(api, '/') : NULL;
-	{
-		char *grp = tgi_strndup(slash ? api : "",
-					slash ? (size_t)(slash - api) : 0);
-		uint32_t kid, gid;
-		tg_err err = grp ? TG_OK : TG_ENOMEM;
-
-		if (!err)
-			err = tgi_strtab_intern(&k->names, kind, &kid);
-		if (!err)
-			err = tgi_strtab_intern(&k->names, grp, &gid);
-		tgi_free(grp);
-		if (err)
-			return TG_ENOMEM;
-		o->kind = tgi_strtab_get(&k->names, kid);
-		o->group = tgi_strtab_get(&k->names, gid);
-	}
+	o->kind = ki->kind;
+	o->group = ki->group;
 	o->name = tgk_jstr(md, "name");
 	o->name = o->name ? o->name : "";
 	o->ns = tgk_jstr(md, "namespace");
 	o->ns = o->ns ? o->ns : "";
 	o->src = src;
 	o->seq = (uint32_t)k->nobjs;
-	o->cls = (int8_t)classify(k, o->kind, o->group);
+	o->cls = ki->cls;
 	if ((o->cls == C_POD || o->cls == C_PODGROUP || o->cls == C_PDB ||
 	     o->cls == C_PVC) && !*o->ns)
 		o->ns = "default";
@@ -384,7 +395,7 @@ static tg_err add_doc(tg_k8s *k, cJSON *d, const char *source, uint32_t src,
 				err = tgk_warnf(k, "%s: items[%u] has no kind; "
 						"ignored", source, idx);
 			} else {
-				err = file_obj(k, it, ik, ia, src);
+				err = file_obj(k, it, ik, ia, src, NULL);
 				if (err == TG_ELIMIT)
 					return tgi_errf(ei, err,
 							"%s: more than %u "
@@ -403,7 +414,7 @@ static tg_err add_doc(tg_k8s *k, cJSON *d, const char *source, uint32_t src,
 				source,
 				docno);
 	} else {
-		err = file_obj(k, d, kind, api, src);
+		err = file_obj(k, d, kind, api, src, NULL);
 		if (err == TG_ELIMIT)
 			return tgi_errf(ei, err, "%s: more than %u objects",
 					source, K8S_MAX_OBJECTS);
@@ -569,13 +580,6 @@ tg_err tg_k8s_add_object_version(tg_k8s *k, const char *json, size_t len,
 				 const char *source, uint64_t version,
 				 tg_errinfo *ei)
 {
-	size_t nn, nm;
-	uint32_t src;
-	cJSON *j = NULL;
-	bool lent = false;
-	kobj *o;
-	tg_err err;
-
 	if (!k || !json || !kind || !*kind || !api_version || !name)
 		return tgi_errf(ei, TG_EINVAL,
 				"tg_k8s_add_object: bad arguments");
@@ -586,11 +590,25 @@ tg_err tg_k8s_add_object_version(tg_k8s *k, const char *json, size_t len,
 	if (!source || !*source)
 		source = "input";
 	ns = ns ? ns : "";
-	nn = strlen(ns);
-	nm = strlen(name);
-	if (len > TG_MAX_FILE || nn > TG_MAX_NAME || nm > TG_MAX_NAME)
+	if (len > TG_MAX_FILE || strlen(ns) > TG_MAX_NAME ||
+	    strlen(name) > TG_MAX_NAME)
 		return tgi_errf(ei, TG_ELIMIT, "%s: %s %s/%s: larger than the "
 				"loader's bounds", source, kind, ns, name);
+	return tgk_add_one(k, json, len, kind, api_version, ns, name, source,
+			   version, false, NULL, ei);
+}
+
+tg_err tgk_add_one(tg_k8s *k, const char *json, size_t len,
+		   const char *kind, const char *api_version, const char *ns,
+		   const char *name, const char *source, uint64_t version,
+		   bool cached, const tgk_kind *ki, tg_errinfo *ei)
+{
+	uint32_t src;
+	cJSON *j = NULL;
+	bool lent = false;
+	kobj *o;
+	tg_err err;
+
 	err = source_id(k, source, &src);
 	if (err)
 		return tgi_errf(ei, err, "%s: %s", source, err == TG_ELIMIT ?
@@ -607,7 +625,7 @@ tg_err tg_k8s_add_object_version(tg_k8s *k, const char *json, size_t len,
 		if (err)
 			return err;
 	}
-	err = file_obj(k, j, kind, api_version, src);
+	err = file_obj(k, j, kind, api_version, src, ki);
 	if (err) {
 		if (!lent)
 			cJSON_Delete(j);
@@ -619,6 +637,7 @@ tg_err tg_k8s_add_object_version(tg_k8s *k, const char *json, size_t len,
 	o = &k->objs[k->nobjs - 1];
 	o->own_tree = !lent;
 	o->lent_tree = lent;
+	o->cached = cached;
 	o->name = name;
 	if (o->cls == C_NODE || o->cls == C_CNT || o->cls == C_TOPOLOGY ||
 	    o->cls == C_PRIOCLASS || o->cls == C_NAMESPACE || o->cls == C_PV ||
@@ -636,6 +655,18 @@ tg_err tg_k8s_add_object_version(tg_k8s *k, const char *json, size_t len,
 		o->len = (uint32_t)len;
 		o->version = version;
 	}
+	return TG_OK;
+}
+
+tg_err tg_k8s_use_cache_objects(tg_k8s *k)
+{
+	if (!k)
+		return TG_EINVAL;
+	if (k->built || k->spent)
+		return TG_ESTATE;
+	if (!k->cache)
+		return TG_EINVAL;
+	k->cache_objs = true;
 	return TG_OK;
 }
 

@@ -38,10 +38,8 @@
 
 #include "k8s_load.h"
 
-static int obj_cmp(const void *a, const void *c)
+static int kobj_cmp(const kobj *x, const kobj *y)
 {
-	const kobj *x = *(const kobj *const *)a;
-	const kobj *y = *(const kobj *const *)c;
 	int r;
 
 	if (x->cls != y->cls)
@@ -60,11 +58,67 @@ static int obj_cmp(const void *a, const void *c)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static int obj_cmp(const void *a, const void *c)
+{
+	return kobj_cmp(*(const kobj *const *)a, *(const kobj *const *)c);
+}
+
+/*
+ * b->idx: every object in kobj_cmp() order.  The cached objects filed in
+ * the last build's order (k->objs[sorted0, sorted1)) are a sorted run
+ * unless something changed their order (checked): then only the rest (the
+ * added objects, new cached ones) is sorted, and merged with the run; the
+ * order is a total one (ties by arrival), so the result is qsort()'s.
+ */
+static tg_err sort_index(bctx *b)
+{
+	tg_k8s *k = b->k;
+	size_t a = k->sorted0, z = k->sorted1, i, n = 0, r, s;
+	kobj **rest;
+
+	for (i = a + 1; i < z; i++)
+		if (kobj_cmp(&k->objs[i - 1], &k->objs[i]) > 0)
+			break;
+	if (z - a < 2 || i < z) {
+		for (i = 0; i < k->nobjs; i++)
+			b->idx[i] = &k->objs[i];
+		qsort(b->idx, k->nobjs, sizeof(kobj *), obj_cmp);
+		return TG_OK;
+	}
+	rest = tgi_calloc(k->nobjs - (z - a) + 1, sizeof(kobj *));
+	if (!rest)
+		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
+	for (i = 0; i < k->nobjs; i++)
+		if (i < a || i >= z)
+			rest[n++] = &k->objs[i];
+	qsort(rest, n, sizeof(kobj *), obj_cmp);
+	for (i = 0, r = 0, s = a; r < n || s < z; i++)
+		b->idx[i] = s == z || (r < n && kobj_cmp(rest[r],
+							&k->objs[s]) < 0) ?
+			    rest[r++] : &k->objs[s++];
+	tgi_free(rest);
+	return TG_OK;
+}
+
 static bool same_obj(const kobj *x, const kobj *y)
 {
-	return x->cls == y->cls && strcmp(x->kind, y->kind) == 0 &&
-	       strcmp(x->group, y->group) == 0 && strcmp(x->ns, y->ns) == 0 &&
-	       strcmp(x->name, y->name) == 0;
+	/* kinds and groups are interned (k->names): pointers compare */
+	return x->cls == y->cls && x->kind == y->kind &&
+	       x->group == y->group && strcmp(x->name, y->name) == 0 &&
+	       strcmp(x->ns, y->ns) == 0;
+}
+
+/* Whether cached object idx[i] has an added copy before it in the run of
+ * copies of one object (sorted by arrival: the cache's are filed last,
+ * after every added one). */
+static bool overlaid(kobj *const *idx, size_t i)
+{
+	size_t j;
+
+	for (j = i; j > 0 && same_obj(idx[i], idx[j - 1]); j--)
+		if (!idx[j - 1]->cached)
+			return true;
+	return false;
 }
 
 static tg_err build_index(bctx *b)
@@ -76,15 +130,19 @@ static tg_err build_index(bctx *b)
 	b->idx = tgi_calloc(k->nobjs ? k->nobjs : 1, sizeof(kobj *));
 	if (!b->idx)
 		return tgi_errf(b->ei, TG_ENOMEM, "out of memory");
-	for (i = 0; i < k->nobjs; i++)
-		b->idx[i] = &k->objs[i];
-	qsort(b->idx, k->nobjs, sizeof(kobj *), obj_cmp);
-	/* a later copy of the same object replaces the earlier one */
+	err = sort_index(b);
+	if (err)
+		return err;
+	tgk_cache_order(k, b->idx, k->nobjs);
+	/* a later copy of the same object replaces the earlier one; an
+	 * added object replaces a cached one (an overlay) silently */
 	for (i = 0; i < k->nobjs; i++) {
 		kobj *o = b->idx[i];
 
+		if (o->cached && *o->name && overlaid(b->idx, i))
+			continue;
 		if (i + 1 < k->nobjs && same_obj(o, b->idx[i + 1]) &&
-		    *o->name) {
+		    *o->name && (o->cached || !b->idx[i + 1]->cached)) {
 			char nm[300];
 
 			err = tgk_warnf(k, "%s %s appears more than once; the "
@@ -235,7 +293,10 @@ tg_err tg_k8s_build(tg_k8s *k, tg_topology **topo, tg_errinfo *ei)
 		err = tgi_errf(ei, TG_ENOMEM, "out of memory");
 		goto fail;
 	}
-	err = build_index(&b);
+	err = k->cache_objs && k->cache ? tgk_cache_file_objects(k, b.ei) :
+					  TG_OK;
+	if (!err)
+		err = build_index(&b);
 	if (!err)
 		err = tgk_load_prioclasses(&b);
 	if (!err)

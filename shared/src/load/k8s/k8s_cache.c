@@ -40,6 +40,25 @@
  * and the last build's pod array, zeroed (not made afresh: at 100,000
  * pods it is 20 MB whose pages every build faulted in again).
  *
+ * The objects themselves (tg_k8s_cache_put(), a host fed by watch
+ * events): c->objs by "kind\x1fgroup\x1fnamespace\x1fname" (okeys), each
+ * its text (the host's, lent until its release function is called, or
+ * the cache's copy), version and source.  A put reads the object as
+ * tg_k8s_add_object() would now: a Node's tree is parsed into the Nodes'
+ * trees (counted as a Node parsed since the last build, so the kept
+ * topology is not taken: nmisses), any kind but Pod parsed to see that it
+ * can be, a pod not (the build reads it); one that cannot be read is
+ * refused and what the cache held of it dropped.  A build that uses them
+ * (tg_k8s_use_cache_objects()) files every one before its index
+ * (tgk_cache_file_objects(), kobj.cached), through the same path as
+ * tg_k8s_add_object_version(), so the Nodes' trees, the pods' records
+ * and the kept topology serve it as they serve a host that hands every
+ * object over; the index drops a cached object that an added one of the
+ * same identity replaces (an overlay, for that build only).  Records and
+ * trees of removed objects go at the end of the next build, as those of
+ * objects a host stops giving.  The keys of removed objects stay until
+ * they outnumber the live ones (compact_objs()).
+ *
  * Generations: c->gen numbers the snapshot being made; what a snapshot
  * takes or gives is stamped with it, and tgk_cache_end() (after a build
  * that worked) drops what is not, then starts the next generation.  Keys
@@ -91,6 +110,25 @@ typedef struct kcnode {
 	cJSON *tree;
 } kcnode;
 
+/* An object the cache holds (tg_k8s_cache_put()): its text, and its
+ * namespace and name as the host gave them; the host's (lent: release
+ * called when it goes) or the cache's copy (own: text, ns and name in one
+ * allocation). */
+typedef struct kcobj {
+	const char *text, *ns, *name;
+	size_t len;
+	const char *kind, *api, *src;	/* in the cache's otab */
+	uint64_t version;
+	char *own;
+	void (*release)(void *ud);
+	void *ud;
+	uint64_t filed;		/* the last tgk_cache_file_objects() */
+	/* a pod's record id in the keys of epoch rep (0: not known) */
+	uint32_t rid;
+	uint64_t rep;
+	bool live;
+} kcobj;
+
 struct tg_k8s_cache {
 	tgi_strtab keys;	/* "namespace/name" -> index into recs */
 	tgi_strtab strs;	/* node names and roles of the records */
@@ -132,6 +170,18 @@ struct tg_k8s_cache {
 	kpreset preset;
 	size_t pnodes;
 	bool pvalid;
+	/* the objects themselves (tg_k8s_cache_put()): okeys
+	 * "kind\x1fgroup\x1fnamespace\x1fname" -> index into objs;
+	 * otab: their kinds, API versions and sources */
+	tgi_strtab okeys, otab;
+	kcobj *objs;
+	size_t capobjs, nobjs;
+	/* the ids of the objects in the last build's index order
+	 * (tgk_cache_order()); fgen numbers the filings */
+	uint32_t *ord;
+	size_t nord;
+	uint64_t fgen;
+	uint64_t kep;		/* epoch of the records' keys (kcobj.rid) */
 };
 
 static void rec_free(kcrec *r)
@@ -156,6 +206,9 @@ tg_k8s_cache *tg_k8s_cache_create(void)
 		tgi_strtab_init(&c->keys);
 		tgi_strtab_init(&c->strs);
 		tgi_strtab_init(&c->nkeys);
+		tgi_strtab_init(&c->okeys);
+		tgi_strtab_init(&c->otab);
+		c->kep = 1;
 	}
 	return c;
 }
@@ -211,12 +264,40 @@ static void clear_nodes(tg_k8s_cache *c)
 	tgi_strtab_init(&c->nkeys);
 }
 
+static void obj_drop(tg_k8s_cache *c, kcobj *e)
+{
+	if (!e->live)
+		return;
+	if (e->release)
+		e->release(e->ud);
+	tgi_free(e->own);
+	memset(e, 0, sizeof(*e));
+	c->nobjs--;
+}
+
+static void clear_objs(tg_k8s_cache *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->capobjs; i++)
+		obj_drop(c, &c->objs[i]);
+	tgi_free(c->objs);
+	c->objs = NULL;
+	c->capobjs = c->nobjs = 0;
+	tgi_strtab_free(&c->okeys);
+	tgi_strtab_init(&c->okeys);
+	tgi_free(c->ord);
+	c->ord = NULL;
+	c->nord = 0;
+}
+
 void tg_k8s_cache_clear(tg_k8s_cache *c)
 {
 	if (!c)
 		return;
 	clear_nodes(c);
 	clear_pods(c);
+	clear_objs(c);
 }
 
 /* The pods' records (the Nodes' trees may be lent to a snapshot). */
@@ -234,6 +315,7 @@ static void clear_pods(tg_k8s_cache *c)
 	tgi_strtab_init(&c->keys);
 	tgi_strtab_free(&c->strs);
 	tgi_strtab_init(&c->strs);
+	c->kep++;		/* the objects' record ids are old */
 }
 
 void tg_k8s_cache_destroy(tg_k8s_cache *c)
@@ -241,6 +323,7 @@ void tg_k8s_cache_destroy(tg_k8s_cache *c)
 	if (!c)
 		return;
 	tg_k8s_cache_clear(c);
+	tgi_strtab_free(&c->otab);
 	tgi_free(c->pods);
 	tgi_free(c);
 }
@@ -253,6 +336,11 @@ bool tg_k8s_cache_reused(const tg_k8s_cache *c)
 size_t tg_k8s_cache_size(const tg_k8s_cache *c)
 {
 	return c ? c->nlive + c->nnodes : 0;
+}
+
+size_t tg_k8s_cache_nobjects(const tg_k8s_cache *c)
+{
+	return c ? c->nobjs : 0;
 }
 
 void tg_k8s_cache_stats(const tg_k8s_cache *c, size_t *hits, size_t *misses)
@@ -414,6 +502,33 @@ static tg_err fill(bctx *b, const kobj *o, kpod *p, const kcrec *r,
 	return TG_OK;
 }
 
+/* The cached object of \p o (tg_k8s_use_cache_objects()); NULL when none. */
+static kcobj *cobj_of(tg_k8s_cache *c, const kobj *o)
+{
+	return o->cached && o->cid < c->capobjs && c->objs[o->cid].live ?
+	       &c->objs[o->cid] : NULL;
+}
+
+/* Pod \p o's record id as its cached object remembers it; 0 when not
+ * known (looked up by its key then). */
+static uint32_t rec_id(tg_k8s_cache *c, const kobj *o)
+{
+	const kcobj *e = cobj_of(c, o);
+
+	return e && e->rep == c->kep ? e->rid : 0;
+}
+
+/* Pod \p o's record is \p id (kept on its cached object). */
+static void set_rec_id(tg_k8s_cache *c, const kobj *o, uint32_t id)
+{
+	kcobj *e = cobj_of(c, o);
+
+	if (e) {
+		e->rid = id;
+		e->rep = c->kep;
+	}
+}
+
 tg_err tgk_cache_take(bctx *b, const kobj *o, kpod *p, bool *hit)
 {
 	tg_k8s_cache *c = b->k->cache;
@@ -425,7 +540,10 @@ tg_err tgk_cache_take(bctx *b, const kobj *o, kpod *p, bool *hit)
 	*hit = false;
 	if (!cacheable(b, o))
 		return TG_OK;
-	id = key_of(o, key, sizeof(key)) ? tgi_strtab_find(&c->keys, key) : 0;
+	id = rec_id(c, o);
+	if (!id)
+		id = key_of(o, key, sizeof(key)) ?
+		     tgi_strtab_find(&c->keys, key) : 0;
 	r = id && id < c->caprecs ? &c->recs[id] : NULL;
 	if (!r || r->version != o->version) {
 		c->misses++;
@@ -443,6 +561,7 @@ tg_err tgk_cache_take(bctx *b, const kobj *o, kpod *p, bool *hit)
 	}
 	r->gen = c->gen;
 	p->crec = id;
+	set_rec_id(c, o, id);
 	c->hits++;
 	*hit = true;
 	return TG_OK;
@@ -566,6 +685,7 @@ void tgk_cache_put(bctx *b, const kobj *o, kpod *p)
 	r->anti = p->own_anti;
 	p->lent = true;
 	p->crec = id;
+	set_rec_id(c, o, id);
 	c->nlive++;
 }
 
@@ -613,6 +733,7 @@ static void compact(tg_k8s_cache *c)
 	c->strs = n.strs;
 	c->recs = n.recs;
 	c->caprecs = n.caprecs;
+	c->kep++;
 }
 
 /* The Nodes' trees left, in a fresh table (names of gone ones
@@ -647,6 +768,42 @@ static void compact_nodes(tg_k8s_cache *c)
 	c->capnodes = cap;
 }
 
+/* Node \p name's entry (made when absent, *id set); NULL when out of
+ * memory. */
+static kcnode *node_slot(tg_k8s_cache *c, const char *name, uint32_t *id)
+{
+	if (!*id && tgi_strtab_intern(&c->nkeys, name, id))
+		return NULL;
+	if (*id >= c->capnodes) {
+		size_t old = c->capnodes;
+
+		if (tgi_grow(&c->nodes, &c->capnodes, (size_t)*id + 1,
+			     sizeof(kcnode)))
+			return NULL;
+		memset(c->nodes + old, 0, (c->capnodes - old) *
+		       sizeof(kcnode));
+	}
+	return &c->nodes[*id];
+}
+
+/* \p tree (taken) as Node \p name's at \p version (entry \p id, 0 when
+ * none yet); false (not taken) when out of memory. */
+static bool node_keep(tg_k8s_cache *c, const char *name, uint32_t id,
+		      uint64_t version, cJSON *tree)
+{
+	kcnode *e = node_slot(c, name, &id);
+
+	if (!e)
+		return false;
+	if (!e->version)
+		c->nnodes++;
+	cJSON_Delete(e->tree);
+	e->tree = tree;
+	e->version = version;
+	e->gen = c->gen;
+	return true;
+}
+
 tg_err tgk_cache_node(tg_k8s *k, const char *name, uint64_t version,
 		      const char *json, size_t len, const char *source,
 		      cJSON **out, bool *lent, tg_errinfo *ei)
@@ -679,26 +836,347 @@ tg_err tgk_cache_node(tg_k8s *k, const char *name, uint64_t version,
 	 * is lent already */
 	if (e && e->version && e->gen == c->gen)
 		return TG_OK;
-	if (!id && tgi_strtab_intern(&c->nkeys, name, &id))
-		return TG_OK;
-	if (id >= c->capnodes) {
-		size_t old = c->capnodes;
-
-		if (tgi_grow(&c->nodes, &c->capnodes, (size_t)id + 1,
-			     sizeof(kcnode)))
-			return TG_OK;
-		memset(c->nodes + old, 0, (c->capnodes - old) *
-		       sizeof(kcnode));
-	}
-	e = &c->nodes[id];
-	if (!e->version)
-		c->nnodes++;
-	cJSON_Delete(e->tree);
-	e->tree = *out;
-	e->version = version;
-	e->gen = c->gen;
-	*lent = true;
+	*lent = node_keep(c, name, id, version, *out);
 	return TG_OK;
+}
+
+/* ---- the objects (tg_k8s_cache_put()) ---------------------------------- */
+
+/* "kind\x1fgroup\x1fnamespace\x1fname" into \p buf (the group: the API
+ * version's part before '/', "" for the core group); false when it does
+ * not fit. */
+static bool okey_of(const char *kind, const char *api, const char *ns,
+		    const char *name, char *buf, size_t n)
+{
+	const char *slash = strchr(api, '/');
+	int w = snprintf(buf, n, "%s\x1f%.*s\x1f%s\x1f%s", kind,
+			 slash ? (int)(slash - api) : 0, api, ns, name);
+
+	return w >= 0 && (size_t)w < n;
+}
+
+/*
+ * The object read as tg_k8s_add_object() reads it now: a Node parsed
+ * (its tree kept for the builds when \p version is not 0 and the cache
+ * has no tree of that version), a pod not yet (the build reads it), any
+ * other kind parsed and its tree dropped (the build parses it again).
+ */
+static tg_err obj_check(tg_k8s_cache *c, const char *json, size_t len,
+			const char *kind, const char *api, const char *name,
+			const char *source, uint64_t version, tg_errinfo *ei)
+{
+	bool node = strcmp(kind, "Node") == 0 && strcmp(api, "v1") == 0;
+	uint32_t id = 0;
+	cJSON *tree = NULL;
+	tg_err err;
+
+	if (strcmp(kind, "Pod") == 0 && strcmp(api, "v1") == 0)
+		return TG_OK;
+	if (node && version) {
+		id = tgi_strtab_find(&c->nkeys, name);
+		if (id && id < c->capnodes && c->nodes[id].version == version)
+			return TG_OK;
+	}
+	err = tgk_parse_one(json, len, source, &tree, ei);
+	if (err)
+		return err;
+	if (node) {
+		c->nmisses++;	/* the kept topology's nodes are not this */
+		if (version && node_keep(c, name, id, version, tree))
+			return TG_OK;
+	}
+	cJSON_Delete(tree);
+	return TG_OK;
+}
+
+/* Object \p key's entry (made when absent); NULL when out of memory or
+ * past the bound (*err set). */
+static kcobj *obj_slot(tg_k8s_cache *c, const char *key, tg_err *err)
+{
+	uint32_t id = tgi_strtab_find(&c->okeys, key);
+
+	*err = TG_OK;
+	if (id && id < c->capobjs && c->objs[id].live)
+		return &c->objs[id];
+	if (c->nobjs >= K8S_MAX_OBJECTS) {
+		*err = TG_ELIMIT;
+		return NULL;
+	}
+	if (!id && tgi_strtab_intern(&c->okeys, key, &id)) {
+		*err = TG_ENOMEM;
+		return NULL;
+	}
+	if (id >= c->capobjs) {
+		size_t old = c->capobjs;
+
+		if (tgi_grow(&c->objs, &c->capobjs, (size_t)id + 1,
+			     sizeof(kcobj))) {
+			*err = TG_ENOMEM;
+			return NULL;
+		}
+		memset(c->objs + old, 0, (c->capobjs - old) * sizeof(kcobj));
+	}
+	return &c->objs[id];
+}
+
+/* \p e holds the new object: its strings interned or copied (the text
+ * lent when \p release is set); false when out of memory. */
+static bool obj_fill(tg_k8s_cache *c, kcobj *e, const char *json,
+		     size_t len, const char *kind, const char *api,
+		     const char *ns, const char *name, const char *source,
+		     bool lent)
+{
+	uint32_t kid, aid, sid;
+	size_t a = strlen(ns) + 1, b = strlen(name) + 1;
+
+	if (tgi_strtab_intern(&c->otab, kind, &kid) ||
+	    tgi_strtab_intern(&c->otab, api, &aid) ||
+	    tgi_strtab_intern(&c->otab, source, &sid))
+		return false;
+	e->kind = tgi_strtab_get(&c->otab, kid);
+	e->api = tgi_strtab_get(&c->otab, aid);
+	e->src = tgi_strtab_get(&c->otab, sid);
+	e->len = len;
+	if (lent) {
+		e->text = json;
+		e->ns = ns;
+		e->name = name;
+		return true;
+	}
+	e->own = tgi_malloc(len + 1 + a + b);
+	if (!e->own)
+		return false;
+	memcpy(e->own, json, len);
+	e->own[len] = '\0';
+	memcpy(e->own + len + 1, ns, a);
+	memcpy(e->own + len + 1 + a, name, b);
+	e->text = e->own;
+	e->ns = e->own + len + 1;
+	e->name = e->own + len + 1 + a;
+	return true;
+}
+
+/* The object keys left, in a fresh table; as they were when out of
+ * memory. */
+static void compact_objs(tg_k8s_cache *c)
+{
+	tgi_strtab keys;
+	kcobj *objs;
+	size_t cap = c->nobjs + 2, i;
+	uint32_t id;
+
+	objs = tgi_calloc(cap, sizeof(kcobj));
+	if (!objs)
+		return;
+	tgi_strtab_init(&keys);
+	for (i = 1; i < c->capobjs; i++) {
+		if (!c->objs[i].live)
+			continue;
+		if (tgi_strtab_intern(&keys, tgi_strtab_get(&c->okeys,
+							    (uint32_t)i),
+				      &id) || id >= cap) {
+			tgi_strtab_free(&keys);
+			tgi_free(objs);
+			return;
+		}
+		objs[id] = c->objs[i];
+	}
+	tgi_strtab_free(&c->okeys);
+	tgi_free(c->objs);
+	c->okeys = keys;
+	c->objs = objs;
+	c->capobjs = cap;
+	c->nord = 0;		/* the ids changed */
+}
+
+/* Drops object \p key; false when the cache does not hold it. */
+static bool obj_remove(tg_k8s_cache *c, const char *key)
+{
+	uint32_t id = tgi_strtab_find(&c->okeys, key);
+
+	if (!id || id >= c->capobjs || !c->objs[id].live)
+		return false;
+	obj_drop(c, &c->objs[id]);
+	if (c->okeys.n > 1024 && c->okeys.n > 2 * (c->nobjs + 1))
+		compact_objs(c);
+	return true;
+}
+
+static tg_err put(tg_k8s_cache *c, const char *json, size_t len,
+		  const char *kind, const char *api, const char *ns,
+		  const char *name, const char *source, uint64_t version,
+		  void (*release)(void *ud), void *ud, tg_errinfo *ei)
+{
+	char key[4 * TG_MAX_NAME + 8];
+	kcobj *e, ne;
+	tg_err err;
+
+	if (!c || !json || !kind || !*kind || !api || !name) {
+		err = tgi_errf(ei, TG_EINVAL, "tg_k8s_cache_put: bad "
+			       "arguments");
+		goto fail;
+	}
+	source = source && *source ? source : "input";
+	ns = ns ? ns : "";
+	if (len > TG_MAX_FILE || strlen(ns) > TG_MAX_NAME ||
+	    strlen(name) > TG_MAX_NAME || strlen(kind) > TG_MAX_NAME ||
+	    !okey_of(kind, api, ns, name, key, sizeof(key))) {
+		err = tgi_errf(ei, TG_ELIMIT, "%s: %s %s/%s: larger than the "
+			       "loader's bounds", source, kind, ns, name);
+		goto fail;
+	}
+	err = obj_check(c, json, len, kind, api, name, source, version, ei);
+	if (err) {
+		/* what the cache held of it is old: the object is left out */
+		obj_remove(c, key);
+		goto fail;
+	}
+	e = obj_slot(c, key, &err);
+	if (!e) {
+		err = err == TG_ELIMIT ?
+		      tgi_errf(ei, err, "%s: %s %s/%s: more than %u objects "
+			       "in the cache", source, kind, ns, name,
+			       K8S_MAX_OBJECTS) :
+		      tgi_errf(ei, err, "out of memory");
+		goto fail;
+	}
+	memset(&ne, 0, sizeof(ne));
+	if (!obj_fill(c, &ne, json, len, kind, api, ns, name, source,
+		      release != NULL)) {
+		tgi_free(ne.own);
+		err = tgi_errf(ei, TG_ENOMEM, "out of memory");
+		goto fail;
+	}
+	ne.version = version;
+	ne.release = release;
+	ne.ud = ud;
+	ne.live = true;
+	obj_drop(c, e);		/* the copy it replaces */
+	*e = ne;
+	c->nobjs++;
+	return TG_OK;
+
+fail:
+	if (release)
+		release(ud);
+	return err;
+}
+
+tg_err tg_k8s_cache_put(tg_k8s_cache *c, const char *json, size_t len,
+			const char *kind, const char *api_version,
+			const char *ns, const char *name, const char *source,
+			uint64_t version, tg_errinfo *ei)
+{
+	return put(c, json, len, kind, api_version, ns, name, source,
+		   version, NULL, NULL, ei);
+}
+
+tg_err tg_k8s_cache_put_lent(tg_k8s_cache *c, const char *json, size_t len,
+			     const char *kind, const char *api_version,
+			     const char *ns, const char *name,
+			     const char *source, uint64_t version,
+			     void (*release)(void *ud), void *ud,
+			     tg_errinfo *ei)
+{
+	if (!release)
+		return tgi_errf(ei, TG_EINVAL, "tg_k8s_cache_put_lent: no "
+				"release function");
+	return put(c, json, len, kind, api_version, ns, name, source,
+		   version, release, ud, ei);
+}
+
+tg_err tg_k8s_cache_remove(tg_k8s_cache *c, const char *kind,
+			   const char *api_version, const char *ns,
+			   const char *name)
+{
+	char key[4 * TG_MAX_NAME + 8];
+
+	if (!c || !kind || !api_version || !name)
+		return TG_EINVAL;
+	if (!okey_of(kind, api_version, ns ? ns : "", name, key, sizeof(key)))
+		return TG_ENOENT;
+	return obj_remove(c, key) ? TG_OK : TG_ENOENT;
+}
+
+/* The kinds of one filing, by the cache's interned (kind, API version)
+ * pointers: tgk_kind_of() once each (K8S_KIND_MEMO of them; past it,
+ * per object, which changes nothing but the time). */
+#define K8S_KIND_MEMO	32
+typedef struct kmemo {
+	const char *kind[K8S_KIND_MEMO], *api[K8S_KIND_MEMO];
+	tgk_kind ki[K8S_KIND_MEMO];
+	unsigned n;
+} kmemo;
+
+static const tgk_kind *memo_kind(tg_k8s *k, kmemo *m, const kcobj *e)
+{
+	unsigned i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->kind[i] == e->kind && m->api[i] == e->api)
+			return &m->ki[i];
+	if (m->n == K8S_KIND_MEMO || tgk_kind_of(k, e->kind, e->api,
+						 &m->ki[m->n]))
+		return NULL;
+	m->kind[m->n] = e->kind;
+	m->api[m->n] = e->api;
+	return &m->ki[m->n++];
+}
+
+static tg_err file_one(tg_k8s *k, kmemo *m, kcobj *e, size_t id,
+		       tg_errinfo *ei)
+{
+	tg_err err = tgk_add_one(k, e->text, e->len, e->kind, e->api, e->ns,
+				 e->name, e->src, e->version, true,
+				 memo_kind(k, m, e), ei);
+
+	if (!err)
+		k->objs[k->nobjs - 1].cid = (uint32_t)id;
+	e->filed = k->cache->fgen;
+	return err;
+}
+
+tg_err tgk_cache_file_objects(tg_k8s *k, tg_errinfo *ei)
+{
+	tg_k8s_cache *c = k->cache;
+	kmemo m;
+	size_t i;
+	tg_err err = TG_OK;
+
+	m.n = 0;
+	c->fgen++;
+	/* those of the last build in its index order first: a sorted run
+	 * (build_index() sorts only the rest and merges), then the new */
+	k->sorted0 = k->nobjs;
+	for (i = 0; i < c->nord && !err; i++) {
+		kcobj *e = c->ord[i] < c->capobjs ? &c->objs[c->ord[i]] : NULL;
+
+		if (e && e->live && e->filed != c->fgen)
+			err = file_one(k, &m, e, c->ord[i], ei);
+	}
+	k->sorted1 = k->nobjs;
+	for (i = 1; i < c->capobjs && !err; i++)
+		if (c->objs[i].live && c->objs[i].filed != c->fgen)
+			err = file_one(k, &m, &c->objs[i], i, ei);
+	return err;
+}
+
+void tgk_cache_order(tg_k8s *k, kobj *const *idx, size_t n)
+{
+	tg_k8s_cache *c = k->cache;
+	size_t i, m = 0;
+
+	if (!c || !k->cache_objs)
+		return;
+	tgi_free(c->ord);
+	c->nord = 0;
+	c->ord = tgi_calloc(c->nobjs ? c->nobjs : 1, sizeof(uint32_t));
+	if (!c->ord)
+		return;		/* the next build sorts them all */
+	for (i = 0; i < n && m < c->nobjs; i++)
+		if (idx[i]->cached)
+			c->ord[m++] = idx[i]->cid;
+	c->nord = m;
 }
 
 void tgk_cache_end(bctx *b)

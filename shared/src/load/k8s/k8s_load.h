@@ -110,6 +110,10 @@ typedef struct kobj {
 	int8_t cls;
 	bool own_tree;		/* j is this object's, not a document's */
 	bool lent_tree;		/* j is a tg_k8s_cache's (a Node's) */
+	uint32_t cid;		/* cached: its id in the cache's objects */
+	bool cached;		/* filed from the cache's objects
+				 * (tg_k8s_use_cache_objects()): an object
+				 * added with its identity replaces it */
 } kobj;
 
 struct tg_k8s {
@@ -148,6 +152,11 @@ struct tg_k8s {
 	bool built;
 	bool spent;		/* a build dropped node trees: no retry */
 	struct tg_k8s_cache *cache;	/* borrowed (tg_k8s_set_cache()) */
+	bool cache_objs;	/* the build files the cache's objects
+				 * (tg_k8s_use_cache_objects()) */
+	/* objs[sorted0, sorted1): cached objects filed in the index order
+	 * of the last build (tgk_cache_file_objects()), likely sorted */
+	size_t sorted0, sorted1;
 };
 
 typedef struct pclass {
@@ -373,6 +382,21 @@ typedef struct gctx {
 tg_err tgk_warn_add(tg_k8s *k, const char *msg);
 tg_err tgk_warnf(tg_k8s *k, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A kind and API version as the index keeps them: interned in
+ * k->names, classified (C_*). */
+typedef struct tgk_kind {
+	const char *kind, *group;
+	int8_t cls;
+} tgk_kind;
+tg_err tgk_kind_of(tg_k8s *k, const char *kind, const char *api,
+		   tgk_kind *out);
+/* tg_k8s_add_object_version() without the checks of its arguments
+ * (\p cached: one of the cache's objects, kobj.cached; \p ki: what
+ * tgk_kind_of() gave for \p kind and \p api_version, NULL: worked out). */
+tg_err tgk_add_one(tg_k8s *k, const char *json, size_t len,
+		   const char *kind, const char *api_version, const char *ns,
+		   const char *name, const char *source, uint64_t version,
+		   bool cached, const tgk_kind *ki, tg_errinfo *ei);
 /* One object's text as a tree, its keys checked. */
 tg_err tgk_parse_one(const char *text, size_t len, const char *source,
 		     cJSON **out, tg_errinfo *ei);
@@ -582,6 +606,17 @@ void tgk_cache_set_alloc(bctx *b, const kpod *p, size_t at);
 tg_err tgk_cache_node(tg_k8s *k, const char *name, uint64_t version,
 		      const char *json, size_t len, const char *source,
 		      cJSON **out, bool *lent, tg_errinfo *ei);
+/*
+ * Before the index (tg_k8s_use_cache_objects()): files every object the
+ * cache holds (tgk_add_one(), kobj.cached), in the order of their keys'
+ * ids; build_index() then drops those an added object replaces.  An
+ * error only for memory or a bound of the loader.
+ */
+tg_err tgk_cache_file_objects(tg_k8s *k, tg_errinfo *ei);
+/* After the index is sorted (\p idx, \p n objects, copies included):
+ * the order of the cached ones, for the next build to file them in (a
+ * sorted run: build_index() then sorts only the rest and merges). */
+void tgk_cache_order(tg_k8s *k, kobj *const *idx, size_t n);
 
 /* ---- k8s_volume.c ------------------------------------------------------ */
 
