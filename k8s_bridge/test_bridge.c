@@ -2260,6 +2260,7 @@ static void test_store_changes(void)
 	br_store st, un;
 	char seen[256];
 	bool r0, r1, r2, r3;
+	size_t i;
 
 	br_store_init(&st);
 	br_store_init(&un);
@@ -2286,6 +2287,24 @@ static void test_store_changes(void)
 	r3 = changes_str(&st, seen, sizeof(seen));
 	ok(r3 && strcmp(seen, "a") == 0, "store changes: a removal ('%s')",
 	   seen);
+	/* keys of objects gone since count in the log, not in the store:
+	 * past BR_STORE_MAX_CHANGES more of them, the log is dropped and
+	 * the consumer takes every object once */
+	for (i = 0; i <= BR_STORE_MAX_CHANGES; i++) {
+		char nm[32];
+
+		snprintf(nm, sizeof(nm), "gone-%zu", i);
+		br_obj_free(br_store_put(&st, mk_named(nm, 6)));
+		br_obj_free(br_store_take(&st, nm));
+	}
+	br_obj_free(br_store_put(&st, mk_named("d", 7)));
+	r3 = changes_str(&st, seen, sizeof(seen));
+	ok(!r3 && !*seen, "store changes: past BR_STORE_MAX_CHANGES keys "
+	   "more than objects, take every object");
+	br_obj_free(br_store_put(&st, mk_named("d", 8)));
+	r3 = changes_str(&st, seen, sizeof(seen));
+	ok(r3 && strcmp(seen, "d") == 0, "store changes: then a log again "
+	   "('%s')", seen);
 	br_store_free(&st);
 	br_store_free(&un);
 }
