@@ -302,10 +302,10 @@ const char *tg_k8s_failed(const tg_k8s *k, unsigned i, const char **reason);
  * ("the gang needs N pods and fewer are pending or running; it waits for
  * the rest"; coscheduling's PreFilter), or a GangGroup member has no pods
  * yet.  A host reports the pods unschedulable, not failed (no backoff),
- * and a later snapshot with what was missing builds the gang.  Gangs whose dialect defines them on the
- * pods alone (Koordinator's gang annotations, Kueue pod groups,
- * LeaderWorkerSet replicas) never wait for an object.  false when \p i is
- * out of range.
+ * and a later snapshot with what was missing builds the gang.  Gangs
+ * whose dialect defines them on the pods alone (Koordinator's gang
+ * annotations, Kueue pod groups, LeaderWorkerSet replicas) never wait for
+ * an object.  false when \p i is out of range.
  */
 bool tg_k8s_failed_waits(const tg_k8s *k, unsigned i);
 /* The number of pending pods of failed gang \p i (the \p j range of
