@@ -1361,7 +1361,10 @@ static bool snap_stamped(snap *sn, const view *v, const br_obj *o,
 	return snap_json(sn, v, o, j);
 }
 
-static bool snap_view(snap *sn, const view *v)
+/* The view's objects into the snapshot; \p overlays: only the per-cycle
+ * rewrites (pods assumed or held, claims stamped) over the cache's
+ * objects, which the snapshot reads from the cache. */
+static bool snap_view(snap *sn, const view *v, bool overlays)
 {
 	size_t i;
 
@@ -1372,6 +1375,7 @@ static bool snap_view(snap *sn, const view *v)
 		bool ok = a && a->held ? snap_held(sn, v, o, a) :
 			  a ? snap_assumed(sn, v, o, a) :
 			  sel ? snap_stamped(sn, v, o, sel) :
+			  overlays ? true :
 			  snap_obj(sn, v, o, o->text, o->len,
 				   v->since ? o->since : o->serial);
 
@@ -1646,26 +1650,6 @@ static void deltas_free(cyc *c)
 	free(c->dsrc);
 }
 
-/* The per-cycle rewrites over the cache's objects (overlays): pods
- * assumed or held, claims stamped. */
-static bool snap_overlays(snap *sn, const view *v)
-{
-	size_t i;
-
-	for (i = 0; i < v->n; i++) {
-		const br_obj *o = v->o[i];
-		const assumed *a = v->as ? v->as[i] : NULL;
-		const char *sel = v->sel ? v->sel[i] : NULL;
-		bool ok = a && a->held ? snap_held(sn, v, o, a) :
-			  a ? snap_assumed(sn, v, o, a) :
-			  sel ? snap_stamped(sn, v, o, sel) : true;
-
-		if (!ok)
-			return false;
-	}
-	return true;
-}
-
 /* Builds the core's model from the view (worker thread); false (logged)
  * when it cannot. */
 static bool build_snapshot(cyc *c)
@@ -1694,10 +1678,10 @@ static bool build_snapshot(cyc *c)
 	sn.c = c;
 	ok = true;
 	for (i = 0; ok && i < c->nviews; i++)
-		ok = c->dsrc ? snap_overlays(&sn, &c->views[i]) :
+		ok = c->dsrc ? snap_view(&sn, &c->views[i], true) :
 		     c->views[i].inf == s->env.upg ?
 		     snap_upstream_groups(&sn, &c->views[i]) :
-		     snap_view(&sn, &c->views[i]);
+		     snap_view(&sn, &c->views[i], false);
 	c->add_ms = (br_wall_us() - t0) / 1000.0;
 	if (ok) {
 		sn.err = tg_k8s_build(c->k, &c->t, &sn.ei);
