@@ -1521,6 +1521,53 @@ static void delta_push(cyc *c, unsigned src, br_obj *o, const char *key)
 	}
 }
 
+/* Whether sources \p a and \p b file their objects under one identity
+ * (kind and API group): a Koordinator PodGroup feed and the upstream
+ * PodGroups, handed to the core as Koordinator ones. */
+static bool shared_ident(const dsrc *a, const dsrc *b)
+{
+	size_t la, lb;
+
+	if (a == b || !a->kind || !b->kind || strcmp(a->kind, b->kind))
+		return false;
+	la = strcspn(a->api, "/");
+	lb = strcspn(b->api, "/");
+	return la == lb && strncmp(a->api, b->api, la) == 0;
+}
+
+/*
+ * Key \p key of source \p i changed: a put of what its store holds, or a
+ * remove.  Where another source files under the same identity, the
+ * identity is removed and filed again from every such source in source
+ * order (the upstream PodGroups last: the copy the whole handoff keeps),
+ * so that which copy the cache holds never depends on the order of the
+ * events, and removing one copy never drops the other.
+ */
+static void delta_key(br_sched *s, cyc *c, br_informer **infs, unsigned n,
+		      unsigned i, const char *key)
+{
+	br_obj *o = br_store_get(br_informer_store(infs[i]), key);
+	unsigned m;
+	bool shared = false;
+
+	for (m = 0; m < n; m++)
+		shared = shared || (infs[m] &&
+				    shared_ident(&c->dsrc[i], &c->dsrc[m]));
+	if (!shared) {
+		delta_push(c, i, o && model_obj(s, infs[i], o) ? o : NULL, key);
+		return;
+	}
+	delta_push(c, i, NULL, key);
+	for (m = 0; m < n; m++) {
+		if (!infs[m] ||
+		    (m != i && !shared_ident(&c->dsrc[i], &c->dsrc[m])))
+			continue;
+		o = br_store_get(br_informer_store(infs[m]), key);
+		if (o && model_obj(s, infs[m], o))
+			delta_push(c, m, o, NULL);
+	}
+}
+
 /*
  * The changes since the last model (I/O thread, no worker running): the
  * keys each store logged, each a put of the object it now holds or a
@@ -1550,8 +1597,14 @@ static void deltas_take(br_sched *s, cyc *c)
 		ds->api = br_xstrdup(ds->upg ? UPG_API :
 				     br_informer_api_version(infs[i]));
 		if (!br_store_changes(br_informer_store_mut(infs[i]),
-				      &keys[i], &nk[i]))
+				      &keys[i], &nk[i])) {
+			if (s->fed)	/* past its bound: said, not silent */
+				br_log(BR_LOG_WARN, "change log past "
+				       "BR_STORE_MAX_CHANGES; the model is "
+				       "filed again whole", "kind", ds->kind,
+				       NULL);
 			whole = true;
+		}
 	}
 	c->dclear = whole;
 	for (i = 0; i < n; i++) {
@@ -1562,11 +1615,8 @@ static void deltas_take(br_sched *s, cyc *c)
 			if (model_obj(s, infs[i], st->all[j]))
 				delta_push(c, i, st->all[j], NULL);
 		for (j = 0; j < nk[i]; j++) {
-			br_obj *o = whole ? NULL : br_store_get(st, keys[i][j]);
-
 			if (!whole)
-				delta_push(c, i, o && model_obj(s, infs[i], o) ?
-					   o : NULL, keys[i][j]);
+				delta_key(s, c, infs, n, i, keys[i][j]);
 			free(keys[i][j]);
 		}
 		free(keys[i]);

@@ -1018,16 +1018,24 @@ static tg_err put(tg_k8s_cache *c, const char *json, size_t len,
 	}
 	source = source && *source ? source : "input";
 	ns = ns ? ns : "";
-	if (len > TG_MAX_FILE || strlen(ns) > TG_MAX_NAME ||
-	    strlen(name) > TG_MAX_NAME || strlen(kind) > TG_MAX_NAME ||
+	if (strlen(ns) > TG_MAX_NAME || strlen(name) > TG_MAX_NAME ||
+	    strlen(kind) > TG_MAX_NAME ||
 	    !okey_of(kind, api, ns, name, key, sizeof(key))) {
+		/* no such identity can be held: nothing to drop */
 		err = tgi_errf(ei, TG_ELIMIT, "%s: %s %s/%s: larger than the "
 			       "loader's bounds", source, kind, ns, name);
 		goto fail;
 	}
+	/* from here on a failure leaves the object out: what the cache
+	 * held of it is old */
+	if (len > TG_MAX_FILE) {
+		err = tgi_errf(ei, TG_ELIMIT, "%s: %s %s/%s: larger than the "
+			       "loader's bounds", source, kind, ns, name);
+		obj_remove(c, key);
+		goto fail;
+	}
 	err = obj_check(c, json, len, kind, api, name, source, version, ei);
 	if (err) {
-		/* what the cache held of it is old: the object is left out */
 		obj_remove(c, key);
 		goto fail;
 	}
@@ -1045,6 +1053,7 @@ static tg_err put(tg_k8s_cache *c, const char *json, size_t len,
 		      release != NULL)) {
 		tgi_free(ne.own);
 		err = tgi_errf(ei, TG_ENOMEM, "out of memory");
+		obj_remove(c, key);
 		goto fail;
 	}
 	ne.version = version;
