@@ -710,6 +710,11 @@ unsigned br_sched_pending(const br_sched *s)
 	return s->pending;
 }
 
+size_t br_sched_model_objects(const br_sched *s)
+{
+	return tg_k8s_cache_nobjects(s->kcache);
+}
+
 unsigned br_sched_waiting(const br_sched *s)
 {
 	return s->waiting;

@@ -200,6 +200,10 @@ bool br_sched_busy(const br_sched *s);
  * victims, for /metrics. */
 unsigned br_sched_pending(const br_sched *s);
 unsigned br_sched_waiting(const br_sched *s);
+/* Objects the core's model cache holds (fed as deltas; 0 with
+ * TOPOGANG_BRIDGE_NO_DELTAS, which hands the cluster over whole).  Not
+ * while a cycle's worker runs. */
+size_t br_sched_model_objects(const br_sched *s);
 
 /*
  * For mixed mode (mixed.c), which writes as the cycle does: an Event

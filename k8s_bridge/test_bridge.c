@@ -2082,6 +2082,11 @@ static void test_sched_deltas(void)
 	ok(bad == 0, "sched deltas: 40 models from the cache fed deltas "
 	   "equal those handed the whole cluster (%u differ%s%s)", bad,
 	   bad ? "; first: " : "", first);
+	ok(br_sched_model_objects(s[0]) > 0 &&
+	   br_sched_model_objects(s[1]) == 0,
+	   "sched deltas: the first scheduler's cache holds the objects "
+	   "(%zu), the other's none (%zu)", br_sched_model_objects(s[0]),
+	   br_sched_model_objects(s[1]));
 	br_sched_destroy(s[0]);
 	br_sched_destroy(s[1]);
 	rig_close(&r);
