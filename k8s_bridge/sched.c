@@ -24,8 +24,13 @@
 #include "volbind.h"
 
 /* Bounds and timings. */
-#define SNAP_MAX		(4ull << 30)	/* bytes of one snapshot */
-/* Upstream PodGroups are given to the core as scheduler-plugins ones */
+/* Bytes handed to one snapshot: the whole cluster with
+ * TOPOGANG_BRIDGE_NO_DELTAS, else only the cycle's overlays (the objects
+ * themselves are in the core's cache, lent from the stores and bounded
+ * by the loader's K8S_MAX_OBJECTS) */
+#define SNAP_MAX		(4ull << 30)
+/* Upstream PodGroups are given to the core as Koordinator ones (the
+ * group of scheduling.sigs.k8s.io) */
 #define UPG_API		"scheduling.sigs.k8s.io/v1alpha1"
 #define BIND_ATTEMPTS		3
 #define BIND_RETRY_MS		200
