@@ -3734,8 +3734,10 @@ static tg_err search(tg_topology *t, const req *q, scratch *s,
 	return TG_OK;
 }
 
-/* The message of a request fill_key() cannot place (q->key_clash). */
-static tg_err key_clash_text(const req *q, tg_decision *d)
+/* The message of a request fill_key() cannot place: a spread over a
+ * layer or a slice beside it (q->key_clash), or past TG_MAX_KEY_FILL
+ * (q->key_big). */
+static tg_err key_text(const req *q, tg_decision *d)
 {
 	tg_buf b;
 	unsigned i;
@@ -3743,33 +3745,25 @@ static tg_err key_clash_text(const req *q, tg_decision *d)
 	tg_buf_init(&b, TGI_MAX_MESSAGE);
 	for (i = 0; i < q->nsp && !q->sp[i].bykey; i++)
 		;
-	tg_buf_addf(&b, "gang %s: %lld members count toward the topology "
-		     "spread on '%s', which is no topology layer: they are "
-		     "placed one at a time over the nodes, which a spread "
-		     "over a layer or a slice cannot be combined with (not "
-		     "supported)", q->g->name, (long long)q->sp[i].kself,
-		     q->sp[i].sp->layer);
-	return set_message(d, &b);
-}
-
-/* The message of a request past TG_MAX_KEY_FILL (q->key_big). */
-static tg_err key_big_text(const req *q, tg_decision *d)
-{
-	tg_buf b;
-	unsigned i;
-
-	tg_buf_init(&b, TGI_MAX_MESSAGE);
-	for (i = 0; i < q->nsp && !q->sp[i].bykey; i++)
-		;
-	tg_buf_addf(&b, "gang %s: its members count toward the topology "
-		     "spread on '%s', which is no topology layer: they are "
-		     "placed one at a time, each looking at one node of each "
-		     "of up to %u combinations of such spreads' values on "
-		     "the nodes; %llu members x %u is over TG_MAX_KEY_FILL "
-		     "(%u) "
-		     "(not supported)", q->g->name, q->sp[i].sp->layer,
-		     q->key_ngroups, (unsigned long long)q->key_members,
-		     q->key_ngroups, TG_MAX_KEY_FILL);
+	if (q->key_clash)
+		tg_buf_addf(&b, "gang %s: %lld members count toward the "
+			     "topology spread on '%s', which is no topology "
+			     "layer: they are placed one at a time over the "
+			     "nodes, which a spread over a layer or a slice "
+			     "cannot be combined with (not supported)",
+			     q->g->name, (long long)q->sp[i].kself,
+			     q->sp[i].sp->layer);
+	else
+		tg_buf_addf(&b, "gang %s: its members count toward the "
+			     "topology spread on '%s', which is no topology "
+			     "layer: they are placed one at a time, each "
+			     "looking at one node of each of up to %u "
+			     "combinations of such spreads' values on the "
+			     "nodes; %llu members x %u is over TG_MAX_KEY_FILL "
+			     "(%u) (not supported)", q->g->name,
+			     q->sp[i].sp->layer, q->key_ngroups,
+			     (unsigned long long)q->key_members,
+			     q->key_ngroups, TG_MAX_KEY_FILL);
 	return set_message(d, &b);
 }
 
@@ -3814,8 +3808,7 @@ tg_err tgi_place_scoped(tg_topology *t, const tg_gang *g,
 	    (err = spread_prepare(t, q)))
 		goto fail;
 	if (q->key_clash || q->key_big) {
-		if ((err = q->key_clash ? key_clash_text(q, d) :
-					  key_big_text(q, d)))
+		if ((err = key_text(q, d)))
 			goto fail;
 		d->bad_request = true;
 		goto done;
